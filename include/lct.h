@@ -1,0 +1,418 @@
+/*
+ * lct.h - liblct, a zero-copy reader for LMCache trace files (.lct)
+ *
+ * A .lct trace is a sequence of frames, each a 4-byte big-endian length
+ * followed by a msgpack body of that many bytes.  The first frame is the
+ * header; every later frame is a record.  liblct maps the whole file
+ * read-only and hands out views into the mapping; nothing is copied and
+ * fields are decoded only when asked for.  It accepts, skips and refuses
+ * exactly what LMCache's Python reader (reader.py) does.
+ *
+ * A typical loop:
+ *
+ *     lct_reader *r;
+ *     lct_error err;
+ *     if (lct_open("run.lct", 0, &r, &err) != LCT_OK) {
+ *         fprintf(stderr, "%s\n", err.message);
+ *         return 1;
+ *     }
+ *     lct_record rec;
+ *     while (lct_next(r, &rec) == 1)
+ *         printf("%.6f %.*s\n", rec.t_mono,
+ *                (int)rec.qualname.len, rec.qualname.ptr);
+ *     lct_close(r);
+ *
+ * MARK: - Lifetimes (read this once)
+ *
+ * Every view this library hands out (lct_str, lct_bytes, lct_value, and the
+ * fields of lct_header and lct_record that are views) points into the
+ * reader's mapping.  Views are not NUL-terminated, must not be modified or
+ * freed, and stay valid until lct_close() on the reader they came from;
+ * copy what you need beyond that.  Value views made with lct_value_from()
+ * over your own buffer live as long as your buffer.
+ *
+ * MARK: - Caveats of a mapping
+ *
+ * - Records appended to the file after lct_open() are not seen.
+ * - If another process truncates the file while it is mapped, touching the
+ *   pages past the new end raises SIGBUS.  liblct does not catch it: a
+ *   program that reads traces that may shrink underneath it must handle
+ *   SIGBUS itself, or read a copy.
+ * - Inputs that cannot be mapped (pipes, FIFOs, terminals, /dev/stdin) are
+ *   read whole into one heap buffer at open; everything else is the same.
+ *
+ * MARK: - Threads
+ *
+ * A reader is not safe to use from two threads at once.  Views are plain
+ * read-only memory and may be read from any thread while the reader lives.
+ * Value functions keep no state and are safe from any thread.
+ */
+#ifndef LCT_H
+#define LCT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MARK: - Opaque handles */
+
+/** A trace opened for reading.  Create with lct_open(), free with
+ *  lct_close(). */
+typedef struct lct_reader lct_reader;
+
+/* MARK: - Status codes and errors */
+
+/**
+ * Status codes.  LCT_OK is zero; every failure is negative, so a function
+ * that also returns counts (lct_next) can return either.
+ */
+typedef enum lct_status {
+    LCT_OK = 0,
+    LCT_ERR_SYS = -1,       /**< open, fstat, mmap or read failed; see sys_errno */
+    LCT_ERR_EMPTY = -2,     /**< the file has no bytes at all */
+    LCT_ERR_TRUNCATED = -3, /**< a frame (prefix or body) is cut short */
+    LCT_ERR_MALFORMED = -4, /**< bytes are not what the format requires */
+    LCT_ERR_MAGIC = -5,     /**< header magic is not "LMCT" */
+    LCT_ERR_VERSION = -6,   /**< header format_version is not 1 */
+    LCT_ERR_SCHEMA = -7,    /**< header trace_schema_version not readable */
+    LCT_ERR_TYPE = -8,      /**< a value is not of the type asked for */
+    LCT_ERR_RANGE = -9,     /**< a number does not fit the type asked for */
+    LCT_ERR_DEPTH = -10,    /**< nesting deeper than LCT_MAX_DEPTH */
+    LCT_ERR_NOMEM = -11,    /**< memory allocation failed */
+    LCT_ERR_INVALID = -12,  /**< misuse: NULL argument, closed reader */
+    LCT_ERR_NOT_FOUND = -13 /**< a map has no such key */
+} lct_status;
+
+/** Size of lct_error.message, including the terminating NUL. */
+#define LCT_ERROR_MESSAGE_SIZE 512
+
+/**
+ * What went wrong.  Owned by the caller (usually on the stack), filled by
+ * any fallible call that takes one; never needs freeing.  Pass NULL where
+ * you only want the status code.
+ */
+typedef struct lct_error {
+    int code;          /**< an lct_status, negative on failure */
+    int sys_errno;     /**< errno for LCT_ERR_SYS, otherwise 0 */
+    uint64_t offset;   /**< file offset the problem was found at */
+    char message[LCT_ERROR_MESSAGE_SIZE]; /**< names the path; NUL-terminated */
+} lct_error;
+
+/** A constant English description of a status code; never NULL. */
+const char *lct_strerror(int code);
+
+/* MARK: - Views */
+
+/** A UTF-8 string view into the mapping; not NUL-terminated. */
+typedef struct lct_str {
+    const char *ptr;
+    size_t len;
+} lct_str;
+
+/** A byte-string view (msgpack bin, ext data, header magic). */
+typedef struct lct_bytes {
+    const unsigned char *ptr;
+    size_t len;
+} lct_bytes;
+
+/**
+ * A view of one msgpack value: it starts at ptr, and len is how many bytes
+ * are available to it (the rest of its frame, or exactly its size; the
+ * value may be shorter than len).  Every accessor bounds-checks against
+ * len and reports LCT_ERR_MALFORMED rather than read past it.
+ * A zero view ({NULL, 0}) stands for "absent".
+ */
+typedef struct lct_value {
+    const unsigned char *ptr;
+    size_t len;
+} lct_value;
+
+/* MARK: - Opening and iterating */
+
+/** lct_open flags. */
+enum {
+    /**
+     * Skip the deep validation of record args that the reference decoder
+     * does (well-formed msgpack throughout, UTF-8 in every string, str keys
+     * at the top of args, valid timestamps).  Much faster; may yield
+     * records the reference reader would skip.
+     */
+    LCT_LAZY = 1u << 0,
+    /** Start with warnings silenced (as lct_reader_set_log(r, NULL, NULL)). */
+    LCT_QUIET = 1u << 1,
+    /** Read the input into memory instead of mapping it, even when it could
+     *  be mapped.  For tests and for files that may shrink while read. */
+    LCT_NO_MMAP = 1u << 2
+};
+
+/** The trace schema versions this library reads. */
+#define LCT_SCHEMA_MIN 1
+#define LCT_SCHEMA_MAX 2
+/** The framing layout version this library reads. */
+#define LCT_FORMAT_VERSION 1
+/** Containers may nest this deep inside one value before it is refused. */
+#define LCT_MAX_DEPTH 512
+
+/**
+ * Open a trace: map it read-only (or read it whole when it cannot be mapped)
+ * and decode and check its header.
+ *
+ * @param path   file to open
+ * @param flags  LCT_LAZY, LCT_QUIET, LCT_NO_MMAP or 0
+ * @param out    set to the new reader on success, to NULL on failure
+ * @param err    filled on failure (may be NULL); message names the path
+ * @return LCT_OK, or
+ *   LCT_ERR_SYS       cannot open, stat, map or read (err->sys_errno set;
+ *                     a directory is EISDIR);
+ *   LCT_ERR_EMPTY     zero bytes;
+ *   LCT_ERR_TRUNCATED header length prefix or body cut short;
+ *   LCT_ERR_MALFORMED header is not a decodable header map;
+ *   LCT_ERR_MAGIC, LCT_ERR_VERSION, LCT_ERR_SCHEMA  header refused;
+ *   LCT_ERR_NOMEM, LCT_ERR_INVALID.
+ */
+int lct_open(const char *path, unsigned flags, lct_reader **out,
+             lct_error *err);
+
+/**
+ * Like lct_open() on an already open descriptor, which stays the caller's
+ * (liblct does not close it).  @p name is used in messages, e.g.
+ * "<stdin>".  A descriptor that cannot be mapped is read to its end.
+ */
+int lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
+                lct_error *err);
+
+/**
+ * Like lct_open() over bytes already in memory.  Nothing is copied: the
+ * buffer must stay unchanged until lct_close(), and views point into it.
+ * @p name is used in messages.
+ */
+int lct_open_buffer(const void *data, size_t size, const char *name,
+                    unsigned flags, lct_reader **out, lct_error *err);
+
+/**
+ * Close the reader, unmap the file and free everything.  Views from it die
+ * here.  NULL does nothing.
+ */
+void lct_close(lct_reader *reader);
+
+/** The decoded header of an open trace. */
+typedef struct lct_header {
+    lct_bytes magic;              /**< always "LMCT" once open */
+    int64_t format_version;       /**< always LCT_FORMAT_VERSION once open */
+    lct_str level;                /**< "storage", "events", or any string */
+    int64_t trace_schema_version; /**< LCT_SCHEMA_MIN .. LCT_SCHEMA_MAX */
+    double t_mono_start;          /**< monotonic clock at recorder start */
+    double t_wall_start;          /**< Unix seconds at recorder start */
+    lct_str sm_config_json;       /**< storage config as JSON, or "" */
+    lct_str sm_config_digest;     /**< SHA-256 hex of the above, or "" */
+    lct_value level_meta;         /**< the level_meta map, or a zero view */
+    lct_value body;               /**< the whole header map */
+    uint64_t size;                /**< header frame size, prefix included */
+} lct_header;
+
+/** The header of an open reader; NULL for NULL.  Lives as the reader. */
+const lct_header *lct_reader_header(const lct_reader *reader);
+
+/** One record.  Every view in it lives until lct_close(). */
+typedef struct lct_record {
+    uint64_t offset;   /**< file offset of this frame's length prefix */
+    uint32_t length;   /**< body length in bytes (prefix excluded) */
+    double t_mono;     /**< seconds since the header's t_mono_start */
+    double t_wall;     /**< Unix seconds when the call was published */
+    lct_str qualname;  /**< call site, e.g. "...StorageManager.finish_write" */
+    lct_value args;    /**< the args map: str keys, codec-wrapped values */
+    lct_value body;    /**< the whole record map, exactly its bytes */
+} lct_record;
+
+/**
+ * Produce the next record in file order.
+ *
+ * Malformed frames are skipped (each one warned about and counted); a
+ * partial trailing frame ends the records with a warning.  Once the end is
+ * reached every further call returns 0.
+ *
+ * @return 1 with @p rec filled, 0 at the end of the records,
+ *         LCT_ERR_INVALID if reader or rec is NULL.
+ */
+int lct_next(lct_reader *reader, lct_record *rec);
+
+/** Start iterating again from the first record; counters restart too. */
+void lct_rewind(lct_reader *reader);
+
+/** What a reader has seen so far. */
+typedef struct lct_stats {
+    uint64_t records;          /**< records yielded */
+    uint64_t skipped;          /**< malformed frames skipped */
+    bool truncated;            /**< a partial trailing frame ended reading */
+    uint64_t truncated_offset; /**< where that partial frame starts */
+    uint64_t bytes_read;       /**< bytes consumed: header and whole frames */
+    uint64_t file_size;        /**< size of the input */
+} lct_stats;
+
+/** Fill @p out with the reader's counters (zeros for a NULL reader). */
+void lct_reader_stats(const lct_reader *reader, lct_stats *out);
+
+/** The name the reader was opened with (path, or the name given). */
+const char *lct_reader_path(const lct_reader *reader);
+
+/* MARK: - Warnings */
+
+/** Why a warning was raised. */
+typedef enum lct_warning_kind {
+    LCT_WARN_MALFORMED = 1, /**< a frame was skipped; reading goes on */
+    LCT_WARN_TRUNCATED = 2  /**< a partial trailing frame ended reading */
+} lct_warning_kind;
+
+/**
+ * Receives each warning.  @p offset is the frame's offset (for a truncated
+ * body, the body's, as the reference reader says); @p message is one line
+ * without the path or a newline, valid only during the call.
+ */
+typedef void (*lct_log_fn)(void *ctx, const lct_reader *reader,
+                           lct_warning_kind kind, uint64_t offset,
+                           const char *message);
+
+/**
+ * Route the reader's warnings to @p fn (with @p ctx).  NULL silences them.
+ * The default, until this is called, prints one line to stderr:
+ * "lct: WARNING: PATH: MESSAGE".  Counters are kept either way.
+ */
+void lct_reader_set_log(lct_reader *reader, lct_log_fn fn, void *ctx);
+
+/** The default log function, for callbacks that want to chain to it. */
+void lct_log_stderr(void *ctx, const lct_reader *reader,
+                    lct_warning_kind kind, uint64_t offset,
+                    const char *message);
+
+/* MARK: - Values */
+
+/** A msgpack value's type. */
+typedef enum lct_type {
+    LCT_TYPE_INVALID = 0, /**< not a value: zero view, reserved byte, cut short */
+    LCT_TYPE_NIL,
+    LCT_TYPE_BOOL,
+    LCT_TYPE_INT,     /**< any integer, -2^63 .. 2^64-1, whatever its encoding */
+    LCT_TYPE_FLOAT32,
+    LCT_TYPE_FLOAT64,
+    LCT_TYPE_STR,
+    LCT_TYPE_BIN,
+    LCT_TYPE_ARRAY,
+    LCT_TYPE_MAP,
+    LCT_TYPE_EXT
+} lct_type;
+
+/** The msgpack ext type that holds timestamps. */
+#define LCT_EXT_TIMESTAMP (-1)
+
+/** A value view over your own buffer holding msgpack bytes. */
+lct_value lct_value_from(const void *data, size_t len);
+
+/** The value's type; LCT_TYPE_INVALID if its header is cut short or is the
+ *  reserved byte 0xc1. */
+lct_type lct_value_type(lct_value v);
+
+/** A short lower-case name for a type ("nil", "int", "map", ...). */
+const char *lct_type_name(lct_type type);
+
+/**
+ * Typed reads.  Each returns LCT_OK and stores into @p out, or
+ * LCT_ERR_TYPE (wrong type), LCT_ERR_RANGE (an integer that does not fit),
+ * LCT_ERR_MALFORMED (cut short).  @p out is untouched on failure.
+ *
+ * lct_value_get_double accepts float32, float64 and every integer, as the
+ * reference decoder does for float fields.
+ */
+int lct_value_get_int64(lct_value v, int64_t *out);
+int lct_value_get_uint64(lct_value v, uint64_t *out);
+int lct_value_get_double(lct_value v, double *out);
+int lct_value_get_bool(lct_value v, bool *out);
+/** LCT_OK if the value is nil, LCT_ERR_TYPE if not. */
+int lct_value_get_nil(lct_value v);
+/** A str's bytes (not checked for UTF-8 here; see lct_value_validate). */
+int lct_value_get_str(lct_value v, lct_str *out);
+int lct_value_get_bin(lct_value v, lct_bytes *out);
+/** An ext's type code and data. */
+int lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data);
+
+/**
+ * Whether the value is a str equal to the NUL-terminated @p s.  False for
+ * any other type or a value cut short.
+ */
+bool lct_value_str_eq(lct_value v, const char *s);
+
+/**
+ * The encoded size of the value, walking into containers.  Structural only
+ * (no UTF-8 check).
+ * @return LCT_OK, LCT_ERR_MALFORMED (cut short or reserved byte),
+ *         LCT_ERR_DEPTH (deeper than LCT_MAX_DEPTH).
+ */
+int lct_value_size(lct_value v, size_t *size);
+
+/**
+ * Check the value as the reference decoder would decode it into Python
+ * objects: well-formed throughout, every str valid UTF-8, every timestamp
+ * ext of a valid length and range, nesting within LCT_MAX_DEPTH.
+ * On success, *size (if not NULL) is its encoded size.
+ * @return LCT_OK, LCT_ERR_MALFORMED, LCT_ERR_DEPTH.
+ */
+int lct_value_validate(lct_value v, size_t *size);
+
+/**
+ * Iterator over an array's elements or a map's pairs.  A small value
+ * struct; no cleanup needed.  The count is checked against the bytes
+ * available before iteration starts, so a hostile count cannot make a
+ * loop run long.
+ */
+typedef struct lct_iter {
+    const unsigned char *cur; /* next element */
+    const unsigned char *end; /* end of the bytes available */
+    uint32_t remaining;       /* elements (or pairs) not yet produced */
+    uint32_t count;           /**< elements (or pairs) in the container */
+    bool is_map;
+} lct_iter;
+
+/**
+ * Begin iterating an array (lct_value_array_begin) or a map
+ * (lct_value_map_begin).
+ * @return LCT_OK, LCT_ERR_TYPE, LCT_ERR_MALFORMED (header cut short, or a
+ *         count larger than the bytes available could hold).
+ */
+int lct_value_array_begin(lct_value v, lct_iter *it);
+int lct_value_map_begin(lct_value v, lct_iter *it);
+
+/**
+ * Next element of an array.
+ * @return 1 with @p elem set, 0 at the end, LCT_ERR_MALFORMED or
+ *         LCT_ERR_DEPTH if the previous element could not be stepped over,
+ *         LCT_ERR_TYPE if @p it iterates a map.
+ */
+int lct_array_next(lct_iter *it, lct_value *elem);
+
+/** Next pair of a map; as lct_array_next. */
+int lct_map_next(lct_iter *it, lct_value *key, lct_value *val);
+
+/**
+ * Look up a str key in a map; when the key repeats, the last occurrence
+ * wins, as in the reference decoder.
+ * @return LCT_OK with @p out set, LCT_ERR_NOT_FOUND, LCT_ERR_TYPE (not a
+ *         map), LCT_ERR_MALFORMED, LCT_ERR_DEPTH.
+ */
+int lct_map_find(lct_value map, const char *key, lct_value *out);
+
+/**
+ * Recognise a codec-wrapped value {"__t__": TAG, "v": PAYLOAD}: a map of
+ * exactly those two str keys (in either order) with a str tag.
+ * @return true with @p tag and @p payload set (either may be NULL), false
+ *         for anything else.
+ */
+bool lct_value_codec(lct_value v, lct_str *tag, lct_value *payload);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LCT_H */

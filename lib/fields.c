@@ -1,0 +1,226 @@
+/*
+ * fields.c - the general decoder for header and record maps: one map, str
+ * keys, a "type" tag that must match if present, required fields of the
+ * right msgpack type, last value wins, unknown keys ignored, nothing after
+ * the map.  These are the reference decoder's rules (FORMAT.md); the
+ * record fast path in record.c falls back to this on any surprise.
+ */
+#include "error_internal.h"
+#include "fields_internal.h"
+#include "msgpack_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static bool key_is(const unsigned char *k, size_t klen, const char *name)
+{
+    size_t n = strlen(name);
+    return klen == n && memcmp(k, name, n) == 0;
+}
+
+static const char *kind_name(lct__field_kind kind)
+{
+    switch (kind) {
+    case LCT__FIELD_STR: return "str";
+    case LCT__FIELD_INT: return "int";
+    case LCT__FIELD_FLOAT: return "float";
+    case LCT__FIELD_BIN: return "bin";
+    case LCT__FIELD_ARGS: return "map";
+    case LCT__FIELD_ANY: return "any";
+    }
+    return "?";
+}
+
+/*
+ * Check one field value of the given kind at p and find where it ends.
+ * last_pair: whether nothing but this value should follow in the map.
+ */
+static int field_value(const unsigned char *p, const unsigned char *end,
+                       const lct__field_spec *f, unsigned flags,
+                       bool last_pair, const unsigned char **after,
+                       char *why)
+{
+    lct__mp_head h;
+    const char *walk_why = "malformed value";
+    if (lct__mp_head_parse(p, end, &h) != LCT_OK) {
+        snprintf(why, LCT__WHY_SIZE, "field `%s`: data ends inside a value",
+                 f->name);
+        return LCT_ERR_MALFORMED;
+    }
+    size_t left = (size_t)(end - p) - h.head;
+    bool ok;
+    switch (f->kind) {
+    case LCT__FIELD_STR:
+        ok = h.type == LCT_TYPE_STR;
+        break;
+    case LCT__FIELD_INT:
+        ok = h.type == LCT_TYPE_INT;
+        break;
+    case LCT__FIELD_FLOAT:
+        ok = h.type == LCT_TYPE_FLOAT64 || h.type == LCT_TYPE_FLOAT32 ||
+             h.type == LCT_TYPE_INT;
+        break;
+    case LCT__FIELD_BIN:
+        ok = h.type == LCT_TYPE_BIN;
+        break;
+    case LCT__FIELD_ARGS:
+        ok = h.type == LCT_TYPE_MAP;
+        break;
+    default:
+        ok = true;
+        break;
+    }
+    if (!ok) {
+        snprintf(why, LCT__WHY_SIZE, "field `%s`: expected %s, got %s",
+                 f->name, kind_name(f->kind), lct_type_name(h.type));
+        return LCT_ERR_MALFORMED;
+    }
+
+    switch (f->kind) {
+    case LCT__FIELD_STR:
+    case LCT__FIELD_BIN:
+        if (h.n > left) {
+            snprintf(why, LCT__WHY_SIZE,
+                     "field `%s`: runs past the end of the frame", f->name);
+            return LCT_ERR_MALFORMED;
+        }
+        if (f->kind == LCT__FIELD_STR &&
+            !lct__utf8_valid(p + h.head, h.n)) {
+            snprintf(why, LCT__WHY_SIZE, "field `%s`: str is not valid UTF-8",
+                     f->name);
+            return LCT_ERR_MALFORMED;
+        }
+        *after = p + h.head + h.n;
+        return LCT_OK;
+    case LCT__FIELD_INT:
+    case LCT__FIELD_FLOAT:
+        *after = p + h.head;
+        return LCT_OK;
+    case LCT__FIELD_ARGS:
+        if (flags & LCT_LAZY) {
+            if (last_pair) {
+                *after = end;
+                return LCT_OK;
+            }
+            break; /* still has to be stepped over */
+        }
+        {
+            int rc = lct__mp_walk(p, end,
+                                  LCT__WALK_VALIDATE | LCT__WALK_STR_KEYS,
+                                  after, &walk_why, NULL);
+            if (rc != LCT_OK)
+                snprintf(why, LCT__WHY_SIZE, "field `%s`: %s", f->name,
+                         walk_why);
+            return rc;
+        }
+    case LCT__FIELD_ANY:
+        break;
+    }
+    int rc = lct__mp_walk(p, end, LCT__WALK_SKIP, after, &walk_why, NULL);
+    if (rc != LCT_OK)
+        snprintf(why, LCT__WHY_SIZE, "field `%s`: %s", f->name, walk_why);
+    return rc;
+}
+
+int lct__fields_decode(const unsigned char *body, size_t len, const char *tag,
+                       const lct__field_spec *spec, size_t nspec,
+                       unsigned flags, lct_value *values, char *why)
+{
+    const unsigned char *p = body, *end = body + len;
+    const char *walk_why = "malformed value";
+    for (size_t i = 0; i < nspec; i++)
+        values[i] = (lct_value){NULL, 0};
+
+    lct__mp_head h;
+    if (len == 0) {
+        snprintf(why, LCT__WHY_SIZE, "empty frame body");
+        return LCT_ERR_MALFORMED;
+    }
+    if (lct__mp_head_parse(p, end, &h) != LCT_OK ||
+        h.type != LCT_TYPE_MAP) {
+        /* Say what the body is, if it even has a readable first value. */
+        snprintf(why, LCT__WHY_SIZE, "frame body is not a map (found %s)",
+                 lct__mp_head_parse(p, end, &h) == LCT_OK
+                     ? lct_type_name(h.type)
+                     : "a cut or reserved header");
+        return LCT_ERR_MALFORMED;
+    }
+    if (2 * (size_t)h.n > len - h.head) {
+        snprintf(why, LCT__WHY_SIZE, "map claims %u pairs in %zu bytes", h.n,
+                 len - h.head);
+        return LCT_ERR_MALFORMED;
+    }
+    p += h.head;
+
+    for (uint32_t pair = 0; pair < h.n; pair++) {
+        lct__mp_head kh;
+        if (lct__mp_head_parse(p, end, &kh) != LCT_OK) {
+            snprintf(why, LCT__WHY_SIZE, "frame ends inside a map key");
+            return LCT_ERR_MALFORMED;
+        }
+        if (kh.type != LCT_TYPE_STR) {
+            snprintf(why, LCT__WHY_SIZE, "map key is %s, expected str",
+                     lct_type_name(kh.type));
+            return LCT_ERR_MALFORMED;
+        }
+        if (kh.n > (size_t)(end - p) - kh.head) {
+            snprintf(why, LCT__WHY_SIZE, "map key runs past the frame");
+            return LCT_ERR_MALFORMED;
+        }
+        const unsigned char *key = p + kh.head;
+        size_t klen = kh.n;
+        p = key + klen;
+        bool last_pair = pair + 1 == h.n;
+        const unsigned char *after;
+
+        if (key_is(key, klen, "type")) {
+            lct__mp_head th;
+            if (lct__mp_head_parse(p, end, &th) != LCT_OK ||
+                th.type != LCT_TYPE_STR || th.n > (size_t)(end - p) - th.head ||
+                !key_is(p + th.head, th.n, tag)) {
+                snprintf(why, LCT__WHY_SIZE, "`type` is not \"%s\"", tag);
+                return LCT_ERR_MALFORMED;
+            }
+            p += th.head + th.n;
+            continue;
+        }
+
+        size_t i;
+        for (i = 0; i < nspec; i++)
+            if (key_is(key, klen, spec[i].name))
+                break;
+        if (i < nspec) {
+            int rc = field_value(p, end, &spec[i], flags, last_pair, &after,
+                                 why);
+            if (rc != LCT_OK)
+                return rc;
+            values[i] = (lct_value){p, (size_t)(after - p)};
+        } else {
+            /* Unknown keys are ignored, but must still be well-formed. */
+            int rc = lct__mp_walk(p, end, LCT__WALK_SKIP, &after, &walk_why,
+                                  NULL);
+            if (rc != LCT_OK) {
+                char shown[64];
+                lct__repr_bytes(shown, sizeof shown, key, klen > 32 ? 32 : klen);
+                snprintf(why, LCT__WHY_SIZE, "unknown field %s: %s", shown,
+                         walk_why);
+                return rc;
+            }
+        }
+        p = after;
+    }
+
+    if (p != end) {
+        snprintf(why, LCT__WHY_SIZE, "%zu trailing bytes after the map",
+                 (size_t)(end - p));
+        return LCT_ERR_MALFORMED;
+    }
+    for (size_t i = 0; i < nspec; i++) {
+        if (spec[i].required && !values[i].ptr) {
+            snprintf(why, LCT__WHY_SIZE, "missing required field `%s`",
+                     spec[i].name);
+            return LCT_ERR_MALFORMED;
+        }
+    }
+    return LCT_OK;
+}

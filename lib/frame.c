@@ -1,0 +1,32 @@
+/*
+ * frame.c - finding frames: [u32 big-endian length][body], checked against
+ * the size of the data, never against what the length claims.
+ *
+ * It knows no file descriptors or paths, so tests feed it memory.
+ */
+#include "frame_internal.h"
+#include "msgpack_internal.h"
+
+lct__frame_status lct__frame_at(const unsigned char *data, uint64_t size,
+                                uint64_t pos, lct__frame *frame)
+{
+    uint64_t left = size - pos;
+    frame->offset = pos;
+    frame->length = 0;
+    frame->body = data + pos;
+    frame->available = 0;
+    if (left == 0)
+        return LCT__FRAME_END;
+    if (left < 4) {
+        frame->available = left;
+        return LCT__FRAME_SHORT_PREFIX;
+    }
+    frame->length = lct__be32(data + pos);
+    frame->body = data + pos + 4;
+    frame->available = left - 4;
+    /* A corrupt, huge length looks exactly like a body cut short. */
+    if (frame->length > left - 4)
+        return LCT__FRAME_SHORT_BODY;
+    frame->available = frame->length;
+    return LCT__FRAME_OK;
+}

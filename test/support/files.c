@@ -1,0 +1,60 @@
+/*
+ * files.c - temporary files and whole-file reads for tests.
+ */
+#include "files.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+char *tmp_file_with(const void *data, size_t len)
+{
+    const char *dir = getenv("TMPDIR");
+    char *path = malloc(4096);
+    if (!path)
+        abort();
+    snprintf(path, 4096, "%s/lct-test-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        abort();
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w <= 0)
+            abort();
+        p += w;
+        len -= (size_t)w;
+    }
+    close(fd);
+    return path;
+}
+
+char *read_whole_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while (buf && (got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            cap *= 2;
+            char *b = realloc(buf, cap + 1);
+            if (!b) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = b;
+        }
+    }
+    fclose(f);
+    if (!buf)
+        return NULL;
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}

@@ -1,0 +1,57 @@
+/*
+ * mpw.h - a small msgpack and frame writer for tests and the sample
+ * generator, so byte-level inputs are built in C rather than typed by hand.
+ * Encodes like msgspec: the smallest encoding for every int, str and
+ * container.  Aborts on out-of-memory (test code).
+ */
+#ifndef LCT_TEST_MPW_H
+#define LCT_TEST_MPW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mpw {
+    unsigned char *buf;
+    size_t len, cap;
+} mpw;
+
+void mpw_init(mpw *w);
+void mpw_free(mpw *w);
+void mpw_reset(mpw *w);
+void mpw_raw(mpw *w, const void *p, size_t n);
+void mpw_byte(mpw *w, unsigned b);
+void mpw_be32(mpw *w, uint32_t v);
+void mpw_map(mpw *w, uint32_t n);
+void mpw_array(mpw *w, uint32_t n);
+void mpw_str(mpw *w, const char *s);
+void mpw_strn(mpw *w, const void *s, size_t n);
+void mpw_bin(mpw *w, const void *p, size_t n);
+void mpw_int(mpw *w, int64_t v);
+void mpw_uint(mpw *w, uint64_t v);
+void mpw_f64(mpw *w, double d);
+void mpw_f32(mpw *w, float f);
+void mpw_bool(mpw *w, bool b);
+void mpw_nil(mpw *w);
+void mpw_ext(mpw *w, int8_t type, const void *p, size_t n);
+
+/* Append body as one frame: u32 big-endian length, then the bytes. */
+void mpw_frame(mpw *file, const mpw *body);
+
+/* Header body as the recorder writes it (storage level, schema 2). */
+void mpw_std_header(mpw *body);
+/* Header body with chosen versions and magic (4 bytes). */
+void mpw_header_with(mpw *body, const char *magic, int64_t format_version,
+                     int64_t schema_version);
+/*
+ * Begin a record body in the recorder's layout, ready for the args map:
+ * {"type":"record","t_mono":..,"t_wall":..,"qualname":..,"args": -- the
+ * caller appends the args map.
+ */
+void mpw_record_begin(mpw *body, double t_mono, double t_wall,
+                      const char *qualname);
+
+/* A whole trace: header, then n records with args {"n": i}. */
+void mpw_simple_trace(mpw *file, unsigned n);
+
+#endif
