@@ -1,0 +1,412 @@
+/*
+ * test_value.c - the msgpack value views: types, typed reads and their
+ * range checks, containers, key lookup, codec wrappers, validation, and
+ * hostile or cut-short input.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "lct.h"
+#include "mpw.h"
+
+static lct_value view(const mpw *w)
+{
+    return lct_value_from(w->buf, w->len);
+}
+
+Test(value, types_of_every_encoding)
+{
+    static const struct {
+        unsigned char bytes[3];
+        size_t len;
+        lct_type type;
+    } cases[] = {
+        {{0x00}, 1, LCT_TYPE_INT},      {{0x7f}, 1, LCT_TYPE_INT},
+        {{0xe0}, 1, LCT_TYPE_INT},      {{0xff}, 1, LCT_TYPE_INT},
+        {{0x80}, 1, LCT_TYPE_MAP},      {{0x90}, 1, LCT_TYPE_ARRAY},
+        {{0xa0}, 1, LCT_TYPE_STR},      {{0xc0}, 1, LCT_TYPE_NIL},
+        {{0xc2}, 1, LCT_TYPE_BOOL},     {{0xc3}, 1, LCT_TYPE_BOOL},
+        {{0xc4, 0}, 2, LCT_TYPE_BIN},   {{0xd9, 0}, 2, LCT_TYPE_STR},
+        {{0xdc, 0, 0}, 3, LCT_TYPE_ARRAY}, {{0xde, 0, 0}, 3, LCT_TYPE_MAP},
+        {{0xd4, 1, 0}, 3, LCT_TYPE_EXT},
+        {{0xc1}, 1, LCT_TYPE_INVALID},  /* reserved */
+        {{0xcb, 0}, 2, LCT_TYPE_INVALID}, /* float64 cut short */
+        {{0xdc, 0}, 2, LCT_TYPE_INVALID}, /* array16 count cut short */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        cr_expect_eq(lct_value_type(lct_value_from(cases[i].bytes,
+                                                   cases[i].len)),
+                     cases[i].type, "case %zu (0x%02x)", i, cases[i].bytes[0]);
+    cr_expect_eq(lct_value_type((lct_value){NULL, 0}), LCT_TYPE_INVALID);
+    cr_expect_str_eq(lct_type_name(LCT_TYPE_MAP), "map");
+}
+
+Test(value, integers_round_trip_with_range_checks)
+{
+    static const int64_t signed_cases[] = {
+        0, 1, 127, 128, 255, 256, 65535, 65536, INT32_MAX, INT64_MAX,
+        -1, -32, -33, -128, -129, -32768, -32769, INT32_MIN, INT64_MIN};
+    mpw w;
+    mpw_init(&w);
+    for (size_t i = 0; i < sizeof signed_cases / sizeof *signed_cases; i++) {
+        mpw_reset(&w);
+        mpw_int(&w, signed_cases[i]);
+        int64_t got = 42;
+        cr_expect_eq(lct_value_get_int64(view(&w), &got), LCT_OK);
+        cr_expect_eq(got, signed_cases[i]);
+        uint64_t u = 7;
+        int rc = lct_value_get_uint64(view(&w), &u);
+        if (signed_cases[i] < 0) {
+            cr_expect_eq(rc, LCT_ERR_RANGE);
+            cr_expect_eq(u, 7, "out untouched on failure");
+        } else {
+            cr_expect_eq(u, (uint64_t)signed_cases[i]);
+        }
+        double d;
+        cr_expect_eq(lct_value_get_double(view(&w), &d), LCT_OK);
+        cr_expect_eq(d, (double)signed_cases[i]);
+    }
+    mpw_reset(&w);
+    mpw_uint(&w, UINT64_MAX);
+    int64_t i64;
+    uint64_t u64;
+    cr_expect_eq(lct_value_get_int64(view(&w), &i64), LCT_ERR_RANGE);
+    cr_expect_eq(lct_value_get_uint64(view(&w), &u64), LCT_OK);
+    cr_expect_eq(u64, UINT64_MAX);
+    /* Signed encodings of small non-negative values read as such. */
+    const unsigned char int8_five[] = {0xd0, 0x05};
+    cr_expect_eq(lct_value_get_uint64(lct_value_from(int8_five, 2), &u64),
+                 LCT_OK);
+    cr_expect_eq(u64, 5);
+    mpw_free(&w);
+}
+
+Test(value, doubles_from_floats_and_wrong_types)
+{
+    mpw w;
+    mpw_init(&w);
+    double d;
+    mpw_f64(&w, 1764600000.0006518);
+    cr_expect_eq(lct_value_get_double(view(&w), &d), LCT_OK);
+    cr_expect_eq(d, 1764600000.0006518);
+    mpw_reset(&w);
+    mpw_f32(&w, 0.1f);
+    cr_expect_eq(lct_value_type(view(&w)), LCT_TYPE_FLOAT32);
+    cr_expect_eq(lct_value_get_double(view(&w), &d), LCT_OK);
+    cr_expect_eq(d, (double)0.1f);
+    mpw_reset(&w);
+    mpw_f64(&w, NAN);
+    cr_expect_eq(lct_value_get_double(view(&w), &d), LCT_OK);
+    cr_expect(isnan(d));
+    mpw_reset(&w);
+    mpw_str(&w, "1.5");
+    cr_expect_eq(lct_value_get_double(view(&w), &d), LCT_ERR_TYPE);
+    mpw_reset(&w);
+    mpw_nil(&w);
+    cr_expect_eq(lct_value_get_double(view(&w), &d), LCT_ERR_TYPE);
+    cr_expect_eq(lct_value_get_nil(view(&w)), LCT_OK);
+    bool b;
+    cr_expect_eq(lct_value_get_bool(view(&w), &b), LCT_ERR_TYPE);
+    mpw_reset(&w);
+    mpw_bool(&w, true);
+    cr_expect_eq(lct_value_get_bool(view(&w), &b), LCT_OK);
+    cr_expect(b);
+    cr_expect_eq(lct_value_get_nil(view(&w)), LCT_ERR_TYPE);
+    mpw_free(&w);
+}
+
+Test(value, str_bin_ext_views_point_into_the_buffer)
+{
+    mpw w;
+    mpw_init(&w);
+    char big[300];
+    memset(big, 'x', sizeof big);
+    mpw_strn(&w, big, sizeof big); /* str16 */
+    lct_str s;
+    cr_assert_eq(lct_value_get_str(view(&w), &s), LCT_OK);
+    cr_expect_eq(s.len, sizeof big);
+    cr_expect_eq((const unsigned char *)s.ptr, w.buf + 3);
+    lct_bytes b;
+    cr_expect_eq(lct_value_get_bin(view(&w), &b), LCT_ERR_TYPE);
+
+    mpw_reset(&w);
+    mpw_bin(&w, "\x00\x01\x02", 3);
+    cr_assert_eq(lct_value_get_bin(view(&w), &b), LCT_OK);
+    cr_expect_eq(b.len, 3);
+    cr_expect_eq(b.ptr[2], 2);
+    cr_expect_eq(lct_value_get_str(view(&w), &s), LCT_ERR_TYPE);
+
+    mpw_reset(&w);
+    mpw_ext(&w, 5, "abcdefgh", 8);
+    int8_t type;
+    cr_assert_eq(lct_value_get_ext(view(&w), &type, &b), LCT_OK);
+    cr_expect_eq(type, 5);
+    cr_expect_eq(b.len, 8);
+    cr_expect_eq(memcmp(b.ptr, "abcdefgh", 8), 0);
+
+    /* A str whose length runs past the view is refused, not read. */
+    const unsigned char cut[] = {0xa5, 'a', 'b'};
+    cr_expect_eq(lct_value_get_str(lct_value_from(cut, 3), &s),
+                 LCT_ERR_MALFORMED);
+    const unsigned char str32_huge[] = {0xdb, 0xff, 0xff, 0xff, 0xff, 'a'};
+    cr_expect_eq(lct_value_get_str(lct_value_from(str32_huge, 6), &s),
+                 LCT_ERR_MALFORMED);
+    cr_expect(lct_value_str_eq(lct_value_from("\xa2hi", 3), "hi"));
+    cr_expect(!lct_value_str_eq(lct_value_from("\xa2hi", 3), "h"));
+    cr_expect(!lct_value_str_eq(lct_value_from("\xa2h", 2), "h"));
+    mpw_free(&w);
+}
+
+Test(value, arrays_and_maps_iterate_with_exact_element_views)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_array(&w, 3);
+    mpw_uint(&w, 1);
+    mpw_array(&w, 2);
+    mpw_str(&w, "a");
+    mpw_nil(&w);
+    mpw_str(&w, "end");
+    lct_iter it;
+    lct_value e;
+    cr_assert_eq(lct_value_array_begin(view(&w), &it), LCT_OK);
+    cr_expect_eq(it.count, 3);
+    cr_assert_eq(lct_array_next(&it, &e), 1);
+    cr_expect_eq(e.len, 1);
+    cr_assert_eq(lct_array_next(&it, &e), 1);
+    cr_expect_eq(lct_value_type(e), LCT_TYPE_ARRAY);
+    cr_expect_eq(e.len, 4, "nested array is exactly its bytes");
+    cr_assert_eq(lct_array_next(&it, &e), 1);
+    cr_expect(lct_value_str_eq(e, "end"));
+    cr_expect_eq(lct_array_next(&it, &e), 0);
+    cr_expect_eq(lct_array_next(&it, &e), 0, "stays at the end");
+    lct_value k, v;
+    cr_expect_eq(lct_map_next(&it, &k, &v), LCT_ERR_TYPE);
+    cr_expect_eq(lct_value_map_begin(view(&w), &it), LCT_ERR_TYPE);
+
+    mpw_reset(&w);
+    mpw_map(&w, 3);
+    mpw_str(&w, "k");
+    mpw_uint(&w, 1);
+    mpw_uint(&w, 7); /* non-str keys are fine inside values */
+    mpw_str(&w, "seven");
+    mpw_str(&w, "k");
+    mpw_uint(&w, 2);
+    cr_assert_eq(lct_value_map_begin(view(&w), &it), LCT_OK);
+    int pairs = 0;
+    while (lct_map_next(&it, &k, &v) == 1)
+        pairs++;
+    cr_expect_eq(pairs, 3);
+    uint64_t u;
+    cr_assert_eq(lct_map_find(view(&w), "k", &v), LCT_OK);
+    cr_expect_eq(lct_value_get_uint64(v, &u), LCT_OK);
+    cr_expect_eq(u, 2, "the last of a repeated key wins");
+    cr_expect_eq(lct_map_find(view(&w), "nope", &v), LCT_ERR_NOT_FOUND);
+    cr_expect_eq(lct_map_find(lct_value_from("\x01", 1), "k", &v),
+                 LCT_ERR_TYPE);
+    mpw_free(&w);
+}
+
+Test(value, hostile_counts_fail_before_looping)
+{
+    /* A map32 claiming 2^32-1 pairs in a handful of bytes. */
+    const unsigned char map[] = {0xdf, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02};
+    lct_iter it;
+    cr_expect_eq(lct_value_map_begin(lct_value_from(map, sizeof map), &it),
+                 LCT_ERR_MALFORMED);
+    size_t size;
+    cr_expect_eq(lct_value_size(lct_value_from(map, sizeof map), &size),
+                 LCT_ERR_MALFORMED);
+    const unsigned char arr[] = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
+    cr_expect_eq(lct_value_array_begin(lct_value_from(arr, sizeof arr), &it),
+                 LCT_ERR_MALFORMED);
+    /* Count fits, but an element is cut short: the step fails. */
+    const unsigned char arr2[] = {0x92, 0x01, 0xcd, 0x01};
+    lct_value e;
+    cr_assert_eq(lct_value_array_begin(lct_value_from(arr2, sizeof arr2), &it),
+                 LCT_OK);
+    cr_expect_eq(lct_array_next(&it, &e), 1);
+    cr_expect_eq(lct_array_next(&it, &e), LCT_ERR_MALFORMED);
+}
+
+Test(value, nesting_is_bounded)
+{
+    mpw w;
+    mpw_init(&w);
+    for (int i = 0; i < LCT_MAX_DEPTH; i++)
+        mpw_array(&w, 1);
+    mpw_nil(&w);
+    size_t size;
+    cr_expect_eq(lct_value_size(view(&w), &size), LCT_OK);
+    cr_expect_eq(size, w.len);
+    mpw_reset(&w);
+    for (int i = 0; i < 100000; i++)
+        mpw_array(&w, 1);
+    mpw_nil(&w);
+    cr_expect_eq(lct_value_size(view(&w), &size), LCT_ERR_DEPTH);
+    cr_expect_eq(lct_value_validate(view(&w), &size), LCT_ERR_DEPTH);
+    mpw_free(&w);
+}
+
+Test(value, validate_checks_utf8_everywhere)
+{
+    static const char *bad[] = {
+        "\xff", "\xc0\x80", /* overlong NUL */
+        "\xed\xa0\x80",     /* surrogate */
+        "\xf4\x90\x80\x80", /* past U+10FFFF */
+        "abcdefgh\xe2\x82", /* cut sequence after an ASCII run */
+        "\xe0\x9f\xbf",     /* overlong 3-byte */
+        "\xf0\x8f\xbf\xbf", /* overlong 4-byte */
+    };
+    static const char *good[] = {"", "plain ascii text, long enough",
+                                 "h\xc3\xa9llo", "\xe3\x82\xad",
+                                 "\xf0\x9f\x98\x80", "\xef\xbf\xbf"};
+    mpw w;
+    mpw_init(&w);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        /* Inside a map value, as a map key, inside an array. */
+        for (int shape = 0; shape < 3; shape++) {
+            mpw_reset(&w);
+            mpw_map(&w, 1);
+            if (shape == 1) {
+                mpw_strn(&w, bad[i], strlen(bad[i]));
+                mpw_nil(&w);
+            } else {
+                mpw_str(&w, "k");
+                if (shape == 2)
+                    mpw_array(&w, 1);
+                mpw_strn(&w, bad[i], strlen(bad[i]));
+            }
+            cr_expect_eq(lct_value_validate(view(&w), NULL),
+                         LCT_ERR_MALFORMED, "bad %zu shape %d", i, shape);
+            cr_expect_eq(lct_value_size(view(&w), NULL), LCT_OK,
+                         "structure alone is fine");
+        }
+    }
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        mpw_reset(&w);
+        mpw_strn(&w, good[i], strlen(good[i]));
+        size_t size = 0;
+        cr_expect_eq(lct_value_validate(view(&w), &size), LCT_OK, "good %zu",
+                     i);
+        cr_expect_eq(size, w.len);
+    }
+    mpw_free(&w);
+}
+
+Test(value, validate_checks_timestamps_like_the_reference)
+{
+    mpw w;
+    mpw_init(&w);
+    /* 4-byte seconds: always fine. */
+    mpw_ext(&w, -1, "\x00\x00\x00\x01", 4);
+    cr_expect_eq(lct_value_validate(view(&w), NULL), LCT_OK);
+    /* 8-byte: nanoseconds (top 30 bits) must be below 10^9. */
+    mpw_reset(&w);
+    mpw_ext(&w, -1, "\xff\xff\xff\xfc\x00\x00\x00\x00", 8);
+    cr_expect_eq(lct_value_validate(view(&w), NULL), LCT_ERR_MALFORMED);
+    mpw_reset(&w);
+    mpw_ext(&w, -1, "\x00\x00\x00\x04\x00\x00\x00\x01", 8);
+    cr_expect_eq(lct_value_validate(view(&w), NULL), LCT_OK);
+    /* 12-byte: seconds past year 9999 do not make a datetime. */
+    mpw_reset(&w);
+    mpw_ext(&w, -1, "\x00\x00\x00\x00\x7f\x00\x00\x00\x00\x00\x00\x00", 12);
+    cr_expect_eq(lct_value_validate(view(&w), NULL), LCT_ERR_MALFORMED);
+    /* Any other length is not a timestamp. */
+    mpw_reset(&w);
+    mpw_ext(&w, -1, "\x00\x00", 2);
+    cr_expect_eq(lct_value_validate(view(&w), NULL), LCT_ERR_MALFORMED);
+    /* Other ext types stay opaque. */
+    mpw_reset(&w);
+    mpw_ext(&w, 3, "\x00\x00", 2);
+    cr_expect_eq(lct_value_validate(view(&w), NULL), LCT_OK);
+    mpw_free(&w);
+}
+
+Test(value, codec_wrappers_are_recognised)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_map(&w, 2);
+    mpw_str(&w, "__t__");
+    mpw_str(&w, "ObjectKey");
+    mpw_str(&w, "v");
+    mpw_map(&w, 1);
+    mpw_str(&w, "kv_rank");
+    mpw_uint(&w, 3);
+    lct_str tag;
+    lct_value payload, rank;
+    cr_assert(lct_value_codec(view(&w), &tag, &payload));
+    cr_expect(tag.len == 9 && memcmp(tag.ptr, "ObjectKey", 9) == 0);
+    cr_assert_eq(lct_map_find(payload, "kv_rank", &rank), LCT_OK);
+    uint64_t u;
+    cr_expect_eq(lct_value_get_uint64(rank, &u), LCT_OK);
+    cr_expect_eq(u, 3);
+
+    /* Keys in the other order are the same wrapper. */
+    mpw_reset(&w);
+    mpw_map(&w, 2);
+    mpw_str(&w, "v");
+    mpw_array(&w, 0);
+    mpw_str(&w, "__t__");
+    mpw_str(&w, "tuple");
+    cr_expect(lct_value_codec(view(&w), &tag, NULL));
+
+    /* Not wrappers: a third key, a non-str tag, a repeated key. */
+    mpw_reset(&w);
+    mpw_map(&w, 3);
+    mpw_str(&w, "__t__");
+    mpw_str(&w, "tuple");
+    mpw_str(&w, "v");
+    mpw_nil(&w);
+    mpw_str(&w, "x");
+    mpw_nil(&w);
+    cr_expect(!lct_value_codec(view(&w), &tag, &payload));
+    mpw_reset(&w);
+    mpw_map(&w, 2);
+    mpw_str(&w, "__t__");
+    mpw_uint(&w, 1);
+    mpw_str(&w, "v");
+    mpw_nil(&w);
+    cr_expect(!lct_value_codec(view(&w), &tag, &payload));
+    mpw_reset(&w);
+    mpw_map(&w, 2);
+    mpw_str(&w, "v");
+    mpw_nil(&w);
+    mpw_str(&w, "v");
+    mpw_nil(&w);
+    cr_expect(!lct_value_codec(view(&w), &tag, &payload));
+    cr_expect(!lct_value_codec(lct_value_from("\xc0", 1), &tag, &payload));
+    mpw_free(&w);
+}
+
+Test(value, every_prefix_of_a_value_is_refused_not_overread)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_map(&w, 2);
+    mpw_str(&w, "a");
+    mpw_array(&w, 3);
+    mpw_f64(&w, 1.5);
+    mpw_bin(&w, "xyz", 3);
+    mpw_ext(&w, 1, "abcd", 4);
+    mpw_str(&w, "b");
+    mpw_int(&w, -100000);
+    size_t size;
+    cr_assert_eq(lct_value_validate(view(&w), &size), LCT_OK);
+    cr_assert_eq(size, w.len);
+    /* Each prefix is copied to its own exact-size heap block, so ASan
+     * would catch a read one byte past it. */
+    for (size_t n = 0; n < w.len; n++) {
+        unsigned char *copy = malloc(n ? n : 1);
+        memcpy(copy, w.buf, n);
+        lct_value v = lct_value_from(copy, n);
+        cr_expect_neq(lct_value_validate(v, &size), LCT_OK, "prefix %zu", n);
+        cr_expect_neq(lct_value_size(v, &size), LCT_OK, "prefix %zu", n);
+        lct_value found;
+        cr_expect_neq(lct_map_find(v, "b", &found), LCT_OK, "prefix %zu", n);
+        free(copy);
+    }
+    mpw_free(&w);
+}
