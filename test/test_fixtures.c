@@ -226,3 +226,27 @@ Test(fixtures, every_fixture_is_listed)
     closedir(d);
     cr_expect_eq(seen, (int)(sizeof listed / sizeof *listed));
 }
+
+/* The shipped sample is made by examples/mksample; it must read cleanly. */
+Test(sample, shipped_sample_reads_cleanly)
+{
+    lct_reader *r;
+    lct_error err;
+    cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, &err), LCT_OK, "%s", err.message);
+    lct_record rec;
+    uint64_t n = 0;
+    double last = -1;
+    while (lct_next(r, &rec) == 1) {
+        cr_expect_geq(rec.t_mono, last, "t_mono goes forward in the sample");
+        last = rec.t_mono;
+        lct_value keys;
+        cr_expect_eq(lct_map_find(rec.args, "keys", &keys), LCT_OK);
+        n++;
+    }
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    cr_expect_eq(n, 3000);
+    cr_expect_eq(st.skipped, 0);
+    cr_expect(!st.truncated);
+    lct_close(r);
+}
