@@ -411,6 +411,66 @@ int lct_map_find(lct_value map, const char *key, lct_value *out);
  */
 bool lct_value_codec(lct_value v, lct_str *tag, lct_value *payload);
 
+/* MARK: - JSON rendering */
+
+/**
+ * Where rendered text goes: called with consecutive pieces of output.
+ * Return 0 to go on; anything else stops rendering (the render call then
+ * returns LCT_ERR_SYS with errno as the sink left it).
+ */
+typedef int (*lct_write_fn)(void *ctx, const char *data, size_t len);
+
+/**
+ * Render a value as JSON the way msgspec.json prints the decoded value, so
+ * output compares with the Python tooling:
+ * - str as a JSON string escaped per RFC 8259 (non-ASCII kept as UTF-8;
+ *   invalid UTF-8, possible only under LCT_LAZY, becomes U+FFFD);
+ * - bin as standard base64 with padding;
+ * - integers exactly; floats as the shortest text that reads back to the
+ *   same double (float32 via its double value); NaN and infinities as null;
+ * - a timestamp ext (-1) as an RFC 3339 UTC string, microseconds truncated;
+ *   other ext as {"ext": TYPE, "data": BASE64};
+ * - map keys that are not str as strings holding their JSON text; a
+ *   repeated key once, at its first position, with its last value.
+ * Output is produced in chunks of up to a few KiB through @p write.
+ * @return LCT_OK, LCT_ERR_MALFORMED or LCT_ERR_DEPTH (nothing sensible
+ *         to print: output so far is incomplete), LCT_ERR_SYS (the sink
+ *         stopped), LCT_ERR_NOMEM (a map of many keys needed an index).
+ */
+int lct_value_write_json(lct_value v, lct_write_fn write, void *ctx);
+
+/**
+ * Render a record as one JSON object, without a newline:
+ * {"offset":N,"t_mono":F,"t_wall":F,"qualname":"...","args":{...}}.
+ * Returns as lct_value_write_json.
+ */
+int lct_record_write_json(const lct_record *rec, lct_write_fn write,
+                          void *ctx);
+
+/**
+ * Render a header as one JSON object, without a newline: format_version,
+ * level, trace_schema_version, t_mono_start, t_wall_start, sm_config_json,
+ * sm_config_digest, and level_meta when present (the fixtures' layout).
+ */
+int lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx);
+
+/** Room for any lct_format_double() result, NUL included. */
+#define LCT_DOUBLE_BUFSIZE 32
+
+/**
+ * Write the shortest decimal text (up to 17 significant digits) that
+ * reads back to @p d, always with a '.' or an exponent ("1.0", "1e-300");
+ * "null" for NaN and infinities.  Returns the length.
+ */
+size_t lct_format_double(double d, char out[LCT_DOUBLE_BUFSIZE]);
+
+/**
+ * Write @p len bytes at @p s as a quoted JSON string: RFC 8259 escapes,
+ * invalid UTF-8 as U+FFFD.  Returns LCT_OK or LCT_ERR_SYS (sink stopped).
+ */
+int lct_write_json_string(const char *s, size_t len, lct_write_fn write,
+                          void *ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,553 @@
+/*
+ * json.c - rendering values, records and headers as JSON in msgspec.json's
+ * convention (see lct_value_write_json in lct.h), into a caller's sink
+ * through a small stack buffer.
+ *
+ * Recursion follows the value's nesting, which lct__mp_walk has already
+ * bounded by LCT_MAX_DEPTH for every value this is given.
+ */
+#include "msgpack_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct jw {
+    lct_write_fn write;
+    void *ctx;
+    int failed;    /* the sink said stop */
+    int key_depth; /* > 0: inside a non-str key, so escape quotes */
+    size_t len;
+    char buf[4096];
+} jw;
+
+static void flush(jw *w)
+{
+    if (w->len && !w->failed && w->write(w->ctx, w->buf, w->len) != 0)
+        w->failed = 1;
+    w->len = 0;
+}
+
+static void put_raw(jw *w, const char *s, size_t n)
+{
+    while (n > 0) {
+        if (w->len == sizeof w->buf)
+            flush(w);
+        size_t room = sizeof w->buf - w->len;
+        size_t take = n < room ? n : room;
+        memcpy(w->buf + w->len, s, take);
+        w->len += take;
+        s += take;
+        n -= take;
+    }
+}
+
+/* Text that may land inside a non-str key's string: escape its quotes. */
+static void put(jw *w, const char *s, size_t n)
+{
+    if (w->key_depth == 0) {
+        put_raw(w, s, n);
+        return;
+    }
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"' || s[i] == '\\') {
+            put_raw(w, s + start, i - start);
+            put_raw(w, "\\", 1);
+            start = i;
+        }
+    }
+    put_raw(w, s + start, n - start);
+}
+
+static void puts_(jw *w, const char *s)
+{
+    put(w, s, strlen(s));
+}
+
+size_t lct_format_double(double d, char out[LCT_DOUBLE_BUFSIZE])
+{
+    if (!isfinite(d)) {
+        memcpy(out, "null", 5);
+        return 4;
+    }
+    int n = 0;
+    /* Shortest of 15, 16, 17 digits that reads back exactly; %g already
+     * drops trailing zeros, so "0.1" stays "0.1". */
+    for (int prec = 15; prec <= 17; prec++) {
+        n = snprintf(out, LCT_DOUBLE_BUFSIZE, "%.*g", prec, d);
+        if (strtod(out, NULL) == d)
+            break;
+    }
+    if (!strpbrk(out, ".en")) { /* keep it a float for readers: 1 -> 1.0 */
+        memcpy(out + n, ".0", 3);
+        n += 2;
+    }
+    return (size_t)n;
+}
+
+static void put_double(jw *w, double d)
+{
+    char buf[LCT_DOUBLE_BUFSIZE];
+    size_t n = lct_format_double(d, buf);
+    put(w, buf, n);
+}
+
+static void put_string(jw *w, const unsigned char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    bool valid = lct__utf8_valid(s, n);
+    put(w, "\"", 1);
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = s[i];
+        const char *esc = NULL;
+        char ubuf[7];
+        if (c == '"')
+            esc = "\\\"";
+        else if (c == '\\')
+            esc = "\\\\";
+        else if (c == '\n')
+            esc = "\\n";
+        else if (c == '\r')
+            esc = "\\r";
+        else if (c == '\t')
+            esc = "\\t";
+        else if (c == '\b')
+            esc = "\\b";
+        else if (c == '\f')
+            esc = "\\f";
+        else if (c < 0x20) {
+            memcpy(ubuf, "\\u00", 4);
+            ubuf[4] = hex[c >> 4];
+            ubuf[5] = hex[c & 15];
+            ubuf[6] = '\0';
+            esc = ubuf;
+        } else if (c >= 0x80 && !valid) {
+            /* Only under LCT_LAZY: keep the output valid UTF-8. */
+            esc = "\\ufffd";
+        }
+        if (esc) {
+            put(w, (const char *)s + start, i - start);
+            puts_(w, esc);
+            start = i + 1;
+        }
+    }
+    put(w, (const char *)s + start, n - start);
+    put(w, "\"", 1);
+}
+
+static void put_base64(jw *w, const unsigned char *p, size_t n)
+{
+    static const char a[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    put(w, "\"", 1);
+    char q[4];
+    size_t i = 0;
+    for (; i + 2 < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+        q[0] = a[v >> 18];
+        q[1] = a[(v >> 12) & 63];
+        q[2] = a[(v >> 6) & 63];
+        q[3] = a[v & 63];
+        put(w, q, 4);
+    }
+    if (n - i == 1) {
+        uint32_t v = (uint32_t)p[i] << 16;
+        q[0] = a[v >> 18];
+        q[1] = a[(v >> 12) & 63];
+        q[2] = q[3] = '=';
+        put(w, q, 4);
+    } else if (n - i == 2) {
+        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
+        q[0] = a[v >> 18];
+        q[1] = a[(v >> 12) & 63];
+        q[2] = a[(v >> 6) & 63];
+        q[3] = '=';
+        put(w, q, 4);
+    }
+    put(w, "\"", 1);
+}
+
+/* Days since 1970-01-01 to a civil date (proleptic Gregorian). */
+static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
+{
+    z += 719468;
+    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+    unsigned doe = (unsigned)(z - era * 146097);
+    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    unsigned mp = (5 * doy + 2) / 153;
+    *d = doy - (153 * mp + 2) / 5 + 1;
+    *m = mp < 10 ? mp + 3 : mp - 9;
+    *y = (int64_t)yoe + era * 400 + (*m <= 2);
+}
+
+/* A timestamp ext payload as RFC 3339; false if it is not one. */
+static bool put_timestamp(jw *w, const unsigned char *p, uint32_t n)
+{
+    int64_t sec;
+    uint32_t nsec;
+    if (n == 4) {
+        sec = lct__be32(p);
+        nsec = 0;
+    } else if (n == 8) {
+        uint64_t v = lct__be64(p);
+        nsec = (uint32_t)(v >> 34);
+        sec = (int64_t)(v & ((UINT64_C(1) << 34) - 1));
+    } else if (n == 12) {
+        nsec = lct__be32(p);
+        sec = (int64_t)lct__be64(p + 4);
+    } else {
+        return false;
+    }
+    if (nsec > 999999999u || sec < INT64_C(-62135596800) ||
+        sec > INT64_C(253402300799))
+        return false;
+    int64_t days = sec >= 0 ? sec / 86400 : -((-sec + 86399) / 86400);
+    int64_t rem = sec - days * 86400;
+    int64_t y;
+    unsigned mo, d;
+    civil_from_days(days, &y, &mo, &d);
+    char buf[64];
+    int len = snprintf(buf, sizeof buf, "\"%04" PRId64 "-%02u-%02uT%02u:%02u:%02u",
+                       y, mo, d, (unsigned)(rem / 3600),
+                       (unsigned)(rem / 60 % 60), (unsigned)(rem % 60));
+    if (nsec / 1000)
+        len += snprintf(buf + len, sizeof buf - (size_t)len, ".%06u",
+                        nsec / 1000);
+    len += snprintf(buf + len, sizeof buf - (size_t)len, "Z\"");
+    put(w, buf, (size_t)len);
+    return true;
+}
+
+static int render(jw *w, lct_value v, unsigned depth);
+
+/* Do keys a and b name the same dict key?  str by content, others by
+ * their encoding. */
+static bool same_key(lct_value a, lct_value b)
+{
+    lct_str sa, sb;
+    if (lct_value_get_str(a, &sa) == LCT_OK &&
+        lct_value_get_str(b, &sb) == LCT_OK)
+        return sa.len == sb.len && memcmp(sa.ptr, sb.ptr, sa.len) == 0;
+    return a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0;
+}
+
+typedef struct pair {
+    lct_value key, val;
+    uint32_t pos;  /* original position in the map */
+    uint32_t last; /* large maps: position whose value to print, or none */
+} pair;
+
+/* Key content (str payload, or the encoding of anything else); whether
+ * it is a str comes first in the order, as in same_key. */
+static bool key_bytes(lct_value k, const unsigned char **p, size_t *n)
+{
+    lct_str s;
+    if (lct_value_get_str(k, &s) == LCT_OK) {
+        *p = (const unsigned char *)s.ptr;
+        *n = s.len;
+        return true;
+    }
+    *p = k.ptr;
+    *n = k.len;
+    return false;
+}
+
+static int pair_cmp(const void *x, const void *y)
+{
+    const pair *a = x, *b = y;
+    const unsigned char *pa, *pb;
+    size_t na, nb;
+    bool sa = key_bytes(a->key, &pa, &na);
+    bool sb = key_bytes(b->key, &pb, &nb);
+    if (sa != sb)
+        return sa ? -1 : 1;
+    int c = memcmp(pa, pb, na < nb ? na : nb);
+    if (c)
+        return c;
+    if (na != nb)
+        return na < nb ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+static int render_key(jw *w, lct_value k, unsigned depth)
+{
+    lct_str s;
+    if (lct_value_get_str(k, &s) == LCT_OK) {
+        put_string(w, (const unsigned char *)s.ptr, s.len);
+        return LCT_OK;
+    }
+    /* Not a str: its JSON text, as a string. */
+    put(w, "\"", 1);
+    w->key_depth++;
+    int rc = render(w, k, depth + 1);
+    w->key_depth--;
+    put(w, "\"", 1);
+    return rc;
+}
+
+/*
+ * Which value each printed key takes: keep[i] is the position whose value
+ * key i prints with, or UINT32_MAX when an earlier pair has the same key.
+ * Small maps compare pairs directly; large ones sort a copy, so a hostile
+ * map of a million keys costs n log n, not n^2.
+ */
+#define SMALL_MAP 16
+
+static int dedupe(pair *pairs, uint32_t n)
+{
+    if (n <= SMALL_MAP) {
+        for (uint32_t i = 0; i < n; i++) {
+            pairs[i].last = i;
+            for (uint32_t j = 0; j < i; j++)
+                if (pairs[j].last != UINT32_MAX &&
+                    same_key(pairs[j].key, pairs[i].key)) {
+                    pairs[j].last = i;
+                    pairs[i].last = UINT32_MAX;
+                    break;
+                }
+        }
+        return LCT_OK;
+    }
+    pair *sorted = reallocarray(NULL, n, sizeof *sorted);
+    if (!sorted)
+        return LCT_ERR_NOMEM;
+    memcpy(sorted, pairs, (size_t)n * sizeof *pairs);
+    qsort(sorted, n, sizeof *sorted, pair_cmp);
+    for (uint32_t i = 0; i < n; i++)
+        pairs[i].last = UINT32_MAX;
+    for (uint32_t run = 0; run < n;) {
+        uint32_t end = run + 1;
+        while (end < n && same_key(sorted[run].key, sorted[end].key))
+            end++;
+        pairs[sorted[run].pos].last = sorted[end - 1].pos;
+        run = end;
+    }
+    free(sorted);
+    return LCT_OK;
+}
+
+static int render_map(jw *w, lct_iter it, unsigned depth)
+{
+    uint32_t n = it.count;
+    pair small[SMALL_MAP];
+    pair *pairs = small;
+    if (n > SMALL_MAP) {
+        pairs = reallocarray(NULL, n, sizeof *pairs);
+        if (!pairs)
+            return LCT_ERR_NOMEM;
+    }
+    int rc = LCT_OK;
+    for (uint32_t i = 0; i < n && rc == LCT_OK; i++) {
+        pairs[i].pos = i;
+        int step = lct_map_next(&it, &pairs[i].key, &pairs[i].val);
+        rc = step == 1 ? LCT_OK : (step < 0 ? step : LCT_ERR_MALFORMED);
+    }
+    if (rc == LCT_OK)
+        rc = dedupe(pairs, n);
+    if (rc == LCT_OK) {
+        put(w, "{", 1);
+        bool first = true;
+        for (uint32_t i = 0; i < n && rc == LCT_OK; i++) {
+            if (pairs[i].last == UINT32_MAX)
+                continue;
+            if (!first)
+                put(w, ",", 1);
+            first = false;
+            rc = render_key(w, pairs[i].key, depth);
+            put(w, ":", 1);
+            if (rc == LCT_OK)
+                rc = render(w, pairs[pairs[i].last].val, depth + 1);
+        }
+        put(w, "}", 1);
+    }
+    if (pairs != small)
+        free(pairs);
+    return rc;
+}
+
+static int render(jw *w, lct_value v, unsigned depth)
+{
+    if (depth > LCT_MAX_DEPTH)
+        return LCT_ERR_DEPTH;
+    lct__mp_head h;
+    if (!v.ptr || lct__mp_head_parse(v.ptr, v.ptr + v.len, &h) != LCT_OK)
+        return LCT_ERR_MALFORMED;
+    const unsigned char *payload = v.ptr + h.head;
+    size_t left = v.len - h.head;
+    if ((h.type == LCT_TYPE_STR || h.type == LCT_TYPE_BIN ||
+         h.type == LCT_TYPE_EXT) &&
+        h.n > left)
+        return LCT_ERR_MALFORMED;
+
+    switch (h.type) {
+    case LCT_TYPE_NIL:
+        puts_(w, "null");
+        return LCT_OK;
+    case LCT_TYPE_BOOL:
+        puts_(w, v.ptr[0] == 0xc3 ? "true" : "false");
+        return LCT_OK;
+    case LCT_TYPE_INT: {
+        char buf[24];
+        int64_t i;
+        uint64_t u;
+        int n;
+        if (lct_value_get_int64(v, &i) == LCT_OK)
+            n = snprintf(buf, sizeof buf, "%" PRId64, i);
+        else if (lct_value_get_uint64(v, &u) == LCT_OK)
+            n = snprintf(buf, sizeof buf, "%" PRIu64, u);
+        else
+            return LCT_ERR_MALFORMED;
+        put(w, buf, (size_t)n);
+        return LCT_OK;
+    }
+    case LCT_TYPE_FLOAT32:
+    case LCT_TYPE_FLOAT64: {
+        double d;
+        lct_value_get_double(v, &d);
+        put_double(w, d);
+        return LCT_OK;
+    }
+    case LCT_TYPE_STR:
+        put_string(w, payload, h.n);
+        return LCT_OK;
+    case LCT_TYPE_BIN:
+        put_base64(w, payload, h.n);
+        return LCT_OK;
+    case LCT_TYPE_EXT: {
+        if (h.ext_type == LCT_EXT_TIMESTAMP && put_timestamp(w, payload, h.n))
+            return LCT_OK;
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "{\"ext\":%d,\"data\":", h.ext_type);
+        put(w, buf, (size_t)n);
+        put_base64(w, payload, h.n);
+        put(w, "}", 1);
+        return LCT_OK;
+    }
+    case LCT_TYPE_ARRAY: {
+        lct_iter it;
+        int rc = lct_value_array_begin(v, &it);
+        if (rc != LCT_OK)
+            return rc;
+        put(w, "[", 1);
+        lct_value e;
+        for (uint32_t i = 0; i < it.count; i++) {
+            int step = lct_array_next(&it, &e);
+            if (step != 1)
+                return step < 0 ? step : LCT_ERR_MALFORMED;
+            if (i)
+                put(w, ",", 1);
+            rc = render(w, e, depth + 1);
+            if (rc != LCT_OK)
+                return rc;
+        }
+        put(w, "]", 1);
+        return LCT_OK;
+    }
+    case LCT_TYPE_MAP: {
+        lct_iter it;
+        int rc = lct_value_map_begin(v, &it);
+        if (rc != LCT_OK)
+            return rc;
+        return render_map(w, it, depth);
+    }
+    case LCT_TYPE_INVALID:
+        break;
+    }
+    return LCT_ERR_MALFORMED;
+}
+
+static int finish(jw *w, int rc)
+{
+    flush(w);
+    if (w->failed)
+        return LCT_ERR_SYS;
+    return rc;
+}
+
+static void jw_init(jw *w, lct_write_fn write, void *ctx)
+{
+    w->write = write;
+    w->ctx = ctx;
+    w->failed = 0;
+    w->key_depth = 0;
+    w->len = 0;
+}
+
+int lct_value_write_json(lct_value v, lct_write_fn write, void *ctx)
+{
+    if (!write)
+        return LCT_ERR_INVALID;
+    jw w;
+    jw_init(&w, write, ctx);
+    return finish(&w, render(&w, v, 0));
+}
+
+int lct_write_json_string(const char *s, size_t len, lct_write_fn write,
+                          void *ctx)
+{
+    if (!write || (!s && len))
+        return LCT_ERR_INVALID;
+    jw w;
+    jw_init(&w, write, ctx);
+    put_string(&w, (const unsigned char *)s, len);
+    return finish(&w, LCT_OK);
+}
+
+int lct_record_write_json(const lct_record *rec, lct_write_fn write,
+                          void *ctx)
+{
+    if (!rec || !write)
+        return LCT_ERR_INVALID;
+    jw w;
+    jw_init(&w, write, ctx);
+    char buf[48];
+    int n = snprintf(buf, sizeof buf, "{\"offset\":%" PRIu64 ",\"t_mono\":",
+                     rec->offset);
+    put(&w, buf, (size_t)n);
+    put_double(&w, rec->t_mono);
+    puts_(&w, ",\"t_wall\":");
+    put_double(&w, rec->t_wall);
+    puts_(&w, ",\"qualname\":");
+    put_string(&w, (const unsigned char *)rec->qualname.ptr, rec->qualname.len);
+    puts_(&w, ",\"args\":");
+    int rc = render(&w, rec->args, 0);
+    put(&w, "}", 1);
+    return finish(&w, rc);
+}
+
+int lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx)
+{
+    if (!h || !write)
+        return LCT_ERR_INVALID;
+    jw w;
+    jw_init(&w, write, ctx);
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "{\"format_version\":%" PRId64
+                     ",\"level\":", h->format_version);
+    put(&w, buf, (size_t)n);
+    put_string(&w, (const unsigned char *)h->level.ptr, h->level.len);
+    n = snprintf(buf, sizeof buf, ",\"trace_schema_version\":%" PRId64
+                 ",\"t_mono_start\":", h->trace_schema_version);
+    put(&w, buf, (size_t)n);
+    put_double(&w, h->t_mono_start);
+    puts_(&w, ",\"t_wall_start\":");
+    put_double(&w, h->t_wall_start);
+    puts_(&w, ",\"sm_config_json\":");
+    put_string(&w, (const unsigned char *)h->sm_config_json.ptr,
+               h->sm_config_json.len);
+    puts_(&w, ",\"sm_config_digest\":");
+    put_string(&w, (const unsigned char *)h->sm_config_digest.ptr,
+               h->sm_config_digest.len);
+    int rc = LCT_OK;
+    if (h->level_meta.ptr) {
+        puts_(&w, ",\"level_meta\":");
+        rc = render(&w, h->level_meta, 0);
+    }
+    put(&w, "}", 1);
+    return finish(&w, rc);
+}

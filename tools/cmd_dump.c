@@ -1,0 +1,150 @@
+/*
+ * cmd_dump.c - `lct dump`: one JSON object per record per line (JSONL),
+ * rendered by the library (lct_record_write_json), with filters.
+ */
+#include "tool.h"
+
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void help(void)
+{
+    printf("usage: lct dump [OPTIONS] FILE\n"
+           "\n"
+           "Print every record as one JSON object per line:\n"
+           "  {\"offset\":N,\"t_mono\":F,\"t_wall\":F,\"qualname\":\"...\",\"args\":{...}}\n"
+           "FILE may be -.\n"
+           "\n"
+           "  --header            print the header as a first JSON line\n"
+           "  --qualname PATTERN  only records whose qualname matches the shell\n"
+           "                      glob (repeatable: any match)\n"
+           "  --since T           only records with t_mono >= T seconds\n"
+           "  --until T           only records with t_mono <= T seconds\n"
+           "  -n, --limit N       stop after N records printed\n"
+           "  --lazy              skip args validation (faster; may print\n"
+           "                      records the reference reader would skip)\n"
+           "  -q                  no warnings on stderr\n"
+           "  -h, --help          this text\n");
+}
+
+/* fnmatch needs a C string; qualnames are views.  Long ones go to the heap. */
+static bool matches(char **patterns, size_t npatterns, lct_str q)
+{
+    if (npatterns == 0)
+        return true;
+    char stack[512];
+    char *s = q.len < sizeof stack ? stack : malloc(q.len + 1);
+    if (!s)
+        return false;
+    memcpy(s, q.ptr, q.len);
+    s[q.len] = '\0';
+    bool hit = strlen(s) == q.len; /* an embedded NUL never matches */
+    if (hit) {
+        hit = false;
+        for (size_t i = 0; i < npatterns && !hit; i++)
+            hit = fnmatch(patterns[i], s, 0) == 0;
+    }
+    if (s != stack)
+        free(s);
+    return hit;
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    enum { OPT_HEADER = 256, OPT_QUALNAME, OPT_SINCE, OPT_UNTIL, OPT_LAZY };
+    static const struct option opts[] = {
+        {"header", no_argument, NULL, OPT_HEADER},
+        {"qualname", required_argument, NULL, OPT_QUALNAME},
+        {"since", required_argument, NULL, OPT_SINCE},
+        {"until", required_argument, NULL, OPT_UNTIL},
+        {"limit", required_argument, NULL, 'n'},
+        {"lazy", no_argument, NULL, OPT_LAZY},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    bool header = false, quiet = false, lazy = false;
+    bool have_since = false, have_until = false;
+    double since = 0, until = 0;
+    long long limit = -1;
+    char **patterns = reallocarray(NULL, (size_t)argc, sizeof *patterns);
+    size_t npatterns = 0;
+    if (!patterns) {
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+        return EXIT_REFUSED;
+    }
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":n:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_HEADER: header = true; break;
+        case OPT_QUALNAME: patterns[npatterns++] = optarg; break;
+        case OPT_SINCE:
+            since = tool_parse_seconds("dump", "--since", optarg);
+            have_since = true;
+            break;
+        case OPT_UNTIL:
+            until = tool_parse_seconds("dump", "--until", optarg);
+            have_until = true;
+            break;
+        case 'n': limit = tool_parse_count("dump", "--limit", optarg); break;
+        case OPT_LAZY: lazy = true; break;
+        case 'q': quiet = true; break;
+        case 'h': help(); free(patterns); return EXIT_OK;
+        case ':':
+            tool_usage_error("dump", "option '%s' needs a value",
+                             argv[optind - 1]);
+        default:
+            tool_usage_error("dump", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        tool_usage_error("dump", argc - optind < 1 ? "missing FILE"
+                                                   : "too many arguments");
+    lct_reader *r = tool_open(argv[optind], lazy ? LCT_LAZY : 0, quiet);
+    if (!r) {
+        free(patterns);
+        return EXIT_REFUSED;
+    }
+    if (header) {
+        lct_header_write_json(lct_reader_header(r), tool_stdout_write, NULL);
+        fputc('\n', stdout);
+    }
+    tool_progress progress;
+    tool_progress_start(&progress, r, quiet);
+    lct_record rec;
+    long long printed = 0;
+    int rc = EXIT_OK;
+    while (limit < 0 || printed < limit) {
+        if (lct_next(r, &rec) != 1)
+            break;
+        tool_progress_update(&progress, r);
+        if ((have_since && !(rec.t_mono >= since)) ||
+            (have_until && !(rec.t_mono <= until)) ||
+            !matches(patterns, npatterns, rec.qualname))
+            continue;
+        int wrc = lct_record_write_json(&rec, tool_stdout_write, NULL);
+        if (wrc == LCT_ERR_SYS)
+            break; /* stdout failed: tool_finish_stdout says how */
+        if (wrc != LCT_OK) {
+            /* Only reachable under --lazy: args that cannot be rendered. */
+            fprintf(stderr, "%s: ", tool_name);
+            const char *path = lct_reader_path(r);
+            tool_put_vis(stderr, path, strlen(path));
+            fprintf(stderr, ": record at offset %llu: args cannot be "
+                            "rendered: %s\n",
+                    (unsigned long long)rec.offset, lct_strerror(wrc));
+            rc = EXIT_DAMAGED;
+            fputc('\n', stdout);
+            continue;
+        }
+        fputc('\n', stdout);
+        printed++;
+    }
+    tool_progress_end(&progress);
+    tool_finish_stdout();
+    lct_close(r);
+    free(patterns);
+    return rc;
+}

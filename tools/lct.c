@@ -1,0 +1,60 @@
+/*
+ * lct.c - the lct command: dispatch to a subcommand, global --help and
+ * --version.  Each subcommand lives in its own cmd_*.c.
+ */
+#include "tool.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: lct COMMAND [OPTIONS] FILE\n"
+            "\n"
+            "Read LMCache trace files (.lct). FILE may be - for standard input.\n"
+            "\n"
+            "commands:\n"
+            "  info   summary, as 'lmcache trace info' prints it (--json)\n"
+            "  dump   one JSON object per record (JSONL)\n"
+            "  check  validate the whole file; exit 3 if damaged (--json)\n"
+            "  stat   per-qualname counts, timing and sizes (--csv, --json)\n"
+            "\n"
+            "Run 'lct COMMAND --help' for a command's options; see lct(1).\n"
+            "exit status: 0 ok, 1 unreadable or refused file, 2 usage error,\n"
+            "3 damaged file (check).\n");
+}
+
+int main(int argc, char **argv)
+{
+    /* A closed pipe shows up as EPIPE on write, which ends us quietly. */
+    signal(SIGPIPE, SIG_IGN);
+
+    if (argc < 2)
+        tool_usage_error(NULL, "missing command");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+        strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("lct %s (liblct)\n", PACKAGE_VERSION);
+        return EXIT_OK;
+    }
+    static const struct {
+        const char *name;
+        int (*run)(int, char **);
+    } commands[] = {{"info", cmd_info},
+                    {"dump", cmd_dump},
+                    {"check", cmd_check},
+                    {"stat", cmd_stat}};
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (strcmp(cmd, commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            tool_finish_stdout();
+            return rc;
+        }
+    tool_usage_error(NULL, "unknown command '%s'", cmd);
+}

@@ -1,0 +1,98 @@
+/*
+ * tool.h - what the lct subcommands share: opening a trace the way the
+ * tool does ("-" is standard input), writing to stdout through the
+ * library's JSON sinks, escaping untrusted text for a terminal, progress
+ * on stderr, and the per-qualname table.
+ */
+#ifndef LCT_TOOL_H
+#define LCT_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/tree.h>
+
+#include "lct.h"
+
+/* Exit codes, as documented in lct(1). */
+enum {
+    EXIT_OK = 0,
+    EXIT_REFUSED = 1, /* cannot open, or header refused */
+    EXIT_USAGE = 2,
+    EXIT_DAMAGED = 3  /* opened, but frames were skipped or the tail cut */
+};
+
+extern const char *tool_name; /* "lct" */
+
+/* Open PATH ("-" for stdin); on failure print the message and return NULL. */
+lct_reader *tool_open(const char *path, unsigned flags, bool quiet);
+
+/* Usage error: one line and a hint, exit 2. */
+_Noreturn void tool_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parse a non-negative count or a float option; usage error if bad. */
+long long tool_parse_count(const char *cmd, const char *opt, const char *arg);
+double tool_parse_seconds(const char *cmd, const char *opt, const char *arg);
+
+/* MARK: output */
+
+/* lct_write_fn writing to stdout; remembers a write failure. */
+int tool_stdout_write(void *ctx, const char *data, size_t len);
+/* Print text escaped with strvis (for a terminal). */
+void tool_put_vis(FILE *f, const char *s, size_t len);
+/* Print s escaped, then pad with spaces to width code points (as Python's
+ * f"{s:<width}" does). */
+void tool_put_vis_padded(FILE *f, const char *s, size_t len, int width);
+/* Print a JSON string (quoted). */
+void tool_put_json_str(const char *s, size_t len);
+/* Print a double as JSON (shortest round-trip; null if not finite). */
+void tool_put_json_double(double d);
+/* Flush stdout; on a closed pipe exit quietly with status 0, on another
+ * error report it and exit 1. */
+void tool_finish_stdout(void);
+
+/* MARK: progress (stderr, only on a terminal, only for large inputs) */
+
+typedef struct tool_progress {
+    bool active;
+    uint64_t total;
+    uint64_t next_check;
+    double last_shown;
+} tool_progress;
+
+void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet);
+/* Cheap: looks at the clock only every few thousand calls. */
+void tool_progress_update(tool_progress *p, const lct_reader *r);
+void tool_progress_end(tool_progress *p);
+
+/* MARK: per-qualname table (views as keys: valid while the reader lives) */
+
+typedef struct qentry {
+    RB_ENTRY(qentry) link;
+    lct_str qualname;
+    uint64_t count;
+    double first, last; /* t_mono */
+    uint64_t args_bytes;
+    double *gaps; /* inter-arrival gaps, kept only when asked */
+    size_t ngaps, capgaps;
+} qentry;
+
+RB_HEAD(qtable, qentry);
+RB_PROTOTYPE(qtable, qentry, link, qentry_cmp)
+
+int qentry_cmp(qentry *a, qentry *b);
+/* Find or add the qualname; NULL on out-of-memory (after a message). */
+qentry *qtable_get(struct qtable *t, lct_str qualname);
+/* Count one record (and its gap when keep_gaps). */
+bool qtable_add(struct qtable *t, const lct_record *rec, bool keep_gaps);
+void qtable_free(struct qtable *t);
+
+/* MARK: subcommands */
+
+int cmd_info(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+
+#endif
