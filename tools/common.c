@@ -83,6 +83,10 @@ void tool_put_vis(FILE *f, const char *s, size_t len)
     /* In pieces, so no allocation and no size limit. */
     while (len > 0) {
         size_t take = len < 256 ? len : 256;
+        /* Do not split a UTF-8 sequence between pieces. */
+        while (take < len && take > 252 &&
+               ((unsigned char)s[take] & 0xc0) == 0x80)
+            take--;
         strvisx(buf, s, take, VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL);
         fputs(buf, f);
         s += take;

@@ -4,6 +4,7 @@
  */
 #include "tool.h"
 
+#include <locale.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,10 @@ int main(int argc, char **argv)
 {
     /* A closed pipe shows up as EPIPE on write, which ends us quietly. */
     signal(SIGPIPE, SIG_IGN);
+    /* strvis then escapes control bytes but keeps UTF-8 text readable;
+     * only character classes change, never number formatting. */
+    if (!setlocale(LC_CTYPE, "C.UTF-8"))
+        setlocale(LC_CTYPE, "C.utf8");
 
     if (argc < 2)
         tool_usage_error(NULL, "missing command");

@@ -1,0 +1,739 @@
+/*
+ * test_cli.c - the lct tool, run as a program: dump against every
+ * fixture's expectation (parsed JSON values), info against the text
+ * `lmcache trace info` prints (derived here from the expectation, by the
+ * rules in FORMAT.md), check's exit codes, filters, standard input, a
+ * closed pipe, usage errors, and escaping of a hostile qualname.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "json.h"
+#include "mpw.h"
+
+/* MARK: running the tool */
+
+typedef struct run {
+    int status; /* exit code, or 128+signal */
+    char *out, *err;
+    size_t outlen, errlen;
+} run;
+
+static void run_free(run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* Run lct with args (NULL-terminated), stdin from a file (or /dev/null). */
+static run run_lct(const char *stdin_path, ...)
+{
+    const char *argv[32] = {LCT_TOOL};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, stdin_path);
+    const char *a;
+    while ((a = va_arg(ap, const char *)) && argc < 31)
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+
+    char out_path[] = "/tmp/lct-cli-out-XXXXXX";
+    char err_path[] = "/tmp/lct-cli-err-XXXXXX";
+    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
+    cr_assert(out_fd >= 0 && err_fd >= 0);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
+        dup2(in, 0);
+        dup2(out_fd, 1);
+        dup2(err_fd, 2);
+        execv(LCT_TOOL, (char *const *)argv);
+        _exit(127);
+    }
+    int ws;
+    waitpid(pid, &ws, 0);
+    close(out_fd);
+    close(err_fd);
+    run r;
+    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    r.out = read_whole_file(out_path, &r.outlen);
+    r.err = read_whole_file(err_path, &r.errlen);
+    unlink(out_path);
+    unlink(err_path);
+    return r;
+}
+
+static char *fixture(const char *name, const char *ext)
+{
+    char *p = malloc(4096);
+    snprintf(p, 4096, "%s/%s%s", LCT_FIXTURES_DIR, name, ext);
+    return p;
+}
+
+static jv *expectation(const char *name)
+{
+    char *p = fixture(name, ".expect.json");
+    size_t len;
+    char *text = read_whole_file(p, &len);
+    cr_assert_not_null(text, "%s", p);
+    jv *v = json_parse(text, len);
+    cr_assert_not_null(v, "%s", p);
+    free(text);
+    free(p);
+    return v;
+}
+
+static const char *fixtures[] = {
+    "bad_magic",   "clean",           "empty",
+    "events",      "format_v2",       "header_only",
+    "huge_length", "malformed_mixed", "schema_v1_readable",
+    "schema_v3",   "trunc_header_body", "trunc_header_prefix",
+    "trunc_tail_2", "trunc_tail_74"};
+#define NFIXTURES (sizeof fixtures / sizeof *fixtures)
+
+/* MARK: JSON value equality (objects compare as sets of keys) */
+
+static bool jv_equal(const jv *a, const jv *b)
+{
+    if (a->t != b->t)
+        return false;
+    switch (a->t) {
+    case J_NULL: return true;
+    case J_BOOL: return a->b == b->b;
+    case J_INT: return a->neg == b->neg && (a->neg ? a->i == b->i : a->u == b->u);
+    case J_FLOAT: return a->d == b->d;
+    case J_STR: return a->slen == b->slen && !memcmp(a->s, b->s, a->slen);
+    case J_ARR:
+        if (a->n != b->n)
+            return false;
+        for (size_t i = 0; i < a->n; i++)
+            if (!jv_equal(&a->items[i], &b->items[i]))
+                return false;
+        return true;
+    case J_OBJ:
+        if (a->n != b->n)
+            return false;
+        for (size_t i = 0; i < a->n; i++) {
+            const jv *other = json_get(b, a->keys[i]);
+            if (!other || !jv_equal(&a->items[i], other))
+                return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* Split output into lines (in place). */
+static size_t lines_of(char *text, char **lines, size_t max)
+{
+    size_t n = 0;
+    char *save, *line = strtok_r(text, "\n", &save);
+    while (line && n < max) {
+        lines[n++] = line;
+        line = strtok_r(NULL, "\n", &save);
+    }
+    return n;
+}
+
+/* MARK: dump */
+
+Test(cli, dump_matches_every_fixture)
+{
+    for (size_t f = 0; f < NFIXTURES; f++) {
+        jv *want = expectation(fixtures[f]);
+        char *path = fixture(fixtures[f], ".lct");
+        run r = run_lct(NULL, "dump", path, NULL);
+        const jv *open_error = json_get(want, "open_error");
+        if (open_error->t == J_STR) {
+            cr_expect_eq(r.status, 1, "%s: exit %d", fixtures[f], r.status);
+            cr_expect(strstr(r.err, open_error->s), "%s: %s", fixtures[f],
+                      r.err);
+            cr_expect_eq(r.outlen, 0);
+        } else {
+            cr_expect_eq(r.status, 0, "%s: exit %d", fixtures[f], r.status);
+            const jv *records = json_get(want, "records");
+            static char *lines[4096];
+            size_t n = lines_of(r.out, lines, 4096);
+            cr_expect_eq(n, records->n, "%s: %zu lines", fixtures[f], n);
+            for (size_t i = 0; i < n && i < records->n; i++) {
+                jv *got = json_parse(lines[i], strlen(lines[i]));
+                cr_assert_not_null(got, "%s line %zu is not JSON: %s",
+                                   fixtures[f], i, lines[i]);
+                const jv *e = &records->items[i];
+                const jv *offset = json_get(got, "offset");
+                cr_expect(offset && offset->t == J_INT && offset->u > 0);
+                static const char *fields[] = {"t_mono", "t_wall",
+                                               "qualname", "args"};
+                for (int k = 0; k < 4; k++) {
+                    const jv *g = json_get(got, fields[k]);
+                    cr_expect(g && jv_equal(g, json_get(e, fields[k])),
+                              "%s record %zu: %s differs", fixtures[f], i,
+                              fields[k]);
+                }
+                cr_expect_eq(got->n, 5, "exactly five keys");
+                json_free(got);
+            }
+        }
+        run_free(&r);
+        free(path);
+        json_free(want);
+    }
+}
+
+Test(cli, dump_header_line_and_filters)
+{
+    char *path = fixture("clean", ".lct");
+    jv *want = expectation("clean");
+    run r = run_lct(NULL, "dump", "--header", "-n", "0", path, NULL);
+    cr_assert_eq(r.status, 0);
+    jv *h = json_parse(r.out, r.outlen);
+    cr_assert_not_null(h);
+    cr_expect(jv_equal(h, json_get(want, "header")), "header line: %s", r.out);
+    json_free(h);
+    run_free(&r);
+
+    /* Globs: count what the expectation says should match. */
+    const jv *records = json_get(want, "records");
+    size_t want_n = 0;
+    for (size_t i = 0; i < records->n; i++) {
+        const char *q = json_get(&records->items[i], "qualname")->s;
+        want_n += fnmatch("*.finish_write", q, 0) == 0 ||
+                  fnmatch("*__enter__", q, 0) == 0;
+    }
+    r = run_lct(NULL, "dump", "--qualname", "*.finish_write", "--qualname",
+                "*__enter__", path, NULL);
+    char *lines[64];
+    cr_expect_eq(lines_of(r.out, lines, 64), want_n);
+    cr_expect_gt(want_n, 0);
+    run_free(&r);
+
+    /* Time window and limit. */
+    size_t in_window = 0;
+    for (size_t i = 0; i < records->n; i++) {
+        double t = json_get(&records->items[i], "t_mono")->d;
+        in_window += t >= 0.1 && t <= 0.2;
+    }
+    r = run_lct(NULL, "dump", "--since", "0.1", "--until", "0.2", path, NULL);
+    cr_expect_eq(lines_of(r.out, lines, 64), in_window);
+    cr_expect_gt(in_window, 0);
+    run_free(&r);
+    r = run_lct(NULL, "dump", "-n", "3", path, "-q", NULL);
+    cr_expect_eq(lines_of(r.out, lines, 64), 3, "options after FILE work");
+    run_free(&r);
+    free(path);
+    json_free(want);
+}
+
+Test(cli, stdin_dash_reads_the_same)
+{
+    char *path = fixture("clean", ".lct");
+    run a = run_lct(NULL, "dump", path, NULL);
+    run b = run_lct(path, "dump", "-", NULL);
+    cr_expect_eq(b.status, 0);
+    cr_expect_eq(a.outlen, b.outlen);
+    cr_expect(a.outlen == b.outlen && !memcmp(a.out, b.out, a.outlen));
+    run_free(&a);
+    run_free(&b);
+    run c = run_lct(path, "info", "-", NULL);
+    cr_expect_eq(c.status, 0);
+    cr_expect(strncmp(c.out, "Trace file: -\n", 14) == 0, "%s", c.out);
+    run_free(&c);
+    free(path);
+}
+
+Test(cli, closed_pipe_ends_quietly)
+{
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    char err_path[] = "/tmp/lct-cli-err-XXXXXX";
+    int err_fd = mkstemp(err_path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        dup2(p[1], 1);
+        dup2(err_fd, 2);
+        execl(LCT_TOOL, LCT_TOOL, "dump", LCT_SAMPLE, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    char buf[100];
+    cr_assert_gt(read(p[0], buf, sizeof buf), 0);
+    close(p[0]); /* like `| head -c 100` */
+    int ws;
+    waitpid(pid, &ws, 0);
+    cr_expect(WIFEXITED(ws), "killed by signal %d", WTERMSIG(ws));
+    cr_expect_eq(WEXITSTATUS(ws), 0);
+    size_t errlen;
+    char *err = read_whole_file(err_path, &errlen);
+    cr_expect_eq(errlen, 0, "stderr: %s", err);
+    free(err);
+    unlink(err_path);
+}
+
+/* MARK: info */
+
+/* "  label:" padded to 28 columns, as the Python tool lays it out. */
+static void label(char **o, const char *indent, const char *name)
+{
+    *o += sprintf(*o, "%s%s:", indent, name);
+    for (int pad = 28 - (int)strlen(name) - 1; pad > 0; pad--)
+        *(*o)++ = ' ';
+    **o = '\0';
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *arg_str(const jv *args, const char *key, const char *dflt)
+{
+    const jv *v = json_get(args, key);
+    return v && v->t == J_STR ? v->s : dflt;
+}
+
+/* The events block, from the expectation's records (FORMAT.md rules). */
+static void events_block(char **o, const jv *records)
+{
+    /* Small fixed tables suffice for the fixtures. */
+    char *instances[64];
+    long long incs[64][16];
+    int ninc[64] = {0};
+    size_t ni = 0;
+    char *batches[64];
+    int bcount[64];
+    size_t nb = 0;
+    char *etypes[64];
+    long long ecount[64];
+    size_t ne = 0;
+    char *phases[64];
+    int pcount[64];
+    size_t np = 0;
+    long long store_bytes = 0, with_tokens = 0;
+    for (size_t i = 0; i < records->n; i++) {
+        const jv *rec = &records->items[i];
+        const char *q = json_get(rec, "qualname")->s;
+        const jv *args = json_get(rec, "args");
+        if (strcmp(q, "events.lifecycle") == 0) {
+            const char *ph = arg_str(args, "phase", "?");
+            size_t k;
+            for (k = 0; k < np && strcmp(phases[k], ph); k++)
+                ;
+            if (k == np) {
+                phases[np] = (char *)ph;
+                pcount[np++] = 0;
+            }
+            pcount[k]++;
+            continue;
+        }
+        if (strcmp(q, "events.batch") != 0)
+            continue;
+        const char *id = arg_str(args, "instance_id", "?");
+        size_t k;
+        for (k = 0; k < ni && strcmp(instances[k], id); k++)
+            ;
+        if (k == ni)
+            instances[ni++] = (char *)id;
+        const jv *incv = json_get(args, "incarnation");
+        long long inc = incv && incv->t == J_INT ? (long long)incv->u : 0;
+        int j;
+        for (j = 0; j < ninc[k] && incs[k][j] != inc; j++)
+            ;
+        if (j == ninc[k])
+            incs[k][ninc[k]++] = inc;
+
+        const char *type = arg_str(args, "event_type", "?");
+        const jv *sh = json_get(args, "shared");
+        /* Sort key: type, tier, backend, then local (0) before shared (1). */
+        char key[256];
+        snprintf(key, sizeof key, "%s\x01%s\x01%s\x01%d", type,
+                 arg_str(args, "tier", "?"), arg_str(args, "backend", ""),
+                 sh && sh->t == J_BOOL && sh->b);
+        for (k = 0; k < nb && strcmp(batches[k], key); k++)
+            ;
+        if (k == nb) {
+            batches[nb] = strdup(key);
+            bcount[nb++] = 0;
+        }
+        bcount[k]++;
+
+        const jv *entries = json_get(args, "entries");
+        for (k = 0; k < ne && strcmp(etypes[k], type); k++)
+            ;
+        if (k == ne) {
+            etypes[ne] = (char *)type;
+            ecount[ne++] = 0;
+        }
+        if (!entries || entries->t != J_ARR)
+            continue;
+        ecount[k] += (long long)entries->n;
+        if (strcmp(type, "store") != 0)
+            continue;
+        for (size_t e = 0; e < entries->n; e++) {
+            const jv *sb = json_get(&entries->items[e], "size_bytes");
+            const jv *tok = json_get(&entries->items[e], "token_ids");
+            store_bytes += sb && sb->t == J_INT ? (long long)sb->u : 0;
+            with_tokens += tok && tok->t == J_ARR && tok->n > 0;
+        }
+    }
+    *o += sprintf(*o, "  events:\n");
+    label(o, "    ", "instances");
+    *o += sprintf(*o, "%zu\n", ni);
+    /* Sort instances with their incarnations alongside. */
+    for (size_t a = 0; a < ni; a++)
+        for (size_t b = a + 1; b < ni; b++)
+            if (strcmp(instances[b], instances[a]) < 0) {
+                char *t = instances[a];
+                instances[a] = instances[b];
+                instances[b] = t;
+                long long tmp[16];
+                memcpy(tmp, incs[a], sizeof tmp);
+                memcpy(incs[a], incs[b], sizeof tmp);
+                memcpy(incs[b], tmp, sizeof tmp);
+                int tn = ninc[a];
+                ninc[a] = ninc[b];
+                ninc[b] = tn;
+            }
+    for (size_t a = 0; a < ni; a++) {
+        for (int x = 0; x < ninc[a]; x++)
+            for (int y = x + 1; y < ninc[a]; y++)
+                if (incs[a][y] < incs[a][x]) {
+                    long long t = incs[a][x];
+                    incs[a][x] = incs[a][y];
+                    incs[a][y] = t;
+                }
+        *o += sprintf(*o, "      %s: incarnations=[", instances[a]);
+        for (int x = 0; x < ninc[a]; x++)
+            *o += sprintf(*o, "%s%lld", x ? ", " : "", incs[a][x]);
+        *o += sprintf(*o, "] restarts=%d\n", ninc[a] > 0 ? ninc[a] - 1 : 0);
+    }
+    *o += sprintf(*o, "    batches (type/tier/backend/shared):\n");
+    for (size_t a = 0; a < nb; a++)
+        for (size_t b = a + 1; b < nb; b++)
+            if (strcmp(batches[b], batches[a]) < 0) {
+                char *t = batches[a];
+                batches[a] = batches[b];
+                batches[b] = t;
+                int c = bcount[a];
+                bcount[a] = bcount[b];
+                bcount[b] = c;
+            }
+    for (size_t a = 0; a < nb; a++) {
+        char type[64], tier[64], backend[64];
+        int shared;
+        sscanf(batches[a], "%63[^\x01]\x01%63[^\x01]\x01", type, tier);
+        const char *p = strchr(strchr(batches[a], '\x01') + 1, '\x01') + 1;
+        size_t bl = (size_t)(strchr(p, '\x01') - p);
+        memcpy(backend, p, bl);
+        backend[bl] = '\0';
+        shared = p[bl + 1] == '1';
+        *o += sprintf(*o, "      %s/%s/%s/%s: %d\n", type, tier,
+                      bl ? backend : "-", shared ? "shared" : "local",
+                      bcount[a]);
+        free(batches[a]);
+    }
+    *o += sprintf(*o, "    entries:\n");
+    for (size_t a = 0; a < ne; a++)
+        for (size_t b = a + 1; b < ne; b++)
+            if (strcmp(etypes[b], etypes[a]) < 0) {
+                char *t = etypes[a];
+                etypes[a] = etypes[b];
+                etypes[b] = t;
+                long long c = ecount[a];
+                ecount[a] = ecount[b];
+                ecount[b] = c;
+            }
+    for (size_t a = 0; a < ne; a++)
+        *o += sprintf(*o, "      %s: %lld\n", etypes[a], ecount[a]);
+    label(o, "    ", "store_bytes");
+    *o += sprintf(*o, "%lld\n", store_bytes);
+    label(o, "    ", "entries_with_tokens");
+    *o += sprintf(*o, "%lld\n", with_tokens);
+    if (np) {
+        qsort(phases, np, sizeof *phases, cmp_str); /* counts follow below */
+        label(o, "    ", "lifecycle");
+        for (size_t a = 0; a < np; a++) {
+            int count = 0;
+            for (size_t i = 0; i < records->n; i++) {
+                const jv *rec = &records->items[i];
+                if (!strcmp(json_get(rec, "qualname")->s, "events.lifecycle") &&
+                    !strcmp(arg_str(json_get(rec, "args"), "phase", "?"),
+                            phases[a]))
+                    count++;
+            }
+            *o += sprintf(*o, "%s%s=%d", a ? ", " : "", phases[a], count);
+        }
+        *o += sprintf(*o, "\n");
+    }
+    (void)pcount;
+}
+
+static char *expected_info(const char *path, const jv *want)
+{
+    char *buf = malloc(1 << 16), *o = buf;
+    const jv *h = json_get(want, "header");
+    const jv *records = json_get(want, "records");
+    o += sprintf(o, "Trace file: %s\n", path);
+    label(&o, "  ", "level");
+    o += sprintf(o, "%s\n", json_get(h, "level")->s);
+    label(&o, "  ", "format_version");
+    o += sprintf(o, "%llu\n", (unsigned long long)json_get(h, "format_version")->u);
+    label(&o, "  ", "trace_schema_version");
+    o += sprintf(o, "%llu\n",
+                 (unsigned long long)json_get(h, "trace_schema_version")->u);
+    double duration = 0;
+    for (size_t i = 0; i < records->n; i++) {
+        double t = json_get(&records->items[i], "t_mono")->d;
+        if (i == 0 || t > duration)
+            duration = t;
+    }
+    label(&o, "  ", "duration");
+    o += sprintf(o, "%.3fs\n", duration);
+    label(&o, "  ", "sm_config_digest");
+    const char *digest = json_get(h, "sm_config_digest")->s;
+    o += sprintf(o, "%s\n", *digest ? digest : "(none)");
+    const jv *meta = json_get(h, "level_meta");
+    if (meta) {
+        char *keys[64];
+        for (size_t i = 0; i < meta->n; i++)
+            keys[i] = meta->keys[i];
+        qsort(keys, meta->n, sizeof *keys, cmp_str);
+        for (size_t i = 0; i < meta->n; i++) {
+            const jv *v = json_get(meta, keys[i]);
+            label(&o, "  ", keys[i]);
+            if (v->t == J_STR)
+                o += sprintf(o, "%s\n", v->s);
+            else
+                o += sprintf(o, "%llu\n", (unsigned long long)v->u);
+        }
+    }
+    label(&o, "  ", "total_records");
+    o += sprintf(o, "%zu\n", records->n);
+    char *qualnames[4096];
+    size_t nq = 0;
+    for (size_t i = 0; i < records->n; i++)
+        qualnames[nq++] = json_get(&records->items[i], "qualname")->s;
+    qsort(qualnames, nq, sizeof *qualnames, cmp_str);
+    if (nq == 0)
+        o += sprintf(o, "  ops: (none)\n");
+    else
+        o += sprintf(o, "  ops:\n");
+    for (size_t i = 0; i < nq;) {
+        size_t j = i;
+        while (j < nq && strcmp(qualnames[j], qualnames[i]) == 0)
+            j++;
+        o += sprintf(o, "    %s: %zu\n", qualnames[i], j - i);
+        i = j;
+    }
+    if (strcmp(json_get(h, "level")->s, "events") == 0)
+        events_block(&o, records);
+    return buf;
+}
+
+Test(cli, info_is_the_reference_text_on_every_fixture)
+{
+    for (size_t f = 0; f < NFIXTURES; f++) {
+        jv *want = expectation(fixtures[f]);
+        char *path = fixture(fixtures[f], ".lct");
+        run r = run_lct(NULL, "info", "-q", path, NULL);
+        if (json_get(want, "open_error")->t == J_STR) {
+            cr_expect_eq(r.status, 1, "%s", fixtures[f]);
+        } else {
+            char *text = expected_info(path, want);
+            cr_expect_eq(r.status, 0, "%s", fixtures[f]);
+            cr_expect_str_eq(r.out, text, "%s: got\n%s\nwant\n%s", fixtures[f],
+                             r.out, text);
+            free(text);
+
+            run j = run_lct(NULL, "info", "--json", "-q", path, NULL);
+            jv *got = json_parse(j.out, j.outlen);
+            cr_assert_not_null(got, "%s: info --json: %s", fixtures[f], j.out);
+            cr_expect_eq(json_get(got, "total_records")->u,
+                         json_get(want, "records")->n);
+            cr_expect_eq(json_get(got, "skipped")->u,
+                         json_get(want, "skipped")->u);
+            cr_expect_eq(json_get(got, "truncated")->b,
+                         json_get(want, "truncated")->b);
+            cr_expect(jv_equal(json_get(got, "header"), json_get(want, "header")),
+                      "%s: header", fixtures[f]);
+            json_free(got);
+            run_free(&j);
+        }
+        run_free(&r);
+        free(path);
+        json_free(want);
+    }
+}
+
+/* MARK: check */
+
+Test(cli, check_exit_codes_match_the_expectations)
+{
+    for (size_t f = 0; f < NFIXTURES; f++) {
+        jv *want = expectation(fixtures[f]);
+        char *path = fixture(fixtures[f], ".lct");
+        int expect = json_get(want, "open_error")->t == J_STR ? 1
+                     : (json_get(want, "skipped")->u ||
+                        json_get(want, "truncated")->b)
+                         ? 3
+                         : 0;
+        run r = run_lct(NULL, "check", path, NULL);
+        cr_expect_eq(r.status, expect, "%s: exit %d, want %d", fixtures[f],
+                     r.status, expect);
+        run_free(&r);
+        r = run_lct(NULL, "check", "--json", "-q", path, NULL);
+        cr_expect_eq(r.status, expect);
+        jv *got = json_parse(r.out, r.outlen);
+        cr_assert_not_null(got, "%s: %s", fixtures[f], r.out);
+        cr_expect_eq(json_get(got, "ok")->b, expect == 0);
+        if (expect != 1) {
+            cr_expect_eq(json_get(got, "records")->u, json_get(want, "records")->n);
+            const jv *problems = json_get(got, "problems");
+            cr_expect_eq(problems->n, json_get(want, "skipped")->u +
+                                          json_get(want, "truncated")->b);
+        }
+        json_free(got);
+        run_free(&r);
+        free(path);
+        json_free(want);
+    }
+}
+
+/* MARK: stat */
+
+Test(cli, stat_gaps_are_nearest_rank)
+{
+    /* One qualname at t = 0, 1, 3, 6, 10: gaps 1, 2, 3, 4. */
+    mpw file, body;
+    mpw_init(&file);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    mpw_frame(&file, &body);
+    const double times[] = {0, 1, 3, 6, 10};
+    for (int i = 0; i < 5; i++) {
+        mpw_reset(&body);
+        mpw_record_begin(&body, times[i], times[i], "a.op");
+        mpw_map(&body, 0);
+        mpw_frame(&file, &body);
+    }
+    mpw_reset(&body);
+    mpw_record_begin(&body, 2, 2, "b.op");
+    mpw_map(&body, 0);
+    mpw_frame(&file, &body);
+    char *path = tmp_file_with(file.buf, file.len);
+    run r = run_lct(NULL, "stat", "--json", path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    jv *got = json_parse(r.out, r.outlen);
+    cr_assert_not_null(got, "%s", r.out);
+    cr_expect_eq(json_get(got, "records")->u, 6);
+    cr_expect_eq(json_get(got, "duration")->d, 10.0);
+    const jv *ops = json_get(got, "ops");
+    cr_assert_eq(ops->n, 2);
+    const jv *a = &ops->items[0];
+    cr_expect_str_eq(json_get(a, "qualname")->s, "a.op");
+    cr_expect_eq(json_get(a, "count")->u, 5);
+    cr_expect_eq(json_get(a, "gap_mean")->d, 2.5);
+    cr_expect_eq(json_get(a, "gap_p50")->d, 2.0, "ceil(50*4/100)-1 = 1");
+    cr_expect_eq(json_get(a, "gap_p99")->d, 4.0, "ceil(99*4/100)-1 = 3");
+    cr_expect_eq(json_get(a, "first_t_mono")->d, 0.0);
+    cr_expect_eq(json_get(a, "last_t_mono")->d, 10.0);
+    cr_expect_eq(json_get(&ops->items[1], "gap_p50")->t, J_NULL,
+                 "one record has no gaps");
+    json_free(got);
+    run_free(&r);
+
+    r = run_lct(NULL, "stat", "--csv", path, NULL);
+    cr_expect(strncmp(r.out, "qualname,count,share_pct,", 25) == 0);
+    char *lines[8];
+    cr_expect_eq(lines_of(r.out, lines, 8), 3);
+    run_free(&r);
+    r = run_lct(NULL, "stat", path, NULL);
+    cr_expect(strstr(r.out, "total: 6 records, duration 10.000s") != NULL,
+              "%s", r.out);
+    run_free(&r);
+    unlink(path);
+    free(path);
+    mpw_free(&file);
+    mpw_free(&body);
+}
+
+/* MARK: usage and escaping */
+
+Test(cli, usage_errors_and_help)
+{
+    struct {
+        const char *a[4];
+        int status;
+        const char *in_err, *in_out;
+    } cases[] = {
+        {{NULL}, 2, "missing command", NULL},
+        {{"frobnicate", NULL}, 2, "unknown command", NULL},
+        {{"dump", "--bogus", "x", NULL}, 2, "Try 'lct dump --help'", NULL},
+        {{"dump", "-n", "many", NULL}, 2, "--limit", NULL},
+        {{"dump", "--since", "soon", NULL}, 2, "--since", NULL},
+        {{"info", NULL}, 2, "missing FILE", NULL},
+        {{"stat", "--csv", "--json", "x"}, 2, "exclude", NULL},
+        {{"check", "a", "b", NULL}, 2, "too many", NULL},
+        {{"--help", NULL}, 0, NULL, "usage: lct COMMAND"},
+        {{"dump", "--help", NULL}, 0, NULL, "--qualname"},
+        {{"--version", NULL}, 0, NULL, "lct "},
+        {{"info", "/nonexistent.lct", NULL}, 1, "No such file", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run r = run_lct(NULL, cases[i].a[0], cases[i].a[1], cases[i].a[2],
+                        cases[i].a[3], NULL);
+        cr_expect_eq(r.status, cases[i].status, "case %zu: exit %d", i,
+                     r.status);
+        if (cases[i].in_err)
+            cr_expect(strstr(r.err, cases[i].in_err), "case %zu: %s", i, r.err);
+        if (cases[i].in_out)
+            cr_expect(strstr(r.out, cases[i].in_out), "case %zu: %s", i, r.out);
+        run_free(&r);
+    }
+}
+
+Test(cli, hostile_qualname_is_escaped)
+{
+    mpw file, body;
+    mpw_init(&file);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    mpw_frame(&file, &body);
+    mpw_reset(&body);
+    mpw_record_begin(&body, 1, 2, "evil\x1b]0;pwned\x07\x1b[2J.op");
+    mpw_map(&body, 0);
+    mpw_frame(&file, &body);
+    char *path = tmp_file_with(file.buf, file.len);
+    const char *cmds[][2] = {{"info", NULL}, {"stat", NULL}};
+    for (int i = 0; i < 2; i++) {
+        run r = run_lct(NULL, cmds[i][0], path, NULL);
+        cr_expect_eq(r.status, 0);
+        cr_expect_null(memchr(r.out, 0x1b, r.outlen), "%s printed ESC",
+                       cmds[i][0]);
+        cr_expect_null(memchr(r.out, 0x07, r.outlen));
+        cr_expect(strstr(r.out, "evil\\033]0;pwned\\a\\033[2J.op") ||
+                      strstr(r.out, "evil\\033]0;pwned\\007\\033[2J.op"),
+                  "%s: %s", cmds[i][0], r.out);
+        run_free(&r);
+    }
+    run r = run_lct(NULL, "dump", path, NULL);
+    cr_expect_null(memchr(r.out, 0x1b, r.outlen));
+    cr_expect(strstr(r.out, "\"evil\\u001b]0;pwned\\u0007\\u001b[2J.op\""),
+              "%s", r.out);
+    run_free(&r);
+    unlink(path);
+    free(path);
+    mpw_free(&file);
+    mpw_free(&body);
+}
