@@ -737,3 +737,71 @@ Test(cli, hostile_qualname_is_escaped)
     mpw_free(&file);
     mpw_free(&body);
 }
+
+/* MARK: progress */
+
+/* A sparse trace over 256 MiB: header, a ~4 GiB zero-filled (malformed)
+ * frame that costs no disk, then a few records. */
+static char *big_sparse_trace(void)
+{
+    mpw file, body;
+    mpw_init(&file);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    mpw_frame(&file, &body);
+    mpw_be32(&file, 0xfffffff0u);
+    char *path = tmp_file_with(file.buf, file.len);
+    int fd = open(path, O_WRONLY);
+    off_t end = (off_t)file.len + 0xfffffff0;
+    cr_assert_eq(ftruncate(fd, end), 0);
+    mpw_reset(&file);
+    for (int i = 0; i < 3; i++) {
+        mpw_reset(&body);
+        mpw_record_begin(&body, i, i, "big.op");
+        mpw_map(&body, 0);
+        mpw_frame(&file, &body);
+    }
+    cr_assert_eq(pwrite(fd, file.buf, file.len, end), (ssize_t)file.len);
+    close(fd);
+    mpw_free(&file);
+    mpw_free(&body);
+    return path;
+}
+
+Test(cli, progress_only_on_a_terminal)
+{
+    char *path = big_sparse_trace();
+    /* Not a terminal: nothing but the report. */
+    run r = run_lct(NULL, "check", path, NULL);
+    cr_expect_eq(r.status, 3, "the zero frame is skipped");
+    cr_expect_null(memchr(r.err, '\r', r.errlen), "stderr: %s", r.err);
+    run_free(&r);
+
+    /* On a terminal (script(1) gives it a pty): progress, then erased. */
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s check %s", LCT_TOOL, path);
+    char out_path[] = "/tmp/lct-cli-tty-XXXXXX";
+    int out_fd = mkstemp(out_path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out_fd, 1);
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(devnull, 0);
+        execlp("script", "script", "-qec", cmd, "/dev/null", (char *)NULL);
+        _exit(127);
+    }
+    int ws;
+    waitpid(pid, &ws, 0);
+    close(out_fd);
+    if (WIFEXITED(ws) && WEXITSTATUS(ws) == 127)
+        cr_skip_test("script(1) is not available");
+    size_t len;
+    char *out = read_whole_file(out_path, &len);
+    cr_expect(strstr(out, "\rlct: ") != NULL, "no progress line: %s", out);
+    cr_expect(strstr(out, "% ") != NULL);
+    cr_expect(strstr(out, "\r\033[K") != NULL, "progress not erased");
+    free(out);
+    unlink(out_path);
+    unlink(path);
+    free(path);
+}
