@@ -146,7 +146,10 @@ enum {
     LCT_QUIET = 1u << 1,
     /** Read the input into memory instead of mapping it, even when it could
      *  be mapped.  For tests and for files that may shrink while read. */
-    LCT_NO_MMAP = 1u << 2
+    LCT_NO_MMAP = 1u << 2,
+    /** Pre-fault the whole mapping at open (MAP_POPULATE), so the first
+     *  pass pays no page faults.  Costs the time of reading the file. */
+    LCT_POPULATE = 1u << 3
 };
 
 /** The trace schema versions this library reads. */
@@ -258,6 +261,13 @@ void lct_reader_stats(const lct_reader *reader, lct_stats *out);
 
 /** The name the reader was opened with (path, or the name given). */
 const char *lct_reader_path(const lct_reader *reader);
+
+/**
+ * The whole input as one read-only byte view (the mapping, or the buffer
+ * an unmappable input was read into), for callers that scan raw bytes.
+ * Lives as the reader.  {NULL, 0} for NULL.
+ */
+lct_bytes lct_reader_data(const lct_reader *reader);
 
 /* MARK: - Warnings */
 
@@ -410,6 +420,116 @@ int lct_map_find(lct_value map, const char *key, lct_value *out);
  *         for anything else.
  */
 bool lct_value_codec(lct_value v, lct_str *tag, lct_value *payload);
+
+/* MARK: - Visiting every value */
+
+/** What lct_value_visit reports for one value. */
+typedef struct lct_visit {
+    lct_value value;   /**< the value; for containers, only its header is
+                            meaningful until the matching LCT_VISIT_END */
+    lct_type type;
+    unsigned depth;    /**< 0 for the value passed in */
+    bool is_key;       /**< a map key (else an element or a map value) */
+    bool end;          /**< the close of a container opened earlier */
+    uint32_t count;    /**< elements (or pairs) of an array (or map) */
+} lct_visit;
+
+/** Called for each value; return non-zero to stop the walk early. */
+typedef int (*lct_visit_fn)(void *ctx, const lct_visit *v);
+
+/**
+ * Visit every value inside @p v in file order, once each, in one pass:
+ * a container is reported when it opens (end false) and again when it
+ * closes (end true), its elements in between.  No allocation, no
+ * recursion; nesting beyond LCT_MAX_DEPTH is refused.  Far cheaper than
+ * nested lct_iter loops, which step over each element to find its end.
+ * @return LCT_OK; the callback's non-zero value if it stopped the walk;
+ *         LCT_ERR_MALFORMED or LCT_ERR_DEPTH if @p v is not well-formed
+ *         (values before the fault have been visited).
+ */
+int lct_value_visit(lct_value v, lct_visit_fn fn, void *ctx);
+
+/* MARK: - Frame index and parallel scans */
+
+/**
+ * An index of record frames: the offset of every complete frame after the
+ * header (about 8 bytes per frame), for random access and for splitting
+ * work.  It refers to its reader's data: free it before lct_close().
+ */
+typedef struct lct_index lct_index;
+
+/**
+ * Build the index in one pass over the length prefixes only (bodies are
+ * not decoded, so malformed frames are indexed too).  A partial trailing
+ * frame ends the index; it is not logged (the reader's log, position and
+ * counters are untouched): see lct_index_truncation().
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID.
+ */
+int lct_index_build(const lct_reader *reader, lct_index **out,
+                    lct_error *err);
+
+/**
+ * Whether a partial trailing frame ended the index: true with the offset
+ * where it starts and the warning lct_next gives for it (a string that
+ * lives as the index); false for a clean end.  Either pointer may be NULL.
+ */
+bool lct_index_truncation(const lct_index *index, uint64_t *offset,
+                          const char **message);
+
+/** Frames in the index (records plus frames that will be skipped). */
+uint64_t lct_index_count(const lct_index *index);
+
+/** File offset of frame @p i (its length prefix); UINT64_MAX if out of
+ *  range. */
+uint64_t lct_index_offset(const lct_index *index, uint64_t i);
+
+/**
+ * Decode frame @p i as lct_next would (with the reader's flags), without
+ * touching the reader's position, counters or log.  Safe from several
+ * threads at once.
+ * @return 1 with @p rec filled; 0 if the frame is malformed (the reason in
+ *         @p why when not NULL, a constant or thread-local string);
+ *         LCT_ERR_INVALID for a bad index or NULL arguments.
+ */
+int lct_index_record(const lct_index *index, uint64_t i, lct_record *rec,
+                     const char **why);
+
+/** Free the index; NULL does nothing. */
+void lct_index_free(lct_index *index);
+
+/** Per-record callback of a scan; return non-zero to stop that thread. */
+typedef int (*lct_scan_record_fn)(void *state, const lct_record *rec);
+/** Per-skipped-frame callback of a scan (may be NULL). */
+typedef void (*lct_scan_skip_fn)(void *state, uint64_t offset,
+                                 const char *reason);
+
+/** How to run a parallel scan. */
+typedef struct lct_scan {
+    unsigned threads;             /**< 0: the number of online CPUs */
+    lct_scan_record_fn on_record; /**< required */
+    lct_scan_skip_fn on_skip;     /**< optional */
+    /** states[t] is passed to thread t's callbacks; NULL passes NULL.
+     *  Must hold lct_scan_threads() entries. */
+    void **states;
+} lct_scan;
+
+/** How many threads lct_scan_run will use for @p scan on @p index
+ *  (never more than there are frames, at least 1). */
+unsigned lct_scan_threads(const lct_scan *scan, const lct_index *index);
+
+/**
+ * Run scan->on_record for every record of the index on scan->threads
+ * POSIX threads.  Thread t gets the t-th contiguous range of frames
+ * (ranges split by bytes, so threads get similar work) and sees its
+ * records in file order; merge per-thread states in thread order to get
+ * file order.  @p out (may be NULL) receives records and skipped summed
+ * over threads, and the truncation found when the index was built.
+ * Allocation: one small array per run, none per record.
+ * @return LCT_OK, LCT_ERR_SYS (a thread could not start), LCT_ERR_NOMEM,
+ *         LCT_ERR_INVALID.
+ */
+int lct_scan_run(const lct_index *index, const lct_scan *scan,
+                 lct_stats *out, lct_error *err);
 
 /* MARK: - JSON rendering */
 

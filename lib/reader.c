@@ -6,6 +6,7 @@
 #include "decode_internal.h"
 #include "error_internal.h"
 #include "frame_internal.h"
+#include "reader_internal.h"
 #include "source_internal.h"
 
 #include <errno.h>
@@ -17,18 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-struct lct_reader {
-    lct__source source;
-    lct_header header;
-    unsigned flags;
-    uint64_t pos;   /* next frame's offset */
-    bool done;      /* end reached: every further lct_next returns 0 */
-    lct_stats stats;
-    lct_log_fn log;
-    void *log_ctx;
-    char *name;
-    char shown_name[256]; /* name with unprintable bytes escaped */
-};
 
 void lct_log_stderr(void *ctx, const lct_reader *reader,
                     lct_warning_kind kind, uint64_t offset,
@@ -248,6 +237,16 @@ const lct_header *lct_reader_header(const lct_reader *r)
 const char *lct_reader_path(const lct_reader *r)
 {
     return r ? r->name : NULL;
+}
+
+lct_bytes lct_reader_data(const lct_reader *r)
+{
+    lct_bytes b = {NULL, 0};
+    if (r) {
+        b.ptr = r->source.data;
+        b.len = (size_t)r->source.size;
+    }
+    return b;
 }
 
 void lct_reader_set_log(lct_reader *r, lct_log_fn fn, void *ctx)

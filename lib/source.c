@@ -84,7 +84,8 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
                          "trace file '%s': %s", name, strerror(EFBIG));
 
     size_t size = (size_t)st.st_size;
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int map_flags = MAP_PRIVATE | ((flags & LCT_POPULATE) ? MAP_POPULATE : 0);
+    void *map = mmap(NULL, size, PROT_READ, map_flags, fd, 0);
     if (map == MAP_FAILED) {
         int e = errno;
         return lct__fail(err, LCT_ERR_SYS, e, 0,

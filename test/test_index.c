@@ -1,0 +1,308 @@
+/*
+ * test_index.c - the frame index, parallel scans (results identical to the
+ * sequential reader on every fixture and on a large synthetic trace, for
+ * 1 to 4 threads), and the one-pass value visitor.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lct.h"
+#include "mpw.h"
+
+static const char *fixtures[] = {"clean", "events", "header_only",
+                                 "huge_length", "malformed_mixed",
+                                 "schema_v1_readable", "trunc_tail_2",
+                                 "trunc_tail_74"};
+
+/* What the sequential reader yields: record offsets, skip offsets. */
+typedef struct seq {
+    uint64_t rec[8192], skip[64];
+    size_t nrec, nskip;
+    char truncation[160];
+} seq;
+
+static void seq_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                    uint64_t offset, const char *message)
+{
+    (void)r;
+    seq *s = ctx;
+    if (kind == LCT_WARN_MALFORMED)
+        s->skip[s->nskip++] = offset;
+    else
+        snprintf(s->truncation, sizeof s->truncation, "%s", message);
+}
+
+static void sequential(lct_reader *r, seq *s)
+{
+    memset(s, 0, sizeof *s);
+    lct_reader_set_log(r, seq_log, s);
+    lct_rewind(r);
+    lct_record rec;
+    while (lct_next(r, &rec) == 1)
+        s->rec[s->nrec++] = rec.offset;
+}
+
+/* Per-thread state of a scan: the same two lists, for its range. */
+typedef struct part {
+    uint64_t *rec, *skip;
+    size_t nrec, nskip;
+    double sum_t_mono;
+} part;
+
+static int part_record(void *state, const lct_record *rec)
+{
+    part *p = state;
+    p->rec[p->nrec++] = rec->offset;
+    p->sum_t_mono += rec->t_mono;
+    return 0;
+}
+
+static void part_skip(void *state, uint64_t offset, const char *reason)
+{
+    part *p = state;
+    cr_expect(reason && *reason);
+    p->skip[p->nskip++] = offset;
+}
+
+static void check_scan_matches(lct_reader *r, const seq *s)
+{
+    lct_index *idx;
+    cr_assert_eq(lct_index_build(r, &idx, NULL), LCT_OK);
+    cr_expect_eq(lct_index_count(idx), s->nrec + s->nskip,
+                 "every complete frame is indexed");
+    uint64_t toff;
+    const char *tmsg;
+    bool truncated = lct_index_truncation(idx, &toff, &tmsg);
+    cr_expect_eq(truncated, s->truncation[0] != '\0');
+    if (truncated)
+        cr_expect_str_eq(tmsg, s->truncation);
+
+    for (unsigned threads = 1; threads <= 4; threads++) {
+        lct_scan scan = {threads, part_record, part_skip, NULL};
+        unsigned n = lct_scan_threads(&scan, idx);
+        cr_assert_leq(n, threads);
+        part *parts = calloc(n, sizeof *parts);
+        void **states = calloc(n, sizeof *states);
+        for (unsigned t = 0; t < n; t++) {
+            parts[t].rec = calloc(s->nrec + 1, sizeof(uint64_t));
+            parts[t].skip = calloc(s->nskip + 1, sizeof(uint64_t));
+            states[t] = &parts[t];
+        }
+        scan.states = states;
+        lct_stats st;
+        cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
+        cr_expect_eq(st.records, s->nrec);
+        cr_expect_eq(st.skipped, s->nskip);
+        cr_expect_eq(st.truncated, truncated);
+        /* Merged in thread order, the lists are the sequential ones. */
+        size_t ri = 0, si = 0;
+        for (unsigned t = 0; t < n; t++) {
+            for (size_t k = 0; k < parts[t].nrec; k++, ri++)
+                cr_expect_eq(parts[t].rec[k], s->rec[ri], "%u threads", threads);
+            for (size_t k = 0; k < parts[t].nskip; k++, si++)
+                cr_expect_eq(parts[t].skip[k], s->skip[si]);
+            free(parts[t].rec);
+            free(parts[t].skip);
+        }
+        cr_expect_eq(ri, s->nrec);
+        cr_expect_eq(si, s->nskip);
+        free(parts);
+        free(states);
+    }
+
+    /* Random access agrees with the sequential reader. */
+    size_t ri = 0;
+    for (uint64_t i = 0; i < lct_index_count(idx); i++) {
+        lct_record rec;
+        const char *why = NULL;
+        int rc = lct_index_record(idx, i, &rec, &why);
+        cr_assert_geq(rc, 0);
+        if (rc == 1) {
+            cr_expect_eq(rec.offset, s->rec[ri++]);
+            cr_expect_eq(rec.offset, lct_index_offset(idx, i));
+        } else {
+            cr_expect(why && *why);
+        }
+    }
+    cr_expect_eq(lct_index_offset(idx, lct_index_count(idx)), UINT64_MAX);
+    lct_record rec;
+    cr_expect_eq(lct_index_record(idx, lct_index_count(idx), &rec, NULL),
+                 LCT_ERR_INVALID);
+    lct_index_free(idx);
+}
+
+Test(index, scans_match_sequential_on_every_fixture)
+{
+    static seq s;
+    for (size_t f = 0; f < sizeof fixtures / sizeof *fixtures; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.lct", LCT_FIXTURES_DIR, fixtures[f]);
+        lct_reader *r;
+        cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK, "%s", path);
+        sequential(r, &s);
+        check_scan_matches(r, &s);
+        lct_close(r);
+    }
+}
+
+Test(index, scans_match_sequential_on_a_large_trace)
+{
+    mpw file;
+    mpw_init(&file);
+    mpw_simple_trace(&file, 6000);
+    /* A malformed frame in the middle and a cut tail. */
+    mpw bad;
+    mpw_init(&bad);
+    mpw_array(&bad, 0);
+    mpw_frame(&file, &bad);
+    mpw more;
+    mpw_init(&more);
+    mpw_simple_trace(&more, 2000);
+    size_t header = 4 + ((size_t)more.buf[2] << 8 | more.buf[3]);
+    mpw_raw(&file, more.buf + header, more.len - header);
+    mpw_raw(&file, "\x00\x00\x01", 3);
+    lct_reader *r;
+    cr_assert_eq(lct_open_buffer(file.buf, file.len, "big", 0, &r, NULL),
+                 LCT_OK);
+    static seq s;
+    sequential(r, &s);
+    cr_assert_eq(s.nrec, 8000);
+    cr_assert_eq(s.nskip, 1);
+    check_scan_matches(r, &s);
+    lct_close(r);
+    mpw_free(&file);
+    mpw_free(&bad);
+    mpw_free(&more);
+}
+
+Test(index, stopping_a_thread_early)
+{
+    mpw file;
+    mpw_init(&file);
+    mpw_simple_trace(&file, 100);
+    lct_reader *r;
+    cr_assert_eq(lct_open_buffer(file.buf, file.len, "x", 0, &r, NULL), LCT_OK);
+    lct_index *idx;
+    cr_assert_eq(lct_index_build(r, &idx, NULL), LCT_OK);
+    int stop_after_one(void *state, const lct_record *rec);
+    lct_scan scan = {1, stop_after_one, NULL, NULL};
+    lct_stats st;
+    cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
+    cr_expect_eq(st.records, 1);
+    cr_expect_eq(lct_scan_run(NULL, &scan, &st, NULL), LCT_ERR_INVALID);
+    lct_index_free(idx);
+    lct_close(r);
+    mpw_free(&file);
+}
+
+int stop_after_one(void *state, const lct_record *rec)
+{
+    (void)state;
+    (void)rec;
+    return 1;
+}
+
+/* MARK: visitor */
+
+typedef struct tally {
+    int opens, closes, keys, scalars;
+    unsigned max_depth;
+    int stop_at;
+} tally;
+
+static int count_visit(void *ctx, const lct_visit *v)
+{
+    tally *t = ctx;
+    if (v->end)
+        t->closes++;
+    else if (v->type == LCT_TYPE_ARRAY || v->type == LCT_TYPE_MAP)
+        t->opens++;
+    else
+        t->scalars++;
+    if (v->is_key && !v->end)
+        t->keys++;
+    if (v->depth > t->max_depth)
+        t->max_depth = v->depth;
+    if (t->stop_at && t->opens + t->scalars == t->stop_at)
+        return 42;
+    return 0;
+}
+
+Test(visit, every_value_once_with_open_and_close)
+{
+    mpw w;
+    mpw_init(&w);
+    /* {"a": [1, {"b": nil}], 7: "x"} */
+    mpw_map(&w, 2);
+    mpw_str(&w, "a");
+    mpw_array(&w, 2);
+    mpw_uint(&w, 1);
+    mpw_map(&w, 1);
+    mpw_str(&w, "b");
+    mpw_nil(&w);
+    mpw_uint(&w, 7);
+    mpw_str(&w, "x");
+    tally t = {0};
+    cr_assert_eq(lct_value_visit(lct_value_from(w.buf, w.len), count_visit, &t),
+                 LCT_OK);
+    cr_expect_eq(t.opens, 3);
+    cr_expect_eq(t.closes, 3);
+    cr_expect_eq(t.scalars, 6); /* "a" 1 "b" nil 7 "x" */
+    cr_expect_eq(t.keys, 3);    /* "a" "b" 7 */
+    cr_expect_eq(t.max_depth, 3);
+
+    tally stop = {.stop_at = 2};
+    cr_expect_eq(lct_value_visit(lct_value_from(w.buf, w.len), count_visit,
+                                 &stop),
+                 42);
+
+    /* Cut short: malformed, after visiting what was there. */
+    tally cut = {0};
+    cr_expect_eq(lct_value_visit(lct_value_from(w.buf, w.len - 1), count_visit,
+                                 &cut),
+                 LCT_ERR_MALFORMED);
+    mpw_reset(&w);
+    for (int i = 0; i < 1000; i++)
+        mpw_array(&w, 1);
+    mpw_nil(&w);
+    tally deep = {0};
+    cr_expect_eq(lct_value_visit(lct_value_from(w.buf, w.len), count_visit,
+                                 &deep),
+                 LCT_ERR_DEPTH);
+    mpw_free(&w);
+}
+
+/* The visitor and nested iterators see the same scalars on real data. */
+static int iter_count(lct_value v)
+{
+    lct_iter it;
+    lct_value k, e;
+    int n = 0;
+    if (lct_value_map_begin(v, &it) == LCT_OK) {
+        while (lct_map_next(&it, &k, &e) == 1)
+            n += iter_count(k) + iter_count(e);
+        return n;
+    }
+    if (lct_value_array_begin(v, &it) == LCT_OK) {
+        while (lct_array_next(&it, &e) == 1)
+            n += iter_count(e);
+        return n;
+    }
+    return 1;
+}
+
+Test(visit, agrees_with_iterators_on_the_sample)
+{
+    lct_reader *r;
+    cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, NULL), LCT_OK);
+    lct_record rec;
+    while (lct_next(r, &rec) == 1) {
+        tally t = {0};
+        cr_assert_eq(lct_value_visit(rec.args, count_visit, &t), LCT_OK);
+        cr_expect_eq(t.scalars, iter_count(rec.args));
+        cr_expect_eq(t.opens, t.closes);
+    }
+    lct_close(r);
+}
