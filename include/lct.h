@@ -469,9 +469,11 @@ int lct_index_build(const lct_reader *reader, lct_index **out,
                     lct_error *err);
 
 /**
- * Whether a partial trailing frame ended the index: true with the offset
- * where it starts and the warning lct_next gives for it (a string that
- * lives as the index); false for a clean end.  Either pointer may be NULL.
+ * Whether a partial trailing frame ended the index: true with the warning
+ * lct_next gives for it and the offset that warning names (the frame's,
+ * or for a cut body the body's, exactly as lct_next's log receives it);
+ * the message lives as the index.  False for a clean end.  Either pointer
+ * may be NULL.  (lct_scan_run's stats give where the partial frame starts.)
  */
 bool lct_index_truncation(const lct_index *index, uint64_t *offset,
                           const char **message);

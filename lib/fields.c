@@ -85,7 +85,7 @@ static int field_value(const unsigned char *p, const unsigned char *end,
             return LCT_ERR_MALFORMED;
         }
         if (f->kind == LCT__FIELD_STR &&
-            !lct__utf8_valid(p + h.head, h.n)) {
+            !lct__str_valid(p + h.head, h.n, end)) {
             snprintf(why, LCT__WHY_SIZE, "field `%s`: str is not valid UTF-8",
                      f->name);
             return LCT_ERR_MALFORMED;

@@ -25,7 +25,8 @@ struct lct_index {
     uint64_t count, cap;
     uint64_t end;   /* offset just past the last indexed frame */
     bool truncated;
-    uint64_t truncated_offset;
+    uint64_t truncated_offset; /* where the partial frame starts */
+    uint64_t warning_offset;   /* what the warning names */
     char truncation[128];
 };
 
@@ -49,12 +50,14 @@ int lct_index_build(const lct_reader *r, lct_index **out, lct_error *err)
             break;
         if (st == LCT__FRAME_SHORT_PREFIX) {
             idx->truncated = true;
+            idx->warning_offset = pos;
             snprintf(idx->truncation, sizeof idx->truncation,
                      "truncated frame length prefix at offset %" PRIu64, pos);
             break;
         }
         if (st == LCT__FRAME_SHORT_BODY) {
             idx->truncated = true;
+            idx->warning_offset = pos + 4;
             snprintf(idx->truncation, sizeof idx->truncation,
                      "truncated frame body at offset %" PRIu64 " (got %" PRIu64
                      " of %" PRIu32 ")",
@@ -99,7 +102,7 @@ bool lct_index_truncation(const lct_index *idx, uint64_t *offset,
     if (!idx || !idx->truncated)
         return false;
     if (offset)
-        *offset = idx->truncated_offset;
+        *offset = idx->warning_offset;
     if (message)
         *message = idx->truncation;
     return true;

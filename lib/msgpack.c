@@ -11,97 +11,77 @@
 
 #include <stdbool.h>
 
-int lct__mp_head_parse(const unsigned char *p, const unsigned char *end,
-                       lct__mp_head *h)
-{
-    if (p >= end)
-        return LCT_ERR_MALFORMED;
-    size_t left = (size_t)(end - p);
-    unsigned b = p[0];
-    h->ext_type = 0;
-    h->n = 0;
+#define H(type, head, len_bytes, n) {LCT_TYPE_##type, head, len_bytes, n}
+#define FIX16(type, base) \
+    [base + 0x0] = H(type, 1, 0, 0x0), [base + 0x1] = H(type, 1, 0, 0x1), \
+    [base + 0x2] = H(type, 1, 0, 0x2), [base + 0x3] = H(type, 1, 0, 0x3), \
+    [base + 0x4] = H(type, 1, 0, 0x4), [base + 0x5] = H(type, 1, 0, 0x5), \
+    [base + 0x6] = H(type, 1, 0, 0x6), [base + 0x7] = H(type, 1, 0, 0x7), \
+    [base + 0x8] = H(type, 1, 0, 0x8), [base + 0x9] = H(type, 1, 0, 0x9), \
+    [base + 0xa] = H(type, 1, 0, 0xa), [base + 0xb] = H(type, 1, 0, 0xb), \
+    [base + 0xc] = H(type, 1, 0, 0xc), [base + 0xd] = H(type, 1, 0, 0xd), \
+    [base + 0xe] = H(type, 1, 0, 0xe), [base + 0xf] = H(type, 1, 0, 0xf)
+#define FIXSTR16(base) \
+    [base + 0x0] = H(STR, 1, 0, (base - 0xa0) + 0x0), \
+    [base + 0x1] = H(STR, 1, 0, (base - 0xa0) + 0x1), \
+    [base + 0x2] = H(STR, 1, 0, (base - 0xa0) + 0x2), \
+    [base + 0x3] = H(STR, 1, 0, (base - 0xa0) + 0x3), \
+    [base + 0x4] = H(STR, 1, 0, (base - 0xa0) + 0x4), \
+    [base + 0x5] = H(STR, 1, 0, (base - 0xa0) + 0x5), \
+    [base + 0x6] = H(STR, 1, 0, (base - 0xa0) + 0x6), \
+    [base + 0x7] = H(STR, 1, 0, (base - 0xa0) + 0x7), \
+    [base + 0x8] = H(STR, 1, 0, (base - 0xa0) + 0x8), \
+    [base + 0x9] = H(STR, 1, 0, (base - 0xa0) + 0x9), \
+    [base + 0xa] = H(STR, 1, 0, (base - 0xa0) + 0xa), \
+    [base + 0xb] = H(STR, 1, 0, (base - 0xa0) + 0xb), \
+    [base + 0xc] = H(STR, 1, 0, (base - 0xa0) + 0xc), \
+    [base + 0xd] = H(STR, 1, 0, (base - 0xa0) + 0xd), \
+    [base + 0xe] = H(STR, 1, 0, (base - 0xa0) + 0xe), \
+    [base + 0xf] = H(STR, 1, 0, (base - 0xa0) + 0xf)
 
-    if (b <= 0x7f || b >= 0xe0) {
-        h->type = LCT_TYPE_INT;
-        h->head = 1;
-        return LCT_OK;
-    }
-    if (b <= 0x8f) {
-        h->type = LCT_TYPE_MAP;
-        h->head = 1;
-        h->n = b & 0x0f;
-        return LCT_OK;
-    }
-    if (b <= 0x9f) {
-        h->type = LCT_TYPE_ARRAY;
-        h->head = 1;
-        h->n = b & 0x0f;
-        return LCT_OK;
-    }
-    if (b <= 0xbf) {
-        h->type = LCT_TYPE_STR;
-        h->head = 1;
-        h->n = b & 0x1f;
-        return LCT_OK;
-    }
-
-    /* 0xc0 .. 0xdf: the header size is fixed by the byte; check it once. */
-    static const unsigned char head_size[32] = {
-        /* c0 nil */ 1, /* c1 reserved */ 0, /* c2 c3 bool */ 1, 1,
-        /* c4 c5 c6 bin */ 2, 3, 5,
-        /* c7 c8 c9 ext */ 3, 4, 6,
-        /* ca cb float */ 5, 9,
-        /* cc cd ce cf uint */ 2, 3, 5, 9,
-        /* d0 d1 d2 d3 int */ 2, 3, 5, 9,
-        /* d4 .. d8 fixext */ 2, 2, 2, 2, 2,
-        /* d9 da db str */ 2, 3, 5,
-        /* dc dd array */ 3, 5,
-        /* de df map */ 3, 5,
-    };
-    unsigned head = head_size[b - 0xc0];
-    if (head == 0 || head > left)
-        return LCT_ERR_MALFORMED;
-    h->head = head;
-
-    switch (b) {
-    case 0xc0: h->type = LCT_TYPE_NIL; break;
-    case 0xc2: case 0xc3: h->type = LCT_TYPE_BOOL; break;
-    case 0xc4: h->type = LCT_TYPE_BIN; h->n = p[1]; break;
-    case 0xc5: h->type = LCT_TYPE_BIN; h->n = lct__be16(p + 1); break;
-    case 0xc6: h->type = LCT_TYPE_BIN; h->n = lct__be32(p + 1); break;
-    case 0xc7:
-        h->type = LCT_TYPE_EXT; h->n = p[1]; h->ext_type = (int8_t)p[2];
-        break;
-    case 0xc8:
-        h->type = LCT_TYPE_EXT; h->n = lct__be16(p + 1);
-        h->ext_type = (int8_t)p[3];
-        break;
-    case 0xc9:
-        h->type = LCT_TYPE_EXT; h->n = lct__be32(p + 1);
-        h->ext_type = (int8_t)p[5];
-        break;
-    case 0xca: h->type = LCT_TYPE_FLOAT32; break;
-    case 0xcb: h->type = LCT_TYPE_FLOAT64; break;
-    case 0xcc: case 0xcd: case 0xce: case 0xcf:
-    case 0xd0: case 0xd1: case 0xd2: case 0xd3:
-        h->type = LCT_TYPE_INT;
-        break;
-    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
-        h->type = LCT_TYPE_EXT;
-        h->n = 1u << (b - 0xd4);
-        h->ext_type = (int8_t)p[1];
-        break;
-    case 0xd9: h->type = LCT_TYPE_STR; h->n = p[1]; break;
-    case 0xda: h->type = LCT_TYPE_STR; h->n = lct__be16(p + 1); break;
-    case 0xdb: h->type = LCT_TYPE_STR; h->n = lct__be32(p + 1); break;
-    case 0xdc: h->type = LCT_TYPE_ARRAY; h->n = lct__be16(p + 1); break;
-    case 0xdd: h->type = LCT_TYPE_ARRAY; h->n = lct__be32(p + 1); break;
-    case 0xde: h->type = LCT_TYPE_MAP; h->n = lct__be16(p + 1); break;
-    case 0xdf: h->type = LCT_TYPE_MAP; h->n = lct__be32(p + 1); break;
-    default: return LCT_ERR_MALFORMED;
-    }
-    return LCT_OK;
-}
+/* Every byte not named below is an integer fixint (0x00-0x7f, 0xe0-0xff)
+ * and is filled in by lct__mp_hints_check() style tests; see the
+ * initialiser ranges. */
+const lct__mp_hint lct__mp_hints[256] = {
+    [0x00 ... 0x7f] = H(INT, 1, 0, 0),
+    FIX16(MAP, 0x80),
+    FIX16(ARRAY, 0x90),
+    FIXSTR16(0xa0),
+    FIXSTR16(0xb0),
+    [0xc0] = H(NIL, 1, 0, 0),
+    [0xc1] = H(INVALID, 1, 0, 0),
+    [0xc2] = H(BOOL, 1, 0, 0),
+    [0xc3] = H(BOOL, 1, 0, 0),
+    [0xc4] = H(BIN, 2, 1, 0),
+    [0xc5] = H(BIN, 3, 2, 0),
+    [0xc6] = H(BIN, 5, 4, 0),
+    [0xc7] = H(EXT, 3, 1, 0),
+    [0xc8] = H(EXT, 4, 2, 0),
+    [0xc9] = H(EXT, 6, 4, 0),
+    [0xca] = H(FLOAT32, 5, 0, 0),
+    [0xcb] = H(FLOAT64, 9, 0, 0),
+    [0xcc] = H(INT, 2, 0, 0),
+    [0xcd] = H(INT, 3, 0, 0),
+    [0xce] = H(INT, 5, 0, 0),
+    [0xcf] = H(INT, 9, 0, 0),
+    [0xd0] = H(INT, 2, 0, 0),
+    [0xd1] = H(INT, 3, 0, 0),
+    [0xd2] = H(INT, 5, 0, 0),
+    [0xd3] = H(INT, 9, 0, 0),
+    [0xd4] = H(EXT, 2, 0, 1),
+    [0xd5] = H(EXT, 2, 0, 2),
+    [0xd6] = H(EXT, 2, 0, 4),
+    [0xd7] = H(EXT, 2, 0, 8),
+    [0xd8] = H(EXT, 2, 0, 16),
+    [0xd9] = H(STR, 2, 1, 0),
+    [0xda] = H(STR, 3, 2, 0),
+    [0xdb] = H(STR, 5, 4, 0),
+    [0xdc] = H(ARRAY, 3, 2, 0),
+    [0xdd] = H(ARRAY, 5, 4, 0),
+    [0xde] = H(MAP, 3, 2, 0),
+    [0xdf] = H(MAP, 5, 4, 0),
+    [0xe0 ... 0xff] = H(INT, 1, 0, 0),
+};
 
 int lct__utf8_valid(const unsigned char *s, size_t n)
 {
@@ -187,52 +167,85 @@ static bool timestamp_valid(const unsigned char *p, uint32_t n)
         return (code);                                                         \
     } while (0)
 
+/*
+ * The walker.  Nesting is a stack of "values still to read" counters: the
+ * counter of the innermost open container lives in `rem`, the outer ones
+ * in stack[].  fixint, fixstr, fixmap and fixarray, nearly every byte of a
+ * real trace, are decoded from the byte itself; the rest go through the
+ * hint table.
+ */
 int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                  unsigned mode, const unsigned char **out, const char **why,
                  const unsigned char **at)
 {
-    /* remaining[d]: values still to read inside the container open at
-     * depth d; depth 0 holds the one top value. */
-    size_t remaining[LCT_MAX_DEPTH + 1];
+    size_t stack[LCT_MAX_DEPTH];
     unsigned depth = 0;
-    remaining[0] = 1;
-    bool str_keys = (mode & LCT__WALK_STR_KEYS) != 0;
-    bool top = true;
+    size_t rem = 1;
+    const bool utf8 = (mode & LCT__WALK_UTF8) != 0;
+    const bool timestamps = (mode & LCT__WALK_TIMESTAMP) != 0;
+    const bool str_keys = (mode & LCT__WALK_STR_KEYS) != 0;
+
+    if (str_keys && (p >= end || lct__mp_hints[*p].type != LCT_TYPE_MAP))
+        WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");
 
     for (;;) {
-        while (remaining[depth] == 0) {
+        while (rem == 0) {
             if (depth == 0) {
                 *out = p;
                 return LCT_OK;
             }
-            depth--;
+            rem = stack[--depth];
         }
-        remaining[depth]--;
-
-        lct__mp_head h;
+        rem--;
         if (p >= end)
             WALK_FAIL(LCT_ERR_MALFORMED, "data ends inside a value");
+        unsigned b = *p;
+
+        if ((b & 0xe0) == 0xa0) { /* fixstr: keys and most strings */
+            size_t n = b & 0x1f;
+            p++;
+            if (n > (size_t)(end - p))
+                WALK_FAIL(LCT_ERR_MALFORMED, "str runs past the end of data");
+            if (utf8 && !lct__str_valid(p, n, end))
+                WALK_FAIL(LCT_ERR_MALFORMED, "str is not valid UTF-8");
+            p += n;
+            continue;
+        }
+        /* Not a str: at the top of args that is only fine for values,
+         * which sit where an even count remains. */
+        if (str_keys && depth == 1 && (rem & 1))
+            WALK_FAIL(LCT_ERR_MALFORMED, "args key is not a str");
+        if (b < 0x80 || b >= 0xe0) { /* fixint */
+            p++;
+            continue;
+        }
+        if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */
+            size_t items = (size_t)(b & 0x0f) << (b < 0x90);
+            p++;
+            if (items == 0)
+                continue;
+            if (items > (size_t)(end - p))
+                WALK_FAIL(LCT_ERR_MALFORMED,
+                          "container count exceeds the data left");
+            if (depth == LCT_MAX_DEPTH)
+                WALK_FAIL(LCT_ERR_DEPTH, "nesting deeper than LCT_MAX_DEPTH");
+            stack[depth++] = rem;
+            rem = items;
+            continue;
+        }
+
+        lct__mp_head h;
         if (lct__mp_head_parse(p, end, &h) != LCT_OK)
             WALK_FAIL(LCT_ERR_MALFORMED,
-                      *p == 0xc1 ? "reserved byte 0xc1"
-                                 : "data ends inside a value header");
-        if (str_keys) {
-            if (top && h.type != LCT_TYPE_MAP)
-                WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");
-            /* In the top map, keys sit where an odd count remains. */
-            if (!top && depth == 1 && (remaining[1] & 1) &&
-                h.type != LCT_TYPE_STR)
-                WALK_FAIL(LCT_ERR_MALFORMED, "args key is not a str");
-        }
-        top = false;
-
+                      b == 0xc1 ? "reserved byte 0xc1"
+                                : "data ends inside a value header");
         const unsigned char *payload = p + h.head;
         size_t left = (size_t)(end - payload);
         switch (h.type) {
         case LCT_TYPE_STR:
             if (h.n > left)
                 WALK_FAIL(LCT_ERR_MALFORMED, "str runs past the end of data");
-            if ((mode & LCT__WALK_UTF8) && !lct__utf8_valid(payload, h.n))
+            if (utf8 && !lct__str_valid(payload, h.n, end))
                 WALK_FAIL(LCT_ERR_MALFORMED, "str is not valid UTF-8");
             p = payload + h.n;
             break;
@@ -244,8 +257,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
         case LCT_TYPE_EXT:
             if (h.n > left)
                 WALK_FAIL(LCT_ERR_MALFORMED, "ext runs past the end of data");
-            if ((mode & LCT__WALK_TIMESTAMP) &&
-                h.ext_type == LCT_EXT_TIMESTAMP &&
+            if (timestamps && h.ext_type == LCT_EXT_TIMESTAMP &&
                 !timestamp_valid(payload, h.n))
                 WALK_FAIL(LCT_ERR_MALFORMED, "invalid timestamp ext");
             p = payload + h.n;
@@ -262,7 +274,8 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                           "container count exceeds the data left");
             if (depth == LCT_MAX_DEPTH)
                 WALK_FAIL(LCT_ERR_DEPTH, "nesting deeper than LCT_MAX_DEPTH");
-            remaining[++depth] = items;
+            stack[depth++] = rem;
+            rem = items;
             break;
         }
         default: /* scalars: the header is the whole value */

@@ -8,6 +8,7 @@
 #ifndef LCT_MSGPACK_INTERNAL_H
 #define LCT_MSGPACK_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -54,13 +55,49 @@ typedef struct lct__mp_head {
 } lct__mp_head;
 
 /*
+ * What each first byte means, so parsing a header is one table load and
+ * no branch ladder (MsgPuck's parser-hint idea): the type, the header
+ * size (first byte, length or count bytes, ext type byte; for scalars the
+ * whole value), how many bytes hold the length or count (0, 1, 2, 4), and
+ * for fix types and fixext the length or count itself.
+ */
+typedef struct lct__mp_hint {
+    uint8_t type;  /* lct_type; LCT_TYPE_INVALID for 0xc1 */
+    uint8_t head;
+    uint8_t len_bytes;
+    uint8_t fixed_n;
+} lct__mp_hint;
+
+extern const lct__mp_hint lct__mp_hints[256];
+
+/*
  * Parse the header of the value at p.  Returns LCT_OK, or
  * LCT_ERR_MALFORMED if the header is cut short or the byte is reserved.
  * The payload is not checked against end; callers compare n with what is
  * left after the header.
  */
-int lct__mp_head_parse(const unsigned char *p, const unsigned char *end,
-                       lct__mp_head *h);
+static inline int lct__mp_head_parse(const unsigned char *p,
+                                     const unsigned char *end,
+                                     lct__mp_head *h)
+{
+    if (p >= end)
+        return LCT_ERR_MALFORMED;
+    const lct__mp_hint *t = &lct__mp_hints[p[0]];
+    if (t->type == LCT_TYPE_INVALID || t->head > (size_t)(end - p))
+        return LCT_ERR_MALFORMED;
+    h->type = (lct_type)t->type;
+    h->head = t->head;
+    h->ext_type = 0;
+    switch (t->len_bytes) {
+    case 0: h->n = t->fixed_n; break;
+    case 1: h->n = p[1]; break;
+    case 2: h->n = lct__be16(p + 1); break;
+    default: h->n = lct__be32(p + 1); break;
+    }
+    if (t->type == LCT_TYPE_EXT)
+        h->ext_type = (int8_t)p[t->head - 1];
+    return LCT_OK;
+}
 
 /* Walk modes, combinable. */
 enum {
@@ -84,5 +121,50 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
 
 /* Whether [p, p+len) is UTF-8 as Python's strict decoder accepts it. */
 int lct__utf8_valid(const unsigned char *p, size_t len);
+
+/*
+ * Whether n bytes at p are all ASCII, the common case for trace strings,
+ * in a few word operations: one masked 8-byte load for short strings (when
+ * 8 bytes are readable before end), whole words plus one overlapping last
+ * word for longer ones.
+ */
+static inline bool lct__ascii_only(const unsigned char *p, size_t n,
+                              const unsigned char *end)
+{
+    const uint64_t high = UINT64_C(0x8080808080808080);
+    uint64_t w, acc = 0;
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&w, p + i, 8);
+            acc |= w;
+        }
+        memcpy(&w, p + n - 8, 8);
+        return ((acc | w) & high) == 0;
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if ((size_t)(end - p) >= 8) {
+        memcpy(&w, p, 8);
+        /* keep the low n bytes: the string's, on a little-endian load */
+        uint64_t mask = n ? (~UINT64_C(0) >> (64 - 8 * n)) : 0;
+        return (w & mask & high) == 0;
+    }
+#else
+    (void)end;
+#endif
+    for (size_t i = 0; i < n; i++)
+        acc |= p[i];
+    return (acc & 0x80) == 0;
+}
+
+/* UTF-8 validity with the ASCII fast path; end bounds the extra bytes the
+ * fast path may load (never past it). */
+static inline bool lct__str_valid(const unsigned char *p, size_t n,
+                                  const unsigned char *end)
+{
+    return lct__ascii_only(p, n, end) || lct__utf8_valid(p, n);
+}
+
+
 
 #endif

@@ -75,7 +75,7 @@ static int decode_fast(const unsigned char *body, size_t len, unsigned flags,
         return 0;
     p += sizeof args_key;
 
-    if (!lct__utf8_valid(qualname, qlen)) {
+    if (!lct__str_valid(qualname, qlen, end)) {
         snprintf(why, LCT__WHY_SIZE, "field `qualname`: str is not valid UTF-8");
         *rc = LCT_ERR_MALFORMED;
         return 1;

@@ -805,3 +805,38 @@ Test(cli, progress_only_on_a_terminal)
     unlink(path);
     free(path);
 }
+
+/* MARK: threads */
+
+Test(cli, parallel_output_is_identical_to_sequential)
+{
+    static const char *names[] = {"clean", "malformed_mixed", "trunc_tail_74",
+                                  "huge_length", "header_only"};
+    static const char *cmds[][2] = {{"check", NULL},   {"check", "--json"},
+                                    {"stat", NULL},    {"stat", "--json"},
+                                    {"info", NULL},    {"info", "--json"}};
+    for (size_t f = 0; f < sizeof names / sizeof *names + 1; f++) {
+        char *path = f < sizeof names / sizeof *names
+                         ? fixture(names[f], ".lct")
+                         : strdup(LCT_SAMPLE);
+        for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
+            const char *extra = cmds[c][1] ? cmds[c][1] : "-q";
+            run one = run_lct(NULL, cmds[c][0], "-j", "1", extra, path, NULL);
+            run three = run_lct(NULL, cmds[c][0], "-j", "3", extra, path, NULL);
+            cr_expect_eq(one.status, three.status, "%s %s", cmds[c][0], path);
+            cr_expect_str_eq(three.out, one.out, "%s %s %s", cmds[c][0], extra,
+                             path);
+            cr_expect_str_eq(three.err, one.err, "%s %s stderr", cmds[c][0],
+                             path);
+            run_free(&one);
+            run_free(&three);
+        }
+        /* Warnings too, in the same order. */
+        run one = run_lct(NULL, "stat", "-j", "1", path, NULL);
+        run three = run_lct(NULL, "stat", "-j", "3", path, NULL);
+        cr_expect_str_eq(three.err, one.err, "stat warnings %s", path);
+        run_free(&one);
+        run_free(&three);
+        free(path);
+    }
+}

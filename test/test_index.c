@@ -21,6 +21,7 @@ typedef struct seq {
     uint64_t rec[8192], skip[64];
     size_t nrec, nskip;
     char truncation[160];
+    uint64_t truncation_offset;
 } seq;
 
 static void seq_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
@@ -30,8 +31,10 @@ static void seq_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
     seq *s = ctx;
     if (kind == LCT_WARN_MALFORMED)
         s->skip[s->nskip++] = offset;
-    else
+    else {
         snprintf(s->truncation, sizeof s->truncation, "%s", message);
+        s->truncation_offset = offset;
+    }
 }
 
 static void sequential(lct_reader *r, seq *s)
@@ -76,8 +79,10 @@ static void check_scan_matches(lct_reader *r, const seq *s)
     const char *tmsg;
     bool truncated = lct_index_truncation(idx, &toff, &tmsg);
     cr_expect_eq(truncated, s->truncation[0] != '\0');
-    if (truncated)
+    if (truncated) {
         cr_expect_str_eq(tmsg, s->truncation);
+        cr_expect_eq(toff, s->truncation_offset);
+    }
 
     for (unsigned threads = 1; threads <= 4; threads++) {
         lct_scan scan = {threads, part_record, part_skip, NULL};

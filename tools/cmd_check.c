@@ -37,9 +37,16 @@ static void on_problem(void *ctx, const lct_reader *r, lct_warning_kind kind,
     rep->problems++;
 }
 
+static int no_op(void *state, const lct_record *rec)
+{
+    (void)state;
+    (void)rec;
+    return 0;
+}
+
 static void help(void)
 {
-    printf("usage: lct check [--json] [-q] FILE\n"
+    printf("usage: lct check [--json] [-q] [-j N] FILE\n"
            "\n"
            "Validate the whole trace as the reference reader would read it:\n"
            "every skipped frame (with its offset and reason) and a cut tail\n"
@@ -50,21 +57,25 @@ static void help(void)
            "\n"
            "  --json     a machine-readable report\n"
            "  -q         nothing on stderr (the report is on stdout)\n"
+           "  -j N       threads (default: all CPUs for files over 64 MiB)\n"
            "  -h, --help this text\n");
 }
 
 int cmd_check(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+    static const struct option opts[] = {{"json", no_argument, NULL, 'J'},
+                                         {"jobs", required_argument, NULL, 'j'},
                                          {"quiet", no_argument, NULL, 'q'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     bool json = false, quiet = false;
+    unsigned jobs = 0;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":qhj:", opts, NULL)) != -1) {
         switch (c) {
-        case 'j': json = true; break;
+        case 'J': json = true; break;
+        case 'j': jobs = tool_parse_jobs("check", optarg); break;
         case 'q': quiet = true; break;
         case 'h': help(); return EXIT_OK;
         default:
@@ -100,21 +111,19 @@ int cmd_check(int argc, char **argv)
     }
 
     report rep = {json, path, 0};
-    lct_reader_set_log(r, on_problem, &rep);
     if (json) {
         fputs("{\"path\":", stdout);
         tool_put_json_str(path, strlen(path));
         fputs(",\"problems\":[", stdout);
     }
-    tool_progress progress;
-    tool_progress_start(&progress, r, quiet);
-    lct_record rec;
-    while (lct_next(r, &rec) == 1)
-        tool_progress_update(&progress, r);
-    tool_progress_end(&progress);
-
-    lct_stats st;
-    lct_reader_stats(r, &st);
+    tool_run run;
+    bool ran = tool_records(r, jobs, quiet, 1, no_op, on_problem, &rep, &run);
+    lct_stats st = run.stats;
+    tool_run_free(&run);
+    if (!ran) {
+        lct_close(r);
+        return EXIT_REFUSED;
+    }
     bool clean = st.skipped == 0 && !st.truncated;
     if (json) {
         printf("],\"ok\":%s,\"records\":%" PRIu64 ",\"skipped\":%" PRIu64

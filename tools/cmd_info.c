@@ -458,9 +458,35 @@ static void print_json(const char *path, const lct_header *h,
 
 /* MARK: command */
 
+typedef struct part {
+    struct qtable ops;
+    double duration;
+    uint64_t seen;
+} part;
+
+/* Events-level traces are read by one thread, into this. */
+static events *events_sink;
+
+static int info_record(void *state, const lct_record *rec)
+{
+    part *p = state;
+    if (!qtable_add(&p->ops, rec, false))
+        return 1;
+    /* duration: the largest t_mono, even a negative one */
+    if (p->seen == 0 || rec->t_mono > p->duration)
+        p->duration = rec->t_mono;
+    p->seen++;
+    if (events_sink) {
+        events_add(events_sink, rec);
+        if (events_sink->failed)
+            return 1;
+    }
+    return 0;
+}
+
 static void help(void)
 {
-    printf("usage: lct info [--json] [-q] FILE\n"
+    printf("usage: lct info [--json] [-q] [-j N] FILE\n"
            "\n"
            "Summarise a trace exactly as 'lmcache trace info' does: header\n"
            "fields, duration (largest t_mono), records per qualname, and for\n"
@@ -468,21 +494,26 @@ static void help(void)
            "\n"
            "  --json     the same facts, plus skipped and truncated, as JSON\n"
            "  -q         no warnings on stderr\n"
+           "  -j N       threads (default: all CPUs for files over 64 MiB;\n"
+           "             events-level traces are always read by one)\n"
            "  -h, --help this text\n");
 }
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+    static const struct option opts[] = {{"json", no_argument, NULL, 'J'},
                                          {"quiet", no_argument, NULL, 'q'},
+                                         {"jobs", required_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     bool json = false, quiet = false;
+    unsigned jobs = 0;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":qhj:", opts, NULL)) != -1) {
         switch (c) {
-        case 'j': json = true; break;
+        case 'J': json = true; break;
+        case 'j': jobs = tool_parse_jobs("info", optarg); break;
         case 'q': quiet = true; break;
         case 'h': help(); return EXIT_OK;
         default:
@@ -499,35 +530,35 @@ int cmd_info(int argc, char **argv)
     const lct_header *h = lct_reader_header(r);
     bool is_events = h->level.len == 6 && memcmp(h->level.ptr, "events", 6) == 0;
 
-    struct qtable ops = RB_INITIALIZER(&ops);
     events ev;
     memset(&ev, 0, sizeof ev);
     RB_INIT(&ev.instances);
     RB_INIT(&ev.batches);
     RB_INIT(&ev.entries);
     RB_INIT(&ev.lifecycle);
-    double duration = 0;
-    uint64_t ops_seen = 0;
-    tool_progress progress;
-    tool_progress_start(&progress, r, quiet);
-    lct_record rec;
-    int rc = EXIT_OK;
-    while (lct_next(r, &rec) == 1) {
-        tool_progress_update(&progress, r);
-        if (!qtable_add(&ops, &rec, false) || ev.failed) {
+    tool_run run;
+    /* The events block's tables do not merge: one thread reads those. */
+    events_sink = is_events ? &ev : NULL;
+    int rc = tool_records(r, is_events ? 1 : jobs, quiet, sizeof(part),
+                          info_record, quiet ? NULL : lct_log_stderr, NULL,
+                          &run)
+                 ? EXIT_OK
+                 : EXIT_REFUSED;
+    part *all = tool_run_state(&run, 0);
+    struct qtable ops = all->ops;
+    double duration = all->duration;
+    uint64_t seen = all->seen;
+    for (unsigned t = 1; t < run.nstates; t++) {
+        part *p = tool_run_state(&run, t);
+        if (rc == EXIT_OK && !qtable_merge(&ops, &p->ops, false))
             rc = EXIT_REFUSED;
-            break;
-        }
-        /* duration: the largest t_mono, even a negative one */
-        if (rec.t_mono > duration || ops_seen++ == 0)
-            duration = rec.t_mono;
-        if (is_events)
-            events_add(&ev, &rec);
+        qtable_free(&p->ops);
+        if (p->seen && (p->duration > duration || seen == 0))
+            duration = p->duration;
+        seen += p->seen;
     }
-    tool_progress_end(&progress);
     if (rc == EXIT_OK) {
-        lct_stats st;
-        lct_reader_stats(r, &st);
+        lct_stats st = run.stats;
         if (json)
             print_json(path, h, &ops, &st, duration, is_events ? &ev : NULL);
         else
@@ -537,6 +568,7 @@ int cmd_info(int argc, char **argv)
     /* Output refers to views: finish it before the mapping goes. */
     tool_finish_stdout();
     qtable_free(&ops);
+    tool_run_free(&run);
     ev_free(&ev.instances);
     ev_free(&ev.batches);
     ev_free(&ev.entries);

@@ -37,10 +37,12 @@ static row row_of(qentry *e, uint64_t total)
     r.share = total ? 100.0 * (double)e->count / (double)total : 0;
     r.args_mean = e->count ? (double)e->args_bytes / (double)e->count : 0;
     if (e->ngaps) {
+        /* Sum after sorting: the same order however the gaps were
+         * gathered (one thread or several), so the same mean to the bit. */
+        qsort(e->gaps, e->ngaps, sizeof *e->gaps, cmp_double);
         double sum = 0;
         for (size_t i = 0; i < e->ngaps; i++)
             sum += e->gaps[i];
-        qsort(e->gaps, e->ngaps, sizeof *e->gaps, cmp_double);
         r.gap_mean = sum / (double)e->ngaps;
         r.p50 = percentile(e->gaps, e->ngaps, 50);
         r.p99 = percentile(e->gaps, e->ngaps, 99);
@@ -70,9 +72,26 @@ static void csv_field(lct_str s)
     fputc('"', stdout);
 }
 
+typedef struct part {
+    struct qtable ops;
+    double duration;
+    uint64_t total;
+} part;
+
+static int count_record(void *state, const lct_record *rec)
+{
+    part *p = state;
+    if (!qtable_add(&p->ops, rec, true))
+        return 1;
+    if (rec->t_mono > p->duration || p->total == 0)
+        p->duration = rec->t_mono;
+    p->total++;
+    return 0;
+}
+
 static void help(void)
 {
-    printf("usage: lct stat [--csv | --json] [-q] FILE\n"
+    printf("usage: lct stat [--csv | --json] [-q] [-j N] FILE\n"
            "\n"
            "Per qualname: count, share of records, first and last t_mono,\n"
            "inter-arrival gap mean/p50/p99 (seconds, nearest-rank), mean args\n"
@@ -82,6 +101,7 @@ static void help(void)
            "  --csv      comma-separated values with a header row\n"
            "  --json     one JSON object\n"
            "  -q         no warnings on stderr\n"
+           "  -j N       threads (default: all CPUs for files over 64 MiB)\n"
            "  -h, --help this text\n");
 }
 
@@ -91,13 +111,16 @@ int cmd_stat(int argc, char **argv)
     static const struct option opts[] = {{"csv", no_argument, NULL, OPT_CSV},
                                          {"json", no_argument, NULL, OPT_JSON},
                                          {"quiet", no_argument, NULL, 'q'},
+                                         {"jobs", required_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     bool csv = false, json = false, quiet = false;
+    unsigned jobs = 0;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":qhj:", opts, NULL)) != -1) {
         switch (c) {
+        case 'j': jobs = tool_parse_jobs("stat", optarg); break;
         case OPT_CSV: csv = true; break;
         case OPT_JSON: json = true; break;
         case 'q': quiet = true; break;
@@ -115,24 +138,25 @@ int cmd_stat(int argc, char **argv)
     if (!r)
         return EXIT_REFUSED;
 
-    struct qtable ops = RB_INITIALIZER(&ops);
-    double duration = 0;
-    uint64_t total = 0;
-    tool_progress progress;
-    tool_progress_start(&progress, r, quiet);
-    lct_record rec;
-    int rc = EXIT_OK;
-    while (lct_next(r, &rec) == 1) {
-        tool_progress_update(&progress, r);
-        if (!qtable_add(&ops, &rec, true)) {
+    tool_run run;
+    int rc = tool_records(r, jobs, quiet, sizeof(part), count_record,
+                          quiet ? NULL : lct_log_stderr, NULL, &run)
+                 ? EXIT_OK
+                 : EXIT_REFUSED;
+    /* Merge the parts in file order into the first. */
+    part *all = tool_run_state(&run, 0);
+    struct qtable ops = all->ops;
+    double duration = all->duration;
+    uint64_t total = all->total;
+    for (unsigned t = 1; t < run.nstates; t++) {
+        part *p = tool_run_state(&run, t);
+        if (rc == EXIT_OK && !qtable_merge(&ops, &p->ops, true))
             rc = EXIT_REFUSED;
-            break;
-        }
-        if (rec.t_mono > duration || total == 0)
-            duration = rec.t_mono;
-        total++;
+        qtable_free(&p->ops);
+        if (p->total && (p->duration > duration || total == 0))
+            duration = p->duration;
+        total += p->total;
     }
-    tool_progress_end(&progress);
     double rate = duration > 0 ? (double)total / duration : 0;
 
     qentry *e;
@@ -208,6 +232,7 @@ int cmd_stat(int argc, char **argv)
     }
     tool_finish_stdout();
     qtable_free(&ops);
+    tool_run_free(&run);
     lct_close(r);
     return rc;
 }

@@ -129,6 +129,15 @@ void tool_finish_stdout(void)
     exit(EXIT_REFUSED);
 }
 
+unsigned tool_parse_jobs(const char *cmd, const char *arg)
+{
+    const char *errstr;
+    long long n = strtonum(arg, 1, 1024, &errstr);
+    if (errstr)
+        tool_usage_error(cmd, "-j '%s' is %s (1 to 1024)", arg, errstr);
+    return (unsigned)n;
+}
+
 /* MARK: progress */
 
 #define PROGRESS_MIN_BYTES (256ull << 20)
@@ -173,6 +182,24 @@ void tool_progress_update(tool_progress *p, const lct_reader *r)
     fflush(stderr);
 }
 
+/* Progress known as a fraction (the parallel path's first thread). */
+static void progress_fraction(tool_progress *p, double fraction)
+{
+    if (!p->active || p->next_check-- > 0)
+        return;
+    p->next_check = 4096;
+    double t = now();
+    if (t - p->last_shown < 0.25)
+        return;
+    p->last_shown = t;
+    char total[8];
+    humanize_number(total, sizeof total, (int64_t)p->total, "B", HN_AUTOSCALE,
+                    HN_DECIMAL | HN_NOSPACE);
+    fprintf(stderr, "\r%s: %3d%% of %s", tool_name, (int)(100.0 * fraction),
+            total);
+    fflush(stderr);
+}
+
 void tool_progress_end(tool_progress *p)
 {
     if (p->active && p->last_shown > 0) {
@@ -180,6 +207,179 @@ void tool_progress_end(tool_progress *p)
         fflush(stderr);
     }
     p->active = false;
+}
+
+/* MARK: running over every record */
+
+typedef struct skip_note {
+    uint64_t offset;
+    char *reason;
+} skip_note;
+
+/* What each scan thread carries besides the caller's state. */
+typedef struct lane {
+    void *state;
+    tool_record_fn on_record;
+    bool failed;
+    skip_note *skips;
+    size_t nskips, capskips;
+    tool_progress *progress; /* thread 0 only */
+    uint64_t first, span;    /* thread 0's byte range, for progress */
+    char pad[64];            /* lanes are written by different threads */
+} lane;
+
+static int lane_record(void *state, const lct_record *rec)
+{
+    lane *l = state;
+    if (l->progress && l->span)
+        progress_fraction(l->progress,
+                          (double)(rec->offset - l->first) / (double)l->span);
+    if (l->on_record(l->state, rec) != 0) {
+        l->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+static void lane_skip(void *state, uint64_t offset, const char *reason)
+{
+    lane *l = state;
+    if (l->progress && l->span)
+        progress_fraction(l->progress,
+                          (double)(offset - l->first) / (double)l->span);
+    if (l->nskips == l->capskips) {
+        size_t cap = l->capskips ? l->capskips * 2 : 16;
+        skip_note *n = reallocarray(l->skips, cap, sizeof *n);
+        if (!n) {
+            l->failed = true;
+            return;
+        }
+        l->skips = n;
+        l->capskips = cap;
+    }
+    char *copy = strdup(reason);
+    if (!copy) {
+        l->failed = true;
+        return;
+    }
+    l->skips[l->nskips].offset = offset;
+    l->skips[l->nskips].reason = copy;
+    l->nskips++;
+}
+
+void *tool_run_state(const tool_run *run, unsigned t)
+{
+    return run->states + (size_t)t * run->state_size;
+}
+
+void tool_run_free(tool_run *run)
+{
+    free(run->states);
+    run->states = NULL;
+    run->nstates = 0;
+}
+
+static bool alloc_states(tool_run *run, unsigned n, size_t state_size)
+{
+    run->nstates = n;
+    run->state_size = state_size;
+    run->states = calloc(n, state_size);
+    if (!run->states)
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+    return run->states != NULL;
+}
+
+static bool run_sequential(lct_reader *r, bool quiet, tool_record_fn on_record,
+                           lct_log_fn log, void *log_ctx, tool_run *run)
+{
+    lct_reader_set_log(r, log, log_ctx);
+    tool_progress progress;
+    tool_progress_start(&progress, r, quiet);
+    lct_record rec;
+    bool ok = true;
+    void *state = tool_run_state(run, 0);
+    while (lct_next(r, &rec) == 1) {
+        tool_progress_update(&progress, r);
+        if (on_record(state, &rec) != 0) {
+            ok = false;
+            break;
+        }
+    }
+    tool_progress_end(&progress);
+    lct_reader_stats(r, &run->stats);
+    return ok;
+}
+
+bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
+                  size_t state_size, tool_record_fn on_record, lct_log_fn log,
+                  void *log_ctx, tool_run *run)
+{
+    memset(run, 0, sizeof *run);
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    if (jobs == 0)
+        jobs = st.file_size >= TOOL_PARALLEL_MIN_BYTES ? 0 : 1;
+    if (jobs == 1)
+        return alloc_states(run, 1, state_size) &&
+               run_sequential(r, quiet, on_record, log, log_ctx, run);
+
+    lct_index *idx;
+    lct_error err;
+    if (lct_index_build(r, &idx, &err) != LCT_OK) {
+        fprintf(stderr, "%s: %s\n", tool_name, err.message);
+        return false;
+    }
+    lct_scan scan = {jobs, lane_record, lane_skip, NULL};
+    unsigned n = lct_scan_threads(&scan, idx);
+    lane *lanes = calloc(n, sizeof *lanes);
+    void **lane_ptrs = calloc(n, sizeof *lane_ptrs);
+    bool ok = lanes && lane_ptrs && alloc_states(run, n, state_size);
+    tool_progress progress;
+    tool_progress_start(&progress, r, quiet);
+    if (ok) {
+        for (unsigned t = 0; t < n; t++) {
+            lanes[t].state = tool_run_state(run, t);
+            lanes[t].on_record = on_record;
+            lane_ptrs[t] = &lanes[t];
+        }
+        lanes[0].progress = &progress;
+        lanes[0].first = lct_index_offset(idx, 0);
+        lanes[0].span = st.file_size / n;
+        scan.states = lane_ptrs;
+        if (lct_scan_run(idx, &scan, &run->stats, &err) != LCT_OK) {
+            fprintf(stderr, "%s: %s\n", tool_name, err.message);
+            ok = false;
+        }
+    }
+    tool_progress_end(&progress);
+    /* Warnings in file order: each thread's skips, then a cut tail. */
+    for (unsigned t = 0; lanes && t < n; t++) {
+        for (size_t i = 0; i < lanes[t].nskips; i++) {
+            if (ok && log) {
+                char message[LCT_ERROR_MESSAGE_SIZE];
+                snprintf(message, sizeof message,
+                         "skipping malformed record at offset %llu: %s",
+                         (unsigned long long)lanes[t].skips[i].offset,
+                         lanes[t].skips[i].reason);
+                log(log_ctx, r, LCT_WARN_MALFORMED, lanes[t].skips[i].offset,
+                    message);
+            }
+            free(lanes[t].skips[i].reason);
+        }
+        free(lanes[t].skips);
+        if (lanes[t].failed)
+            ok = false;
+    }
+    uint64_t offset;
+    const char *message;
+    if (ok && log && lct_index_truncation(idx, &offset, &message))
+        log(log_ctx, r, LCT_WARN_TRUNCATED, offset, message);
+    if (!ok)
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+    free(lanes);
+    free(lane_ptrs);
+    lct_index_free(idx);
+    return ok;
 }
 
 /* MARK: per-qualname table */
@@ -236,6 +436,45 @@ bool qtable_add(struct qtable *t, const lct_record *rec, bool keep_gaps)
     e->last = rec->t_mono;
     e->count++;
     e->args_bytes += rec->args.len;
+    return true;
+}
+
+bool qtable_merge(struct qtable *into, struct qtable *later, bool keep_gaps)
+{
+    qentry *e, *next;
+    RB_FOREACH_SAFE(e, qtable, later, next) {
+        RB_REMOVE(qtable, later, e);
+        qentry *mine = RB_FIND(qtable, into, e);
+        if (!mine) {
+            RB_INSERT(qtable, into, e);
+            continue;
+        }
+        if (keep_gaps) {
+            size_t need = mine->ngaps + e->ngaps + 1;
+            if (need > mine->capgaps) {
+                double *g = reallocarray(mine->gaps, need, sizeof *g);
+                if (!g) {
+                    fprintf(stderr, "%s: out of memory\n", tool_name);
+                    free(e->gaps);
+                    free(e);
+                    return false;
+                }
+                mine->gaps = g;
+                mine->capgaps = need;
+            }
+            /* the gap across the seam between the two ranges */
+            mine->gaps[mine->ngaps++] = e->first - mine->last;
+            if (e->ngaps)
+                memcpy(mine->gaps + mine->ngaps, e->gaps,
+                       e->ngaps * sizeof *e->gaps);
+            mine->ngaps += e->ngaps;
+        }
+        mine->count += e->count;
+        mine->last = e->last;
+        mine->args_bytes += e->args_bytes;
+        free(e->gaps);
+        free(e);
+    }
     return true;
 }
 

@@ -66,6 +66,39 @@ void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet);
 void tool_progress_update(tool_progress *p, const lct_reader *r);
 void tool_progress_end(tool_progress *p);
 
+/* MARK: running over every record, in one thread or several */
+
+/* Files at least this large are scanned in parallel unless -j says. */
+#define TOOL_PARALLEL_MIN_BYTES (64ull << 20)
+
+/* Parse -j N (1..1024); usage error if bad. */
+unsigned tool_parse_jobs(const char *cmd, const char *arg);
+
+typedef int (*tool_record_fn)(void *state, const lct_record *rec);
+
+/*
+ * The records of a run: one state (sequential) or one per thread, each
+ * state_size bytes, zeroed, seeing its records in file order; merge them
+ * in order.  Warnings reach `log` in file order either way.
+ */
+typedef struct tool_run {
+    unsigned nstates;
+    size_t state_size;
+    char *states;
+    lct_stats stats;
+} tool_run;
+
+/*
+ * Call on_record for every record of r.  jobs: 0 chooses (all online CPUs
+ * for files of TOOL_PARALLEL_MIN_BYTES or more, else 1); 1 is sequential.
+ * Returns false (after a message) if on_record failed or memory ran out.
+ */
+bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
+                  size_t state_size, tool_record_fn on_record, lct_log_fn log,
+                  void *log_ctx, tool_run *run);
+void *tool_run_state(const tool_run *run, unsigned t);
+void tool_run_free(tool_run *run);
+
 /* MARK: per-qualname table (views as keys: valid while the reader lives) */
 
 typedef struct qentry {
@@ -86,6 +119,9 @@ int qentry_cmp(qentry *a, qentry *b);
 qentry *qtable_get(struct qtable *t, lct_str qualname);
 /* Count one record (and its gap when keep_gaps). */
 bool qtable_add(struct qtable *t, const lct_record *rec, bool keep_gaps);
+/* Move every entry of `later` (records after all of into's) into `into`,
+ * adding the gap across the seam; later is left empty. */
+bool qtable_merge(struct qtable *into, struct qtable *later, bool keep_gaps);
 void qtable_free(struct qtable *t);
 
 /* MARK: subcommands */
