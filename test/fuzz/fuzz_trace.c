@@ -1,0 +1,100 @@
+/*
+ * fuzz_trace.c - libFuzzer target: arbitrary bytes as a whole trace.
+ *
+ * Opens the bytes with lct_open_buffer (strict and lazy), iterates every
+ * record, validates and visits every args value, renders every record and
+ * the header as JSON, builds the index, runs a one-thread scan and
+ * random access, and checks the reader's own accounting: every complete
+ * frame is either yielded or skipped, and the scan agrees with lct_next.
+ *
+ *     make fuzz && test/fuzz/fuzz_trace -max_total_time=60 corpus/ test/fixtures/
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lct.h"
+
+static int discard(void *ctx, const char *data, size_t len)
+{
+    (void)data;
+    *(size_t *)ctx += len;
+    return 0;
+}
+
+static int count_value(void *ctx, const lct_visit *v)
+{
+    (*(size_t *)ctx)++;
+    return v->depth > 100000; /* never: depth is bounded by the library */
+}
+
+static int scan_count(void *state, const lct_record *rec)
+{
+    (*(uint64_t *)state)++;
+    size_t n = 0;
+    lct_value_visit(rec->args, count_value, &n);
+    return 0;
+}
+
+static void run(const uint8_t *data, size_t size, unsigned flags)
+{
+    lct_reader *r;
+    lct_error err;
+    if (lct_open_buffer(data, size, "fuzz", flags | LCT_QUIET, &r, &err) !=
+        LCT_OK) {
+        if (strlen(err.message) == 0)
+            abort(); /* every refusal must say why */
+        return;
+    }
+    size_t out = 0;
+    lct_header_write_json(lct_reader_header(r), discard, &out);
+    lct_record rec;
+    uint64_t yielded = 0;
+    while (lct_next(r, &rec) == 1) {
+        yielded++;
+        size_t values = 0;
+        lct_value_validate(rec.args, NULL);
+        lct_value_visit(rec.args, count_value, &values);
+        lct_record_write_json(&rec, discard, &out);
+        lct_value tmp;
+        lct_map_find(rec.args, "keys", &tmp);
+        lct_value_codec(rec.args, NULL, NULL);
+        if (rec.offset + 4 + rec.length > size)
+            abort(); /* a record outside the input */
+    }
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    if (st.records != yielded || st.bytes_read > size)
+        abort();
+
+    lct_index *idx;
+    if (lct_index_build(r, &idx, NULL) == LCT_OK) {
+        if (lct_index_count(idx) != st.records + st.skipped)
+            abort(); /* every complete frame yielded or skipped */
+        uint64_t scanned = 0;
+        void *states[1] = {&scanned};
+        lct_scan scan = {1, scan_count, NULL, states};
+        lct_stats sst;
+        if (lct_scan_run(idx, &scan, &sst, NULL) == LCT_OK &&
+            (sst.records != st.records || sst.skipped != st.skipped ||
+             sst.truncated != st.truncated || scanned != st.records))
+            abort(); /* the scan and lct_next disagree */
+        for (uint64_t i = 0; i < lct_index_count(idx) && i < 64; i++)
+            lct_index_record(idx, i, &rec, NULL);
+        lct_index_free(idx);
+    }
+    lct_close(r);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* An exact-size copy, so reading one byte past the input is caught. */
+    uint8_t *copy = malloc(size ? size : 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, data, size);
+    run(copy, size, 0);
+    run(copy, size, LCT_LAZY);
+    free(copy);
+    return 0;
+}
