@@ -33,11 +33,16 @@
  *
  * MARK: - Caveats of a mapping
  *
- * - Records appended to the file after lct_open() are not seen.
+ * - Records appended to the file after lct_open() are not seen until
+ *   lct_refresh() (open with LCT_FOLLOW to follow a trace being written).
  * - If another process truncates the file while it is mapped, touching the
- *   pages past the new end raises SIGBUS.  liblct does not catch it: a
- *   program that reads traces that may shrink underneath it must handle
- *   SIGBUS itself, or read a copy.
+ *   pages past the new end raises SIGBUS, which kills a process by default.
+ *   Call lct_guard_install() once and liblct turns that into an orderly
+ *   end: the lost pages read as zeros, no record touching them is yielded,
+ *   iteration ends with an LCT_WARN_SHRANK warning and lct_stats.shrank.
+ *   Without the guard (the default: a library does not take a signal
+ *   without being asked) a program must handle SIGBUS itself, or open with
+ *   LCT_NO_MMAP to read a private copy.
  * - Inputs that cannot be mapped (pipes, FIFOs, terminals, /dev/stdin) are
  *   read whole into one heap buffer at open; everything else is the same.
  *
@@ -149,7 +154,14 @@ enum {
     LCT_NO_MMAP = 1u << 2,
     /** Pre-fault the whole mapping at open (MAP_POPULATE), so the first
      *  pass pays no page faults.  Costs the time of reading the file. */
-    LCT_POPULATE = 1u << 3
+    LCT_POPULATE = 1u << 3,
+    /**
+     * The file is still being written: a partial trailing frame means
+     * "not yet complete" (lct_next returns 0 without a warning and without
+     * setting truncated, and stays before it) and lct_refresh() picks up
+     * what was appended.  Keeps a descriptor open until lct_close().
+     */
+    LCT_FOLLOW = 1u << 4
 };
 
 /** The trace schema versions this library reads. */
@@ -246,6 +258,18 @@ int lct_next(lct_reader *reader, lct_record *rec);
 /** Start iterating again from the first record; counters restart too. */
 void lct_rewind(lct_reader *reader);
 
+/**
+ * Map the file again at its current size (a reader opened with
+ * LCT_FOLLOW), keeping the position, so records appended since are read by
+ * the next lct_next calls.  Every view obtained before the call, the
+ * header's included, is invalid after it; take lct_reader_header() again.
+ * @return LCT_OK (also when nothing changed), LCT_ERR_INVALID (not a
+ *         followed, mapped file), LCT_ERR_SYS (fstat or mmap failed; the
+ *         old mapping stays), LCT_ERR_TRUNCATED (the file is now shorter
+ *         than what was already read).
+ */
+int lct_refresh(lct_reader *reader, lct_error *err);
+
 /** What a reader has seen so far. */
 typedef struct lct_stats {
     uint64_t records;          /**< records yielded */
@@ -254,6 +278,9 @@ typedef struct lct_stats {
     uint64_t truncated_offset; /**< where that partial frame starts */
     uint64_t bytes_read;       /**< bytes consumed: header and whole frames */
     uint64_t file_size;        /**< size of the input */
+    bool shrank;               /**< the file lost bytes while being read
+                                    (only seen with lct_guard_install) */
+    uint64_t shrank_offset;    /**< first offset whose bytes were lost */
 } lct_stats;
 
 /** Fill @p out with the reader's counters (zeros for a NULL reader). */
@@ -274,7 +301,8 @@ lct_bytes lct_reader_data(const lct_reader *reader);
 /** Why a warning was raised. */
 typedef enum lct_warning_kind {
     LCT_WARN_MALFORMED = 1, /**< a frame was skipped; reading goes on */
-    LCT_WARN_TRUNCATED = 2  /**< a partial trailing frame ended reading */
+    LCT_WARN_TRUNCATED = 2, /**< a partial trailing frame ended reading */
+    LCT_WARN_SHRANK = 3     /**< the file shrank while mapped: reading ends */
 } lct_warning_kind;
 
 /**
@@ -297,6 +325,29 @@ void lct_reader_set_log(lct_reader *reader, lct_log_fn fn, void *ctx);
 void lct_log_stderr(void *ctx, const lct_reader *reader,
                     lct_warning_kind kind, uint64_t offset,
                     const char *message);
+
+/* MARK: - Files that shrink while mapped */
+
+/**
+ * Install, once per process, a SIGBUS handler for liblct's mappings.  A
+ * fault inside the mapping of an open reader (the file was truncated
+ * under it) maps zero-filled memory over the rest of that mapping, so the
+ * read goes on, and records the first lost offset on the reader; lct_next
+ * and lct_scan_run then yield nothing that touches lost bytes and end with
+ * LCT_WARN_SHRANK and lct_stats.shrank.  A fault anywhere else goes to the
+ * handler installed before, or kills the process as it would have.
+ * Up to 256 readers at a time are guarded.  Safe to call more than once.
+ * @return LCT_OK, LCT_ERR_SYS (sigaction failed).
+ */
+int lct_guard_install(lct_error *err);
+
+/**
+ * Whether every byte of @p rec is still the file's: false if the file
+ * shrank (under lct_guard_install) and the loss reaches into the record.
+ * Check it after reading a record's views if the file may shrink while
+ * they are in use: lost bytes read as zeros.
+ */
+bool lct_record_intact(const lct_reader *reader, const lct_record *rec);
 
 /* MARK: - Values */
 

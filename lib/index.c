@@ -152,6 +152,8 @@ typedef struct worker {
     void *state;
     uint64_t first, last; /* frames [first, last) */
     uint64_t records, skipped;
+    bool shrank;
+    uint64_t lost;
     pthread_t thread;
 } worker;
 
@@ -160,8 +162,17 @@ static void *work(void *arg)
     worker *w = arg;
     lct_record rec;
     char why[LCT__WHY_SIZE];
+    const lct_reader *r = w->idx->reader;
     for (uint64_t i = w->first; i < w->last; i++) {
-        if (decode_frame(w->idx, i, &rec, why)) {
+        int ok = decode_frame(w->idx, i, &rec, why);
+        uint64_t off = w->idx->offsets[i];
+        uint64_t end = off + 4 + (uint64_t)lct__be32(r->source.data + off);
+        /* The file shrank under us: nothing from here on is data. */
+        if (lct__lost_before(r, end, &w->lost)) {
+            w->shrank = true;
+            break;
+        }
+        if (ok) {
             w->records++;
             if (w->scan->on_record(w->state, &rec) != 0)
                 break;
@@ -248,6 +259,12 @@ int lct_scan_run(const lct_index *idx, const lct_scan *scan, lct_stats *out,
         }
         out->truncated = idx->truncated;
         out->truncated_offset = idx->truncated_offset;
+        uint64_t lost = lct__guard_lost(idx->reader->guard_slot);
+        if (lost != LCT__NOTHING_LOST) {
+            out->shrank = true;
+            out->shrank_offset = lost;
+            out->truncated = false; /* what looked cut was the shrink */
+        }
         out->bytes_read = idx->end;
         out->file_size = idx->reader->source.size;
     }

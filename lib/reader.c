@@ -138,6 +138,8 @@ static int reader_new(const char *name, unsigned flags, lct_reader **out,
     }
     r->name = copy;
     r->flags = flags;
+    r->guard_slot = -1;
+    r->source.fd = -1;
     lct__vis_name(r->shown_name, sizeof r->shown_name, name);
     r->log = (flags & LCT_QUIET) ? NULL : lct_log_stderr;
     *out = r;
@@ -155,6 +157,9 @@ static int reader_finish(lct_reader *r, lct_reader **out, lct_error *err)
     r->pos = r->header.size;
     r->stats.bytes_read = r->pos;
     r->stats.file_size = r->source.size;
+    if (r->source.kind == LCT__SOURCE_MMAP)
+        r->guard_slot = lct__guard_register(r->source.data,
+                                            (size_t)r->source.size);
     *out = r;
     return LCT_OK;
 }
@@ -217,6 +222,7 @@ int lct_open_buffer(const void *data, size_t size, const char *name,
     r->source.data = data;
     r->source.size = size;
     r->source.kind = LCT__SOURCE_BORROWED;
+    r->source.fd = -1;
     return reader_finish(r, out, err);
 }
 
@@ -224,6 +230,7 @@ void lct_close(lct_reader *r)
 {
     if (!r)
         return;
+    lct__guard_unregister(r->guard_slot);
     lct__source_release(&r->source);
     free(r->name);
     free(r);
@@ -279,14 +286,34 @@ void lct_rewind(lct_reader *r)
     r->stats.file_size = r->source.size;
 }
 
+/* The file lost bytes from `lost` on: end here, once, with a warning. */
+static int end_shrank(lct_reader *r, uint64_t lost)
+{
+    r->done = true;
+    r->stats.shrank = true;
+    r->stats.shrank_offset = lost;
+    warn(r, LCT_WARN_SHRANK, lost,
+         "file shrank while reading: bytes from offset %" PRIu64 " are gone",
+         lost);
+    return 0;
+}
+
 int lct_next(lct_reader *r, lct_record *rec)
 {
     if (!r || !rec)
         return LCT_ERR_INVALID;
     char why[LCT__WHY_SIZE];
+    uint64_t lost;
     while (!r->done) {
         lct__frame f;
-        switch (lct__frame_at(r->source.data, r->source.size, r->pos, &f)) {
+        lct__frame_status fs =
+            lct__frame_at(r->source.data, r->source.size, r->pos, &f);
+        if (fs != LCT__FRAME_OK && lct__lost_before(r, r->source.size, &lost))
+            return end_shrank(r, lost);
+        /* A trace being written: its last frame may simply be unfinished. */
+        if ((r->flags & LCT_FOLLOW) && fs != LCT__FRAME_OK)
+            return 0;
+        switch (fs) {
         case LCT__FRAME_END:
             r->done = true;
             return 0;
@@ -310,10 +337,14 @@ int lct_next(lct_reader *r, lct_record *rec)
         case LCT__FRAME_OK:
             break;
         }
-        r->pos += 4 + (uint64_t)f.length;
+        uint64_t end = f.offset + 4 + (uint64_t)f.length;
+        int rc = lct__record_decode(f.body, f.length, r->flags, rec, why);
+        /* Decoding may have read lost (zeroed) pages: check before use. */
+        if (lct__lost_before(r, end, &lost))
+            return end_shrank(r, lost);
+        r->pos = end;
         r->stats.bytes_read = r->pos;
-        if (lct__record_decode(f.body, f.length, r->flags, rec, why) ==
-            LCT_OK) {
+        if (rc == LCT_OK) {
             rec->offset = f.offset;
             rec->length = f.length;
             r->stats.records++;
@@ -325,4 +356,43 @@ int lct_next(lct_reader *r, lct_record *rec)
              why);
     }
     return 0;
+}
+
+bool lct_record_intact(const lct_reader *r, const lct_record *rec)
+{
+    uint64_t lost;
+    return r && rec &&
+           !lct__lost_before(r, rec->offset + 4 + (uint64_t)rec->length,
+                             &lost);
+}
+
+int lct_refresh(lct_reader *r, lct_error *err)
+{
+    if (!r || !(r->flags & LCT_FOLLOW))
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_refresh: the reader was not opened with "
+                         "LCT_FOLLOW");
+    bool changed;
+    int rc = lct__source_remap(&r->source, r->shown_name, &changed, err);
+    if (rc != LCT_OK)
+        return rc;
+    if (!changed)
+        return LCT_OK;
+    lct__guard_update(r->guard_slot, r->source.data, (size_t)r->source.size);
+    r->stats.file_size = r->source.size;
+    if (r->source.size < r->pos)
+        return lct__fail(err, LCT_ERR_TRUNCATED, 0, r->source.size,
+                         "trace file '%s': shrank to %" PRIu64
+                         " bytes, below the %" PRIu64 " already read",
+                         r->shown_name, r->source.size, r->pos);
+    /* The header's views pointed into the old mapping. */
+    char why[LCT__WHY_SIZE];
+    uint64_t size = r->header.size;
+    if (lct__header_decode(r->source.data + 4, (size_t)(size - 4),
+                           &r->header, why) != LCT_OK)
+        return lct__fail(err, LCT_ERR_MALFORMED, 0, 0,
+                         "trace file '%s': the header changed: %s",
+                         r->shown_name, why);
+    r->header.size = size;
+    return LCT_OK;
 }

@@ -6,6 +6,7 @@
 #define LCT_READER_INTERNAL_H
 
 #include "lct.h"
+#include "guard_internal.h"
 #include "source_internal.h"
 
 struct lct_reader {
@@ -19,6 +20,16 @@ struct lct_reader {
     void *log_ctx;
     char *name;
     char shown_name[256]; /* name with unprintable bytes escaped */
+    int guard_slot;       /* in the SIGBUS guard's registry, or -1 */
 };
+
+/* The shrink check every decoded frame passes: did the file lose bytes
+ * before frame_end?  Then the frame's bytes may be zeros, not data. */
+static inline bool lct__lost_before(const lct_reader *r, uint64_t frame_end,
+                                    uint64_t *lost)
+{
+    *lost = lct__guard_lost(r->guard_slot);
+    return *lost < frame_end;
+}
 
 #endif

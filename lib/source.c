@@ -10,6 +10,7 @@
 #include "source_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -58,6 +59,7 @@ static int read_whole(int fd, const char *name, lct__source *src,
     src->data = buf;
     src->size = len;
     src->kind = buf ? LCT__SOURCE_HEAP : LCT__SOURCE_NONE;
+    src->fd = -1;
     return LCT_OK;
 }
 
@@ -65,6 +67,7 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
                         lct__source *src, lct_error *err)
 {
     memset(src, 0, sizeof *src);
+    src->fd = -1;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
@@ -97,14 +100,65 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
     src->data = map;
     src->size = size;
     src->kind = LCT__SOURCE_MMAP;
+    if (flags & LCT_FOLLOW) {
+        src->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+        if (src->fd < 0) {
+            int e = errno;
+            lct__source_release(src);
+            return lct__fail(err, LCT_ERR_SYS, e, 0,
+                             "trace file '%s': cannot keep it open: %s", name,
+                             strerror(e));
+        }
+    }
+    return LCT_OK;
+}
+
+int lct__source_remap(lct__source *src, const char *name, bool *changed,
+                      lct_error *err)
+{
+    *changed = false;
+    if (src->kind != LCT__SOURCE_MMAP || src->fd < 0)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "trace file '%s': only a mapped file opened with "
+                         "LCT_FOLLOW can be refreshed",
+                         name);
+    struct stat st;
+    if (fstat(src->fd, &st) != 0) {
+        int e = errno;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "trace file '%s': cannot stat: %s", name,
+                         strerror(e));
+    }
+    if ((uint64_t)st.st_size == src->size)
+        return LCT_OK;
+    if (st.st_size == 0 || (uint64_t)st.st_size > SIZE_MAX)
+        return lct__fail(err, LCT_ERR_TRUNCATED, 0, (uint64_t)st.st_size,
+                         "trace file '%s': now %lld bytes", name,
+                         (long long)st.st_size);
+    size_t size = (size_t)st.st_size;
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, src->fd, 0);
+    if (map == MAP_FAILED) {
+        int e = errno;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "trace file '%s': cannot map %zu bytes: %s", name,
+                         size, strerror(e));
+    }
+    (void)madvise(map, size, MADV_SEQUENTIAL);
+    munmap((void *)src->data, (size_t)src->size);
+    src->data = map;
+    src->size = size;
+    *changed = true;
     return LCT_OK;
 }
 
 void lct__source_release(lct__source *src)
 {
+    if (src->fd >= 0)
+        close(src->fd);
     if (src->kind == LCT__SOURCE_MMAP)
         munmap((void *)src->data, (size_t)src->size);
     else if (src->kind == LCT__SOURCE_HEAP)
         free((void *)src->data);
     memset(src, 0, sizeof *src);
+    src->fd = -1;
 }

@@ -5,6 +5,7 @@
 #ifndef LCT_SOURCE_INTERNAL_H
 #define LCT_SOURCE_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lct.h"
@@ -20,6 +21,7 @@ typedef struct lct__source {
     const unsigned char *data;
     uint64_t size;
     lct__source_kind kind;
+    int fd; /* kept for lct_refresh (LCT_FOLLOW on a mapped file), else -1 */
 } lct__source;
 
 /*
@@ -33,5 +35,12 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
 
 /* Release what src holds; safe on a zeroed or released source. */
 void lct__source_release(lct__source *src);
+
+/*
+ * Map the kept descriptor again at the file's current size.  On success
+ * the old mapping is gone; *changed says whether anything moved.
+ */
+int lct__source_remap(lct__source *src, const char *name, bool *changed,
+                      lct_error *err);
 
 #endif

@@ -29,6 +29,31 @@ static void help(void)
            "  -h, --help          this text\n");
 }
 
+/* One record's JSON, gathered before it is written: if the file shrank
+ * while the record was rendered, the line is dropped, not printed. */
+typedef struct line {
+    char *buf;
+    size_t len, cap;
+} line;
+
+static int line_write(void *ctx, const char *data, size_t len)
+{
+    line *l = ctx;
+    if (l->cap - l->len < len) {
+        size_t cap = l->cap ? l->cap : 4096;
+        while (cap - l->len < len)
+            cap *= 2;
+        char *b = realloc(l->buf, cap);
+        if (!b)
+            return -1;
+        l->buf = b;
+        l->cap = cap;
+    }
+    memcpy(l->buf + l->len, data, len);
+    l->len += len;
+    return 0;
+}
+
 /* fnmatch needs a C string; qualnames are views.  Long ones go to the heap. */
 static bool matches(char **patterns, size_t npatterns, lct_str q)
 {
@@ -116,6 +141,7 @@ int cmd_dump(int argc, char **argv)
     lct_record rec;
     long long printed = 0;
     int rc = EXIT_OK;
+    line out = {NULL, 0, 0};
     while (limit < 0 || printed < limit) {
         if (lct_next(r, &rec) != 1)
             break;
@@ -124,8 +150,16 @@ int cmd_dump(int argc, char **argv)
             (have_until && !(rec.t_mono <= until)) ||
             !matches(patterns, npatterns, rec.qualname))
             continue;
-        int wrc = lct_record_write_json(&rec, tool_stdout_write, NULL);
-        if (wrc == LCT_ERR_SYS)
+        out.len = 0;
+        int wrc = lct_record_write_json(&rec, line_write, &out);
+        if (!lct_record_intact(r, &rec))
+            break; /* the file shrank under the record: reported below */
+        if (wrc == LCT_ERR_SYS) {
+            fprintf(stderr, "%s: out of memory\n", tool_name);
+            rc = EXIT_REFUSED;
+            break;
+        }
+        if (out.len && tool_stdout_write(NULL, out.buf, out.len) != 0)
             break; /* stdout failed: tool_finish_stdout says how */
         if (wrc != LCT_OK) {
             /* Only reachable under --lazy: args that cannot be rendered. */
@@ -143,7 +177,12 @@ int cmd_dump(int argc, char **argv)
         printed++;
     }
     tool_progress_end(&progress);
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    if (tool_shrank(r, &st))
+        rc = EXIT_REFUSED;
     tool_finish_stdout();
+    free(out.buf);
     lct_close(r);
     free(patterns);
     return rc;

@@ -540,7 +540,7 @@ int cmd_info(int argc, char **argv)
     /* The events block's tables do not merge: one thread reads those. */
     events_sink = is_events ? &ev : NULL;
     int rc = tool_records(r, is_events ? 1 : jobs, quiet, sizeof(part),
-                          info_record, quiet ? NULL : lct_log_stderr, NULL,
+                          info_record, quiet ? NULL : tool_log, NULL,
                           &run)
                  ? EXIT_OK
                  : EXIT_REFUSED;

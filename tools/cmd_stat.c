@@ -140,7 +140,7 @@ int cmd_stat(int argc, char **argv)
 
     tool_run run;
     int rc = tool_records(r, jobs, quiet, sizeof(part), count_record,
-                          quiet ? NULL : lct_log_stderr, NULL, &run)
+                          quiet ? NULL : tool_log, NULL, &run)
                  ? EXIT_OK
                  : EXIT_REFUSED;
     /* Merge the parts in file order into the first. */

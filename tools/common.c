@@ -16,6 +16,14 @@
 
 const char *tool_name = "lct";
 
+void tool_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
+              uint64_t offset, const char *message)
+{
+    /* A shrink is the tool's error to report (tool_shrank), not a warning. */
+    if (kind != LCT_WARN_SHRANK)
+        lct_log_stderr(ctx, r, kind, offset, message);
+}
+
 lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
 {
     lct_reader *r = NULL;
@@ -31,6 +39,8 @@ lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
         fprintf(stderr, "%s: %s\n", tool_name, err.message);
         return NULL;
     }
+    if (!quiet)
+        lct_reader_set_log(r, tool_log, NULL);
     return r;
 }
 
@@ -310,9 +320,35 @@ static bool run_sequential(lct_reader *r, bool quiet, tool_record_fn on_record,
     return ok;
 }
 
+static bool tool_records_inner(lct_reader *r, unsigned jobs, bool quiet,
+                               size_t state_size, tool_record_fn on_record,
+                               lct_log_fn log, void *log_ctx, tool_run *run);
+
+bool tool_shrank(const lct_reader *r, const lct_stats *st)
+{
+    if (!st->shrank)
+        return false;
+    const char *path = lct_reader_path(r);
+    fprintf(stderr, "%s: ", tool_name);
+    tool_put_vis(stderr, path, strlen(path));
+    fprintf(stderr,
+            ": file shrank while reading: bytes from offset %llu are gone\n",
+            (unsigned long long)st->shrank_offset);
+    return true;
+}
+
 bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
                   size_t state_size, tool_record_fn on_record, lct_log_fn log,
                   void *log_ctx, tool_run *run)
+{
+    bool ok = tool_records_inner(r, jobs, quiet, state_size, on_record, log,
+                                 log_ctx, run);
+    return !tool_shrank(r, &run->stats) && ok;
+}
+
+static bool tool_records_inner(lct_reader *r, unsigned jobs, bool quiet,
+                               size_t state_size, tool_record_fn on_record,
+                               lct_log_fn log, void *log_ctx, tool_run *run)
 {
     memset(run, 0, sizeof *run);
     lct_stats st;
@@ -352,10 +388,13 @@ bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
         }
     }
     tool_progress_end(&progress);
-    /* Warnings in file order: each thread's skips, then a cut tail. */
+    /* Warnings in file order: each thread's skips, then a cut tail (or the
+     * shrink, which ends everything at its offset). */
+    bool shrank = run->stats.shrank;
     for (unsigned t = 0; lanes && t < n; t++) {
         for (size_t i = 0; i < lanes[t].nskips; i++) {
-            if (ok && log) {
+            if (ok && log &&
+                !(shrank && lanes[t].skips[i].offset >= run->stats.shrank_offset)) {
                 char message[LCT_ERROR_MESSAGE_SIZE];
                 snprintf(message, sizeof message,
                          "skipping malformed record at offset %llu: %s",
@@ -372,8 +411,15 @@ bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
     }
     uint64_t offset;
     const char *message;
-    if (ok && log && lct_index_truncation(idx, &offset, &message))
+    if (ok && log && shrank) {
+        char text[LCT_ERROR_MESSAGE_SIZE];
+        snprintf(text, sizeof text,
+                 "file shrank while reading: bytes from offset %llu are gone",
+                 (unsigned long long)run->stats.shrank_offset);
+        log(log_ctx, r, LCT_WARN_SHRANK, run->stats.shrank_offset, text);
+    } else if (ok && log && lct_index_truncation(idx, &offset, &message)) {
         log(log_ctx, r, LCT_WARN_TRUNCATED, offset, message);
+    }
     if (!ok)
         fprintf(stderr, "%s: out of memory\n", tool_name);
     free(lanes);

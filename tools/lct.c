@@ -35,6 +35,9 @@ int main(int argc, char **argv)
      * only character classes change, never number formatting. */
     if (!setlocale(LC_CTYPE, "C.UTF-8"))
         setlocale(LC_CTYPE, "C.utf8");
+    /* A trace truncated while we read it must end in an error message,
+     * not a SIGBUS death. */
+    lct_guard_install(NULL);
 
     if (argc < 2)
         tool_usage_error(NULL, "missing command");

@@ -24,6 +24,11 @@ enum {
 
 extern const char *tool_name; /* "lct" */
 
+/* The reader warnings the tool prints: lct_log_stderr's, except a shrink,
+ * which the tool reports as an error instead. */
+void tool_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
+              uint64_t offset, const char *message);
+
 /* Open PATH ("-" for stdin); on failure print the message and return NULL. */
 lct_reader *tool_open(const char *path, unsigned flags, bool quiet);
 
@@ -91,12 +96,15 @@ typedef struct tool_run {
 /*
  * Call on_record for every record of r.  jobs: 0 chooses (all online CPUs
  * for files of TOOL_PARALLEL_MIN_BYTES or more, else 1); 1 is sequential.
- * Returns false (after a message) if on_record failed or memory ran out.
+ * Returns false (after a message) if on_record failed, memory ran out, or
+ * the file shrank while it was read (lct_guard_install is in effect).
  */
 bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
                   size_t state_size, tool_record_fn on_record, lct_log_fn log,
                   void *log_ctx, tool_run *run);
 void *tool_run_state(const tool_run *run, unsigned t);
+/* If the file shrank while read, say so on stderr and return true. */
+bool tool_shrank(const lct_reader *r, const lct_stats *st);
 void tool_run_free(tool_run *run);
 
 /* MARK: per-qualname table (views as keys: valid while the reader lives) */
