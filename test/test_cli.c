@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "files.h"
@@ -839,4 +841,98 @@ Test(cli, parallel_output_is_identical_to_sequential)
         run_free(&three);
         free(path);
     }
+}
+
+/* MARK: files that change while read */
+
+Test(cli, file_truncated_during_dump_is_an_error_not_a_crash)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 200000); /* ~20 MB of JSON: far more than a pipe */
+    char *path = tmp_file_with(t.buf, t.len);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    char err_path[] = "/tmp/lct-cli-err-XXXXXX";
+    int err_fd = mkstemp(err_path);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        dup2(p[1], 1);
+        dup2(err_fd, 2);
+        execl(LCT_TOOL, LCT_TOOL, "dump", path, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    /* lct now blocks on the full pipe, early in the file: cut it under it. */
+    char buf[65536];
+    cr_assert_gt(read(p[0], buf, sizeof buf), 0);
+    cr_assert_eq(truncate(path, 1 << 20), 0);
+    while (read(p[0], buf, sizeof buf) > 0)
+        ;
+    close(p[0]);
+    int ws;
+    waitpid(pid, &ws, 0);
+    cr_expect(WIFEXITED(ws), "lct died of signal %d", WTERMSIG(ws));
+    cr_expect_eq(WEXITSTATUS(ws), 1);
+    size_t errlen;
+    char *err = read_whole_file(err_path, &errlen);
+    cr_expect(strstr(err, "file shrank while reading: bytes from offset "),
+              "stderr: %s", err);
+    free(err);
+    unlink(err_path);
+    unlink(path);
+    free(path);
+    mpw_free(&t);
+}
+
+Test(cli, dump_follow_waits_for_an_empty_file_and_prints_appends)
+{
+    char *path = tmp_file_with("", 0);
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 5);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[0]);
+        dup2(p[1], 1);
+        execl(LCT_TOOL, LCT_TOOL, "dump", "--follow", "-q", path, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    /* The recorder writes the header late, and a record in two halves. */
+    int fd = open(path, O_WRONLY | O_APPEND);
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    size_t hlen = 4 + ((size_t)t.buf[2] << 8 | t.buf[3]);
+    cr_assert_eq(write(fd, t.buf, hlen / 2), (ssize_t)(hlen / 2));
+    nanosleep(&pause, NULL);
+    size_t rest = t.len - hlen / 2 - 10;
+    cr_assert_eq(write(fd, t.buf + hlen / 2, rest), (ssize_t)rest);
+    nanosleep(&pause, NULL);
+    cr_assert_eq(write(fd, t.buf + t.len - 10, 10), 10);
+    close(fd);
+    /* Read the five lines, then interrupt it like Ctrl-C. */
+    char out[8192];
+    size_t got = 0;
+    int lines = 0;
+    while (lines < 5 && got < sizeof out) {
+        ssize_t n = read(p[0], out + got, sizeof out - got);
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++)
+            lines += out[got + (size_t)i] == '\n';
+        got += (size_t)n;
+    }
+    cr_expect_eq(lines, 5, "%.*s", (int)got, out);
+    kill(pid, SIGINT);
+    int ws;
+    waitpid(pid, &ws, 0);
+    cr_expect(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
+    close(p[0]);
+    unlink(path);
+    free(path);
+    mpw_free(&t);
 }

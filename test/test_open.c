@@ -216,12 +216,24 @@ Test(open, no_mmap_flag_reads_the_same)
     lct_close(b);
 }
 
-Test(open, no_descriptor_leaks_on_success_or_failure)
+static int mapping_count(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    cr_assert_not_null(f);
+    int n = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+Test(open, no_descriptor_or_mapping_leaks_on_success_or_failure)
 {
     int before = open_fd_count();
+    int maps_before = mapping_count();
     static const char *names[] = {"clean", "bad_magic", "empty",
                                   "trunc_header_body", "schema_v3"};
-    for (int round = 0; round < 200; round++) {
+    for (int round = 0; round < 1000; round++) {
         for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
             char path[4096];
             snprintf(path, sizeof path, "%s/%s.lct", LCT_FIXTURES_DIR,
@@ -232,6 +244,13 @@ Test(open, no_descriptor_leaks_on_success_or_failure)
         }
         lct_reader *r;
         lct_open("/tmp", 0, &r, NULL);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/clean.lct", LCT_FIXTURES_DIR);
+        if (lct_open(path, LCT_FOLLOW | LCT_QUIET, &r, NULL) == LCT_OK) {
+            lct_refresh(r, NULL);
+            lct_close(r);
+        }
     }
-    cr_expect_eq(open_fd_count(), before);
+    cr_expect_eq(open_fd_count(), before, "descriptors leaked");
+    cr_expect_eq(mapping_count(), maps_before, "mappings leaked");
 }

@@ -5,6 +5,8 @@
 #include "tool.h"
 
 #include <fnmatch.h>
+#include <signal.h>
+#include <time.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,9 @@ static void help(void)
            "  -n, --limit N       stop after N records printed\n"
            "  --lazy              skip args validation (faster; may print\n"
            "                      records the reference reader would skip)\n"
+           "  -f, --follow        keep printing records as they are appended,\n"
+           "                      like tail -f, until interrupted; waits for\n"
+           "                      a file that is still empty\n"
            "  -q                  no warnings on stderr\n"
            "  -h, --help          this text\n");
 }
@@ -76,9 +81,66 @@ static bool matches(char **patterns, size_t npatterns, lct_str q)
     return hit;
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* --follow: the recorder writes the header lazily, so a live trace can be
+ * empty, or hold half a header, for a while. */
+static lct_reader *open_when_ready(const char *path, unsigned flags,
+                                   bool quiet)
+{
+    for (;;) {
+        lct_reader *r;
+        lct_error err;
+        int rc = lct_open(path, flags | (quiet ? LCT_QUIET : 0), &r, &err);
+        if (rc == LCT_OK) {
+            if (!quiet)
+                lct_reader_set_log(r, tool_log, NULL);
+            return r;
+        }
+        if ((rc != LCT_ERR_EMPTY && rc != LCT_ERR_TRUNCATED) || interrupted) {
+            if (!interrupted)
+                fprintf(stderr, "%s: %s\n", tool_name, err.message);
+            return NULL;
+        }
+        nap();
+    }
+}
+
+/* Flush what was printed, wait, and map what was appended.  False when
+ * reading cannot go on (interrupted, or the file shrank or vanished). */
+static bool wait_for_more(lct_reader *r)
+{
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    if (st.shrank)
+        return false;
+    if (fflush(stdout) != 0)
+        return false;
+    nap();
+    lct_error err;
+    if (!interrupted && lct_refresh(r, &err) != LCT_OK) {
+        fprintf(stderr, "%s: %s\n", tool_name, err.message);
+        return false;
+    }
+    return !interrupted;
+}
+
 int cmd_dump(int argc, char **argv)
 {
     enum { OPT_HEADER = 256, OPT_QUALNAME, OPT_SINCE, OPT_UNTIL, OPT_LAZY };
+    bool follow = false;
     static const struct option opts[] = {
         {"header", no_argument, NULL, OPT_HEADER},
         {"qualname", required_argument, NULL, OPT_QUALNAME},
@@ -86,6 +148,7 @@ int cmd_dump(int argc, char **argv)
         {"until", required_argument, NULL, OPT_UNTIL},
         {"limit", required_argument, NULL, 'n'},
         {"lazy", no_argument, NULL, OPT_LAZY},
+        {"follow", no_argument, NULL, 'f'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
@@ -101,7 +164,7 @@ int cmd_dump(int argc, char **argv)
     }
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":n:qh", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":n:qhf", opts, NULL)) != -1) {
         switch (c) {
         case OPT_HEADER: header = true; break;
         case OPT_QUALNAME: patterns[npatterns++] = optarg; break;
@@ -115,6 +178,7 @@ int cmd_dump(int argc, char **argv)
             break;
         case 'n': limit = tool_parse_count("dump", "--limit", optarg); break;
         case OPT_LAZY: lazy = true; break;
+        case 'f': follow = true; break;
         case 'q': quiet = true; break;
         case 'h': help(); free(patterns); return EXIT_OK;
         case ':':
@@ -127,24 +191,35 @@ int cmd_dump(int argc, char **argv)
     if (optind != argc - 1)
         tool_usage_error("dump", argc - optind < 1 ? "missing FILE"
                                                    : "too many arguments");
-    lct_reader *r = tool_open(argv[optind], lazy ? LCT_LAZY : 0, quiet);
+    if (follow && strcmp(argv[optind], "-") == 0)
+        tool_usage_error("dump", "--follow needs a file, not standard input");
+    unsigned flags = (lazy ? LCT_LAZY : 0) | (follow ? LCT_FOLLOW : 0);
+    if (follow) { /* end cleanly, output flushed, when interrupted */
+        signal(SIGINT, on_interrupt);
+        signal(SIGTERM, on_interrupt);
+    }
+    lct_reader *r = follow ? open_when_ready(argv[optind], flags, quiet)
+                           : tool_open(argv[optind], flags, quiet);
     if (!r) {
         free(patterns);
-        return EXIT_REFUSED;
+        return interrupted ? EXIT_OK : EXIT_REFUSED;
     }
     if (header) {
         lct_header_write_json(lct_reader_header(r), tool_stdout_write, NULL);
         fputc('\n', stdout);
     }
     tool_progress progress;
-    tool_progress_start(&progress, r, quiet);
+    tool_progress_start(&progress, r, quiet || follow);
     lct_record rec;
     long long printed = 0;
     int rc = EXIT_OK;
     line out = {NULL, 0, 0};
-    while (limit < 0 || printed < limit) {
-        if (lct_next(r, &rec) != 1)
-            break;
+    while ((limit < 0 || printed < limit) && !interrupted) {
+        if (lct_next(r, &rec) != 1) {
+            if (!follow || !wait_for_more(r))
+                break;
+            continue;
+        }
         tool_progress_update(&progress, r);
         if ((have_since && !(rec.t_mono >= since)) ||
             (have_until && !(rec.t_mono <= until)) ||
