@@ -1,0 +1,85 @@
+/*
+ * pacer.c - replay pacing: absolute CLOCK_MONOTONIC deadlines from one
+ * start time, slept to with clock_nanosleep(TIMER_ABSTIME), so errors do
+ * not accumulate and nothing is dispatched early.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "lct.h"
+
+struct lct_pacer {
+    double speed;
+    bool started;
+    struct timespec start;
+};
+
+int lct_pacer_new(double speed, lct_pacer **out)
+{
+    if (!out || !(speed > 0) || !isfinite(speed))
+        return LCT_ERR_INVALID;
+    lct_pacer *p = calloc(1, sizeof *p);
+    if (!p)
+        return LCT_ERR_NOMEM;
+    p->speed = speed;
+    *out = p;
+    return LCT_OK;
+}
+
+void lct_pacer_start(lct_pacer *p)
+{
+    if (!p)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &p->start);
+    p->started = true;
+}
+
+static double diff(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(a->tv_sec - b->tv_sec) +
+           (double)(a->tv_nsec - b->tv_nsec) / 1e9;
+}
+
+int lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness)
+{
+    if (!p || isnan(t_mono))
+        return LCT_ERR_INVALID;
+    if (!p->started)
+        lct_pacer_start(p);
+    /* The deadline: start + t_mono / speed, rounded up to a whole
+     * nanosecond so that waking at it is never early.  A record from
+     * before the start (t_mono <= 0, or going backwards) is due now. */
+    double offset = t_mono > 0 ? t_mono / p->speed : 0;
+    if (offset > 1e9)
+        offset = 1e9; /* a corrupt time: ~31 years is "never" enough */
+    double whole = floor(offset);
+    long nsec = (long)ceil((offset - whole) * 1e9);
+    struct timespec deadline = p->start;
+    deadline.tv_sec += (time_t)whole;
+    deadline.tv_nsec += nsec;
+    while (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_nsec -= 1000000000L;
+        deadline.tv_sec++;
+    }
+    int rc;
+    while ((rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline,
+                                 NULL)) == EINTR)
+        ;
+    if (rc != 0)
+        return LCT_ERR_SYS;
+    struct timespec now;
+    if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+        return LCT_ERR_SYS;
+    if (lateness) {
+        double late = diff(&now, &deadline);
+        *lateness = late > 0 ? late : 0;
+    }
+    return LCT_OK;
+}
+
+void lct_pacer_free(lct_pacer *p)
+{
+    free(p);
+}
