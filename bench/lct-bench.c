@@ -19,6 +19,7 @@
  * Uses only the public header.  Built by `make bench`; see bench/README.md.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,8 +270,9 @@ int main(int argc, char **argv)
         if (stat(path, &st) != 0) {
             fprintf(stderr, "lct-bench: writing %llu records to %s ...\n",
                     records, path);
-            FILE *f = fopen(path, "wb");
-            if (!f || gen_trace(f, records, 32, 0x5eed) != 0 || fclose(f)) {
+            int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0 || gen_trace(fd, records, 32, 0x5eed) != 0 ||
+                close(fd) != 0) {
                 fprintf(stderr, "lct-bench: cannot write %s: %s\n", path,
                         strerror(errno));
                 return 1;

@@ -4,7 +4,7 @@
  *     cc count.c -o count $(pkg-config --static --cflags --libs lct)
  *     ./count trace.lct
  *
- * Qualnames are kept in a red-black tree (libbsd's <sys/tree.h>) keyed by
+ * Qualnames are kept in a red-black tree (libbsd's <bsd/sys/tree.h>) keyed by
  * the view itself: views stay valid until lct_close, so nothing is copied.
  */
 /* Ask libbsd for the NetBSD strnvis() prototype; we only use strvisx(). */
@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/tree.h>
-#include <vis.h>
+#include <bsd/sys/tree.h>
+#include <bsd/vis.h>
 
 struct entry {
     RB_ENTRY(entry) link;

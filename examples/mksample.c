@@ -3,10 +3,13 @@
  *
  *     make sample          # examples/mksample 3000 examples/sample.lct
  *
- * The generator (test/support/gen.c) is shared with bench/lct-bench.
+ * The generator (tools/gen.c, on the library's writer) is shared with
+ * `lct gen` and bench/lct-bench.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "gen.h"
 
@@ -17,13 +20,13 @@ int main(int argc, char **argv)
         return 2;
     }
     long records = strtol(argv[1], NULL, 10);
-    FILE *out = fopen(argv[2], "wb");
-    if (records <= 0 || !out) {
+    int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (records <= 0 || fd < 0) {
         fprintf(stderr, "%s: bad count or cannot write %s\n", argv[0], argv[2]);
         return 1;
     }
-    int rc = gen_trace(out, (uint64_t)records, 8, 0x9e3779b97f4a7c15u);
-    if (fclose(out) != 0 || rc != 0) {
+    int rc = gen_trace(fd, (uint64_t)records, 8, 0x9e3779b97f4a7c15u);
+    if (close(fd) != 0 || rc != 0) {
         fprintf(stderr, "%s: write failed\n", argv[0]);
         return 1;
     }

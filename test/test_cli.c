@@ -936,3 +936,42 @@ Test(cli, dump_follow_waits_for_an_empty_file_and_prints_appends)
     free(path);
     mpw_free(&t);
 }
+
+/* MARK: gen */
+
+Test(cli, gen_writes_a_trace_that_reads_back_cleanly)
+{
+    char *a = tmp_file_with("", 0), *b = tmp_file_with("", 0),
+         *c = tmp_file_with("", 0);
+    run r = run_lct(NULL, "gen", "-n", "500", "--seed", "7", a, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    run_free(&r);
+    r = run_lct(NULL, "check", "--json", a, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.out);
+    jv *got = json_parse(r.out, r.outlen);
+    cr_assert_not_null(got);
+    cr_expect_eq(json_get(got, "records")->u, 500);
+    json_free(got);
+    run_free(&r);
+    r = run_lct(NULL, "gen", "-n", "500", "--seed", "7", b, NULL);
+    run_free(&r);
+    r = run_lct(NULL, "gen", "-n", "500", "--seed", "8", c, NULL);
+    run_free(&r);
+    size_t la, lb, lc;
+    char *da = read_whole_file(a, &la), *db = read_whole_file(b, &lb),
+         *dc = read_whole_file(c, &lc);
+    cr_expect(la == lb && !memcmp(da, db, la), "same seed, same bytes");
+    cr_expect(la != lc || memcmp(da, dc, la), "another seed, another trace");
+    r = run_lct(NULL, "gen", a, NULL);
+    cr_expect_eq(r.status, 2, "-n is required");
+    run_free(&r);
+    free(da);
+    free(db);
+    free(dc);
+    unlink(a);
+    unlink(b);
+    unlink(c);
+    free(a);
+    free(b);
+    free(c);
+}

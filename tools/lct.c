@@ -21,6 +21,7 @@ static void usage(FILE *f)
             "  dump   one JSON object per record (JSONL)\n"
             "  check  validate the whole file; exit 3 if damaged (--json)\n"
             "  stat   per-qualname counts, timing and sizes (--csv, --json)\n"
+            "  gen    write a realistic synthetic storage-level trace\n"
             "\n"
             "Run 'lct COMMAND --help' for a command's options; see lct(1).\n"
             "exit status: 0 ok, 1 unreadable or refused file, 2 usage error,\n"
@@ -57,7 +58,8 @@ int main(int argc, char **argv)
     } commands[] = {{"info", cmd_info},
                     {"dump", cmd_dump},
                     {"check", cmd_check},
-                    {"stat", cmd_stat}};
+                    {"stat", cmd_stat},
+                    {"gen", cmd_gen}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);

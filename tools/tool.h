@@ -138,5 +138,6 @@ int cmd_info(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_gen(int argc, char **argv);
 
 #endif

@@ -1,20 +1,22 @@
 /*
  * gen.h - a deterministic generator of realistic storage-level traces,
- * shared by examples/mksample (the shipped sample) and bench/lct-bench.
+ * shared by `lct gen`, examples/mksample (the shipped sample) and
+ * bench/lct-bench.
  */
 #ifndef LCT_TEST_GEN_H
 #define LCT_TEST_GEN_H
 
 #include <stdint.h>
-#include <stdio.h>
+
+#include "lct.h"
 
 /*
- * Write a header and `records` records to out, frame by frame: prefetches
+ * Write a header and `records` records to fd, one write per frame: prefetches
  * (submit, read enter/exit, finish) and writes (reserve, finish), 1 to
  * max_keys ObjectKeys per call with 32-byte chunk hashes, codec-wrapped as
  * the recorder wraps them.  The same seed gives the same bytes.
  * Returns 0, or -1 if a write failed.
  */
-int gen_trace(FILE *out, uint64_t records, unsigned max_keys, uint64_t seed);
+int gen_trace(int fd, uint64_t records, unsigned max_keys, uint64_t seed);
 
 #endif

@@ -1,0 +1,152 @@
+/*
+ * gen.c - the realistic trace generator (see gen.h), written with the
+ * library's trace writer, so what it makes is what the recorder writes.
+ */
+#include "gen.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QN "lmcache.v1.distributed.storage_manager.StorageManager."
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    /* splitmix64: tiny, and the same sequence everywhere */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+
+static void object_keys(lct_writer *w, unsigned n, uint64_t seed)
+{
+    lct_writer_array(w, n);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned char hash[32];
+        uint64_t s = seed * 131 + i;
+        for (int b = 0; b < 32; b++)
+            hash[b] = (unsigned char)((s * 2654435761u) >> (b % 8 * 4));
+        lct_writer_codec(w, "ObjectKey");
+        /* object_group_id (0) and cache_salt may be absent; the recorder
+         * leaves them out when they hold their defaults. */
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "chunk_hash");
+        lct_writer_bin(w, hash, sizeof hash);
+        lct_writer_cstr(w, "model_name");
+        lct_writer_cstr(w, "Qwen/Qwen3-8B");
+        lct_writer_cstr(w, "kv_rank");
+        lct_writer_uint(w, i % 2);
+    }
+}
+
+static void layout_desc(lct_writer *w)
+{
+    lct_writer_codec(w, "MemoryLayoutDesc");
+    lct_writer_map(w, 2);
+    lct_writer_cstr(w, "shapes");
+    lct_writer_array(w, 1);
+    lct_writer_array(w, 5);
+    lct_writer_uint(w, 2);
+    lct_writer_uint(w, 32);
+    lct_writer_uint(w, 256);
+    lct_writer_uint(w, 8);
+    lct_writer_uint(w, 128);
+    lct_writer_cstr(w, "dtypes");
+    lct_writer_array(w, 1);
+    lct_writer_cstr(w, "torch.bfloat16");
+}
+
+static void enum_value(lct_writer *w, const char *tag, const char *member)
+{
+    lct_writer_codec(w, tag);
+    lct_writer_cstr(w, member);
+}
+
+int gen_trace(int fd, uint64_t records, unsigned max_keys, uint64_t seed)
+{
+    rng_state = seed;
+    lct_writer *body;
+    if (lct_writer_fdopen(fd, &body, NULL) != LCT_OK)
+        return -1;
+    lct_header h;
+    memset(&h, 0, sizeof h);
+    h.level = (lct_str){"storage", 7};
+    h.trace_schema_version = 2;
+    h.t_mono_start = 1000.5;
+    h.t_wall_start = 1764600000.25;
+    h.sm_config_json = (lct_str){"{\"chunk_size\": 256}", 19};
+    h.sm_config_digest = (lct_str){"", 0};
+    int rc = lct_writer_header(body, &h, NULL) == LCT_OK ? 0 : -1;
+
+    double t = 0.0;
+    uint64_t request = 0;
+    uint64_t written = 0;
+    while (written < records && rc == 0) {
+        uint64_t pick = rng();
+        unsigned nkeys = 1 + (unsigned)(pick % max_keys);
+        bool prefetch = (pick >> 8) % 3 != 0;
+        static const char *prefetch_ops[] = {
+            QN "submit_prefetch_task", QN "read_prefetched_results.__enter__",
+            QN "read_prefetched_results.__exit__", QN "finish_read_prefetched"};
+        static const char *write_ops[] = {QN "reserve_write",
+                                          QN "finish_write"};
+        int steps = prefetch ? 4 : 2;
+        request++;
+        for (int step = 0; step < steps && written < records && rc == 0;
+             step++) {
+            t += (double)(rng() % 2000) / 1e6; /* up to 2 ms apart */
+            const char *op = prefetch ? prefetch_ops[step] : write_ops[step];
+            lct_writer_record_begin(body, t, 1764600000.0 + t, op, strlen(op));
+            if (prefetch && step == 0) {
+                char ext_id[32];
+                snprintf(ext_id, sizeof ext_id, "req-%llu",
+                         (unsigned long long)request);
+                lct_writer_map(body, 8);
+                lct_writer_cstr(body, "keys");
+                object_keys(body, nkeys, pick);
+                lct_writer_cstr(body, "layout_desc");
+                layout_desc(body);
+                lct_writer_cstr(body, "extra_count");
+                lct_writer_uint(body, 0);
+                lct_writer_cstr(body, "external_request_id");
+                lct_writer_cstr(body, ext_id);
+                lct_writer_cstr(body, "policy");
+                enum_value(body, "TrimPolicy", "PREFIX");
+                lct_writer_cstr(body, "attn_desc");
+                lct_writer_nil(body);
+                lct_writer_cstr(body, "skip_l2");
+                lct_writer_bool(body, false);
+                lct_writer_cstr(body, "mode");
+                enum_value(body, "PrefetchMode", "PREFIX");
+            } else if (prefetch && step == 3) {
+                lct_writer_map(body, 2);
+                lct_writer_cstr(body, "keys");
+                object_keys(body, nkeys, pick);
+                lct_writer_cstr(body, "extra_count");
+                lct_writer_uint(body, 0);
+            } else if (!prefetch && step == 0) {
+                lct_writer_map(body, 3);
+                lct_writer_cstr(body, "keys");
+                object_keys(body, nkeys, pick);
+                lct_writer_cstr(body, "layout_desc");
+                layout_desc(body);
+                lct_writer_cstr(body, "mode");
+                enum_value(body, "PrefetchMode", "LOOKUP");
+            } else {
+                lct_writer_map(body, 1);
+                lct_writer_cstr(body, "keys");
+                object_keys(body, nkeys, pick);
+            }
+            if (lct_writer_end(body, NULL) != LCT_OK)
+                rc = -1;
+            written++;
+        }
+    }
+    lct_writer_close(body);
+    return rc;
+}
