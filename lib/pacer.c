@@ -4,7 +4,8 @@
  * not accumulate and nothing is dispatched early.
  */
 #include <errno.h>
-#include <math.h>
+#include <math.h> /* isfinite, isnan: macros, no libm */
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -54,11 +55,14 @@ int lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness)
     double offset = t_mono > 0 ? t_mono / p->speed : 0;
     if (offset > 1e9)
         offset = 1e9; /* a corrupt time: ~31 years is "never" enough */
-    double whole = floor(offset);
-    long nsec = (long)ceil((offset - whole) * 1e9);
+    /* In whole nanoseconds, rounded up (no libm needed for that). */
+    double nsd = offset * 1e9;
+    int64_t ns = (int64_t)nsd;
+    if ((double)ns < nsd)
+        ns++;
     struct timespec deadline = p->start;
-    deadline.tv_sec += (time_t)whole;
-    deadline.tv_nsec += nsec;
+    deadline.tv_sec += (time_t)(ns / 1000000000);
+    deadline.tv_nsec += (long)(ns % 1000000000);
     while (deadline.tv_nsec >= 1000000000L) {
         deadline.tv_nsec -= 1000000000L;
         deadline.tv_sec++;
