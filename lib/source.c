@@ -63,6 +63,23 @@ static int read_whole(int fd, const char *name, lct__source *src,
     return LCT_OK;
 }
 
+/* Map size bytes of fd read-only, advised for reading front to back. */
+static int map_file(int fd, size_t size, int extra_flags, const char *name,
+                    void **out, lct_error *err)
+{
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | extra_flags, fd, 0);
+    if (map == MAP_FAILED) {
+        int e = errno;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "trace file '%s': cannot map %zu bytes: %s", name,
+                         size, strerror(e));
+    }
+    /* Traces are read front to back; a failed hint costs nothing. */
+    (void)madvise(map, size, MADV_SEQUENTIAL);
+    *out = map;
+    return LCT_OK;
+}
+
 int lct__source_from_fd(int fd, const char *name, unsigned flags,
                         lct__source *src, lct_error *err)
 {
@@ -87,16 +104,11 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
                          "trace file '%s': %s", name, strerror(EFBIG));
 
     size_t size = (size_t)st.st_size;
-    int map_flags = MAP_PRIVATE | ((flags & LCT_POPULATE) ? MAP_POPULATE : 0);
-    void *map = mmap(NULL, size, PROT_READ, map_flags, fd, 0);
-    if (map == MAP_FAILED) {
-        int e = errno;
-        return lct__fail(err, LCT_ERR_SYS, e, 0,
-                         "trace file '%s': cannot map %zu bytes: %s", name,
-                         size, strerror(e));
-    }
-    /* Traces are read front to back; a failed hint costs nothing. */
-    (void)madvise(map, size, MADV_SEQUENTIAL);
+    void *map;
+    int rc = map_file(fd, size, (flags & LCT_POPULATE) ? MAP_POPULATE : 0,
+                      name, &map, err);
+    if (rc != LCT_OK)
+        return rc;
     src->data = map;
     src->size = size;
     src->kind = LCT__SOURCE_MMAP;
@@ -136,14 +148,10 @@ int lct__source_remap(lct__source *src, const char *name, bool *changed,
                          "trace file '%s': now %lld bytes", name,
                          (long long)st.st_size);
     size_t size = (size_t)st.st_size;
-    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, src->fd, 0);
-    if (map == MAP_FAILED) {
-        int e = errno;
-        return lct__fail(err, LCT_ERR_SYS, e, 0,
-                         "trace file '%s': cannot map %zu bytes: %s", name,
-                         size, strerror(e));
-    }
-    (void)madvise(map, size, MADV_SEQUENTIAL);
+    void *map;
+    int rc = map_file(src->fd, size, 0, name, &map, err);
+    if (rc != LCT_OK)
+        return rc;
     munmap((void *)src->data, (size_t)src->size);
     src->data = map;
     src->size = size;

@@ -170,29 +170,8 @@ void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet)
     p->last_shown = 0;
 }
 
-void tool_progress_update(tool_progress *p, const lct_reader *r)
-{
-    if (!p->active || p->next_check-- > 0)
-        return;
-    p->next_check = 4096;
-    double t = now();
-    if (t - p->last_shown < 0.25)
-        return;
-    p->last_shown = t;
-    lct_stats st;
-    lct_reader_stats(r, &st);
-    char done[8], total[8];
-    humanize_number(done, sizeof done, (int64_t)st.bytes_read, "B",
-                    HN_AUTOSCALE, HN_DECIMAL | HN_NOSPACE);
-    humanize_number(total, sizeof total, (int64_t)p->total, "B", HN_AUTOSCALE,
-                    HN_DECIMAL | HN_NOSPACE);
-    fprintf(stderr, "\r%s: %3d%% %s / %s", tool_name,
-            (int)(100.0 * (double)st.bytes_read / (double)p->total), done,
-            total);
-    fflush(stderr);
-}
-
-/* Progress known as a fraction (the parallel path's first thread). */
+/* Show progress as a fraction of the file, a few times a second; cheap
+ * between those (a countdown, not a clock read, per call). */
 static void progress_fraction(tool_progress *p, double fraction)
 {
     if (!p->active || p->next_check-- > 0)
@@ -208,6 +187,15 @@ static void progress_fraction(tool_progress *p, double fraction)
     fprintf(stderr, "\r%s: %3d%% of %s", tool_name, (int)(100.0 * fraction),
             total);
     fflush(stderr);
+}
+
+void tool_progress_update(tool_progress *p, const lct_reader *r)
+{
+    if (!p->active)
+        return;
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    progress_fraction(p, (double)st.bytes_read / (double)p->total);
 }
 
 void tool_progress_end(tool_progress *p)
