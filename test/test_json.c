@@ -1,0 +1,199 @@
+/*
+ * test_json.c - JSON rendering in msgspec.json's convention: base64 bin,
+ * round-trip floats, NaN as null, RFC 8259 escapes, non-str keys as
+ * strings, repeated keys once with the last value, timestamps and ext.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lct.h"
+#include "mpw.h"
+
+typedef struct sink {
+    char buf[65536];
+    size_t len;
+    int fail_after; /* calls; 0 = never */
+    int calls;
+} sink;
+
+static int to_sink(void *ctx, const char *data, size_t len)
+{
+    sink *s = ctx;
+    if (s->fail_after && ++s->calls >= s->fail_after)
+        return -1;
+    cr_assert_lt(s->len + len, sizeof s->buf);
+    memcpy(s->buf + s->len, data, len);
+    s->len += len;
+    s->buf[s->len] = '\0';
+    return 0;
+}
+
+static const char *render(const mpw *w)
+{
+    static sink s;
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(lct_value_write_json(lct_value_from(w->buf, w->len), to_sink,
+                                      &s),
+                 LCT_OK);
+    return s.buf;
+}
+
+Test(json, floats_read_back_and_stay_floats)
+{
+    static const struct {
+        double d;
+        const char *text;
+    } cases[] = {{0.1, "0.1"},
+                 {1.0, "1.0"},
+                 {-2.5, "-2.5"},
+                 {1e300, "1e+300"},
+                 {1.5e-300, "1.5e-300"},
+                 {1764600000.0006518, "1764600000.0006518"},
+                 {0.0006518600739178462, "0.00065186007391784624"}};
+    char buf[LCT_DOUBLE_BUFSIZE];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        lct_format_double(cases[i].d, buf);
+        cr_expect(strtod(buf, NULL) == cases[i].d, "%s does not read back",
+                  buf);
+        cr_expect(strpbrk(buf, ".e"), "%s is not a float", buf);
+    }
+    lct_format_double(0.1, buf);
+    cr_expect_str_eq(buf, "0.1");
+    lct_format_double(1.0, buf);
+    cr_expect_str_eq(buf, "1.0");
+    lct_format_double(NAN, buf);
+    cr_expect_str_eq(buf, "null");
+    lct_format_double(-INFINITY, buf);
+    cr_expect_str_eq(buf, "null");
+
+    mpw w;
+    mpw_init(&w);
+    mpw_array(&w, 3);
+    mpw_f32(&w, 0.1f);
+    mpw_f64(&w, INFINITY);
+    mpw_int(&w, INT64_MIN);
+    cr_expect_str_eq(render(&w), "[0.10000000149011612,null,-9223372036854775808]");
+    mpw_free(&w);
+}
+
+Test(json, strings_escape_per_rfc8259)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_str(&w, "a\"b\\c\n\t\x01\x1f/\xc3\xa9\x7f");
+    cr_expect_str_eq(render(&w), "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f/\xc3\xa9\x7f\"");
+    mpw_reset(&w);
+    mpw_strn(&w, "ok\xff", 3); /* only possible under LCT_LAZY */
+    cr_expect_str_eq(render(&w), "\"ok\\ufffd\"");
+    mpw_free(&w);
+}
+
+Test(json, bin_is_padded_base64)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_array(&w, 4);
+    mpw_bin(&w, "", 0);
+    mpw_bin(&w, "f", 1);
+    mpw_bin(&w, "fo", 2);
+    mpw_bin(&w, "foo", 3);
+    cr_expect_str_eq(render(&w), "[\"\",\"Zg==\",\"Zm8=\",\"Zm9v\"]");
+    mpw_free(&w);
+}
+
+Test(json, keys_that_are_not_str_become_strings)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_map(&w, 3);
+    mpw_uint(&w, 7);
+    mpw_nil(&w);
+    mpw_array(&w, 2);
+    mpw_int(&w, -1);
+    mpw_str(&w, "a");
+    mpw_bool(&w, true);
+    mpw_nil(&w);
+    mpw_nil(&w);
+    cr_expect_str_eq(render(&w),
+                     "{\"7\":null,\"[-1,\\\"a\\\"]\":true,\"null\":null}");
+    mpw_free(&w);
+}
+
+Test(json, repeated_keys_once_first_position_last_value)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_map(&w, 3);
+    mpw_str(&w, "a");
+    mpw_uint(&w, 1);
+    mpw_str(&w, "b");
+    mpw_uint(&w, 2);
+    mpw_str(&w, "a");
+    mpw_uint(&w, 3);
+    cr_expect_str_eq(render(&w), "{\"a\":3,\"b\":2}");
+
+    /* A large map (sorted-index path): 40 pairs, key k%20, value i. */
+    mpw_reset(&w);
+    mpw_map(&w, 40);
+    for (int i = 0; i < 40; i++) {
+        char k[8];
+        snprintf(k, sizeof k, "k%d", i % 20);
+        mpw_str(&w, k);
+        mpw_uint(&w, (uint64_t)i);
+    }
+    char want[1024] = "{";
+    for (int i = 0; i < 20; i++) {
+        char part[32];
+        snprintf(part, sizeof part, "%s\"k%d\":%d", i ? "," : "", i, i + 20);
+        strcat(want, part);
+    }
+    strcat(want, "}");
+    cr_expect_str_eq(render(&w), want);
+    mpw_free(&w);
+}
+
+Test(json, timestamps_and_other_ext)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_array(&w, 4);
+    mpw_ext(&w, -1, "\x00\x00\x00\x00", 4);
+    /* 12 bytes: 123456789 ns, -1 s: just before the epoch. */
+    mpw_ext(&w, -1, "\x07\x5b\xcd\x15\xff\xff\xff\xff\xff\xff\xff\xff", 12);
+    mpw_ext(&w, -1, "\x00\x00\x00\x00\x65\x00\x00\x00", 8); /* 2023-09-12 */
+    mpw_ext(&w, 5, "ab", 2);
+    cr_expect_str_eq(render(&w),
+                     "[\"1970-01-01T00:00:00Z\","
+                     "\"1969-12-31T23:59:59.123456Z\","
+                     "\"2023-09-12T06:06:56Z\","
+                     "{\"ext\":5,\"data\":\"YWI=\"}]");
+    mpw_free(&w);
+}
+
+Test(json, records_headers_and_a_failing_sink)
+{
+    lct_reader *r;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/events.lct", LCT_FIXTURES_DIR);
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    static sink s;
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(lct_header_write_json(lct_reader_header(r), to_sink, &s),
+                 LCT_OK);
+    cr_expect(strstr(s.buf, "\"level_meta\":{\"instance_id\":\"srv-a\""), "%s",
+              s.buf);
+    lct_record rec;
+    cr_assert_eq(lct_next(r, &rec), 1);
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(lct_record_write_json(&rec, to_sink, &s), LCT_OK);
+    cr_expect(strncmp(s.buf, "{\"offset\":238,\"t_mono\":", 23) == 0, "%s",
+              s.buf);
+    memset(&s, 0, sizeof s);
+    s.fail_after = 1;
+    cr_expect_eq(lct_record_write_json(&rec, to_sink, &s), LCT_ERR_SYS);
+    cr_expect_eq(lct_value_write_json(lct_value_from("\xc1", 1), to_sink, &s),
+                 LCT_ERR_MALFORMED);
+    lct_close(r);
+}
