@@ -128,6 +128,19 @@ static unsigned long walk_all(lct_value v)
     return values;
 }
 
+typedef struct walk_state {
+    unsigned long records, values;
+    char pad[48];
+} walk_state;
+
+static int scan_walk(void *state, const lct_record *rec)
+{
+    walk_state *w = state;
+    w->records++;
+    w->values += walk_all(rec->args);
+    return 0;
+}
+
 Test(alloc, iteration_makes_no_heap_allocation)
 {
     mpw file;
@@ -162,6 +175,22 @@ Test(alloc, iteration_makes_no_heap_allocation)
     cr_expect_eq(codecs, 100000);
     cr_expect_gt(values, 100000 * 10);
     cr_expect_eq(during, 0, "%lu allocations while iterating", during);
+
+    /* The parallel scan: a fixed number of allocations per run (its
+     * per-thread array), however many records. */
+    lct_index *idx;
+    cr_assert_eq(lct_index_build(r, &idx, NULL), LCT_OK);
+    walk_state states[2] = {{0}, {0}};
+    void *ptrs[2] = {&states[0], &states[1]};
+    lct_scan scan = {2, scan_walk, NULL, ptrs};
+    lct_stats st;
+    before = allocations;
+    cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
+    cr_expect_eq(st.records, 100000);
+    cr_expect_eq(states[0].records + states[1].records, 100000);
+    cr_expect_leq(allocations - before, 1, "%lu allocations in a scan",
+                  allocations - before);
+    lct_index_free(idx);
 
     /* The lazy path, too. */
     lct_close(r);
