@@ -189,7 +189,8 @@ enum {
  * and decode and check its header.
  *
  * @param path   file to open
- * @param flags  LCT_LAZY, LCT_QUIET, LCT_NO_MMAP or 0
+ * @param flags  LCT_LAZY, LCT_QUIET, LCT_NO_MMAP, LCT_POPULATE, LCT_FOLLOW,
+ *               or 0 (the flags are described where they are defined)
  * @param out    set to the new reader on success, to NULL on failure
  * @param err    filled on failure (may be NULL); message names the path
  * @return LCT_OK, or
@@ -260,7 +261,10 @@ typedef struct lct_record {
  *
  * Malformed frames are skipped (each one warned about and counted); a
  * partial trailing frame ends the records with a warning.  Once the end is
- * reached every further call returns 0.
+ * reached every further call returns 0.  With LCT_FOLLOW a partial last
+ * frame is "not yet written": 0 without a warning, and the next call
+ * after lct_refresh() goes on from there.  Under lct_guard_install(), a
+ * file that shrank ends the records with LCT_WARN_SHRANK.
  *
  * @return 1 with @p rec filled, 0 at the end of the records,
  *         LCT_ERR_INVALID if reader or rec is NULL.
