@@ -219,19 +219,11 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             p++;
             continue;
         }
+        size_t items;
         if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */
-            size_t items = (size_t)(b & 0x0f) << (b < 0x90);
+            items = (size_t)(b & 0x0f) << (b < 0x90);
             p++;
-            if (items == 0)
-                continue;
-            if (items > (size_t)(end - p))
-                WALK_FAIL(LCT_ERR_MALFORMED,
-                          "container count exceeds the data left");
-            if (depth == LCT_MAX_DEPTH)
-                WALK_FAIL(LCT_ERR_DEPTH, "nesting deeper than LCT_MAX_DEPTH");
-            stack[depth++] = rem;
-            rem = items;
-            continue;
+            goto open_container;
         }
 
         lct__mp_head h;
@@ -263,24 +255,25 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             p = payload + h.n;
             break;
         case LCT_TYPE_ARRAY:
-        case LCT_TYPE_MAP: {
-            size_t items = h.type == LCT_TYPE_MAP ? 2 * (size_t)h.n : h.n;
+        case LCT_TYPE_MAP:
+            items = h.type == LCT_TYPE_MAP ? 2 * (size_t)h.n : h.n;
             p = payload;
-            if (items == 0)
-                break;
-            /* Every value takes at least one byte. */
-            if (items > left)
-                WALK_FAIL(LCT_ERR_MALFORMED,
-                          "container count exceeds the data left");
-            if (depth == LCT_MAX_DEPTH)
-                WALK_FAIL(LCT_ERR_DEPTH, "nesting deeper than LCT_MAX_DEPTH");
-            stack[depth++] = rem;
-            rem = items;
-            break;
-        }
+            goto open_container;
         default: /* scalars: the header is the whole value */
             p = payload;
             break;
         }
+        continue;
+
+    open_container: /* p is the first element; items values follow */
+        if (items == 0)
+            continue;
+        /* Every value takes at least one byte. */
+        if (items > (size_t)(end - p))
+            WALK_FAIL(LCT_ERR_MALFORMED, "container count exceeds the data left");
+        if (depth == LCT_MAX_DEPTH)
+            WALK_FAIL(LCT_ERR_DEPTH, "nesting deeper than LCT_MAX_DEPTH");
+        stack[depth++] = rem;
+        rem = items;
     }
 }

@@ -53,11 +53,10 @@ static void version_text(const lct_header *h, const char *key, char *out,
     lct_value v;
     int64_t i;
     uint64_t u;
-    if (lct_map_find(h->body, key, &v) == LCT_OK &&
-        lct_value_get_int64(v, &i) == LCT_OK)
+    bool found = lct_map_find(h->body, key, &v) == LCT_OK;
+    if (found && lct_value_get_int64(v, &i) == LCT_OK)
         snprintf(out, outsz, "%" PRId64, i);
-    else if (lct_map_find(h->body, key, &v) == LCT_OK &&
-             lct_value_get_uint64(v, &u) == LCT_OK)
+    else if (found && lct_value_get_uint64(v, &u) == LCT_OK)
         snprintf(out, outsz, "%" PRIu64, u);
     else
         snprintf(out, outsz, "?");
