@@ -248,6 +248,13 @@ int lct_value_validate(lct_value v, size_t *size)
 
 static int container_begin(lct_value v, lct_type want, lct_iter *it)
 {
+    if (!it)
+        return LCT_ERR_INVALID;
+    /* On failure the iterator is an empty one of the kind asked for, so a
+     * caller that ignores the status loops zero times, never on garbage. */
+    it->cur = it->end = NULL;
+    it->count = it->remaining = 0;
+    it->is_map = want == LCT_TYPE_MAP;
     lct__mp_head h;
     if (!v.ptr || lct__mp_head_parse(v.ptr, view_end(v), &h) != LCT_OK)
         return LCT_ERR_MALFORMED;
@@ -262,7 +269,6 @@ static int container_begin(lct_value v, lct_type want, lct_iter *it)
     it->end = view_end(v);
     it->count = h.n;
     it->remaining = h.n;
-    it->is_map = want == LCT_TYPE_MAP;
     return LCT_OK;
 }
 

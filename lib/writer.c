@@ -335,19 +335,24 @@ static void copy_value(lct_writer *w, lct_value v, unsigned depth)
     case LCT_TYPE_ARRAY:
         if (lct_value_array_begin(v, &it) == LCT_OK) {
             lct_writer_array(w, it.count);
-            while (lct_array_next(&it, &a) == 1)
+            int rc;
+            while ((rc = lct_array_next(&it, &a)) == 1)
                 copy_value(w, a, depth + 1);
-            return;
+            if (rc == 0)
+                return;
+            /* Elements went missing: the header already promised them. */
         }
         break;
     case LCT_TYPE_MAP:
         if (lct_value_map_begin(v, &it) == LCT_OK) {
             lct_writer_map(w, it.count);
-            while (lct_map_next(&it, &a, &b) == 1) {
+            int rc;
+            while ((rc = lct_map_next(&it, &a, &b)) == 1) {
                 copy_value(w, a, depth + 1);
                 copy_value(w, b, depth + 1);
             }
-            return;
+            if (rc == 0)
+                return;
         }
         break;
     case LCT_TYPE_INVALID:

@@ -230,6 +230,31 @@ Test(value, hostile_counts_fail_before_looping)
     cr_expect_eq(lct_array_next(&it, &e), LCT_ERR_MALFORMED);
 }
 
+/* A caller that ignores a failed *_begin must still hold a valid, empty
+ * iterator: its loop runs zero times instead of reading garbage. */
+Test(value, a_failed_begin_leaves_an_empty_iterator)
+{
+    const unsigned char map[] = {0xdf, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02};
+    const unsigned char one[] = {0x01};
+    lct_iter it;
+    lct_value k, v;
+    memset(&it, 0x5a, sizeof it);
+    cr_expect_eq(lct_value_map_begin(lct_value_from(map, sizeof map), &it),
+                 LCT_ERR_MALFORMED);
+    cr_expect_eq(it.count, 0);
+    cr_expect_eq(lct_map_next(&it, &k, &v), 0);
+    memset(&it, 0x5a, sizeof it);
+    cr_expect_eq(lct_value_array_begin(lct_value_from(one, 1), &it),
+                 LCT_ERR_TYPE);
+    cr_expect_eq(lct_array_next(&it, &k), 0);
+    memset(&it, 0x5a, sizeof it);
+    cr_expect_eq(lct_value_map_begin(lct_value_from(NULL, 0), &it),
+                 LCT_ERR_MALFORMED);
+    cr_expect_eq(lct_map_next(&it, &k, &v), 0);
+    cr_expect_eq(lct_value_map_begin(lct_value_from(one, 1), NULL),
+                 LCT_ERR_INVALID);
+}
+
 Test(value, nesting_is_bounded)
 {
     mpw w;

@@ -250,6 +250,40 @@ Test(writer, errors_are_reported)
     lct_writer_close(NULL);
 }
 
+/* A container whose header promises more than its bytes hold must fail the
+ * frame, at the top and nested, not be written as a shorter value. */
+Test(writer, a_value_that_cannot_be_walked_fails_the_frame)
+{
+    static const struct {
+        const char *bytes;
+        size_t len;
+    } cases[] = {
+        {"\x92\x92\x01\x01", 4}, /* [[1, 1], <missing>] */
+        {"\x92\x01", 2},           /* [1, <missing>] */
+        {"\x82\xa1k\x01", 4},      /* {"k": 1, <missing pair>} */
+        {"\x81\xa1k\x92\x01", 5}, /* {"k": [1, <missing>]} */
+    };
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    lct_writer *w;
+    cr_assert_eq(lct_writer_fdopen(p[1], &w, NULL), LCT_OK);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        lct_writer_begin(w);
+        lct_writer_value(w, lct_value_from(cases[i].bytes, cases[i].len));
+        lct_error err;
+        memset(&err, 0xff, sizeof err);
+        cr_expect_eq(lct_writer_end(w, &err), LCT_ERR_MALFORMED, "case %zu",
+                     i);
+        cr_expect_eq(err.code, LCT_ERR_MALFORMED, "case %zu", i);
+    }
+    /* Nothing reached the pipe: a failed frame is not written. */
+    close(p[1]);
+    char c;
+    cr_expect_eq(read(p[0], &c, 1), 0);
+    close(p[0]);
+    lct_writer_close(w);
+}
+
 Test(version, header_and_library_agree)
 {
     cr_expect_str_eq(lct_version(), LCT_VERSION_STRING);
