@@ -119,7 +119,8 @@ static void put_string(jw *w, const unsigned char *s, size_t n)
             esc = "\\b";
         else if (c == '\f')
             esc = "\\f";
-        else if (c < 0x20) {
+        else if (c < 0x20 || c == 0x7f) {
+            /* DEL too, as jq writes it: no raw control byte in output. */
             memcpy(ubuf, "\\u00", 4);
             ubuf[4] = hex[c >> 4];
             ubuf[5] = hex[c & 15];
@@ -225,15 +226,132 @@ static bool put_timestamp(jw *w, const unsigned char *p, uint32_t n)
 
 static int render(jw *w, lct_value v, unsigned depth);
 
-/* Do keys a and b name the same dict key?  str by content, others by
- * their encoding. */
+/*
+ * A map key as Python's dict sees it once msgspec has decoded it: equal
+ * keys merge, so 0 as fixint and as uint8 are one key, and so are 1, 1.0,
+ * float32 1.0 and True.  Containers and ext keys compare by their bytes
+ * (Python would compare the decoded tuples and datetimes).
+ */
+typedef enum key_class {
+    KEY_STR,    /* bytes: the str payload */
+    KEY_INT,    /* neg, mag: any integral number, bools included */
+    KEY_FLOAT,  /* bits: a non-integral double (-0.0 is KEY_INT 0) */
+    KEY_NIL,
+    KEY_BIN,    /* bytes: the bin payload */
+    KEY_OTHER,  /* bytes: the whole encoding */
+    KEY_UNIQUE  /* NaN: equal to nothing, itself included */
+} key_class;
+
+typedef struct key_form {
+    key_class cls;
+    bool neg;
+    uint64_t mag;
+    const unsigned char *p;
+    size_t n;
+} key_form;
+
+static void number_form(double d, key_form *f)
+{
+    if (d != d) {
+        f->cls = KEY_UNIQUE;
+        return;
+    }
+    double m = d < 0 ? -d : d;
+    if (m < 0x1p64 && (double)(uint64_t)m == m) {
+        f->cls = KEY_INT;
+        f->mag = (uint64_t)m;
+        f->neg = d < 0 && f->mag != 0;
+        return;
+    }
+    f->cls = KEY_FLOAT;
+    memcpy(&f->mag, &d, sizeof d);
+}
+
+static key_form key_form_of(lct_value k)
+{
+    key_form f = {KEY_OTHER, false, 0, k.ptr, k.len};
+    lct_str s;
+    lct_bytes b;
+    int64_t i;
+    uint64_t u;
+    double d;
+    bool flag;
+    switch (lct_value_type(k)) {
+    case LCT_TYPE_STR:
+        if (lct_value_get_str(k, &s) == LCT_OK) {
+            f.cls = KEY_STR;
+            f.p = (const unsigned char *)s.ptr;
+            f.n = s.len;
+        }
+        break;
+    case LCT_TYPE_BIN:
+        if (lct_value_get_bin(k, &b) == LCT_OK) {
+            f.cls = KEY_BIN;
+            f.p = b.ptr;
+            f.n = b.len;
+        }
+        break;
+    case LCT_TYPE_NIL:
+        f.cls = KEY_NIL;
+        break;
+    case LCT_TYPE_BOOL:
+        if (lct_value_get_bool(k, &flag) == LCT_OK) {
+            f.cls = KEY_INT;
+            f.mag = flag;
+        }
+        break;
+    case LCT_TYPE_INT:
+        if (lct_value_get_int64(k, &i) == LCT_OK) {
+            f.cls = KEY_INT;
+            f.neg = i < 0;
+            f.mag = i < 0 ? (uint64_t)0 - (uint64_t)i : (uint64_t)i;
+        } else if (lct_value_get_uint64(k, &u) == LCT_OK) {
+            f.cls = KEY_INT;
+            f.mag = u;
+        }
+        break;
+    case LCT_TYPE_FLOAT32:
+    case LCT_TYPE_FLOAT64:
+        if (lct_value_get_double(k, &d) == LCT_OK)
+            number_form(d, &f);
+        break;
+    default:
+        break;
+    }
+    return f;
+}
+
+/* Order keys by form; 0 means Python would merge them. */
+static int key_form_cmp(const key_form *a, const key_form *b)
+{
+    if (a->cls != b->cls)
+        return a->cls < b->cls ? -1 : 1;
+    switch (a->cls) {
+    case KEY_INT:
+        if (a->neg != b->neg)
+            return a->neg ? -1 : 1;
+        if (a->mag != b->mag)
+            return (a->mag < b->mag) != a->neg ? -1 : 1;
+        return 0;
+    case KEY_FLOAT:
+        return (a->mag > b->mag) - (a->mag < b->mag);
+    case KEY_NIL:
+        return 0;
+    case KEY_UNIQUE:
+        return 1;
+    default: {
+        int c = memcmp(a->p, b->p, a->n < b->n ? a->n : b->n);
+        if (c)
+            return c;
+        return (a->n > b->n) - (a->n < b->n);
+    }
+    }
+}
+
 static bool same_key(lct_value a, lct_value b)
 {
-    lct_str sa, sb;
-    if (lct_value_get_str(a, &sa) == LCT_OK &&
-        lct_value_get_str(b, &sb) == LCT_OK)
-        return sa.len == sb.len && memcmp(sa.ptr, sb.ptr, sa.len) == 0;
-    return a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0;
+    key_form fa = key_form_of(a), fb = key_form_of(b);
+    return key_form_cmp(&fa, &fb) == 0;
 }
 
 typedef struct pair {
@@ -242,35 +360,15 @@ typedef struct pair {
     uint32_t last; /* large maps: position whose value to print, or none */
 } pair;
 
-/* Key content (str payload, or the encoding of anything else); whether
- * it is a str comes first in the order, as in same_key. */
-static bool key_bytes(lct_value k, const unsigned char **p, size_t *n)
-{
-    lct_str s;
-    if (lct_value_get_str(k, &s) == LCT_OK) {
-        *p = (const unsigned char *)s.ptr;
-        *n = s.len;
-        return true;
-    }
-    *p = k.ptr;
-    *n = k.len;
-    return false;
-}
-
 static int pair_cmp(const void *x, const void *y)
 {
     const pair *a = x, *b = y;
-    const unsigned char *pa, *pb;
-    size_t na, nb;
-    bool sa = key_bytes(a->key, &pa, &na);
-    bool sb = key_bytes(b->key, &pb, &nb);
-    if (sa != sb)
-        return sa ? -1 : 1;
-    int c = memcmp(pa, pb, na < nb ? na : nb);
+    key_form fa = key_form_of(a->key), fb = key_form_of(b->key);
+    int c = fa.cls == KEY_UNIQUE && fb.cls == KEY_UNIQUE
+                ? 0
+                : key_form_cmp(&fa, &fb);
     if (c)
         return c;
-    if (na != nb)
-        return na < nb ? -1 : 1;
     return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
@@ -331,6 +429,130 @@ static int dedupe(pair *pairs, uint32_t n)
     return LCT_OK;
 }
 
+/*
+ * Maps with a key that is not a str.  Two keys are one JSON key when
+ * Python would merge them (1, 1.0, True) or when they print as the same
+ * JSON string (int 1 and str "1"; nil and NaN both "null"), and that is
+ * transitive: classes are found with union-find over two sorted orders,
+ * n log n however hostile the map.  Each class prints once, at its first
+ * position, with its last value.
+ */
+typedef struct key_text {
+    uint32_t pos;
+    const unsigned char *p;
+    size_t n;
+} key_text;
+
+static int text_cmp(const void *x, const void *y)
+{
+    const key_text *a = x, *b = y;
+    int c = memcmp(a->p, b->p, a->n < b->n ? a->n : b->n);
+    if (c)
+        return c;
+    return (a->n > b->n) - (a->n < b->n);
+}
+
+typedef struct text_buf {
+    unsigned char *p;
+    size_t len, cap;
+} text_buf;
+
+static int text_write(void *ctx, const char *data, size_t len)
+{
+    text_buf *t = ctx;
+    if (t->cap - t->len < len) {
+        size_t cap = t->cap ? t->cap : 256;
+        while (cap - t->len < len)
+            cap *= 2;
+        unsigned char *p = realloc(t->p, cap);
+        if (!p)
+            return -1;
+        t->p = p;
+        t->cap = cap;
+    }
+    memcpy(t->p + t->len, data, len);
+    t->len += len;
+    return 0;
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+static void uf_join(uint32_t *parent, uint32_t a, uint32_t b)
+{
+    a = uf_find(parent, a);
+    b = uf_find(parent, b);
+    if (a != b) /* the smaller position stays the root: the first one */
+        parent[a > b ? a : b] = a < b ? a : b;
+}
+
+/* What each non-str key prints as, in one buffer (offsets, then views). */
+static int key_texts(const pair *pairs, uint32_t n, key_text *texts,
+                     text_buf *buf)
+{
+    size_t *at = reallocarray(NULL, n, sizeof *at);
+    if (!at)
+        return LCT_ERR_NOMEM;
+    int rc = LCT_OK;
+    for (uint32_t i = 0; i < n && rc == LCT_OK; i++) {
+        lct_str s;
+        at[i] = buf->len;
+        texts[i].pos = i;
+        if (lct_value_get_str(pairs[i].key, &s) == LCT_OK) {
+            texts[i].p = (const unsigned char *)s.ptr;
+            texts[i].n = s.len;
+            at[i] = SIZE_MAX;
+            continue;
+        }
+        rc = lct_value_write_json(pairs[i].key, text_write, buf);
+        texts[i].n = buf->len - at[i];
+    }
+    for (uint32_t i = 0; i < n && rc == LCT_OK; i++)
+        if (at[i] != SIZE_MAX)
+            texts[i].p = buf->p + at[i];
+    free(at);
+    return rc == LCT_ERR_SYS ? LCT_ERR_NOMEM : rc;
+}
+
+static int dedupe_mixed(pair *pairs, uint32_t n)
+{
+    uint32_t *parent = reallocarray(NULL, n, sizeof *parent);
+    pair *sorted = reallocarray(NULL, n, sizeof *sorted);
+    key_text *texts = reallocarray(NULL, n, sizeof *texts);
+    text_buf buf = {NULL, 0, 0};
+    int rc = parent && sorted && texts ? LCT_OK : LCT_ERR_NOMEM;
+    if (rc == LCT_OK)
+        rc = key_texts(pairs, n, texts, &buf);
+    if (rc == LCT_OK) {
+        for (uint32_t i = 0; i < n; i++)
+            parent[i] = i;
+        memcpy(sorted, pairs, (size_t)n * sizeof *pairs);
+        qsort(sorted, n, sizeof *sorted, pair_cmp);
+        for (uint32_t i = 1; i < n; i++)
+            if (same_key(sorted[i - 1].key, sorted[i].key))
+                uf_join(parent, sorted[i - 1].pos, sorted[i].pos);
+        qsort(texts, n, sizeof *texts, text_cmp);
+        for (uint32_t i = 1; i < n; i++)
+            if (text_cmp(&texts[i - 1], &texts[i]) == 0)
+                uf_join(parent, texts[i - 1].pos, texts[i].pos);
+        for (uint32_t i = 0; i < n; i++)
+            pairs[i].last = UINT32_MAX;
+        for (uint32_t i = 0; i < n; i++) /* later positions overwrite */
+            pairs[uf_find(parent, i)].last = i;
+    }
+    free(parent);
+    free(sorted);
+    free(texts);
+    free(buf.p);
+    return rc;
+}
+
 static int render_map(jw *w, lct_iter it, unsigned depth)
 {
     uint32_t n = it.count;
@@ -347,8 +569,11 @@ static int render_map(jw *w, lct_iter it, unsigned depth)
         int step = lct_map_next(&it, &pairs[i].key, &pairs[i].val);
         rc = step == 1 ? LCT_OK : (step < 0 ? step : LCT_ERR_MALFORMED);
     }
+    bool all_str = true;
+    for (uint32_t i = 0; i < n && rc == LCT_OK && all_str; i++)
+        all_str = lct_value_type(pairs[i].key) == LCT_TYPE_STR;
     if (rc == LCT_OK)
-        rc = dedupe(pairs, n);
+        rc = all_str ? dedupe(pairs, n) : dedupe_mixed(pairs, n);
     if (rc == LCT_OK) {
         put(w, "{", 1);
         bool first = true;

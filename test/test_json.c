@@ -83,7 +83,7 @@ Test(json, strings_escape_per_rfc8259)
     mpw w;
     mpw_init(&w);
     mpw_str(&w, "a\"b\\c\n\t\x01\x1f/\xc3\xa9\x7f");
-    cr_expect_str_eq(render(&w), "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f/\xc3\xa9\x7f\"");
+    cr_expect_str_eq(render(&w), "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f/\xc3\xa9\\u007f\"");
     mpw_reset(&w);
     mpw_strn(&w, "ok\xff", 3); /* only possible under LCT_LAZY */
     cr_expect_str_eq(render(&w), "\"ok\\ufffd\"");
@@ -151,6 +151,48 @@ Test(json, repeated_keys_once_first_position_last_value)
     }
     strcat(want, "}");
     cr_expect_str_eq(render(&w), want);
+    mpw_free(&w);
+}
+
+/* Keys Python's dict merges (0 as fixint and uint8; 1, 1.0, float32 1.0,
+ * True) are one key; so are keys that print as one JSON string (int 2
+ * and str "2"; nil and NaN).  First position, last value, and never a
+ * repeated key in the object. */
+Test(json, keys_equal_for_python_or_as_text_print_once)
+{
+    mpw w;
+    mpw_init(&w);
+    mpw_map(&w, 11);
+    mpw_int(&w, 0);          mpw_str(&w, "a");
+    mpw_raw(&w, "\xcc\x00", 2); mpw_str(&w, "b");    /* uint8 0 */
+    mpw_int(&w, 1);          mpw_str(&w, "c");
+    mpw_f64(&w, 1.0);        mpw_str(&w, "d");
+    mpw_str(&w, "x");        mpw_str(&w, "keep");
+    mpw_f32(&w, 1.0f);       mpw_str(&w, "e");
+    mpw_bool(&w, true);      mpw_str(&w, "f");
+    mpw_int(&w, 2);          mpw_str(&w, "g");
+    mpw_str(&w, "2");        mpw_str(&w, "h");
+    mpw_nil(&w);             mpw_str(&w, "i");
+    mpw_f64(&w, NAN);        mpw_str(&w, "j");
+    cr_expect_str_eq(render(&w), "{\"0\":\"b\",\"1\":\"f\",\"x\":\"keep\","
+                                 "\"2\":\"h\",\"null\":\"j\"}");
+
+    /* The same through the large-map path: 20 more distinct str keys. */
+    mpw_reset(&w);
+    mpw_map(&w, 24);
+    mpw_f64(&w, 1.5);  mpw_uint(&w, 1);
+    for (int i = 0; i < 20; i++) {
+        char k[8];
+        snprintf(k, sizeof k, "k%d", i);
+        mpw_str(&w, k);
+        mpw_uint(&w, (uint64_t)i);
+    }
+    mpw_f32(&w, 1.5f); mpw_uint(&w, 2);
+    mpw_str(&w, "1.5"); mpw_uint(&w, 3);
+    mpw_int(&w, -0);   mpw_uint(&w, 4);
+    const char *got = render(&w);
+    cr_expect(strncmp(got, "{\"1.5\":3,\"k0\":0,", 16) == 0, "%s", got);
+    cr_expect(strstr(got, ",\"k19\":19,\"0\":4}") != NULL, "%s", got);
     mpw_free(&w);
 }
 
