@@ -26,25 +26,39 @@
  *
  * Every view this library hands out (lct_str, lct_bytes, lct_value, and the
  * fields of lct_header and lct_record that are views) points into the
- * reader's mapping.  Views are not NUL-terminated, must not be modified or
+ * reader's bytes.  Views are not NUL-terminated, must not be modified or
  * freed, and stay valid until lct_close() on the reader they came from;
- * copy what you need beyond that.  Value views made with lct_value_from()
- * over your own buffer live as long as your buffer.
+ * copy what you need beyond that.  One exception: a streamed reader
+ * (LCT_STREAM, or any input that cannot be mapped, such as a pipe) reuses
+ * one buffer, so its record views live only until the next lct_next() on
+ * it (its header's still live until lct_close()).  Value views made with
+ * lct_value_from() over your own buffer live as long as your buffer.
  *
- * MARK: - Caveats of a mapping
+ * MARK: - Caveats of a mapping, and what is guaranteed
  *
  * - Records appended to the file after lct_open() are not seen until
  *   lct_refresh() (open with LCT_FOLLOW to follow a trace being written).
- * - If another process truncates the file while it is mapped, touching the
- *   pages past the new end raises SIGBUS, which kills a process by default.
- *   Call lct_guard_install() once and liblct turns that into an orderly
- *   end: the lost pages read as zeros, no record touching them is yielded,
- *   iteration ends with an LCT_WARN_SHRANK warning and lct_stats.shrank.
- *   Without the guard (the default: a library does not take a signal
- *   without being asked) a program must handle SIGBUS itself, or open with
- *   LCT_NO_MMAP to read a private copy.
- * - Inputs that cannot be mapped (pipes, FIFOs, terminals, /dev/stdin) are
- *   read whole into one heap buffer at open; everything else is the same.
+ * - A file truncated by another process while it is mapped:
+ *   - The page holding the new end reads as zeros past it (no fault);
+ *     pages wholly past the end raise SIGBUS, which kills a process by
+ *     default.  Call lct_guard_install() once and those pages read as
+ *     zeros too.  Without the guard a program must handle SIGBUS itself,
+ *     or open with LCT_NO_MMAP or LCT_STREAM to read a copy.
+ *   - lct_next(), lct_scan_run(), lct_index_record() and following never
+ *     hand out a record whose bytes were not all in the file when they
+ *     were read: before a mapped record is believed, the length prefix
+ *     after it is read, and when that reads 0, faulted, or is past the
+ *     data (or the frame did not decode), the file's size is taken with
+ *     fstat(2); a record reaching past it is not yielded.  Reading then
+ *     ends with LCT_WARN_SHRANK naming the file's new size, and
+ *     lct_stats.shrank / shrank_offset say so.  Nothing after it is read.
+ *   - Views read after lct_next() returned them (a caller's later reads,
+ *     LCT_LAZY's args) may meet the loss: read them, then ask
+ *     lct_record_intact(); true means what you read was the file's.
+ *   - A file rewritten in place (same size, other bytes) is not detected.
+ * - Inputs that cannot be mapped (pipes, FIFOs, terminals, devices, files
+ *   whose size reads as 0) are streamed: frames are read as they arrive,
+ *   in memory bounded by the largest frame.
  *
  * MARK: - Threads
  *
@@ -101,7 +115,8 @@ typedef enum lct_status {
     LCT_ERR_DEPTH = -10,    /**< nesting deeper than LCT_MAX_DEPTH */
     LCT_ERR_NOMEM = -11,    /**< memory allocation failed */
     LCT_ERR_INVALID = -12,  /**< misuse: NULL argument, closed reader */
-    LCT_ERR_NOT_FOUND = -13 /**< a map has no such key */
+    LCT_ERR_NOT_FOUND = -13, /**< a map has no such key */
+    LCT_ERR_CHANGED = -14    /**< the file shrank while it was read */
 } lct_status;
 
 /** Size of lct_error.message, including the terminating NUL. */
@@ -161,8 +176,10 @@ enum {
     LCT_LAZY = 1u << 0,
     /** Start with warnings silenced (as lct_reader_set_log(r, NULL, NULL)). */
     LCT_QUIET = 1u << 1,
-    /** Read the input into memory instead of mapping it, even when it could
-     *  be mapped.  For tests and for files that may shrink while read. */
+    /** Read the whole input into one heap buffer at open instead of mapping
+     *  or streaming it: views live until lct_close() and no later change
+     *  to the file can reach them.  Memory is the size of the input (a
+     *  pipe that never ends is read until memory runs out). */
     LCT_NO_MMAP = 1u << 2,
     /** Pre-fault the whole mapping at open (MAP_POPULATE), so the first
      *  pass pays no page faults.  Costs the time of reading the file. */
@@ -173,7 +190,18 @@ enum {
      * setting truncated, and stays before it) and lct_refresh() picks up
      * what was appended.  Keeps a descriptor open until lct_close().
      */
-    LCT_FOLLOW = 1u << 4
+    LCT_FOLLOW = 1u << 4,
+    /**
+     * Read the input as a stream, one frame at a time, into one reused
+     * buffer (read(2), or pread(2) on a regular file) instead of mapping
+     * it.  Views of a streamed reader (records and values from them) live
+     * only until the next lct_next() call; the header's live until
+     * lct_close().  Memory is bounded by the largest frame, not the input.
+     * No random access: lct_index_build() refuses a streamed reader.
+     * Inputs that cannot be mapped (pipes, FIFOs, terminals, devices, files
+     * whose size reads as 0 such as /proc's) are always streamed.
+     */
+    LCT_STREAM = 1u << 5
 };
 
 /** The trace schema versions this library reads. */
@@ -190,7 +218,7 @@ enum {
  *
  * @param path   file to open
  * @param flags  LCT_LAZY, LCT_QUIET, LCT_NO_MMAP, LCT_POPULATE, LCT_FOLLOW,
- *               or 0 (the flags are described where they are defined)
+ *               LCT_STREAM, or 0 (described where they are defined)
  * @param out    set to the new reader on success, to NULL on failure
  * @param err    filled on failure (may be NULL); message names the path
  * @return LCT_OK, or
@@ -207,8 +235,10 @@ int lct_open(const char *path, unsigned flags, lct_reader **out,
 
 /**
  * Like lct_open() on an already open descriptor, which stays the caller's
- * (liblct does not close it).  @p name is used in messages, e.g.
- * "<stdin>".  A descriptor that cannot be mapped is read to its end.
+ * (liblct keeps its own duplicate).  @p name is used in messages, e.g.
+ * "<stdin>".  A descriptor that cannot be mapped is streamed: lct_open_fd
+ * returns once the header frame has arrived.
+ * @return as lct_open().
  */
 int lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
                 lct_error *err);
@@ -216,7 +246,9 @@ int lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
 /**
  * Like lct_open() over bytes already in memory.  Nothing is copied: the
  * buffer must stay unchanged until lct_close(), and views point into it.
- * @p name is used in messages.
+ * @p name is used in messages.  LCT_NO_MMAP, LCT_STREAM, LCT_POPULATE and
+ * LCT_FOLLOW mean nothing here.
+ * @return as lct_open(), without LCT_ERR_SYS.
  */
 int lct_open_buffer(const void *data, size_t size, const char *name,
                     unsigned flags, lct_reader **out, lct_error *err);
@@ -260,29 +292,37 @@ typedef struct lct_record {
  * Produce the next record in file order.
  *
  * Malformed frames are skipped (each one warned about and counted); a
- * partial trailing frame ends the records with a warning.  Once the end is
- * reached every further call returns 0.  With LCT_FOLLOW a partial last
- * frame is "not yet written": 0 without a warning, and the next call
- * after lct_refresh() goes on from there.  Under lct_guard_install(), a
- * file that shrank ends the records with LCT_WARN_SHRANK.
+ * partial trailing frame ends the records with a warning, and so does a
+ * read error of a streamed input ("read failed at offset N").  Once the
+ * end is reached every further call returns 0.  With LCT_FOLLOW a
+ * partial last frame is "not yet written": 0 without a warning, and the
+ * next call after lct_refresh() goes on from there.  A file that shrank
+ * while mapped ends the records with LCT_WARN_SHRANK (see Caveats).
+ * A streamed reader's previous record views die here.
  *
  * @return 1 with @p rec filled, 0 at the end of the records,
  *         LCT_ERR_INVALID if reader or rec is NULL.
  */
 int lct_next(lct_reader *reader, lct_record *rec);
 
-/** Start iterating again from the first record; counters restart too. */
+/** Start iterating again from the first record; counters restart too.
+ *  A streamed pipe cannot go back: there it does nothing. */
 void lct_rewind(lct_reader *reader);
 
 /**
  * Map the file again at its current size (a reader opened with
  * LCT_FOLLOW), keeping the position, so records appended since are read by
- * the next lct_next calls.  Every view obtained before the call, the
- * header's included, is invalid after it; take lct_reader_header() again.
- * @return LCT_OK (also when nothing changed), LCT_ERR_INVALID (not a
- *         followed, mapped file), LCT_ERR_SYS (fstat or mmap failed; the
- *         old mapping stays), LCT_ERR_TRUNCATED (the file is now shorter
- *         than what was already read).
+ * the next lct_next calls.  Record views obtained before the call are
+ * invalid after it; the header stays valid (a followed reader keeps a copy).
+ * A streamed follower needs no refresh: lct_next reads what arrived.
+ * A file now smaller than before is LCT_ERR_CHANGED: the old mapping
+ * stays, its lost pages read as zeros (so old views cannot fault),
+ * iteration is over (lct_stats.shrank, shrank_offset = the new size), and
+ * every later refresh says the same.
+ * @return LCT_OK (also when nothing changed, or for a stream),
+ *         LCT_ERR_INVALID (not opened with LCT_FOLLOW), LCT_ERR_SYS (fstat
+ *         or mmap failed; the old mapping stays), LCT_ERR_CHANGED (the file
+ *         shrank; err->offset is its new size).
  */
 int lct_refresh(lct_reader *reader, lct_error *err);
 
@@ -293,10 +333,11 @@ typedef struct lct_stats {
     bool truncated;            /**< a partial trailing frame ended reading */
     uint64_t truncated_offset; /**< where that partial frame starts */
     uint64_t bytes_read;       /**< bytes consumed: header and whole frames */
-    uint64_t file_size;        /**< size of the input */
-    bool shrank;               /**< the file lost bytes while being read
-                                    (only seen with lct_guard_install) */
-    uint64_t shrank_offset;    /**< first offset whose bytes were lost */
+    uint64_t file_size;        /**< size of the input (a stream: the bytes
+                                    read from it so far) */
+    bool shrank;               /**< the file lost bytes while being read */
+    uint64_t shrank_offset;    /**< the file's size when the loss was seen:
+                                    the first offset whose bytes are gone */
 } lct_stats;
 
 /** Fill @p out with the reader's counters (zeros for a NULL reader). */
@@ -307,8 +348,8 @@ const char *lct_reader_path(const lct_reader *reader);
 
 /**
  * The whole input as one read-only byte view (the mapping, or the buffer
- * an unmappable input was read into), for callers that scan raw bytes.
- * Lives as the reader.  {NULL, 0} for NULL.
+ * an LCT_NO_MMAP input was read into), for callers that scan raw bytes.
+ * Lives as the reader.  {NULL, 0} for NULL and for a streamed reader.
  */
 lct_bytes lct_reader_data(const lct_reader *reader);
 
@@ -358,10 +399,11 @@ void lct_log_stderr(void *ctx, const lct_reader *reader,
 int lct_guard_install(lct_error *err);
 
 /**
- * Whether every byte of @p rec is still the file's: false if the file
- * shrank (under lct_guard_install) and the loss reaches into the record.
- * Check it after reading a record's views if the file may shrink while
- * they are in use: lost bytes read as zeros.
+ * Whether the bytes of @p rec you have read so far were the file's: false
+ * when the file shrank and the loss reaches into the record.  Read the
+ * views first, then ask: a loss shows as zeros after the record too, so
+ * this costs an fstat(2) only when those read as zeros (or at the last
+ * record).  Always true for read or streamed copies and caller buffers.
  */
 bool lct_record_intact(const lct_reader *reader, const lct_record *rec);
 
@@ -455,8 +497,10 @@ typedef struct lct_iter {
 /**
  * Begin iterating an array (lct_value_array_begin) or a map
  * (lct_value_map_begin).
+ * On failure @p it is left an empty iterator (its loop runs zero times).
  * @return LCT_OK, LCT_ERR_TYPE, LCT_ERR_MALFORMED (header cut short, or a
- *         count larger than the bytes available could hold).
+ *         count larger than the bytes available could hold),
+ *         LCT_ERR_INVALID (@p it is NULL).
  */
 int lct_value_array_begin(lct_value v, lct_iter *it);
 int lct_value_map_begin(lct_value v, lct_iter *it);
@@ -530,7 +574,8 @@ typedef struct lct_index lct_index;
  * not decoded, so malformed frames are indexed too).  A partial trailing
  * frame ends the index; it is not logged (the reader's log, position and
  * counters are untouched): see lct_index_truncation().
- * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID.
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (also for a streamed
+ *         reader, which has no random access).
  */
 int lct_index_build(const lct_reader *reader, lct_index **out,
                     lct_error *err);
@@ -558,7 +603,8 @@ uint64_t lct_index_offset(const lct_index *index, uint64_t i);
  * threads at once.
  * @return 1 with @p rec filled; 0 if the frame is malformed (the reason in
  *         @p why when not NULL, a constant or thread-local string);
- *         LCT_ERR_INVALID for a bad index or NULL arguments.
+ *         LCT_ERR_CHANGED if the file shrank and the frame's bytes are
+ *         gone; LCT_ERR_INVALID for a bad index or NULL arguments.
  */
 int lct_index_record(const lct_index *index, uint64_t i, lct_record *rec,
                      const char **why);

@@ -27,6 +27,7 @@ const char *lct_strerror(int code)
     case LCT_ERR_NOMEM: return "out of memory";
     case LCT_ERR_INVALID: return "invalid argument";
     case LCT_ERR_NOT_FOUND: return "key not found";
+    case LCT_ERR_CHANGED: return "file changed while read";
     }
     return "unknown status";
 }

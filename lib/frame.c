@@ -15,6 +15,7 @@ lct__frame_status lct__frame_at(const unsigned char *data, uint64_t size,
     frame->length = 0;
     frame->body = data + pos;
     frame->available = 0;
+    frame->kept = 0;
     if (left == 0)
         return LCT__FRAME_END;
     if (left < 4) {
@@ -28,5 +29,6 @@ lct__frame_status lct__frame_at(const unsigned char *data, uint64_t size,
     if (frame->length > left - 4)
         return LCT__FRAME_SHORT_BODY;
     frame->available = frame->length;
+    frame->kept = frame->length;
     return LCT__FRAME_OK;
 }

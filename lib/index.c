@@ -37,6 +37,11 @@ int lct_index_build(const lct_reader *r, lct_index **out, lct_error *err)
     if (!r || !out)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_index_build: invalid argument");
+    if (r->source.kind == LCT__SOURCE_STREAM)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "trace file '%s': a streamed reader has no random "
+                         "access to index",
+                         r->shown_name);
     lct_index *idx = calloc(1, sizeof *idx);
     if (!idx)
         goto nomem;
@@ -139,6 +144,10 @@ int lct_index_record(const lct_index *idx, uint64_t i, lct_record *rec,
     if (!idx || !rec || i >= idx->count)
         return LCT_ERR_INVALID;
     int rc = decode_frame(idx, i, rec, index_why);
+    uint64_t off = idx->offsets[i], cut;
+    uint64_t end = off + 4 + (uint64_t)lct__be32(idx->reader->source.data + off);
+    if (lct__shrank_before(idx->reader, end, rc != 1, &cut))
+        return LCT_ERR_CHANGED;
     if (rc == 0 && why)
         *why = index_why;
     return rc;
@@ -168,7 +177,7 @@ static void *work(void *arg)
         uint64_t off = w->idx->offsets[i];
         uint64_t end = off + 4 + (uint64_t)lct__be32(r->source.data + off);
         /* The file shrank under us: nothing from here on is data. */
-        if (lct__lost_before(r, end, &w->lost)) {
+        if (lct__shrank_before(r, end, !ok, &w->lost)) {
             w->shrank = true;
             break;
         }
@@ -259,7 +268,16 @@ int lct_scan_run(const lct_index *idx, const lct_scan *scan, lct_stats *out,
         }
         out->truncated = idx->truncated;
         out->truncated_offset = idx->truncated_offset;
-        uint64_t lost = lct__guard_lost(idx->reader->guard_slot);
+        /* The earliest loss any thread found, or one that made the index
+         * end early (its partial last frame was zeros, not a cut). */
+        uint64_t lost = LCT__NOTHING_LOST, cut;
+        for (unsigned t = 0; t < n; t++)
+            if (workers[t].shrank && workers[t].lost < lost)
+                lost = workers[t].lost;
+        if (lost == LCT__NOTHING_LOST && idx->truncated &&
+            lct__shrank_before(idx->reader, idx->reader->source.size, true,
+                               &cut))
+            lost = cut;
         if (lost != LCT__NOTHING_LOST) {
             out->shrank = true;
             out->shrank_offset = lost;

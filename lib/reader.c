@@ -6,6 +6,7 @@
 #include "decode_internal.h"
 #include "error_internal.h"
 #include "frame_internal.h"
+#include "msgpack_internal.h"
 #include "reader_internal.h"
 #include "source_internal.h"
 
@@ -62,13 +63,47 @@ static void version_text(const lct_header *h, const char *key, char *out,
         snprintf(out, outsz, "?");
 }
 
+/* The frame at the reader's position, from whichever source it has. */
+static lct__frame_status frame_here(lct_reader *r, lct__frame *f)
+{
+    lct__source *s = &r->source;
+    if (s->kind == LCT__SOURCE_STREAM) {
+        lct__frame_status fs = lct__stream_frame(
+            s, r->pos, (r->flags & LCT_FOLLOW) != 0, f);
+        r->stats.file_size = s->size;
+        return fs;
+    }
+    return lct__frame_at(s->data, s->size, r->pos, f);
+}
+
+/* Keep the header's bytes where the source will not move them. */
+static int pin_header(lct_reader *r, const lct__frame *f, lct_error *err)
+{
+    lct_header *h = &r->header;
+    r->header_copy = malloc(f->length);
+    if (!r->header_copy)
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "trace file '%s': out of memory copying the header",
+                         r->shown_name);
+    memcpy(r->header_copy, f->body, f->length);
+    char why[LCT__WHY_SIZE];
+    (void)lct__header_decode(r->header_copy, f->length, h, why);
+    h->size = LCT__PREFIX_SIZE + (uint64_t)f->length;
+    return LCT_OK;
+}
+
 /* Read and judge the header frame, in the order the reference does. */
 static int open_header(lct_reader *r, lct_error *err)
 {
     const char *name = r->shown_name;
-    const lct__source *s = &r->source;
     lct__frame f;
-    switch (lct__frame_at(s->data, s->size, 0, &f)) {
+    r->pos = 0;
+    switch (frame_here(r, &f)) {
+    case LCT__FRAME_READ_ERROR:
+        return lct__fail(err, LCT_ERR_SYS, r->source.read_errno, f.available,
+                         "trace file '%s': read failed at offset %" PRIu64
+                         ": %s",
+                         name, f.available, strerror(r->source.read_errno));
     case LCT__FRAME_END:
         return lct__fail(err, LCT_ERR_EMPTY, 0, 0,
                          "trace file '%s' is empty: unexpected EOF reading "
@@ -90,7 +125,7 @@ static int open_header(lct_reader *r, lct_error *err)
 
     char why[LCT__WHY_SIZE];
     lct_header *h = &r->header;
-    if (lct__header_decode(f.body, f.length, h, why) != LCT_OK)
+    if (lct__header_decode(f.body, f.kept, h, why) != LCT_OK)
         return lct__fail(err, LCT_ERR_MALFORMED, 0, 0,
                          "trace file '%s': undecodable header at offset 0: %s",
                          name, why);
@@ -121,6 +156,8 @@ static int open_header(lct_reader *r, lct_error *err)
                          "%s (this build reads 1, 2)",
                          name, version);
     }
+    if (r->source.kind == LCT__SOURCE_STREAM || (r->flags & LCT_FOLLOW))
+        return pin_header(r, &f, err);
     return LCT_OK;
 }
 
@@ -231,6 +268,7 @@ void lct_close(lct_reader *r)
         return;
     lct__guard_unregister(r->guard_slot);
     lct__source_release(&r->source);
+    free(r->header_copy);
     free(r->name);
     free(r);
 }
@@ -248,7 +286,7 @@ const char *lct_reader_path(const lct_reader *r)
 lct_bytes lct_reader_data(const lct_reader *r)
 {
     lct_bytes b = {NULL, 0};
-    if (r) {
+    if (r && r->source.kind != LCT__SOURCE_STREAM) {
         b.ptr = r->source.data;
         b.len = (size_t)r->source.size;
     }
@@ -278,6 +316,9 @@ void lct_rewind(lct_reader *r)
 {
     if (!r)
         return;
+    if (r->source.kind == LCT__SOURCE_STREAM &&
+        !lct__stream_seek(&r->source, r->header.size))
+        return; /* a pipe cannot go back */
     r->pos = r->header.size;
     r->done = false;
     memset(&r->stats, 0, sizeof r->stats);
@@ -285,16 +326,79 @@ void lct_rewind(lct_reader *r)
     r->stats.file_size = r->source.size;
 }
 
-/* The file lost bytes from `lost` on: end here, once, with a warning. */
-static int end_shrank(lct_reader *r, uint64_t lost)
+/* The file lost bytes from `cut` on: end here, once, with a warning, and
+ * make the lost pages zero pages so old views cannot fault. */
+static int end_shrank(lct_reader *r, uint64_t cut)
 {
     r->done = true;
     r->stats.shrank = true;
-    r->stats.shrank_offset = lost;
-    warn(r, LCT_WARN_SHRANK, lost,
+    r->stats.shrank_offset = cut;
+    r->stats.truncated = false; /* what looked cut was the shrink */
+    lct__source_forget_after(&r->source, cut);
+    warn(r, LCT_WARN_SHRANK, cut,
          "file shrank while reading: bytes from offset %" PRIu64 " are gone",
-         lost);
+         cut);
     return 0;
+}
+
+bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
+                        uint64_t *cut)
+{
+    const lct__source *s = &r->source;
+    if (s->kind != LCT__SOURCE_MMAP)
+        return false;
+    /* Read the next prefix first: if it lies past the new end it faults
+     * now, and the guard's record below already knows. */
+    bool zeros_next = end > s->size - LCT__PREFIX_SIZE ||
+                      s->size < LCT__PREFIX_SIZE ||
+                      lct__be32(s->data + end) == 0;
+    uint64_t lost = lct__guard_lost(r->guard_slot);
+    if (!suspect && !zeros_next && lost == LCT__NOTHING_LOST)
+        return false;
+    uint64_t real;
+    if (lct__source_real_size(s, &real) != LCT_OK)
+        real = s->size; /* cannot tell: trust what the guard saw */
+    *cut = real < lost ? real : lost;
+    return *cut < end;
+}
+
+/* A partial frame, a read error: the end of the records, with a warning. */
+static int end_short(lct_reader *r, lct__frame_status fs, const lct__frame *f)
+{
+    r->done = true;
+    r->stats.truncated = true;
+    r->stats.truncated_offset = f->offset;
+    if (fs == LCT__FRAME_SHORT_PREFIX)
+        warn(r, LCT_WARN_TRUNCATED, f->offset,
+             "truncated frame length prefix at offset %" PRIu64, f->offset);
+    else if (fs == LCT__FRAME_SHORT_BODY)
+        warn(r, LCT_WARN_TRUNCATED, f->offset + LCT__PREFIX_SIZE,
+             "truncated frame body at offset %" PRIu64 " (got %" PRIu64
+             " of %" PRIu32 ")",
+             f->offset + LCT__PREFIX_SIZE, f->available, f->length);
+    else
+        warn(r, LCT_WARN_TRUNCATED, f->offset + f->available,
+             "read failed at offset %" PRIu64 ": %s",
+             f->offset + f->available, strerror(r->source.read_errno));
+    return 0;
+}
+
+/* No whole frame at the position: the end, a cut, a shrink, or (when
+ * following) a frame not yet written. */
+static int no_frame(lct_reader *r, lct__frame_status fs, const lct__frame *f)
+{
+    uint64_t cut;
+    if (fs != LCT__FRAME_END &&
+        lct__shrank_before(r, r->source.size, true, &cut))
+        return end_shrank(r, cut);
+    /* A trace being written: its last frame may simply be unfinished. */
+    if ((r->flags & LCT_FOLLOW) && fs != LCT__FRAME_READ_ERROR)
+        return 0;
+    if (fs == LCT__FRAME_END) {
+        r->done = true;
+        return 0;
+    }
+    return end_short(r, fs, f);
 }
 
 int lct_next(lct_reader *r, lct_record *rec)
@@ -302,45 +406,19 @@ int lct_next(lct_reader *r, lct_record *rec)
     if (!r || !rec)
         return LCT_ERR_INVALID;
     char why[LCT__WHY_SIZE];
-    uint64_t lost;
     while (!r->done) {
         lct__frame f;
-        lct__frame_status fs =
-            lct__frame_at(r->source.data, r->source.size, r->pos, &f);
-        if (fs != LCT__FRAME_OK && lct__lost_before(r, r->source.size, &lost))
-            return end_shrank(r, lost);
-        /* A trace being written: its last frame may simply be unfinished. */
-        if ((r->flags & LCT_FOLLOW) && fs != LCT__FRAME_OK)
-            return 0;
-        switch (fs) {
-        case LCT__FRAME_END:
-            r->done = true;
-            return 0;
-        case LCT__FRAME_SHORT_PREFIX:
-            r->done = true;
-            r->stats.truncated = true;
-            r->stats.truncated_offset = f.offset;
-            warn(r, LCT_WARN_TRUNCATED, f.offset,
-                 "truncated frame length prefix at offset %" PRIu64,
-                 f.offset);
-            return 0;
-        case LCT__FRAME_SHORT_BODY:
-            r->done = true;
-            r->stats.truncated = true;
-            r->stats.truncated_offset = f.offset;
-            warn(r, LCT_WARN_TRUNCATED, f.offset + 4,
-                 "truncated frame body at offset %" PRIu64 " (got %" PRIu64
-                 " of %" PRIu32 ")",
-                 f.offset + 4, f.available, f.length);
-            return 0;
-        case LCT__FRAME_OK:
-            break;
-        }
-        uint64_t end = f.offset + 4 + (uint64_t)f.length;
-        int rc = lct__record_decode(f.body, f.length, r->flags, rec, why);
-        /* Decoding may have read lost (zeroed) pages: check before use. */
-        if (lct__lost_before(r, end, &lost))
-            return end_shrank(r, lost);
+        lct__frame_status fs = frame_here(r, &f);
+        if (fs != LCT__FRAME_OK)
+            return no_frame(r, fs, &f);
+        uint64_t end = f.offset + LCT__PREFIX_SIZE + (uint64_t)f.length;
+        int rc = lct__record_decode(f.body, (size_t)f.kept, r->flags, rec,
+                                    why);
+        /* Believe nothing decoded from a mapping until it is known that
+         * the file still reaches past the frame. */
+        uint64_t cut;
+        if (lct__shrank_before(r, end, rc != LCT_OK, &cut))
+            return end_shrank(r, cut);
         r->pos = end;
         r->stats.bytes_read = r->pos;
         if (rc == LCT_OK) {
@@ -359,10 +437,17 @@ int lct_next(lct_reader *r, lct_record *rec)
 
 bool lct_record_intact(const lct_reader *r, const lct_record *rec)
 {
-    uint64_t lost;
-    return r && rec &&
-           !lct__lost_before(r, rec->offset + 4 + (uint64_t)rec->length,
-                             &lost);
+    if (!r || !rec)
+        return false;
+    if (r->source.kind != LCT__SOURCE_MMAP)
+        return true; /* copies, or the caller's own buffer */
+    uint64_t end = rec->offset + LCT__PREFIX_SIZE + (uint64_t)rec->length;
+    if (r->stats.shrank && r->stats.shrank_offset < end)
+        return false;
+    /* Bytes the caller read from the record before this call were lost
+     * only if the bytes after it are lost too: they read as zeros. */
+    uint64_t cut;
+    return !lct__shrank_before(r, end, false, &cut);
 }
 
 int lct_refresh(lct_reader *r, lct_error *err)
@@ -371,27 +456,24 @@ int lct_refresh(lct_reader *r, lct_error *err)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_refresh: the reader was not opened with "
                          "LCT_FOLLOW");
+    if (r->source.kind == LCT__SOURCE_STREAM)
+        return LCT_OK; /* lct_next reads what arrived */
+    if (r->stats.shrank)
+        return lct__fail(err, LCT_ERR_CHANGED, 0, r->stats.shrank_offset,
+                         "trace file '%s': shrank while followed: bytes "
+                         "from offset %" PRIu64 " are gone",
+                         r->shown_name, r->stats.shrank_offset);
     bool changed;
-    int rc = lct__source_remap(&r->source, r->shown_name, &changed, err);
-    if (rc != LCT_OK)
+    uint64_t now = r->source.size;
+    int rc = lct__source_remap(&r->source, r->shown_name, &changed, &now,
+                               err);
+    if (rc == LCT_ERR_CHANGED) {
+        end_shrank(r, now);
         return rc;
-    if (!changed)
-        return LCT_OK;
+    }
+    if (rc != LCT_OK || !changed)
+        return rc;
     lct__guard_update(r->guard_slot, r->source.data, (size_t)r->source.size);
     r->stats.file_size = r->source.size;
-    if (r->source.size < r->pos)
-        return lct__fail(err, LCT_ERR_TRUNCATED, 0, r->source.size,
-                         "trace file '%s': shrank to %" PRIu64
-                         " bytes, below the %" PRIu64 " already read",
-                         r->shown_name, r->source.size, r->pos);
-    /* The header's views pointed into the old mapping. */
-    char why[LCT__WHY_SIZE];
-    uint64_t size = r->header.size;
-    if (lct__header_decode(r->source.data + 4, (size_t)(size - 4),
-                           &r->header, why) != LCT_OK)
-        return lct__fail(err, LCT_ERR_MALFORMED, 0, 0,
-                         "trace file '%s': the header changed: %s",
-                         r->shown_name, why);
-    r->header.size = size;
     return LCT_OK;
 }

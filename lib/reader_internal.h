@@ -21,15 +21,21 @@ struct lct_reader {
     char *name;
     char shown_name[256]; /* name with unprintable bytes escaped */
     int guard_slot;       /* in the SIGBUS guard's registry, or -1 */
+    /* The header frame's body, copied when the source cannot keep it
+     * (a stream reuses its buffer; a followed file is mapped anew). */
+    unsigned char *header_copy;
 };
 
-/* The shrink check every decoded frame passes: did the file lose bytes
- * before frame_end?  Then the frame's bytes may be zeros, not data. */
-static inline bool lct__lost_before(const lct_reader *r, uint64_t frame_end,
-                                    uint64_t *lost)
-{
-    *lost = lct__guard_lost(r->guard_slot);
-    return *lost < frame_end;
-}
+/*
+ * The shrink check every mapped frame passes before it is believed.  When
+ * a file is truncated under a mapping, the page holding the new end reads
+ * as zeros past it and later pages fault (zero pages under the guard), so
+ * a frame that lost its tail is followed by zeros: the next length prefix
+ * reads 0.  Only then, or when the frame did not decode (`suspect`), or at
+ * the end of the data, is the file's real size asked for (one fstat).
+ * True when bytes before `end` are gone; *cut is where they start.
+ */
+bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
+                        uint64_t *cut);
 
 #endif

@@ -1,16 +1,18 @@
 /*
- * source.c - getting a trace's bytes into memory: mmap for regular files,
- * one growing heap buffer for everything that cannot be mapped (pipes,
- * FIFOs, terminals, character devices), and releasing either.
+ * source.c - choosing where a trace's bytes come from and releasing it:
+ * mmap for regular files, one heap buffer under LCT_NO_MMAP, and the
+ * streaming source (stream.c) for everything that cannot be mapped
+ * (pipes, FIFOs, terminals, devices, /proc files) or when LCT_STREAM asks.
  *
- * Both paths end in the same {data, size} so framing and decoding never
- * know which one they read.
+ * Mapped and read-whole inputs end in the same {data, size}, so framing
+ * and decoding never know which one they read.
  */
 #include "error_internal.h"
 #include "source_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -80,6 +82,22 @@ static int map_file(int fd, size_t size, int extra_flags, const char *name,
     return LCT_OK;
 }
 
+/* Keep our own copy of fd (the caller's stays theirs). */
+static int keep_fd(int fd, const char *name, lct__source_kind kind,
+                   bool seekable, lct__source *src, lct_error *err)
+{
+    src->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (src->fd < 0) {
+        int e = errno;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "trace file '%s': cannot keep it open: %s", name,
+                         strerror(e));
+    }
+    src->kind = kind;
+    src->seekable = kind == LCT__SOURCE_STREAM && seekable;
+    return LCT_OK;
+}
+
 int lct__source_from_fd(int fd, const char *name, unsigned flags,
                         lct__source *src, lct_error *err)
 {
@@ -95,10 +113,12 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
     if (S_ISDIR(st.st_mode))
         return lct__fail(err, LCT_ERR_SYS, EISDIR, 0,
                          "trace file '%s': %s", name, strerror(EISDIR));
-    if (!S_ISREG(st.st_mode) || (flags & LCT_NO_MMAP))
+    /* A regular file whose size reads as 0 may still have bytes (/proc). */
+    bool sized = S_ISREG(st.st_mode) && st.st_size > 0;
+    if (flags & LCT_NO_MMAP)
         return read_whole(fd, name, src, err);
-    if (st.st_size == 0)
-        return LCT_OK; /* mmap refuses length 0; the caller says "empty" */
+    if (!sized || (flags & LCT_STREAM))
+        return keep_fd(fd, name, LCT__SOURCE_STREAM, sized, src, err);
     if ((uint64_t)st.st_size > SIZE_MAX)
         return lct__fail(err, LCT_ERR_SYS, EFBIG, 0,
                          "trace file '%s': %s", name, strerror(EFBIG));
@@ -111,22 +131,39 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
         return rc;
     src->data = map;
     src->size = size;
-    src->kind = LCT__SOURCE_MMAP;
-    if (flags & LCT_FOLLOW) {
-        src->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-        if (src->fd < 0) {
-            int e = errno;
-            lct__source_release(src);
-            return lct__fail(err, LCT_ERR_SYS, e, 0,
-                             "trace file '%s': cannot keep it open: %s", name,
-                             strerror(e));
-        }
-    }
+    /* The descriptor stays for fstat: a mapping cannot tell a file that
+     * shrank from one that holds zeros (reader.c, lct__shrank_before). */
+    rc = keep_fd(fd, name, LCT__SOURCE_MMAP, true, src, err);
+    if (rc != LCT_OK)
+        lct__source_release(src);
+    return rc;
+}
+
+int lct__source_real_size(const lct__source *src, uint64_t *size)
+{
+    struct stat st;
+    if (src->fd < 0 || fstat(src->fd, &st) != 0)
+        return LCT_ERR_SYS;
+    *size = (uint64_t)st.st_size;
     return LCT_OK;
 }
 
+void lct__source_forget_after(lct__source *src, uint64_t size)
+{
+    if (src->kind != LCT__SOURCE_MMAP || size >= src->size)
+        return;
+    /* Whole pages past the end fault (SIGBUS); the page holding the end
+     * already reads as zeros past it.  Zero pages in their place keep
+     * every old view readable, if meaningless (callers were told). */
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t from = (size + page - 1) / page * page;
+    if (from < src->size)
+        (void)mmap((void *)(src->data + from), (size_t)(src->size - from),
+                   PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
 int lct__source_remap(lct__source *src, const char *name, bool *changed,
-                      lct_error *err)
+                      uint64_t *now_size, lct_error *err)
 {
     *changed = false;
     if (src->kind != LCT__SOURCE_MMAP || src->fd < 0)
@@ -134,27 +171,33 @@ int lct__source_remap(lct__source *src, const char *name, bool *changed,
                          "trace file '%s': only a mapped file opened with "
                          "LCT_FOLLOW can be refreshed",
                          name);
-    struct stat st;
-    if (fstat(src->fd, &st) != 0) {
+    uint64_t now;
+    if (lct__source_real_size(src, &now) != LCT_OK) {
         int e = errno;
         return lct__fail(err, LCT_ERR_SYS, e, 0,
                          "trace file '%s': cannot stat: %s", name,
                          strerror(e));
     }
-    if ((uint64_t)st.st_size == src->size)
+    *now_size = now;
+    if (now == src->size)
         return LCT_OK;
-    if (st.st_size == 0 || (uint64_t)st.st_size > SIZE_MAX)
-        return lct__fail(err, LCT_ERR_TRUNCATED, 0, (uint64_t)st.st_size,
-                         "trace file '%s': now %lld bytes", name,
-                         (long long)st.st_size);
-    size_t size = (size_t)st.st_size;
+    if (now < src->size) {
+        lct__source_forget_after(src, now);
+        return lct__fail(err, LCT_ERR_CHANGED, 0, now,
+                         "trace file '%s': shrank from %" PRIu64
+                         " to %" PRIu64 " bytes while followed",
+                         name, src->size, now);
+    }
+    if (now > SIZE_MAX)
+        return lct__fail(err, LCT_ERR_SYS, EFBIG, 0, "trace file '%s': %s",
+                         name, strerror(EFBIG));
     void *map;
-    int rc = map_file(src->fd, size, 0, name, &map, err);
+    int rc = map_file(src->fd, (size_t)now, 0, name, &map, err);
     if (rc != LCT_OK)
         return rc;
     munmap((void *)src->data, (size_t)src->size);
     src->data = map;
-    src->size = size;
+    src->size = now;
     *changed = true;
     return LCT_OK;
 }
@@ -167,6 +210,7 @@ void lct__source_release(lct__source *src)
         munmap((void *)src->data, (size_t)src->size);
     else if (src->kind == LCT__SOURCE_HEAP)
         free((void *)src->data);
+    free(src->buf);
     memset(src, 0, sizeof *src);
     src->fd = -1;
 }

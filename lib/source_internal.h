@@ -1,6 +1,7 @@
 /*
  * source_internal.h - where a trace's bytes come from: a read-only
- * mapping, a heap buffer read from a pipe, or a caller's buffer.
+ * mapping, a heap buffer (LCT_NO_MMAP), a caller's buffer, or a stream
+ * read frame by frame into a reused buffer (pipes, LCT_STREAM).
  */
 #ifndef LCT_SOURCE_INTERNAL_H
 #define LCT_SOURCE_INTERNAL_H
@@ -8,39 +9,80 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "frame_internal.h"
 #include "lct.h"
 
 typedef enum lct__source_kind {
     LCT__SOURCE_NONE = 0,
     LCT__SOURCE_MMAP,     /* munmap at close */
     LCT__SOURCE_HEAP,     /* free at close */
-    LCT__SOURCE_BORROWED  /* the caller's; nothing to release */
+    LCT__SOURCE_BORROWED, /* the caller's; nothing to release */
+    LCT__SOURCE_STREAM    /* frames read one at a time; free buf at close */
 } lct__source_kind;
 
 typedef struct lct__source {
+    /* The whole input (MMAP, HEAP, BORROWED); NULL for a stream. */
     const unsigned char *data;
+    /* Bytes of the input: mapped, read, or for a stream read so far. */
     uint64_t size;
     lct__source_kind kind;
-    int fd; /* kept for lct_refresh (LCT_FOLLOW on a mapped file), else -1 */
+    /* Our own descriptor: a mapped file's, for fstat (shrink checks) and
+     * lct_refresh; a stream's, to read from.  -1 otherwise. */
+    int fd;
+
+    /* A stream only: buf[0..fill) holds input bytes from offset base on;
+     * `consumed` is the offset of the next byte to read from fd. */
+    unsigned char *buf;
+    size_t cap, fill;
+    uint64_t base, consumed;
+    bool seekable; /* pread at offsets (a regular file), else read(2) */
+    bool eof;      /* read(2) said end of input (sticky unless following) */
+    int read_errno;
 } lct__source;
 
 /*
- * Fill src from fd: map a non-empty regular file (unless LCT_NO_MMAP),
- * otherwise read to end of input.  name is for messages only.  A directory
- * is LCT_ERR_SYS with EISDIR.  An empty input succeeds with size 0 (the
- * caller reports "empty").
+ * Fill src from fd: map a regular file of known size (unless LCT_NO_MMAP
+ * or LCT_STREAM), read it whole under LCT_NO_MMAP, stream everything else
+ * (pipes, FIFOs, terminals, devices, files whose size reads as 0 such as
+ * /proc's) and whatever LCT_STREAM asks for.  name is for messages only.
+ * A directory is LCT_ERR_SYS with EISDIR.  An empty mapped or read input
+ * succeeds with size 0 (the caller reports "empty").
  */
 int lct__source_from_fd(int fd, const char *name, unsigned flags,
                         lct__source *src, lct_error *err);
+
+/* The file's size now (fstat of the kept descriptor): LCT_OK or
+ * LCT_ERR_SYS (no descriptor, or fstat failed). */
+int lct__source_real_size(const lct__source *src, uint64_t *size);
+
+/* Make the pages of a mapping past `size` zero pages, so touching them no
+ * longer faults.  Nothing for other kinds of source. */
+void lct__source_forget_after(lct__source *src, uint64_t size);
 
 /* Release what src holds; safe on a zeroed or released source. */
 void lct__source_release(lct__source *src);
 
 /*
  * Map the kept descriptor again at the file's current size.  On success
- * the old mapping is gone; *changed says whether anything moved.
+ * the old mapping is gone; *changed says whether anything moved.  A file
+ * now smaller than the mapping is LCT_ERR_CHANGED (err->offset: its size);
+ * the old mapping stays, its lost pages made zero pages.
  */
 int lct__source_remap(lct__source *src, const char *name, bool *changed,
-                      lct_error *err);
+                      uint64_t *now_size, lct_error *err);
+
+/*
+ * A stream's frame at file offset pos (the frame after the last one asked
+ * for, or the same one again): bytes before pos are dropped (their views
+ * die), then the prefix and body are read into the buffer.  Statuses as
+ * lct__frame_at, plus LCT__FRAME_READ_ERROR (errno in src->read_errno).
+ * When `follow`, end of input is not final: the same call later reads
+ * what was appended.
+ */
+lct__frame_status lct__stream_frame(lct__source *src, uint64_t pos,
+                                    bool follow, lct__frame *frame);
+
+/* Go back to offset pos of a seekable stream; false if it is not. */
+bool lct__stream_seek(lct__source *src, uint64_t pos);
 
 #endif

@@ -578,6 +578,51 @@ Test(cli, info_is_the_reference_text_on_every_fixture)
     }
 }
 
+/* level_meta values print as Python's str() of the decoded value. */
+Test(cli, info_prints_level_meta_as_python_does)
+{
+    mpw file, body;
+    mpw_init(&file);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    body.buf[0] = 0x8a; /* one more pair: level_meta */
+    mpw_str(&body, "level_meta");
+    mpw_map(&body, 8);
+    mpw_str(&body, "a"); mpw_array(&body, 2); mpw_int(&body, 1); mpw_str(&body, "x");
+    mpw_str(&body, "b"); mpw_map(&body, 1); mpw_str(&body, "a"); mpw_int(&body, 1);
+    mpw_str(&body, "c"); mpw_f64(&body, 1.5);
+    mpw_str(&body, "d"); mpw_str(&body, "it's");
+    mpw_str(&body, "e"); mpw_array(&body, 3);
+    mpw_bin(&body, "\x00'", 2); mpw_str(&body, "it's"); mpw_str(&body, "t\x1b\n");
+    mpw_str(&body, "f"); mpw_array(&body, 4);
+    mpw_f64(&body, 1e20); mpw_f64(&body, 0.0001); mpw_f64(&body, 1e-5);
+    mpw_f64(&body, 123456.0);
+    mpw_str(&body, "g"); mpw_array(&body, 3);
+    mpw_nil(&body); mpw_bool(&body, true); mpw_f64(&body, -0.5);
+    mpw_str(&body, "h"); mpw_int(&body, -7);
+    mpw_frame(&file, &body);
+    char *path = tmp_file_with(file.buf, file.len);
+    run r = run_lct(NULL, "info", path, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    const char *want[] = {
+        "  a:                          [1, 'x']\n",
+        "  b:                          {'a': 1}\n",
+        "  c:                          1.5\n",
+        "  d:                          it's\n",
+        "  e:                          [b\"\\x00'\", \"it's\", 't\\x1b\\n']\n",
+        "  f:                          [1e+20, 0.0001, 1e-05, 123456.0]\n",
+        "  g:                          [None, True, -0.5]\n",
+        "  h:                          -7\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        cr_expect(strstr(r.out, want[i]), "missing %s in:\n%s", want[i], r.out);
+    run_free(&r);
+    unlink(path);
+    free(path);
+    mpw_free(&file);
+    mpw_free(&body);
+}
+
 /* MARK: check */
 
 Test(cli, check_exit_codes_match_the_expectations)
@@ -691,6 +736,16 @@ Test(cli, usage_errors_and_help)
         {{"dump", "--help", NULL}, 0, NULL, "--qualname"},
         {{"--version", NULL}, 0, NULL, "lct "},
         {{"info", "/nonexistent.lct", NULL}, 1, "No such file", NULL},
+        /* a missing value is named as such, in every command */
+        {{"check", "-j", NULL}, 2, "option '-j' needs a value", NULL},
+        {{"info", "-j", NULL}, 2, "option '-j' needs a value", NULL},
+        {{"stat", "-j", NULL}, 2, "option '-j' needs a value", NULL},
+        {{"dump", "--limit", NULL}, 2, "option '--limit' needs a value",
+         NULL},
+        /* an unknown short option is named, not the command */
+        {{"info", "-dash.lct", NULL}, 2, "unknown option '-d'", NULL},
+        {{"stat", "-qz", "x", NULL}, 2, "unknown option '-z'", NULL},
+        {{"check", "--frob", "x", NULL}, 2, "unknown option '--frob'", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         run r = run_lct(NULL, cases[i].a[0], cases[i].a[1], cases[i].a[2],
@@ -733,6 +788,76 @@ Test(cli, hostile_qualname_is_escaped)
     cr_expect_null(memchr(r.out, 0x1b, r.outlen));
     cr_expect(strstr(r.out, "\"evil\\u001b]0;pwned\\u0007\\u001b[2J.op\""),
               "%s", r.out);
+    run_free(&r);
+    unlink(path);
+    free(path);
+
+    /* Every control byte, DEL, a comma and a quote, in CSV and JSON. */
+    mpw_reset(&file);
+    mpw_reset(&body);
+    mpw_std_header(&body);
+    mpw_frame(&file, &body);
+    mpw_reset(&body);
+    mpw_record_begin(&body, 1, 2, "a\x1b[2J\a\b\r\x7f,\"q\".op");
+    mpw_map(&body, 0);
+    mpw_frame(&file, &body);
+    path = tmp_file_with(file.buf, file.len);
+    r = run_lct(NULL, "stat", "--csv", path, NULL);
+    cr_expect_eq(r.status, 0);
+    for (size_t i = 0; i < r.outlen; i++)
+        cr_expect(((unsigned char)r.out[i] >= 0x20 &&
+                   (unsigned char)r.out[i] != 0x7f) ||
+                      r.out[i] == '\n',
+                  "stat --csv printed byte 0x%02x", (unsigned char)r.out[i]);
+    cr_expect(strstr(r.out, "\"a\\033[2J\\a\\b\\r\\177,\"\"q\"\".op\","),
+              "%s", r.out);
+    run_free(&r);
+    r = run_lct(NULL, "dump", path, NULL);
+    cr_expect(strstr(r.out, "\"a\\u001b[2J\\u0007\\b\\r\\u007f,\\\"q\\\".op\""),
+              "%s", r.out);
+    cr_expect_null(memchr(r.out, 0x7f, r.outlen));
+    run_free(&r);
+    unlink(path);
+    free(path);
+    mpw_free(&file);
+    mpw_free(&body);
+}
+
+/* Under --lazy, args that cannot be rendered still leave one whole JSON
+ * object on the line, saying so, and the reason on stderr. */
+Test(cli, dump_lazy_prints_whole_lines_when_args_cannot_render)
+{
+    mpw file, body;
+    mpw_init(&file);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    mpw_frame(&file, &body);
+    mpw_reset(&body);
+    mpw_record_begin(&body, 1, 2, "bad.op");
+    mpw_map(&body, 1);
+    mpw_str(&body, "k");
+    mpw_raw(&body, "\xc1", 1); /* reserved byte: no value */
+    mpw_frame(&file, &body);
+    mpw_reset(&body);
+    mpw_record_begin(&body, 3, 4, "good.op");
+    mpw_map(&body, 0);
+    mpw_frame(&file, &body);
+    char *path = tmp_file_with(file.buf, file.len);
+    run r = run_lct(NULL, "dump", "--lazy", path, NULL);
+    cr_expect_eq(r.status, 3);
+    char *nl = memchr(r.out, '\n', r.outlen);
+    cr_assert_not_null(nl, "%s", r.out);
+    jv *first = json_parse(r.out, (size_t)(nl - r.out));
+    cr_assert_not_null(first, "not one JSON object: %.*s",
+                       (int)(nl - r.out), r.out);
+    cr_expect_eq(json_get(first, "args")->t, J_NULL);
+    cr_expect_str_eq(json_get(first, "qualname")->s, "bad.op");
+    cr_expect_eq(json_get(first, "args_error")->t, J_STR);
+    jv *second = json_parse(nl + 1, r.outlen - (size_t)(nl + 1 - r.out));
+    cr_expect_not_null(second, "%s", nl + 1);
+    cr_expect(strstr(r.err, "args cannot be rendered"), "%s", r.err);
+    json_free(first);
+    json_free(second);
     run_free(&r);
     unlink(path);
     free(path);
@@ -932,6 +1057,99 @@ Test(cli, dump_follow_waits_for_an_empty_file_and_prints_appends)
     waitpid(pid, &ws, 0);
     cr_expect(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
     close(p[0]);
+    unlink(path);
+    free(path);
+    mpw_free(&t);
+}
+
+/* Read lines from fd until `want` newlines arrived or it ends. */
+static int read_lines(int fd, char *out, size_t cap, int want)
+{
+    size_t got = 0;
+    int lines = 0;
+    while (lines < want && got < cap) {
+        ssize_t n = read(fd, out + got, cap - got);
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++)
+            lines += out[got + (size_t)i] == '\n';
+        got += (size_t)n;
+    }
+    return lines;
+}
+
+/* `(cat t.lct; sleep) | lct dump -n 1 -`: the record prints as soon as it
+ * has arrived, not when the input ends; `-f -` is the same streaming. */
+Test(cli, stdin_is_streamed_record_by_record, .timeout = 30)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 5);
+    const char *modes[][2] = {{"-n", "1"}, {"-f", "-q"}};
+    for (int m = 0; m < 2; m++) {
+        int in[2], out[2];
+        cr_assert_eq(pipe(in), 0);
+        cr_assert_eq(pipe(out), 0);
+        pid_t pid = fork();
+        if (pid == 0) {
+            dup2(in[0], 0);
+            dup2(out[1], 1);
+            close(in[1]);
+            close(out[0]);
+            execl(LCT_TOOL, LCT_TOOL, "dump", modes[m][0], modes[m][1], "-",
+                  (char *)NULL);
+            _exit(127);
+        }
+        close(in[0]);
+        close(out[1]);
+        cr_assert_eq(write(in[1], t.buf, t.len), (ssize_t)t.len);
+        /* The input stays open: the lines must come anyway. */
+        char text[4096];
+        int want = m == 0 ? 1 : 5;
+        cr_expect_eq(read_lines(out[0], text, sizeof text, want), want,
+                     "mode %d", m);
+        close(in[1]);
+        int ws;
+        waitpid(pid, &ws, 0);
+        cr_expect(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
+        close(out[0]);
+    }
+    mpw_free(&t);
+}
+
+/* A followed file that shrinks ends `dump -f` with status 1, as lct(1)
+ * says, and the message names the new size. */
+Test(cli, dump_follow_exits_1_when_the_file_shrinks, .timeout = 30)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 5);
+    char *path = tmp_file_with(t.buf, t.len);
+    int out[2], err[2];
+    cr_assert_eq(pipe(out), 0);
+    cr_assert_eq(pipe(err), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(out[0]);
+        close(err[0]);
+        execl(LCT_TOOL, LCT_TOOL, "dump", "-f", path, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    char text[4096];
+    cr_expect_eq(read_lines(out[0], text, sizeof text, 5), 5);
+    cr_assert_eq(truncate(path, 40), 0);
+    int ws;
+    waitpid(pid, &ws, 0);
+    cr_expect(WIFEXITED(ws) && WEXITSTATUS(ws) == 1, "status %d", ws);
+    ssize_t n = read(err[0], text, sizeof text - 1);
+    text[n > 0 ? n : 0] = '\0';
+    cr_expect(strstr(text, "bytes from offset 40 are gone"), "%s", text);
+    close(out[0]);
+    close(err[0]);
     unlink(path);
     free(path);
     mpw_free(&t);

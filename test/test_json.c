@@ -182,7 +182,7 @@ Test(json, keys_equal_for_python_or_as_text_print_once)
     mpw_map(&w, 24);
     mpw_f64(&w, 1.5);  mpw_uint(&w, 1);
     for (int i = 0; i < 20; i++) {
-        char k[8];
+        char k[16];
         snprintf(k, sizeof k, "k%d", i);
         mpw_str(&w, k);
         mpw_uint(&w, (uint64_t)i);

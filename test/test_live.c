@@ -183,6 +183,181 @@ Test(shrink, guarded_parallel_scan)
     mpw_free(&f);
 }
 
+/* End offsets of every record frame of a trace in memory. */
+static size_t record_ends(const mpw *f, uint64_t *ends, size_t max)
+{
+    size_t pos = 0, n = 0;
+    bool header = true;
+    while (pos + 4 <= f->len && n < max) {
+        size_t len = (size_t)f->buf[pos] << 24 | f->buf[pos + 1] << 16 |
+                     f->buf[pos + 2] << 8 | f->buf[pos + 3];
+        pos += 4 + len;
+        if (!header)
+            ends[n++] = pos;
+        header = false;
+    }
+    return n;
+}
+
+/* A record (index >= 100) that ends well inside a page, so cutting it 3
+ * bytes short leaves its tail, and the next prefix, reading as zeros
+ * (the kernel zero-fills the page past the new end; no SIGBUS). */
+static size_t record_ending_mid_page(const uint64_t *ends, size_t n)
+{
+    for (size_t k = 100; k < n; k++)
+        if (ends[k] % 4096 >= 64 && ends[k] % 4096 <= 4000)
+            return k;
+    cr_assert_fail("no record ends mid-page");
+    return 0;
+}
+
+typedef struct count_warnings {
+    int shrank, malformed, truncated;
+    uint64_t shrank_offset;
+} count_warnings;
+
+static void count_kinds(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                        uint64_t offset, const char *message)
+{
+    (void)r;
+    (void)message;
+    count_warnings *c = ctx;
+    if (kind == LCT_WARN_SHRANK) {
+        c->shrank++;
+        c->shrank_offset = offset;
+    }
+    c->malformed += kind == LCT_WARN_MALFORMED;
+    c->truncated += kind == LCT_WARN_TRUNCATED;
+}
+
+/* No guard: the cut page reads as zeros, never faults, and the record it
+ * cut must still not be yielded, nor anything after it. */
+Test(shrink, a_cut_inside_the_last_mapped_page_yields_no_zeros)
+{
+    mpw f;
+    mpw_init(&f);
+    mpw_simple_trace(&f, 3000);
+    static uint64_t ends[4000];
+    size_t n = record_ends(&f, ends, 4000);
+    size_t k = record_ending_mid_page(ends, n);
+    uint64_t cut = ends[k] - 3;
+    char *path = tmp_file_with(f.buf, f.len);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    count_warnings seen = {0};
+    lct_reader_set_log(r, count_kinds, &seen);
+    lct_record rec, last = {0};
+    for (size_t i = 0; i < k; i++) {
+        cr_assert_eq(lct_next(r, &rec), 1);
+        last = rec;
+    }
+    truncate_elsewhere(path, (off_t)cut);
+    cr_expect(lct_record_intact(r, &last), "record %zu is whole", k - 1);
+    cr_expect_eq(lct_next(r, &rec), 0, "record %zu lost its tail", k);
+    cr_expect_eq(lct_next(r, &rec), 0);
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    cr_expect_eq(st.records, k);
+    cr_expect(st.shrank);
+    cr_expect_eq(st.shrank_offset, cut, "the real cut, not a page boundary");
+    cr_expect_not(st.truncated);
+    cr_expect_eq(seen.shrank, 1);
+    cr_expect_eq(seen.shrank_offset, cut);
+    cr_expect_eq(seen.malformed, 0, "no bogus warnings after the shrink");
+    cr_expect_eq(seen.truncated, 0);
+    /* A record already yielded, whose bytes are now gone. */
+    truncate_elsewhere(path, (off_t)(ends[k - 2] - 1));
+    cr_expect_not(lct_record_intact(r, &last));
+    lct_close(r);
+    unlink(path);
+    free(path);
+    mpw_free(&f);
+}
+
+/* The same cut under a parallel scan whose index was built before it. */
+Test(shrink, a_mid_page_cut_under_a_parallel_scan)
+{
+    cr_assert_eq(lct_guard_install(NULL), LCT_OK);
+    mpw f;
+    mpw_init(&f);
+    mpw_simple_trace(&f, 3000);
+    static uint64_t ends[4000];
+    size_t n = record_ends(&f, ends, 4000);
+    size_t k = record_ending_mid_page(ends, n);
+    uint64_t cut = ends[k] - 3;
+    char *path = tmp_file_with(f.buf, f.len);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, LCT_QUIET, &r, NULL), LCT_OK);
+    lct_index *idx;
+    cr_assert_eq(lct_index_build(r, &idx, NULL), LCT_OK);
+    truncate_elsewhere(path, (off_t)cut);
+    part parts[2] = {{0, 0, f.buf, {0}}, {0, 0, f.buf, {0}}};
+    void *states[2] = {&parts[0], &parts[1]};
+    lct_scan scan = {2, check_record, NULL, states};
+    lct_stats st;
+    cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
+    cr_expect(st.shrank);
+    cr_expect_eq(st.shrank_offset, cut);
+    cr_expect_leq(parts[0].max_end, cut);
+    cr_expect_leq(parts[1].max_end, cut);
+    cr_expect_eq(parts[0].records + parts[1].records, k);
+    lct_record rec;
+    cr_expect_eq(lct_index_record(idx, k, &rec, NULL), LCT_ERR_CHANGED);
+    cr_expect_eq(lct_index_record(idx, k - 1, &rec, NULL), 1);
+    lct_index_free(idx);
+    lct_close(r);
+    unlink(path);
+    free(path);
+    mpw_free(&f);
+}
+
+/* lct_refresh on a followed file that shrank: reported as a change, the
+ * header still readable, iteration over. */
+Test(shrink, refresh_after_a_shrink_reports_it_and_stays_safe)
+{
+    mpw f;
+    mpw_init(&f);
+    mpw_simple_trace(&f, 200);
+    static uint64_t ends[256];
+    record_ends(&f, ends, 256);
+    char *path = tmp_file_with(f.buf, f.len);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, LCT_FOLLOW | LCT_QUIET, &r, NULL), LCT_OK);
+    lct_record rec;
+    for (int i = 0; i < 50; i++)
+        cr_assert_eq(lct_next(r, &rec), 1);
+    uint64_t cut = ends[30] - 5; /* inside a record already read */
+    truncate_elsewhere(path, (off_t)cut);
+    lct_error err;
+    memset(&err, 0xff, sizeof err);
+    cr_expect_eq(lct_refresh(r, &err), LCT_ERR_CHANGED);
+    cr_expect_eq(err.code, LCT_ERR_CHANGED);
+    cr_expect_eq(err.offset, cut);
+    cr_expect(strstr(err.message, "shrank"), "%s", err.message);
+    const lct_header *h = lct_reader_header(r);
+    cr_expect_eq(h->level.len, 7);
+    cr_expect_eq(memcmp(h->level.ptr, "storage", 7), 0);
+    cr_expect_eq(lct_next(r, &rec), 0);
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    cr_expect(st.shrank);
+    cr_expect_eq(st.shrank_offset, cut);
+    cr_expect_eq(lct_refresh(r, NULL), LCT_ERR_CHANGED);
+    /* Even below the header: the header was kept aside. */
+    truncate_elsewhere(path, 2);
+    cr_expect_eq(lct_refresh(r, NULL), LCT_ERR_CHANGED);
+    cr_expect_eq(memcmp(lct_reader_header(r)->level.ptr, "storage", 7), 0);
+    cr_expect_eq(lct_next(r, &rec), 0);
+    lct_close(r);
+
+    /* A fresh follower of a file that shrinks below the header. */
+    cr_assert_eq(truncate(path, 0), 0);
+    cr_assert_eq(lct_open(path, LCT_FOLLOW, &r, NULL), LCT_ERR_EMPTY);
+    unlink(path);
+    free(path);
+    mpw_free(&f);
+}
+
 /* MARK: growing files */
 
 static void append(const char *path, const void *p, size_t n)

@@ -117,7 +117,7 @@ static pid_t feed(int fd, const mpw *data)
     return pid;
 }
 
-Test(open, pipe_is_read_whole)
+Test(open, pipe_is_streamed)
 {
     mpw t;
     mpw_init(&t);

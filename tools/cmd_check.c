@@ -79,7 +79,7 @@ int cmd_check(int argc, char **argv)
         case 'q': quiet = true; break;
         case 'h': help(); return EXIT_OK;
         default:
-            tool_usage_error("check", "unknown option '%s'", argv[optind - 1]);
+            tool_bad_option("check", c, argv);
         }
     }
     if (optind != argc - 1)

@@ -59,6 +59,31 @@ static int line_write(void *ctx, const char *data, size_t len)
     return 0;
 }
 
+/* The record without its args, which could not be rendered:
+ * {"offset":..,"t_mono":..,"t_wall":..,"qualname":"..","args":null,
+ *  "args_error":"..."}. */
+static int args_dropped(const lct_record *rec, int why, line *out)
+{
+    char head[96];
+    char mono[LCT_DOUBLE_BUFSIZE], wall[LCT_DOUBLE_BUFSIZE];
+    lct_format_double(rec->t_mono, mono);
+    lct_format_double(rec->t_wall, wall);
+    int n = snprintf(head, sizeof head,
+                     "{\"offset\":%llu,\"t_mono\":%s,\"t_wall\":%s,"
+                     "\"qualname\":",
+                     (unsigned long long)rec->offset, mono, wall);
+    if (line_write(out, head, (size_t)n) != 0 ||
+        lct_write_json_string(rec->qualname.ptr, rec->qualname.len,
+                              line_write, out) != LCT_OK ||
+        line_write(out, ",\"args\":null,\"args_error\":", 26) != 0)
+        return LCT_ERR_NOMEM;
+    const char *text = lct_strerror(why);
+    if (lct_write_json_string(text, strlen(text), line_write, out) != LCT_OK ||
+        line_write(out, "}", 1) != 0)
+        return LCT_ERR_NOMEM;
+    return LCT_OK;
+}
+
 /* fnmatch needs a C string; qualnames are views.  Long ones go to the heap. */
 static bool matches(char **patterns, size_t npatterns, lct_str q)
 {
@@ -130,11 +155,11 @@ static bool wait_for_more(lct_reader *r)
         return false;
     nap();
     lct_error err;
-    if (!interrupted && lct_refresh(r, &err) != LCT_OK) {
+    int rc = interrupted ? LCT_OK : lct_refresh(r, &err);
+    /* A shrink is in the reader's stats: the caller reports it. */
+    if (rc != LCT_OK && rc != LCT_ERR_CHANGED)
         fprintf(stderr, "%s: %s\n", tool_name, err.message);
-        return false;
-    }
-    return !interrupted;
+    return rc == LCT_OK && !interrupted;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -181,18 +206,19 @@ int cmd_dump(int argc, char **argv)
         case 'f': follow = true; break;
         case 'q': quiet = true; break;
         case 'h': help(); free(patterns); return EXIT_OK;
-        case ':':
-            tool_usage_error("dump", "option '%s' needs a value",
-                             argv[optind - 1]);
         default:
-            tool_usage_error("dump", "unknown option '%s'", argv[optind - 1]);
+            tool_bad_option("dump", c, argv);
         }
     }
     if (optind != argc - 1)
         tool_usage_error("dump", argc - optind < 1 ? "missing FILE"
                                                    : "too many arguments");
-    if (follow && strcmp(argv[optind], "-") == 0)
-        tool_usage_error("dump", "--follow needs a file, not standard input");
+    /* Standard input is streamed: records are read as their frames
+     * arrive, so following a pipe only means printing each line at once. */
+    if (follow && strcmp(argv[optind], "-") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        follow = false;
+    }
     unsigned flags = (lazy ? LCT_LAZY : 0) | (follow ? LCT_FOLLOW : 0);
     if (follow) { /* end cleanly, output flushed, when interrupted */
         signal(SIGINT, on_interrupt);
@@ -234,20 +260,25 @@ int cmd_dump(int argc, char **argv)
             rc = EXIT_REFUSED;
             break;
         }
-        if (out.len && tool_stdout_write(NULL, out.buf, out.len) != 0)
-            break; /* stdout failed: tool_finish_stdout says how */
         if (wrc != LCT_OK) {
-            /* Only reachable under --lazy: args that cannot be rendered. */
+            /* Only reachable under --lazy: args that cannot be rendered.
+             * The line stays one whole JSON object, saying what it lacks. */
+            out.len = 0;
+            if (args_dropped(&rec, wrc, &out) != LCT_OK) {
+                fprintf(stderr, "%s: out of memory\n", tool_name);
+                rc = EXIT_REFUSED;
+                break;
+            }
             fprintf(stderr, "%s: ", tool_name);
             const char *path = lct_reader_path(r);
             tool_put_vis(stderr, path, strlen(path));
             fprintf(stderr, ": record at offset %llu: args cannot be "
-                            "rendered: %s\n",
+                            "rendered (%s); printed as null\n",
                     (unsigned long long)rec.offset, lct_strerror(wrc));
             rc = EXIT_DAMAGED;
-            fputc('\n', stdout);
-            continue;
         }
+        if (tool_stdout_write(NULL, out.buf, out.len) != 0)
+            break; /* stdout failed: tool_finish_stdout says how */
         fputc('\n', stdout);
         printed++;
     }

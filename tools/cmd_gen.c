@@ -48,11 +48,8 @@ int cmd_gen(int argc, char **argv)
                 tool_usage_error("gen", "--max-keys is 1 to 1024");
             break;
         case 'h': help(); return EXIT_OK;
-        case ':':
-            tool_usage_error("gen", "option '%s' needs a value",
-                             argv[optind - 1]);
         default:
-            tool_usage_error("gen", "unknown option '%s'", argv[optind - 1]);
+            tool_bad_option("gen", c, argv);
         }
     }
     if (records < 0)

@@ -15,8 +15,8 @@
 
 /* MARK: events-level summary */
 
-/* One row of an events table; keys are views into the trace (or static
- * defaults), valid while the reader lives. */
+/* One row of an events table; keys are copies (a streamed reader's views
+ * die at the next record), stored after the entry. */
 typedef struct ev_entry {
     RB_ENTRY(ev_entry) link;
     lct_str k[3];
@@ -59,12 +59,19 @@ static ev_entry *ev_get(events *ev, struct ev_tree *t, const ev_entry *key)
     ev_entry *e = RB_FIND(ev_tree, t, (ev_entry *)key);
     if (e)
         return e;
-    e = calloc(1, sizeof *e);
+    size_t bytes = key->k[0].len + key->k[1].len + key->k[2].len;
+    e = calloc(1, sizeof *e + bytes);
     if (!e) {
         ev->failed = true;
         return NULL;
     }
-    memcpy(e->k, key->k, sizeof e->k);
+    char *copy = (char *)(e + 1);
+    for (int i = 0; i < 3; i++) {
+        if (key->k[i].len)
+            memcpy(copy, key->k[i].ptr, key->k[i].len);
+        e->k[i] = (lct_str){copy, key->k[i].len};
+        copy += key->k[i].len;
+    }
     e->shared = key->shared;
     RB_INSERT(ev_tree, t, e);
     return e;
@@ -216,28 +223,6 @@ static void row(const char *indent, const char *name, const char *fmt, ...)
     fputc('\n', stdout);
 }
 
-/* A level_meta value as its plain text: a str as is, an int in decimal,
- * anything else as JSON. */
-static void plain_value(lct_value v)
-{
-    lct_str s;
-    int64_t i;
-    uint64_t u;
-    bool b;
-    if (lct_value_get_str(v, &s) == LCT_OK)
-        tool_put_vis(stdout, s.ptr, s.len);
-    else if (lct_value_get_int64(v, &i) == LCT_OK)
-        printf("%" PRId64, i);
-    else if (lct_value_get_uint64(v, &u) == LCT_OK)
-        printf("%" PRIu64, u);
-    else if (lct_value_get_bool(v, &b) == LCT_OK)
-        fputs(b ? "True" : "False", stdout);
-    else if (lct_value_get_nil(v) == LCT_OK)
-        fputs("None", stdout);
-    else
-        lct_value_write_json(v, tool_stdout_write, NULL);
-}
-
 typedef struct meta_pair {
     lct_str key;
     lct_value val;
@@ -357,7 +342,7 @@ static void print_text(const char *path, const lct_header *h,
     meta_pair *meta = meta_sorted(h->level_meta, &nmeta);
     for (size_t i = 0; i < nmeta; i++) {
         label("  ", meta[i].key.ptr, meta[i].key.len);
-        plain_value(meta[i].val);
+        tool_put_py_str(stdout, meta[i].val);
         fputc('\n', stdout);
     }
     free(meta);
@@ -517,7 +502,7 @@ int cmd_info(int argc, char **argv)
         case 'q': quiet = true; break;
         case 'h': help(); return EXIT_OK;
         default:
-            tool_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+            tool_bad_option("info", c, argv);
         }
     }
     if (optind != argc - 1)

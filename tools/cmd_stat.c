@@ -51,27 +51,6 @@ static row row_of(qentry *e, uint64_t total)
     return r;
 }
 
-static void csv_field(lct_str s)
-{
-    /* RFC 4180: quote every field that needs it, double inner quotes. */
-    bool quote = false;
-    for (size_t i = 0; i < s.len; i++)
-        if (s.ptr[i] == ',' || s.ptr[i] == '"' || s.ptr[i] == '\n' ||
-            s.ptr[i] == '\r')
-            quote = true;
-    if (!quote) {
-        fwrite(s.ptr, 1, s.len, stdout);
-        return;
-    }
-    fputc('"', stdout);
-    for (size_t i = 0; i < s.len; i++) {
-        if (s.ptr[i] == '"')
-            fputc('"', stdout);
-        fputc(s.ptr[i], stdout);
-    }
-    fputc('"', stdout);
-}
-
 typedef struct part {
     struct qtable ops;
     double duration;
@@ -126,7 +105,7 @@ int cmd_stat(int argc, char **argv)
         case 'q': quiet = true; break;
         case 'h': help(); return EXIT_OK;
         default:
-            tool_usage_error("stat", "unknown option '%s'", argv[optind - 1]);
+            tool_bad_option("stat", c, argv);
         }
     }
     if (csv && json)
@@ -168,7 +147,7 @@ int cmd_stat(int argc, char **argv)
               stdout);
         RB_FOREACH(e, qtable, &ops) {
             row w = row_of(e, total);
-            csv_field(e->qualname);
+            tool_put_csv(stdout, e->qualname.ptr, e->qualname.len);
             printf(",%" PRIu64 ",%.4f,%.9g,%.9g,", e->count, w.share, e->first,
                    e->last);
             if (w.have_gaps)

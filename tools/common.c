@@ -4,6 +4,7 @@
 #include "tool.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <libutil.h>
 #include <limits.h>
 #include <math.h>
@@ -56,6 +57,24 @@ void tool_usage_error(const char *cmd, const char *fmt, ...)
     exit(EXIT_USAGE);
 }
 
+void tool_bad_option(const char *cmd, int c, char **argv)
+{
+    /* Inside a cluster (-qj) getopt has not moved optind yet, so only a
+     * long option can be named by its word; a short one by optopt. */
+    const char *word = argv[optind - 1];
+    bool is_long = strncmp(word, "--", 2) == 0 && (c == ':' || !optopt);
+    char shown[3] = {'-', (char)optopt, '\0'};
+    if (c == ':')
+        tool_usage_error(cmd, "option '%s' needs a value",
+                         is_long ? word : shown);
+    if (is_long)
+        tool_usage_error(cmd, "unknown option '%s'", word);
+    tool_usage_error(cmd,
+                     "unknown option '%s' (to name a FILE that starts "
+                     "with '-', write ./ before it)",
+                     shown);
+}
+
 long long tool_parse_count(const char *cmd, const char *opt, const char *arg)
 {
     const char *errstr;
@@ -87,6 +106,11 @@ int tool_stdout_write(void *ctx, const char *data, size_t len)
     return -1;
 }
 
+int tool_file_write(void *ctx, const char *data, size_t len)
+{
+    return fwrite(data, 1, len, ctx) == len ? 0 : -1;
+}
+
 void tool_put_vis(FILE *f, const char *s, size_t len)
 {
     char buf[4 * 256 + 1];
@@ -102,6 +126,29 @@ void tool_put_vis(FILE *f, const char *s, size_t len)
         s += take;
         len -= take;
     }
+}
+
+void tool_put_csv(FILE *f, const char *s, size_t len)
+{
+    /* Control bytes are escaped first (as in every text output), so the
+     * only bytes RFC 4180 cares about that remain are ',' and '"'. */
+    bool quote = memchr(s, ',', len) || memchr(s, '"', len);
+    if (!quote) {
+        tool_put_vis(f, s, len);
+        return;
+    }
+    fputc('"', f);
+    const char *end = s + len;
+    while (s < end) {
+        const char *q = memchr(s, '"', (size_t)(end - s));
+        size_t run = q ? (size_t)(q - s) : (size_t)(end - s);
+        tool_put_vis(f, s, run);
+        if (!q)
+            break;
+        fputs("\"\"", f);
+        s = q + 1;
+    }
+    fputc('"', f);
 }
 
 void tool_put_vis_padded(FILE *f, const char *s, size_t len, int width)
@@ -437,12 +484,16 @@ qentry *qtable_get(struct qtable *t, lct_str qualname)
     qentry *e = RB_FIND(qtable, t, &key);
     if (e)
         return e;
-    e = calloc(1, sizeof *e);
+    /* The key is copied: a streamed reader's views die at the next record. */
+    e = calloc(1, sizeof *e + qualname.len);
     if (!e) {
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return NULL;
     }
-    e->qualname = qualname;
+    char *copy = (char *)(e + 1);
+    if (qualname.len)
+        memcpy(copy, qualname.ptr, qualname.len);
+    e->qualname = (lct_str){copy, qualname.len};
     RB_INSERT(qtable, t, e);
     return e;
 }

@@ -36,6 +36,10 @@ lct_reader *tool_open(const char *path, unsigned flags, bool quiet);
 _Noreturn void tool_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The usage error for what getopt_long (optstring starting with ':')
+ * returned as c, '?' or ':': names the option, never another word. */
+_Noreturn void tool_bad_option(const char *cmd, int c, char **argv);
+
 /* Parse a non-negative count or a float option; usage error if bad. */
 long long tool_parse_count(const char *cmd, const char *opt, const char *arg);
 double tool_parse_seconds(const char *cmd, const char *opt, const char *arg);
@@ -46,9 +50,17 @@ double tool_parse_seconds(const char *cmd, const char *opt, const char *arg);
 int tool_stdout_write(void *ctx, const char *data, size_t len);
 /* Print text escaped with strvis (for a terminal). */
 void tool_put_vis(FILE *f, const char *s, size_t len);
+/* Print one CSV field: control bytes escaped as tool_put_vis does, then
+ * quoted per RFC 4180 when it holds ',' or '"'. */
+void tool_put_csv(FILE *f, const char *s, size_t len);
 /* Print s escaped, then pad with spaces to width code points (as Python's
  * f"{s:<width}" does). */
 void tool_put_vis_padded(FILE *f, const char *s, size_t len, int width);
+/* Print a value as Python's str() of what msgspec decodes it to (a str
+ * as is, containers as repr: [1, 'x'], {'a': 1}), escaped for a terminal. */
+void tool_put_py_str(FILE *f, lct_value v);
+/* lct_write_fn writing to the FILE * in ctx. */
+int tool_file_write(void *ctx, const char *data, size_t len);
 /* Print a JSON string (quoted). */
 void tool_put_json_str(const char *s, size_t len);
 /* Print a double as JSON (shortest round-trip; null if not finite). */
@@ -107,7 +119,7 @@ void *tool_run_state(const tool_run *run, unsigned t);
 bool tool_shrank(const lct_reader *r, const lct_stats *st);
 void tool_run_free(tool_run *run);
 
-/* MARK: per-qualname table (views as keys: valid while the reader lives) */
+/* MARK: per-qualname table (keys are copies: they outlive a streamed record) */
 
 typedef struct qentry {
     RB_ENTRY(qentry) link;

@@ -1,0 +1,192 @@
+/*
+ * stream.c - the streaming source: frames read with read(2) (pipes) or
+ * pread(2) (regular files) into one reused buffer, one frame at a time.
+ *
+ * Memory is bounded by the largest frame, not by the input: the buffer
+ * holds the current frame only and grows (doubling) as its bytes arrive,
+ * never by what a length prefix claims.  A frame whose first body byte is
+ * not a msgpack map can never decode, so past its first few bytes its body
+ * is counted, not kept: `yes | lct info -` costs a 64 KiB buffer, and the
+ * answer (malformed, or truncated if the input ends first) is still the
+ * one the reference reader gives after reading the same bytes.
+ */
+#include "msgpack_internal.h"
+#include "source_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Smallest buffer, and the largest single read. */
+#define STREAM_CHUNK (64 * 1024)
+/* Body bytes kept of a doomed frame: enough for any msgpack head, so the
+ * decoder names the same type it would from the whole body. */
+#define DOOMED_KEEP 16
+
+/* Read once into buf+fill (or into scratch when discarding); returns bytes
+ * read, 0 at end of input, -1 on error. */
+static ssize_t read_some(lct__source *s, unsigned char *into, size_t room)
+{
+    if (room > STREAM_CHUNK)
+        room = STREAM_CHUNK;
+    for (;;) {
+        ssize_t got = s->seekable
+                          ? pread(s->fd, into, room, (off_t)s->consumed)
+                          : read(s->fd, into, room);
+        if (got >= 0) {
+            s->consumed += (uint64_t)got;
+            if (s->consumed > s->size)
+                s->size = s->consumed;
+            return got;
+        }
+        if (errno != EINTR) {
+            s->read_errno = errno;
+            return -1;
+        }
+    }
+}
+
+/* Make buf hold at least `want` bytes from base on: 1 done, 0 the input
+ * ended first, -1 read error or out of memory. */
+static int fill_to(lct__source *s, size_t want, bool follow)
+{
+    while (s->fill < want) {
+        if (s->eof && !follow)
+            return 0;
+        if (s->cap == s->fill) {
+            size_t cap = s->cap ? s->cap : STREAM_CHUNK / 2;
+            unsigned char *grown = reallocarray(s->buf, cap, 2);
+            if (!grown) {
+                s->read_errno = ENOMEM;
+                return -1;
+            }
+            s->buf = grown;
+            s->cap = cap * 2;
+        }
+        ssize_t got = read_some(s, s->buf + s->fill, s->cap - s->fill);
+        if (got < 0)
+            return -1;
+        if (got == 0) {
+            s->eof = true;
+            return 0;
+        }
+        s->eof = false;
+        s->fill += (size_t)got;
+    }
+    return 1;
+}
+
+/* Read and drop n input bytes (the rest of a doomed body): 1 done, 0 the
+ * input ended first (*dropped says how far it got), -1 read error. */
+static int discard(lct__source *s, uint64_t n, uint64_t *dropped)
+{
+    unsigned char scratch[16 * 1024];
+    *dropped = 0;
+    while (*dropped < n) {
+        size_t take = n - *dropped < sizeof scratch ? (size_t)(n - *dropped)
+                                                    : sizeof scratch;
+        ssize_t got = read_some(s, scratch, take);
+        if (got <= 0) {
+            s->eof = got == 0;
+            return got == 0 ? 0 : -1;
+        }
+        *dropped += (uint64_t)got;
+    }
+    return 1;
+}
+
+/* Forget the bytes before pos; the frame at pos moves to buf[0]. */
+static void drop_before(lct__source *s, uint64_t pos)
+{
+    if (pos <= s->base)
+        return;
+    uint64_t gone = pos - s->base;
+    if (gone >= s->fill) {
+        s->fill = 0; /* everything up to consumed (== pos) is used up */
+    } else {
+        memmove(s->buf, s->buf + gone, s->fill - (size_t)gone);
+        s->fill -= (size_t)gone;
+    }
+    s->base = pos;
+}
+
+static bool is_map_head(unsigned char b)
+{
+    return (b & 0xf0) == 0x80 || b == 0xde || b == 0xdf;
+}
+
+static lct__frame_status short_or_error(int rc, lct__frame_status shortness)
+{
+    return rc < 0 ? LCT__FRAME_READ_ERROR : shortness;
+}
+
+/* The rest of a frame that cannot decode: keep its head, count the rest. */
+static lct__frame_status doomed_body(lct__source *s, bool follow,
+                                     lct__frame *f)
+{
+    uint64_t keep = f->length < DOOMED_KEEP ? f->length : DOOMED_KEEP;
+    int rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)keep, follow);
+    f->body = s->buf + LCT__PREFIX_SIZE;
+    if (rc != 1) {
+        f->available = s->fill - LCT__PREFIX_SIZE;
+        return short_or_error(rc, LCT__FRAME_SHORT_BODY);
+    }
+    /* Reads come in chunks, so more of the body (or, for a short body,
+     * the next frames) may be in the buffer already; it stays there. */
+    uint64_t beyond = s->fill - LCT__PREFIX_SIZE - keep, dropped;
+    if (beyond > f->length - keep)
+        beyond = f->length - keep;
+    rc = discard(s, f->length - keep - beyond, &dropped);
+    f->available = keep + beyond + dropped;
+    f->kept = keep;
+    if (rc != 1)
+        return short_or_error(rc, LCT__FRAME_SHORT_BODY);
+    return LCT__FRAME_OK;
+}
+
+lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
+                                    bool follow, lct__frame *f)
+{
+    drop_before(s, pos);
+    f->offset = pos;
+    f->length = 0;
+    f->body = s->buf;
+    f->available = 0;
+    f->kept = 0;
+    int rc = fill_to(s, LCT__PREFIX_SIZE, follow);
+    if (rc != 1) {
+        f->available = s->fill;
+        if (rc < 0)
+            return LCT__FRAME_READ_ERROR;
+        return s->fill == 0 ? LCT__FRAME_END : LCT__FRAME_SHORT_PREFIX;
+    }
+    f->length = lct__be32(s->buf);
+    f->body = s->buf + LCT__PREFIX_SIZE;
+    /* Streams fed by a writer (follow) keep every byte: frames there are
+     * the recorder's, and a doomed one would be waited for the same way. */
+    if (!follow && f->length > 0) {
+        rc = fill_to(s, LCT__PREFIX_SIZE + 1, follow);
+        if (rc == 1 && !is_map_head(s->buf[LCT__PREFIX_SIZE]))
+            return doomed_body(s, follow, f);
+    }
+    rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)f->length, follow);
+    f->body = s->buf + LCT__PREFIX_SIZE; /* the buffer may have moved */
+    if (rc != 1) {
+        f->available = s->fill - LCT__PREFIX_SIZE;
+        return short_or_error(rc, LCT__FRAME_SHORT_BODY);
+    }
+    f->available = f->length;
+    f->kept = f->length;
+    return LCT__FRAME_OK;
+}
+
+bool lct__stream_seek(lct__source *s, uint64_t pos)
+{
+    if (!s->seekable)
+        return false;
+    s->base = s->consumed = pos;
+    s->fill = 0;
+    s->eof = false;
+    return true;
+}

@@ -1,0 +1,302 @@
+/*
+ * test_stream.c - the streaming source: pipes and LCT_STREAM give the
+ * records and judgments the mapping gives, records arrive before the
+ * input ends, odd inputs (/dev/zero, /proc files, a pipe that claims a
+ * huge frame) are answered in bounded memory, and what a stream cannot do
+ * (index, go back on a pipe) is refused cleanly.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "lct.h"
+#include "mpw.h"
+
+static long max_rss_kib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+static void write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        cr_assert_gt(w, 0);
+        c += w;
+        n -= (size_t)w;
+    }
+}
+
+/* A child writes `head`, then `fill` bytes of `byte`, then closes. */
+static pid_t feed_pattern(int fd, const void *head, size_t headlen,
+                          unsigned char byte, size_t fill)
+{
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        static char chunk[1 << 16];
+        memset(chunk, byte, sizeof chunk);
+        if (write(fd, head, headlen) != (ssize_t)headlen)
+            _exit(1);
+        while (fill > 0) {
+            size_t take = fill < sizeof chunk ? fill : sizeof chunk;
+            ssize_t w = write(fd, chunk, take);
+            if (w <= 0)
+                _exit(1);
+            fill -= (size_t)w;
+        }
+        _exit(0);
+    }
+    return pid;
+}
+
+Test(stream, records_arrive_before_the_input_ends, .timeout = 20)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 3);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    /* Header and the first record only; the write end stays open. */
+    size_t first = 0;
+    for (int frames = 0; frames < 2; frames++)
+        first += 4 + ((size_t)t.buf[first] << 24 | t.buf[first + 1] << 16 |
+                      t.buf[first + 2] << 8 | t.buf[first + 3]);
+    write_all(p[1], t.buf, first);
+    lct_reader *r;
+    lct_error err;
+    cr_assert_eq(lct_open_fd(p[0], "<pipe>", 0, &r, &err), LCT_OK, "%s",
+                 err.message);
+    lct_record rec;
+    cr_assert_eq(lct_next(r, &rec), 1, "the first record, before EOF");
+    cr_expect_eq(rec.t_mono, 0.0);
+    write_all(p[1], t.buf + first, t.len - first);
+    close(p[1]);
+    cr_expect_eq(lct_next(r, &rec), 1);
+    cr_expect_eq(rec.t_mono, 0.5);
+    cr_expect_eq(lct_next(r, &rec), 1);
+    cr_expect_eq(lct_next(r, &rec), 0);
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    cr_expect_eq(st.records, 3);
+    cr_expect_eq(st.file_size, t.len, "bytes read so far");
+    lct_index *idx;
+    memset(&err, 0xff, sizeof err);
+    cr_expect_eq(lct_index_build(r, &idx, &err), LCT_ERR_INVALID);
+    cr_expect_eq(err.code, LCT_ERR_INVALID);
+    cr_expect_eq(lct_reader_data(r).ptr, NULL);
+    lct_rewind(r); /* a pipe cannot go back: nothing changes */
+    cr_expect_eq(lct_next(r, &rec), 0);
+    lct_close(r);
+    close(p[0]);
+    mpw_free(&t);
+}
+
+Test(stream, dev_zero_is_refused_at_once, .timeout = 20)
+{
+    lct_reader *r;
+    lct_error err;
+    memset(&err, 0xff, sizeof err);
+    cr_expect_eq(lct_open("/dev/zero", 0, &r, &err), LCT_ERR_MALFORMED);
+    cr_expect_eq(err.code, LCT_ERR_MALFORMED);
+    cr_expect_eq(err.offset, 0);
+    cr_expect(strstr(err.message, "undecodable header at offset 0: empty "
+                                  "frame body"),
+              "%s", err.message);
+    cr_expect_null(r);
+}
+
+Test(stream, a_proc_file_is_read_not_called_empty, .timeout = 20)
+{
+    /* st_size is 0, yet it has bytes: "proc..." claims ~1.9 GB, and the
+     * file ends long before, so the header body is cut short. */
+    lct_reader *r;
+    lct_error err;
+    int rc = lct_open("/proc/cpuinfo", 0, &r, &err);
+    cr_expect_eq(rc, LCT_ERR_TRUNCATED, "%s", err.message);
+    cr_expect(strstr(err.message, "truncated frame body at offset 4"), "%s",
+              err.message);
+}
+
+/* What the reference reader decides for a header frame claiming `claim`
+ * bytes of 'y' when `sent` arrive: the same through a pipe (bounded
+ * memory) as from a mapped file holding those bytes. */
+static void huge_non_map_frame(uint32_t claim, size_t sent, int want)
+{
+    unsigned char head[4] = {claim >> 24, claim >> 16, claim >> 8, claim};
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    long before = max_rss_kib();
+    pid_t pid = feed_pattern(p[1], head, 4, 'y', sent);
+    close(p[1]);
+    lct_reader *r;
+    lct_error piped, mapped;
+    cr_expect_eq(lct_open_fd(p[0], "t", 0, &r, &piped), want, "%s",
+                 piped.message);
+    long growth = max_rss_kib() - before;
+    cr_expect_lt(growth, 32 * 1024, "kept %ld KiB of a %zu-byte frame",
+                 growth, sent);
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+
+    /* The same bytes in a file, read through the mapping. */
+    char *buf = malloc(4 + sent);
+    memcpy(buf, head, 4);
+    memset(buf + 4, 'y', sent);
+    char *path = tmp_file_with(buf, 4 + sent);
+    cr_expect_eq(lct_open(path, 0, &r, &mapped), want);
+    cr_expect_eq(piped.offset, mapped.offset);
+    const char *a = strchr(piped.message, ':'), *b = strchr(mapped.message, ':');
+    cr_expect_str_eq(a, b, "same judgment after the name");
+    unlink(path);
+    free(path);
+    free(buf);
+}
+
+Test(stream, a_huge_frame_that_can_never_decode_is_counted_not_kept,
+     .timeout = 60)
+{
+    /* Like `yes | lct info -`: 'y' is a positive fixint, not a map. */
+    huge_non_map_frame(200u << 20, 200u << 20, LCT_ERR_MALFORMED);
+    huge_non_map_frame(200u << 20, 3u << 20, LCT_ERR_TRUNCATED);
+}
+
+Test(stream, a_long_pipe_is_read_in_bounded_memory, .timeout = 60)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 300000);
+    cr_assert_gt(t.len, 16u << 20);
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    long before = max_rss_kib();
+    pid_t pid = feed_pattern(p[1], t.buf, t.len, 0, 0);
+    close(p[1]);
+    lct_reader *r;
+    cr_assert_eq(lct_open_fd(p[0], "t", 0, &r, NULL), LCT_OK);
+    lct_record rec;
+    size_t n = 0;
+    while (lct_next(r, &rec) == 1)
+        n++;
+    cr_expect_eq(n, 300000);
+    cr_expect_lt(max_rss_kib() - before, 8 * 1024,
+                 "a %zu-byte stream kept in memory", t.len);
+    lct_close(r);
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    mpw_free(&t);
+}
+
+/* MARK: LCT_STREAM gives what the mapping gives, on every fixture */
+
+typedef struct log_text {
+    char text[8192];
+    size_t len;
+} log_text;
+
+static void keep_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                     uint64_t offset, const char *message)
+{
+    (void)r;
+    log_text *l = ctx;
+    int n = snprintf(l->text + l->len, sizeof l->text - l->len,
+                     "%d %llu %s\n", kind, (unsigned long long)offset,
+                     message);
+    if (n > 0 && l->len + (size_t)n < sizeof l->text)
+        l->len += (size_t)n;
+}
+
+static const char *fixtures[] = {
+    "bad_magic",   "clean",           "empty",
+    "events",      "format_v2",       "header_only",
+    "huge_length", "malformed_mixed", "schema_v1_readable",
+    "schema_v3",   "trunc_header_body", "trunc_header_prefix",
+    "trunc_tail_2", "trunc_tail_74"};
+
+/* Open, read everything; a digest of what was seen. */
+static void read_all(const char *path, unsigned flags, int *rc,
+                     log_text *log, lct_stats *st, uint64_t *sum)
+{
+    lct_reader *r;
+    lct_error err;
+    memset(log, 0, sizeof *log);
+    memset(st, 0, sizeof *st);
+    *sum = 0;
+    *rc = lct_open(path, flags | LCT_QUIET, &r, &err);
+    if (*rc != LCT_OK) {
+        snprintf(log->text, sizeof log->text, "%llu %s",
+                 (unsigned long long)err.offset, err.message);
+        return;
+    }
+    lct_reader_set_log(r, keep_log, log);
+    lct_record rec;
+    while (lct_next(r, &rec) == 1) {
+        *sum = *sum * 31 + rec.offset;
+        for (size_t i = 0; i < rec.body.len; i++)
+            *sum = *sum * 131 + rec.body.ptr[i];
+    }
+    lct_reader_stats(r, st);
+    lct_close(r);
+}
+
+Test(stream, every_fixture_streamed_as_mapped)
+{
+    for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.lct", LCT_FIXTURES_DIR,
+                 fixtures[i]);
+        int rc_m, rc_s;
+        static log_text log_m, log_s;
+        lct_stats st_m, st_s;
+        uint64_t sum_m, sum_s;
+        read_all(path, 0, &rc_m, &log_m, &st_m, &sum_m);
+        read_all(path, LCT_STREAM, &rc_s, &log_s, &st_s, &sum_s);
+        cr_expect_eq(rc_s, rc_m, "%s", fixtures[i]);
+        cr_expect_str_eq(log_s.text, log_m.text, "%s", fixtures[i]);
+        cr_expect_eq(sum_s, sum_m, "%s: records differ", fixtures[i]);
+        cr_expect_eq(st_s.records, st_m.records, "%s", fixtures[i]);
+        cr_expect_eq(st_s.skipped, st_m.skipped, "%s", fixtures[i]);
+        cr_expect_eq(st_s.truncated, st_m.truncated, "%s", fixtures[i]);
+        cr_expect_eq(st_s.truncated_offset, st_m.truncated_offset, "%s",
+                     fixtures[i]);
+        cr_expect_eq(st_s.bytes_read, st_m.bytes_read, "%s", fixtures[i]);
+    }
+}
+
+Test(stream, a_streamed_file_rewinds_and_keeps_its_header)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 100);
+    char *path = tmp_file_with(t.buf, t.len);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, LCT_STREAM, &r, NULL), LCT_OK);
+    const lct_header *h = lct_reader_header(r);
+    lct_record rec;
+    size_t n = 0;
+    while (lct_next(r, &rec) == 1)
+        n++;
+    cr_expect_eq(n, 100);
+    /* The header outlives the buffer that held it. */
+    cr_expect_eq(memcmp(h->level.ptr, "storage", 7), 0);
+    cr_expect_eq(memcmp(h->magic.ptr, "LMCT", 4), 0);
+    lct_rewind(r);
+    n = 0;
+    while (lct_next(r, &rec) == 1)
+        n++;
+    cr_expect_eq(n, 100);
+    lct_close(r);
+    unlink(path);
+    free(path);
+    mpw_free(&t);
+}
