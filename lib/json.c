@@ -520,16 +520,20 @@ static int key_texts(const pair *pairs, uint32_t n, key_text *texts,
     return rc == LCT_ERR_SYS ? LCT_ERR_NOMEM : rc;
 }
 
-static int dedupe_mixed(pair *pairs, uint32_t n)
+/* by_pos receives each key's text in map order (views into buf, or into
+ * the map for str keys), so the keys print from it: rendering a key
+ * twice would double the work at every level of keys nested in keys. */
+static int dedupe_mixed(pair *pairs, uint32_t n, key_text *by_pos,
+                        text_buf *buf)
 {
     uint32_t *parent = reallocarray(NULL, n, sizeof *parent);
     pair *sorted = reallocarray(NULL, n, sizeof *sorted);
     key_text *texts = reallocarray(NULL, n, sizeof *texts);
-    text_buf buf = {NULL, 0, 0};
     int rc = parent && sorted && texts ? LCT_OK : LCT_ERR_NOMEM;
     if (rc == LCT_OK)
-        rc = key_texts(pairs, n, texts, &buf);
+        rc = key_texts(pairs, n, by_pos, buf);
     if (rc == LCT_OK) {
+        memcpy(texts, by_pos, (size_t)n * sizeof *texts);
         for (uint32_t i = 0; i < n; i++)
             parent[i] = i;
         memcpy(sorted, pairs, (size_t)n * sizeof *pairs);
@@ -549,8 +553,17 @@ static int dedupe_mixed(pair *pairs, uint32_t n)
     free(parent);
     free(sorted);
     free(texts);
-    free(buf.p);
     return rc;
+}
+
+/* A key whose JSON text is known: as a string, inner quotes escaped. */
+static void put_key_text(jw *w, const key_text *t)
+{
+    put(w, "\"", 1);
+    w->key_depth++;
+    put(w, (const char *)t->p, t->n);
+    w->key_depth--;
+    put(w, "\"", 1);
 }
 
 static int render_map(jw *w, lct_iter it, unsigned depth)
@@ -572,8 +585,14 @@ static int render_map(jw *w, lct_iter it, unsigned depth)
     bool all_str = true;
     for (uint32_t i = 0; i < n && rc == LCT_OK && all_str; i++)
         all_str = lct_value_type(pairs[i].key) == LCT_TYPE_STR;
-    if (rc == LCT_OK)
-        rc = all_str ? dedupe(pairs, n) : dedupe_mixed(pairs, n);
+    key_text *texts = NULL;
+    text_buf buf = {NULL, 0, 0};
+    if (rc == LCT_OK && all_str) {
+        rc = dedupe(pairs, n);
+    } else if (rc == LCT_OK) {
+        texts = reallocarray(NULL, n, sizeof *texts);
+        rc = texts ? dedupe_mixed(pairs, n, texts, &buf) : LCT_ERR_NOMEM;
+    }
     if (rc == LCT_OK) {
         put(w, "{", 1);
         bool first = true;
@@ -583,13 +602,18 @@ static int render_map(jw *w, lct_iter it, unsigned depth)
             if (!first)
                 put(w, ",", 1);
             first = false;
-            rc = render_key(w, pairs[i].key, depth);
+            if (texts && lct_value_type(pairs[i].key) != LCT_TYPE_STR)
+                put_key_text(w, &texts[i]);
+            else
+                rc = render_key(w, pairs[i].key, depth);
             put(w, ":", 1);
             if (rc == LCT_OK)
                 rc = render(w, pairs[pairs[i].last].val, depth + 1);
         }
         put(w, "}", 1);
     }
+    free(texts);
+    free(buf.p);
     if (pairs != small)
         free(pairs);
     return rc;

@@ -6,12 +6,17 @@
  * the header as JSON, builds the index, runs a one-thread scan and
  * random access, and checks the reader's own accounting: every complete
  * frame is either yielded or skipped, and the scan agrees with lct_next.
+ * The same bytes are then read again as a stream (LCT_STREAM over a
+ * memfd): the open decision, records, skips and truncation must agree.
  *
  *     make fuzz && test/fuzz/fuzz_trace -max_total_time=60 corpus/ test/fixtures/
  */
+#define _GNU_SOURCE /* memfd_create */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "lct.h"
 
@@ -36,12 +41,43 @@ static int scan_count(void *state, const lct_record *rec)
     return 0;
 }
 
-static void run(const uint8_t *data, size_t size, unsigned flags)
+/* What a reader made of the input, to compare sources. */
+typedef struct outcome {
+    int open_rc;
+    lct_stats st;
+    uint64_t digest; /* offsets and bodies of the records */
+} outcome;
+
+static void read_stream(const uint8_t *data, size_t size, outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    int fd = memfd_create("fuzz", MFD_CLOEXEC);
+    if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+        abort();
+    lct_reader *r;
+    o->open_rc = lct_open_fd(fd, "fuzz", LCT_STREAM | LCT_QUIET, &r, NULL);
+    close(fd);
+    if (o->open_rc != LCT_OK)
+        return;
+    lct_record rec;
+    while (lct_next(r, &rec) == 1) {
+        o->digest = o->digest * 31 + rec.offset;
+        for (size_t i = 0; i < rec.body.len; i++)
+            o->digest = o->digest * 131 + rec.body.ptr[i];
+    }
+    lct_reader_stats(r, &o->st);
+    lct_close(r);
+}
+
+static void run(const uint8_t *data, size_t size, unsigned flags,
+                outcome *o)
 {
     lct_reader *r;
     lct_error err;
-    if (lct_open_buffer(data, size, "fuzz", flags | LCT_QUIET, &r, &err) !=
-        LCT_OK) {
+    memset(o, 0, sizeof *o);
+    o->open_rc =
+        lct_open_buffer(data, size, "fuzz", flags | LCT_QUIET, &r, &err);
+    if (o->open_rc != LCT_OK) {
         if (strlen(err.message) == 0)
             abort(); /* every refusal must say why */
         return;
@@ -52,6 +88,9 @@ static void run(const uint8_t *data, size_t size, unsigned flags)
     uint64_t yielded = 0;
     while (lct_next(r, &rec) == 1) {
         yielded++;
+        o->digest = o->digest * 31 + rec.offset;
+        for (size_t i = 0; i < rec.body.len; i++)
+            o->digest = o->digest * 131 + rec.body.ptr[i];
         size_t values = 0;
         lct_value_validate(rec.args, NULL);
         lct_value_visit(rec.args, count_value, &values);
@@ -66,6 +105,7 @@ static void run(const uint8_t *data, size_t size, unsigned flags)
     lct_reader_stats(r, &st);
     if (st.records != yielded || st.bytes_read > size)
         abort();
+    o->st = st;
 
     lct_index *idx;
     if (lct_index_build(r, &idx, NULL) == LCT_OK) {
@@ -93,8 +133,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!copy)
         return 0;
     memcpy(copy, data, size);
-    run(copy, size, 0);
-    run(copy, size, LCT_LAZY);
+    outcome mapped, lazy, streamed;
+    run(copy, size, 0, &mapped);
+    run(copy, size, LCT_LAZY, &lazy);
+    read_stream(copy, size, &streamed);
+    if (streamed.open_rc != mapped.open_rc ||
+        streamed.digest != mapped.digest ||
+        streamed.st.records != mapped.st.records ||
+        streamed.st.skipped != mapped.st.skipped ||
+        streamed.st.truncated != mapped.st.truncated ||
+        streamed.st.truncated_offset != mapped.st.truncated_offset ||
+        streamed.st.bytes_read != mapped.st.bytes_read)
+        abort(); /* the stream and the buffer disagree */
     free(copy);
     return 0;
 }
