@@ -5,7 +5,6 @@
  * It knows no file descriptors or paths, so tests feed it memory.
  */
 #include "frame_internal.h"
-#include "msgpack_internal.h"
 
 lct__frame_status lct__frame_at(const unsigned char *data, uint64_t size,
                                 uint64_t pos, lct__frame *frame)
@@ -18,15 +17,15 @@ lct__frame_status lct__frame_at(const unsigned char *data, uint64_t size,
     frame->kept = 0;
     if (left == 0)
         return LCT__FRAME_END;
-    if (left < 4) {
+    if (left < LCT__PREFIX_SIZE) {
         frame->available = left;
         return LCT__FRAME_SHORT_PREFIX;
     }
     frame->length = lct__be32(data + pos);
-    frame->body = data + pos + 4;
-    frame->available = left - 4;
+    frame->body = data + pos + LCT__PREFIX_SIZE;
+    frame->available = left - LCT__PREFIX_SIZE;
     /* A corrupt, huge length looks exactly like a body cut short. */
-    if (frame->length > left - 4)
+    if (frame->length > left - LCT__PREFIX_SIZE)
         return LCT__FRAME_SHORT_BODY;
     frame->available = frame->length;
     frame->kept = frame->length;

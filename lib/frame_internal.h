@@ -6,6 +6,8 @@
 
 #include <stdint.h>
 
+#include "bytes_internal.h"
+
 typedef enum lct__frame_status {
     LCT__FRAME_OK = 0,       /* a whole frame */
     LCT__FRAME_END,          /* pos is exactly the end of the data */
@@ -25,8 +27,6 @@ typedef struct lct__frame {
     uint64_t kept;
 } lct__frame;
 
-/* The 4-byte big-endian length that opens every frame. */
-#define LCT__PREFIX_SIZE 4
 
 /* The frame at pos in data[0..size); pos must be <= size. */
 lct__frame_status lct__frame_at(const unsigned char *data, uint64_t size,

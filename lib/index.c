@@ -62,11 +62,11 @@ int lct_index_build(const lct_reader *r, lct_index **out, lct_error *err)
         }
         if (st == LCT__FRAME_SHORT_BODY) {
             idx->truncated = true;
-            idx->warning_offset = pos + 4;
+            idx->warning_offset = pos + LCT__PREFIX_SIZE;
             snprintf(idx->truncation, sizeof idx->truncation,
                      "truncated frame body at offset %" PRIu64 " (got %" PRIu64
                      " of %" PRIu32 ")",
-                     pos + 4, f.available, f.length);
+                     pos + LCT__PREFIX_SIZE, f.available, f.length);
             break;
         }
         if (idx->count == idx->cap) {
@@ -78,7 +78,7 @@ int lct_index_build(const lct_reader *r, lct_index **out, lct_error *err)
             idx->cap = cap;
         }
         idx->offsets[idx->count++] = pos;
-        pos += 4 + (uint64_t)f.length;
+        pos += LCT__PREFIX_SIZE + (uint64_t)f.length;
     }
     idx->end = pos;
     idx->truncated_offset = idx->truncated ? pos : 0;
@@ -131,7 +131,7 @@ static int decode_frame(const lct_index *idx, uint64_t i, lct_record *rec,
     uint64_t off = idx->offsets[i];
     const unsigned char *p = r->source.data + off;
     uint32_t len = lct__be32(p);
-    if (lct__record_decode(p + 4, len, r->flags, rec, why) != LCT_OK)
+    if (lct__record_decode(p + LCT__PREFIX_SIZE, len, r->flags, rec, why) != LCT_OK)
         return 0;
     rec->offset = off;
     rec->length = len;
@@ -145,7 +145,7 @@ int lct_index_record(const lct_index *idx, uint64_t i, lct_record *rec,
         return LCT_ERR_INVALID;
     int rc = decode_frame(idx, i, rec, index_why);
     uint64_t off = idx->offsets[i], cut;
-    uint64_t end = off + 4 + (uint64_t)lct__be32(idx->reader->source.data + off);
+    uint64_t end = off + LCT__PREFIX_SIZE + (uint64_t)lct__be32(idx->reader->source.data + off);
     if (lct__shrank_before(idx->reader, end, rc != 1, &cut))
         return LCT_ERR_CHANGED;
     if (rc == 0 && why)
@@ -175,7 +175,7 @@ static void *work(void *arg)
     for (uint64_t i = w->first; i < w->last; i++) {
         int ok = decode_frame(w->idx, i, &rec, why);
         uint64_t off = w->idx->offsets[i];
-        uint64_t end = off + 4 + (uint64_t)lct__be32(r->source.data + off);
+        uint64_t end = off + LCT__PREFIX_SIZE + (uint64_t)lct__be32(r->source.data + off);
         /* The file shrank under us: nothing from here on is data. */
         if (lct__shrank_before(r, end, !ok, &w->lost)) {
             w->shrank = true;

@@ -13,34 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bytes_internal.h"
 #include "lct.h"
-
-static inline uint16_t lct__be16(const unsigned char *p)
-{
-    return (uint16_t)((unsigned)p[0] << 8 | p[1]);
-}
-
-static inline uint32_t lct__be32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return __builtin_bswap32(v);
-}
-
-static inline uint64_t lct__be64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return __builtin_bswap64(v);
-}
-
-static inline double lct__bedouble(const unsigned char *p)
-{
-    uint64_t bits = lct__be64(p);
-    double d;
-    memcpy(&d, &bits, 8);
-    return d;
-}
 
 /*
  * The parsed first bytes of one value: its type, the size of the header

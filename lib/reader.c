@@ -115,10 +115,10 @@ static int open_header(lct_reader *r, lct_error *err)
                          "offset 0",
                          name);
     case LCT__FRAME_SHORT_BODY:
-        return lct__fail(err, LCT_ERR_TRUNCATED, 0, 4,
-                         "trace file '%s': truncated frame body at offset 4 "
+        return lct__fail(err, LCT_ERR_TRUNCATED, 0, LCT__PREFIX_SIZE,
+                         "trace file '%s': truncated frame body at offset %d "
                          "(got %" PRIu64 " of %" PRIu32 ")",
-                         name, f.available, f.length);
+                         name, LCT__PREFIX_SIZE, f.available, f.length);
     case LCT__FRAME_OK:
         break;
     }

@@ -3,6 +3,7 @@
  * does (smallest encodings, float64 floats), and frames written with one
  * write(2) each.
  */
+#include "bytes_internal.h"
 #include "error_internal.h"
 #include "msgpack_internal.h"
 
@@ -139,7 +140,7 @@ void lct_writer_begin(lct_writer *w)
     w->len = 0;
     w->failed = 0;
     w->in_frame = true;
-    put(w, "\0\0\0\0", 4); /* the length, filled in at the end */
+    put(w, "\0\0\0\0", LCT__PREFIX_SIZE); /* the length, set at the end */
 }
 
 int lct_writer_end(lct_writer *w, lct_error *err)
@@ -152,13 +153,12 @@ int lct_writer_end(lct_writer *w, lct_error *err)
         return lct__fail(err, w->failed, 0, 0,
                          "lct_writer_end: the frame could not be built: %s",
                          lct_strerror(w->failed));
-    size_t body = w->len - 4;
+    size_t body = w->len - LCT__PREFIX_SIZE;
     if (body > 0xffffffffu)
         return lct__fail(err, LCT_ERR_RANGE, 0, 0,
                          "lct_writer_end: a frame of %zu bytes is too large",
                          body);
-    uint32_t be = __builtin_bswap32((uint32_t)body);
-    memcpy(w->buf, &be, 4);
+    be32enc(w->buf, (uint32_t)body);
     /* One write for the whole frame: appends under PIPE_BUF are atomic.
      * A short write (a full disk, a signal) is finished by more. */
     size_t done = 0;
