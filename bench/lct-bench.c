@@ -95,7 +95,7 @@ __attribute__((noinline)) static uint64_t run_framehop(lct_bytes data,
 
 __attribute__((noinline)) static uint64_t run_lazy(lct_reader *r)
 {
-    lct_rewind(r);
+    lct_reader_rewind(r);
     lct_record rec;
     uint64_t n = 0;
     double acc = 0;
@@ -135,7 +135,7 @@ static int full_record(void *state, const lct_record *rec)
 
 __attribute__((noinline)) static uint64_t run_full(lct_reader *r)
 {
-    lct_rewind(r);
+    lct_reader_rewind(r);
     lct_record rec;
     uint64_t n = 0;
     walk_acc acc = {0, 0, {0}};

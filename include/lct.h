@@ -20,7 +20,25 @@
  *     while (lct_next(r, &rec) == 1)
  *         printf("%.6f %.*s\n", rec.t_mono,
  *                (int)rec.qualname.len, rec.qualname.ptr);
+ *     if (lct_reader_status(r) != LCT_OK)  // skipped, cut, or shrank
+ *         fprintf(stderr, "damaged: %s\n",
+ *                 lct_strerror(lct_reader_status(r)));
  *     lct_close(r);
+ *
+ * The format itself (framing, fields, the acceptance rules, the JSON
+ * rendering) is described in docs/format.md.
+ *
+ * MARK: - Names
+ *
+ * lct_NOUN_VERB: the noun is the type operated on (lct_reader_stats,
+ * lct_array_iter_next, lct_writer_end).  Objects that hold a file are
+ * opened and closed (lct_open / lct_close, lct_writer_open /
+ * lct_writer_close); objects that are only memory are made and freed
+ * (lct_index_build / lct_index_free, lct_pacer_new / lct_pacer_free).
+ * A function that can fail returns an lct_status (LCT_OK, or a negative
+ * code listed in its comment); one that also counts (lct_next, the
+ * iterators) returns int: 1 for an item, 0 at the end, or a negative
+ * lct_status.  Predicates return bool.
  *
  * MARK: - Lifetimes (read this once)
  *
@@ -37,7 +55,7 @@
  * MARK: - Caveats of a mapping, and what is guaranteed
  *
  * - Records appended to the file after lct_open() are not seen until
- *   lct_refresh() (open with LCT_FOLLOW to follow a trace being written).
+ *   lct_reader_refresh() (open with LCT_FOLLOW to follow a trace being written).
  * - A file truncated by another process while it is mapped:
  *   - The page holding the new end reads as zeros past it (no fault);
  *     pages wholly past the end raise SIGBUS, which kills a process by
@@ -187,7 +205,7 @@ enum {
     /**
      * The file is still being written: a partial trailing frame means
      * "not yet complete" (lct_next returns 0 without a warning and without
-     * setting truncated, and stays before it) and lct_refresh() picks up
+     * setting truncated, and stays before it) and lct_reader_refresh() picks up
      * what was appended.  Keeps a descriptor open until lct_close().
      */
     LCT_FOLLOW = 1u << 4,
@@ -230,7 +248,7 @@ enum {
  *   LCT_ERR_MAGIC, LCT_ERR_VERSION, LCT_ERR_SCHEMA  header refused;
  *   LCT_ERR_NOMEM, LCT_ERR_INVALID.
  */
-int lct_open(const char *path, unsigned flags, lct_reader **out,
+lct_status lct_open(const char *path, unsigned flags, lct_reader **out,
              lct_error *err);
 
 /**
@@ -240,7 +258,7 @@ int lct_open(const char *path, unsigned flags, lct_reader **out,
  * returns once the header frame has arrived.
  * @return as lct_open().
  */
-int lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
+lct_status lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
                 lct_error *err);
 
 /**
@@ -250,7 +268,7 @@ int lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
  * LCT_FOLLOW mean nothing here.
  * @return as lct_open(), without LCT_ERR_SYS.
  */
-int lct_open_buffer(const void *data, size_t size, const char *name,
+lct_status lct_open_buffer(const void *data, size_t size, const char *name,
                     unsigned flags, lct_reader **out, lct_error *err);
 
 /**
@@ -296,7 +314,7 @@ typedef struct lct_record {
  * read error of a streamed input ("read failed at offset N").  Once the
  * end is reached every further call returns 0.  With LCT_FOLLOW a
  * partial last frame is "not yet written": 0 without a warning, and the
- * next call after lct_refresh() goes on from there.  A file that shrank
+ * next call after lct_reader_refresh() goes on from there.  A file that shrank
  * while mapped ends the records with LCT_WARN_SHRANK (see Caveats).
  * A streamed reader's previous record views die here.
  *
@@ -307,7 +325,7 @@ int lct_next(lct_reader *reader, lct_record *rec);
 
 /** Start iterating again from the first record; counters restart too.
  *  A streamed pipe cannot go back: there it does nothing. */
-void lct_rewind(lct_reader *reader);
+void lct_reader_rewind(lct_reader *reader);
 
 /**
  * Map the file again at its current size (a reader opened with
@@ -324,7 +342,7 @@ void lct_rewind(lct_reader *reader);
  *         or mmap failed; the old mapping stays), LCT_ERR_CHANGED (the file
  *         shrank; err->offset is its new size).
  */
-int lct_refresh(lct_reader *reader, lct_error *err);
+lct_status lct_reader_refresh(lct_reader *reader, lct_error *err);
 
 /** What a reader has seen so far. */
 typedef struct lct_stats {
@@ -342,6 +360,17 @@ typedef struct lct_stats {
 
 /** Fill @p out with the reader's counters (zeros for a NULL reader). */
 void lct_reader_stats(const lct_reader *reader, lct_stats *out);
+
+/**
+ * The worst thing reading has met so far, sticky until lct_reader_rewind
+ * (mpack's idea): after the loop, one call says whether the trace was
+ * whole.  In order of precedence:
+ * @return LCT_ERR_CHANGED (the file shrank while read), LCT_ERR_SYS (a
+ *         streamed input failed to read), LCT_ERR_TRUNCATED (a partial
+ *         trailing frame), LCT_ERR_MALFORMED (frames were skipped),
+ *         LCT_OK (nothing wrong so far), LCT_ERR_INVALID (NULL reader).
+ */
+lct_status lct_reader_status(const lct_reader *reader);
 
 /** The name the reader was opened with (path, or the name given). */
 const char *lct_reader_path(const lct_reader *reader);
@@ -396,7 +425,7 @@ void lct_log_stderr(void *ctx, const lct_reader *reader,
  * Up to 256 readers at a time are guarded.  Safe to call more than once.
  * @return LCT_OK, LCT_ERR_SYS (sigaction failed).
  */
-int lct_guard_install(lct_error *err);
+lct_status lct_guard_install(lct_error *err);
 
 /**
  * Whether the bytes of @p rec you have read so far were the file's: false
@@ -445,17 +474,17 @@ const char *lct_type_name(lct_type type);
  * lct_value_get_double accepts float32, float64 and every integer, as the
  * reference decoder does for float fields.
  */
-int lct_value_get_int64(lct_value v, int64_t *out);
-int lct_value_get_uint64(lct_value v, uint64_t *out);
-int lct_value_get_double(lct_value v, double *out);
-int lct_value_get_bool(lct_value v, bool *out);
-/** LCT_OK if the value is nil, LCT_ERR_TYPE if not. */
-int lct_value_get_nil(lct_value v);
+lct_status lct_value_get_int64(lct_value v, int64_t *out);
+lct_status lct_value_get_uint64(lct_value v, uint64_t *out);
+lct_status lct_value_get_double(lct_value v, double *out);
+lct_status lct_value_get_bool(lct_value v, bool *out);
+/** Whether the value is nil (false for any other type or a bad view). */
+bool lct_value_is_nil(lct_value v);
 /** A str's bytes (not checked for UTF-8 here; see lct_value_validate). */
-int lct_value_get_str(lct_value v, lct_str *out);
-int lct_value_get_bin(lct_value v, lct_bytes *out);
+lct_status lct_value_get_str(lct_value v, lct_str *out);
+lct_status lct_value_get_bin(lct_value v, lct_bytes *out);
 /** An ext's type code and data. */
-int lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data);
+lct_status lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data);
 
 /**
  * Whether the value is a str equal to the NUL-terminated @p s.  False for
@@ -463,13 +492,19 @@ int lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data);
  */
 bool lct_value_str_eq(lct_value v, const char *s);
 
+/** Whether the view holds exactly the NUL-terminated @p text. */
+bool lct_str_eq(lct_str s, const char *text);
+/** Whether the view ends with the NUL-terminated @p suffix ("" always). */
+bool lct_str_has_suffix(lct_str s, const char *suffix);
+
 /**
  * The encoded size of the value, walking into containers.  Structural only
- * (no UTF-8 check).
+ * (no UTF-8 check): unlike lct_value_validate it gives the size of a value
+ * the reference decoder would refuse (invalid UTF-8 under LCT_LAZY).
  * @return LCT_OK, LCT_ERR_MALFORMED (cut short or reserved byte),
  *         LCT_ERR_DEPTH (deeper than LCT_MAX_DEPTH).
  */
-int lct_value_size(lct_value v, size_t *size);
+lct_status lct_value_size(lct_value v, size_t *size);
 
 /**
  * Check the value as the reference decoder would decode it into Python
@@ -478,7 +513,7 @@ int lct_value_size(lct_value v, size_t *size);
  * On success, *size (if not NULL) is its encoded size.
  * @return LCT_OK, LCT_ERR_MALFORMED, LCT_ERR_DEPTH.
  */
-int lct_value_validate(lct_value v, size_t *size);
+lct_status lct_value_validate(lct_value v, size_t *size);
 
 /**
  * Iterator over an array's elements or a map's pairs.  A small value
@@ -495,15 +530,15 @@ typedef struct lct_iter {
 } lct_iter;
 
 /**
- * Begin iterating an array (lct_value_array_begin) or a map
- * (lct_value_map_begin).
+ * Begin iterating an array (lct_array_iter_init) or a map
+ * (lct_map_iter_init).
  * On failure @p it is left an empty iterator (its loop runs zero times).
  * @return LCT_OK, LCT_ERR_TYPE, LCT_ERR_MALFORMED (header cut short, or a
  *         count larger than the bytes available could hold),
  *         LCT_ERR_INVALID (@p it is NULL).
  */
-int lct_value_array_begin(lct_value v, lct_iter *it);
-int lct_value_map_begin(lct_value v, lct_iter *it);
+lct_status lct_array_iter_init(lct_value v, lct_iter *it);
+lct_status lct_map_iter_init(lct_value v, lct_iter *it);
 
 /**
  * Next element of an array.
@@ -511,10 +546,10 @@ int lct_value_map_begin(lct_value v, lct_iter *it);
  *         LCT_ERR_DEPTH if the previous element could not be stepped over,
  *         LCT_ERR_TYPE if @p it iterates a map.
  */
-int lct_array_next(lct_iter *it, lct_value *elem);
+int lct_array_iter_next(lct_iter *it, lct_value *elem);
 
-/** Next pair of a map; as lct_array_next. */
-int lct_map_next(lct_iter *it, lct_value *key, lct_value *val);
+/** Next pair of a map; as lct_array_iter_next. */
+int lct_map_iter_next(lct_iter *it, lct_value *key, lct_value *val);
 
 /**
  * Look up a str key in a map; when the key repeats, the last occurrence
@@ -522,7 +557,7 @@ int lct_map_next(lct_iter *it, lct_value *key, lct_value *val);
  * @return LCT_OK with @p out set, LCT_ERR_NOT_FOUND, LCT_ERR_TYPE (not a
  *         map), LCT_ERR_MALFORMED, LCT_ERR_DEPTH.
  */
-int lct_map_find(lct_value map, const char *key, lct_value *out);
+lct_status lct_map_find(lct_value map, const char *key, lct_value *out);
 
 /**
  * Recognise a codec-wrapped value {"__t__": TAG, "v": PAYLOAD}: a map of
@@ -577,7 +612,7 @@ typedef struct lct_index lct_index;
  * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (also for a streamed
  *         reader, which has no random access).
  */
-int lct_index_build(const lct_reader *reader, lct_index **out,
+lct_status lct_index_build(const lct_reader *reader, lct_index **out,
                     lct_error *err);
 
 /**
@@ -643,7 +678,7 @@ unsigned lct_scan_threads(const lct_scan *scan, const lct_index *index);
  * @return LCT_OK, LCT_ERR_SYS (a thread could not start), LCT_ERR_NOMEM,
  *         LCT_ERR_INVALID.
  */
-int lct_scan_run(const lct_index *index, const lct_scan *scan,
+lct_status lct_scan_run(const lct_index *index, const lct_scan *scan,
                  lct_stats *out, lct_error *err);
 
 /* MARK: - JSON rendering */
@@ -672,14 +707,14 @@ typedef int (*lct_write_fn)(void *ctx, const char *data, size_t len);
  *         to print: output so far is incomplete), LCT_ERR_SYS (the sink
  *         stopped), LCT_ERR_NOMEM (a map of many keys needed an index).
  */
-int lct_value_write_json(lct_value v, lct_write_fn write, void *ctx);
+lct_status lct_value_write_json(lct_value v, lct_write_fn write, void *ctx);
 
 /**
  * Render a record as one JSON object, without a newline:
  * {"offset":N,"t_mono":F,"t_wall":F,"qualname":"...","args":{...}}.
  * Returns as lct_value_write_json.
  */
-int lct_record_write_json(const lct_record *rec, lct_write_fn write,
+lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
                           void *ctx);
 
 /**
@@ -687,9 +722,9 @@ int lct_record_write_json(const lct_record *rec, lct_write_fn write,
  * level, trace_schema_version, t_mono_start, t_wall_start, sm_config_json,
  * sm_config_digest, and level_meta when present (the fixtures' layout).
  */
-int lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx);
+lct_status lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx);
 
-/** Room for any lct_format_double() result, NUL included. */
+/** Room for any lct_json_format_double() result, NUL included. */
 #define LCT_DOUBLE_BUFSIZE 32
 
 /**
@@ -697,13 +732,13 @@ int lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx);
  * reads back to @p d, always with a '.' or an exponent ("1.0", "1e-300");
  * "null" for NaN and infinities.  Returns the length.
  */
-size_t lct_format_double(double d, char out[LCT_DOUBLE_BUFSIZE]);
+size_t lct_json_format_double(double d, char out[LCT_DOUBLE_BUFSIZE]);
 
 /**
  * Write @p len bytes at @p s as a quoted JSON string: RFC 8259 escapes,
  * invalid UTF-8 as U+FFFD.  Returns LCT_OK or LCT_ERR_SYS (sink stopped).
  */
-int lct_write_json_string(const char *s, size_t len, lct_write_fn write,
+lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
                           void *ctx);
 
 /* MARK: - Writing traces */
@@ -727,11 +762,12 @@ typedef struct lct_writer lct_writer;
  * (then frames are appended to what is there).
  * @return LCT_OK, LCT_ERR_SYS, LCT_ERR_NOMEM, LCT_ERR_INVALID.
  */
-int lct_writer_open(const char *path, bool append, lct_writer **out,
+lct_status lct_writer_open(const char *path, bool append, lct_writer **out,
                     lct_error *err);
 
-/** A writer on a descriptor that stays the caller's. */
-int lct_writer_fdopen(int fd, lct_writer **out, lct_error *err);
+/** A writer on a descriptor that stays the caller's.
+ *  @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (fd < 0 or out NULL). */
+lct_status lct_writer_open_fd(int fd, lct_writer **out, lct_error *err);
 
 /** Free the writer (closing the file lct_writer_open opened); NULL is
  *  fine.  A frame begun and not ended is dropped. */
@@ -746,7 +782,7 @@ void lct_writer_begin(lct_writer *w);
  * @return LCT_OK, LCT_ERR_NOMEM (building ran out of memory), LCT_ERR_SYS
  *         (write failed), LCT_ERR_INVALID (no frame begun).
  */
-int lct_writer_end(lct_writer *w, lct_error *err);
+lct_status lct_writer_end(lct_writer *w, lct_error *err);
 
 /* Values, appended to the current frame.  Map and array give the count;
  * the caller then writes that many values (pairs: key then value). */
@@ -780,8 +816,10 @@ void lct_writer_value(lct_writer *w, lct_value v);
  * sm_config_json, sm_config_digest, then level_meta when @p h has it).
  * Uses h's level, trace_schema_version, times and strings; magic and
  * format_version are always "LMCT" and 1.
+ * @return as lct_writer_end(), and LCT_ERR_INVALID for NULL arguments;
+ *         LCT_ERR_MALFORMED if h->level_meta is not a well-formed value.
  */
-int lct_writer_header(lct_writer *w, const lct_header *h, lct_error *err);
+lct_status lct_writer_header(lct_writer *w, const lct_header *h, lct_error *err);
 
 /**
  * Begin a record frame in the recorder's layout: {"type": "record",
@@ -808,7 +846,7 @@ typedef struct lct_pacer lct_pacer;
  * The clock starts at the first lct_pacer_wait (or lct_pacer_start).
  * @return LCT_OK, LCT_ERR_INVALID (speed not > 0), LCT_ERR_NOMEM.
  */
-int lct_pacer_new(double speed, lct_pacer **out);
+lct_status lct_pacer_new(double speed, lct_pacer **out);
 
 /** Start the clock now (optional: the first wait starts it otherwise). */
 void lct_pacer_start(lct_pacer *p);
@@ -819,7 +857,7 @@ void lct_pacer_start(lct_pacer *p);
  * (0 only if the clock read exactly the deadline); large when behind.
  * @return LCT_OK, LCT_ERR_SYS (the clock failed), LCT_ERR_INVALID.
  */
-int lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness);
+lct_status lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness);
 
 /** Free the pacer; NULL is fine. */
 void lct_pacer_free(lct_pacer *p);

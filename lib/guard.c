@@ -108,7 +108,7 @@ static void on_sigbus(int sig, siginfo_t *info, void *uctx)
     raise(SIGBUS);
 }
 
-int lct_guard_install(lct_error *err)
+lct_status lct_guard_install(lct_error *err)
 {
     if (atomic_exchange(&installed, 1))
         return LCT_OK;

@@ -13,7 +13,7 @@
 
 /* Register a mapping; returns a slot, or -1 when the registry is full. */
 int lct__guard_register(const void *start, size_t len);
-/* The mapping of a slot moved or grew (lct_refresh). */
+/* The mapping of a slot moved or grew (lct_reader_refresh). */
 void lct__guard_update(int slot, const void *start, size_t len);
 void lct__guard_unregister(int slot);
 /* First lost offset of the slot's mapping, or LCT__NOTHING_LOST. */

@@ -30,7 +30,7 @@ struct lct_index {
     char truncation[128];
 };
 
-int lct_index_build(const lct_reader *r, lct_index **out, lct_error *err)
+lct_status lct_index_build(const lct_reader *r, lct_index **out, lct_error *err)
 {
     if (out)
         *out = NULL;
@@ -220,7 +220,7 @@ static uint64_t frame_at_or_after(const lct_index *idx, uint64_t target)
     return lo;
 }
 
-int lct_scan_run(const lct_index *idx, const lct_scan *scan, lct_stats *out,
+lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan, lct_stats *out,
                  lct_error *err)
 {
     if (!idx || !scan || !scan->on_record)

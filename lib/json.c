@@ -67,7 +67,7 @@ static void puts_(jw *w, const char *s)
     put(w, s, strlen(s));
 }
 
-size_t lct_format_double(double d, char out[LCT_DOUBLE_BUFSIZE])
+size_t lct_json_format_double(double d, char out[LCT_DOUBLE_BUFSIZE])
 {
     if (!isfinite(d)) {
         memcpy(out, "null", 5);
@@ -91,7 +91,7 @@ size_t lct_format_double(double d, char out[LCT_DOUBLE_BUFSIZE])
 static void put_double(jw *w, double d)
 {
     char buf[LCT_DOUBLE_BUFSIZE];
-    size_t n = lct_format_double(d, buf);
+    size_t n = lct_json_format_double(d, buf);
     put(w, buf, n);
 }
 
@@ -579,7 +579,7 @@ static int render_map(jw *w, lct_iter it, unsigned depth)
     int rc = LCT_OK;
     for (uint32_t i = 0; i < n && rc == LCT_OK; i++) {
         pairs[i].pos = i;
-        int step = lct_map_next(&it, &pairs[i].key, &pairs[i].val);
+        int step = lct_map_iter_next(&it, &pairs[i].key, &pairs[i].val);
         rc = step == 1 ? LCT_OK : (step < 0 ? step : LCT_ERR_MALFORMED);
     }
     bool all_str = true;
@@ -679,13 +679,13 @@ static int render(jw *w, lct_value v, unsigned depth)
     }
     case LCT_TYPE_ARRAY: {
         lct_iter it;
-        int rc = lct_value_array_begin(v, &it);
+        int rc = lct_array_iter_init(v, &it);
         if (rc != LCT_OK)
             return rc;
         put(w, "[", 1);
         lct_value e;
         for (uint32_t i = 0; i < it.count; i++) {
-            int step = lct_array_next(&it, &e);
+            int step = lct_array_iter_next(&it, &e);
             if (step != 1)
                 return step < 0 ? step : LCT_ERR_MALFORMED;
             if (i)
@@ -699,7 +699,7 @@ static int render(jw *w, lct_value v, unsigned depth)
     }
     case LCT_TYPE_MAP: {
         lct_iter it;
-        int rc = lct_value_map_begin(v, &it);
+        int rc = lct_map_iter_init(v, &it);
         if (rc != LCT_OK)
             return rc;
         return render_map(w, it, depth);
@@ -727,7 +727,7 @@ static void jw_init(jw *w, lct_write_fn write, void *ctx)
     w->len = 0;
 }
 
-int lct_value_write_json(lct_value v, lct_write_fn write, void *ctx)
+lct_status lct_value_write_json(lct_value v, lct_write_fn write, void *ctx)
 {
     if (!write)
         return LCT_ERR_INVALID;
@@ -736,7 +736,7 @@ int lct_value_write_json(lct_value v, lct_write_fn write, void *ctx)
     return finish(&w, render(&w, v, 0));
 }
 
-int lct_write_json_string(const char *s, size_t len, lct_write_fn write,
+lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
                           void *ctx)
 {
     if (!write || (!s && len))
@@ -747,7 +747,7 @@ int lct_write_json_string(const char *s, size_t len, lct_write_fn write,
     return finish(&w, LCT_OK);
 }
 
-int lct_record_write_json(const lct_record *rec, lct_write_fn write,
+lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
                           void *ctx)
 {
     if (!rec || !write)
@@ -769,7 +769,7 @@ int lct_record_write_json(const lct_record *rec, lct_write_fn write,
     return finish(&w, rc);
 }
 
-int lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx)
+lct_status lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx)
 {
     if (!h || !write)
         return LCT_ERR_INVALID;

@@ -17,7 +17,7 @@ struct lct_pacer {
     struct timespec start;
 };
 
-int lct_pacer_new(double speed, lct_pacer **out)
+lct_status lct_pacer_new(double speed, lct_pacer **out)
 {
     if (!out || !(speed > 0) || !isfinite(speed))
         return LCT_ERR_INVALID;
@@ -43,7 +43,7 @@ static double diff(const struct timespec *a, const struct timespec *b)
            (double)(a->tv_nsec - b->tv_nsec) / 1e9;
 }
 
-int lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness)
+lct_status lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness)
 {
     if (!p || isnan(t_mono))
         return LCT_ERR_INVALID;

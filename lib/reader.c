@@ -31,6 +31,29 @@ void lct_log_stderr(void *ctx, const lct_reader *reader,
             reader ? reader->shown_name : "?", message);
 }
 
+/* Record what reading met, keeping the worst (precedence as documented
+ * for lct_reader_status). */
+static void note_status(lct_reader *r, lct_status st)
+{
+    static const lct_status order[] = {LCT_OK, LCT_ERR_MALFORMED,
+                                       LCT_ERR_TRUNCATED, LCT_ERR_SYS,
+                                       LCT_ERR_CHANGED};
+    size_t have = 0, got = 0;
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        if (order[i] == r->status)
+            have = i;
+        if (order[i] == st)
+            got = i;
+    }
+    if (got > have)
+        r->status = st;
+}
+
+lct_status lct_reader_status(const lct_reader *r)
+{
+    return r ? r->status : LCT_ERR_INVALID;
+}
+
 static void warn(lct_reader *r, lct_warning_kind kind, uint64_t offset,
                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -200,7 +223,7 @@ static int reader_finish(lct_reader *r, lct_reader **out, lct_error *err)
     return LCT_OK;
 }
 
-int lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
+lct_status lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
                 lct_error *err)
 {
     if (out)
@@ -220,7 +243,7 @@ int lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
     return reader_finish(r, out, err);
 }
 
-int lct_open(const char *path, unsigned flags, lct_reader **out,
+lct_status lct_open(const char *path, unsigned flags, lct_reader **out,
              lct_error *err)
 {
     if (out)
@@ -243,7 +266,7 @@ int lct_open(const char *path, unsigned flags, lct_reader **out,
     return rc;
 }
 
-int lct_open_buffer(const void *data, size_t size, const char *name,
+lct_status lct_open_buffer(const void *data, size_t size, const char *name,
                     unsigned flags, lct_reader **out, lct_error *err)
 {
     if (out)
@@ -312,7 +335,7 @@ void lct_reader_stats(const lct_reader *r, lct_stats *out)
     *out = r->stats;
 }
 
-void lct_rewind(lct_reader *r)
+void lct_reader_rewind(lct_reader *r)
 {
     if (!r)
         return;
@@ -321,6 +344,7 @@ void lct_rewind(lct_reader *r)
         return; /* a pipe cannot go back */
     r->pos = r->header.size;
     r->done = false;
+    r->status = LCT_OK;
     memset(&r->stats, 0, sizeof r->stats);
     r->stats.bytes_read = r->pos;
     r->stats.file_size = r->source.size;
@@ -334,6 +358,7 @@ static int end_shrank(lct_reader *r, uint64_t cut)
     r->stats.shrank = true;
     r->stats.shrank_offset = cut;
     r->stats.truncated = false; /* what looked cut was the shrink */
+    note_status(r, LCT_ERR_CHANGED);
     lct__source_forget_after(&r->source, cut);
     warn(r, LCT_WARN_SHRANK, cut,
          "file shrank while reading: bytes from offset %" PRIu64 " are gone",
@@ -368,6 +393,8 @@ static int end_short(lct_reader *r, lct__frame_status fs, const lct__frame *f)
     r->done = true;
     r->stats.truncated = true;
     r->stats.truncated_offset = f->offset;
+    note_status(r, fs == LCT__FRAME_READ_ERROR ? LCT_ERR_SYS
+                                               : LCT_ERR_TRUNCATED);
     if (fs == LCT__FRAME_SHORT_PREFIX)
         warn(r, LCT_WARN_TRUNCATED, f->offset,
              "truncated frame length prefix at offset %" PRIu64, f->offset);
@@ -428,6 +455,7 @@ int lct_next(lct_reader *r, lct_record *rec)
             return 1;
         }
         r->stats.skipped++;
+        note_status(r, LCT_ERR_MALFORMED);
         warn(r, LCT_WARN_MALFORMED, f.offset,
              "skipping malformed record at offset %" PRIu64 ": %s", f.offset,
              why);
@@ -450,11 +478,11 @@ bool lct_record_intact(const lct_reader *r, const lct_record *rec)
     return !lct__shrank_before(r, end, false, &cut);
 }
 
-int lct_refresh(lct_reader *r, lct_error *err)
+lct_status lct_reader_refresh(lct_reader *r, lct_error *err)
 {
     if (!r || !(r->flags & LCT_FOLLOW))
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "lct_refresh: the reader was not opened with "
+                         "lct_reader_refresh: the reader was not opened with "
                          "LCT_FOLLOW");
     if (r->source.kind == LCT__SOURCE_STREAM)
         return LCT_OK; /* lct_next reads what arrived */

@@ -16,6 +16,7 @@ struct lct_reader {
     uint64_t pos;   /* next frame's offset */
     bool done;      /* end reached: every further lct_next returns 0 */
     lct_stats stats;
+    lct_status status; /* sticky: the worst met (lct_reader_status) */
     lct_log_fn log;
     void *log_ctx;
     char *name;

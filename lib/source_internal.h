@@ -27,7 +27,7 @@ typedef struct lct__source {
     uint64_t size;
     lct__source_kind kind;
     /* Our own descriptor: a mapped file's, for fstat (shrink checks) and
-     * lct_refresh; a stream's, to read from.  -1 otherwise. */
+     * lct_reader_refresh; a stream's, to read from.  -1 otherwise. */
     int fd;
 
     /* A stream only: buf[0..fill) holds input bytes from offset base on;

@@ -8,6 +8,7 @@
 #include "msgpack_internal.h"
 
 #include <stdbool.h>
+#include <string.h>
 
 lct_value lct_value_from(const void *data, size_t len)
 {
@@ -92,7 +93,7 @@ static int read_integer(lct_value v, int64_t *neg_out, uint64_t *pos_out)
     return 0;
 }
 
-int lct_value_get_int64(lct_value v, int64_t *out)
+lct_status lct_value_get_int64(lct_value v, int64_t *out)
 {
     int64_t neg;
     uint64_t pos;
@@ -109,7 +110,7 @@ int lct_value_get_int64(lct_value v, int64_t *out)
     return LCT_OK;
 }
 
-int lct_value_get_uint64(lct_value v, uint64_t *out)
+lct_status lct_value_get_uint64(lct_value v, uint64_t *out)
 {
     int64_t neg;
     uint64_t pos;
@@ -122,7 +123,7 @@ int lct_value_get_uint64(lct_value v, uint64_t *out)
     return LCT_OK;
 }
 
-int lct_value_get_double(lct_value v, double *out)
+lct_status lct_value_get_double(lct_value v, double *out)
 {
     lct__mp_head h;
     int rc = head_of(v, &h);
@@ -148,7 +149,7 @@ int lct_value_get_double(lct_value v, double *out)
     return LCT_OK;
 }
 
-int lct_value_get_bool(lct_value v, bool *out)
+lct_status lct_value_get_bool(lct_value v, bool *out)
 {
     lct_type t = lct_value_type(v);
     if (t == LCT_TYPE_INVALID)
@@ -159,12 +160,21 @@ int lct_value_get_bool(lct_value v, bool *out)
     return LCT_OK;
 }
 
-int lct_value_get_nil(lct_value v)
+bool lct_value_is_nil(lct_value v)
 {
-    lct_type t = lct_value_type(v);
-    if (t == LCT_TYPE_INVALID)
-        return LCT_ERR_MALFORMED;
-    return t == LCT_TYPE_NIL ? LCT_OK : LCT_ERR_TYPE;
+    return lct_value_type(v) == LCT_TYPE_NIL;
+}
+
+bool lct_str_eq(lct_str s, const char *text)
+{
+    size_t n = text ? strlen(text) : 0;
+    return s.len == n && (n == 0 || memcmp(s.ptr, text, n) == 0);
+}
+
+bool lct_str_has_suffix(lct_str s, const char *suffix)
+{
+    size_t n = suffix ? strlen(suffix) : 0;
+    return s.len >= n && (n == 0 || memcmp(s.ptr + s.len - n, suffix, n) == 0);
 }
 
 /* The payload of a str, bin or ext of the wanted type. */
@@ -180,7 +190,7 @@ static int payload_of(lct_value v, lct_type want, lct__mp_head *h,
     return LCT_OK;
 }
 
-int lct_value_get_str(lct_value v, lct_str *out)
+lct_status lct_value_get_str(lct_value v, lct_str *out)
 {
     lct__mp_head h;
     const unsigned char *payload;
@@ -192,7 +202,7 @@ int lct_value_get_str(lct_value v, lct_str *out)
     return rc;
 }
 
-int lct_value_get_bin(lct_value v, lct_bytes *out)
+lct_status lct_value_get_bin(lct_value v, lct_bytes *out)
 {
     lct__mp_head h;
     const unsigned char *payload;
@@ -204,7 +214,7 @@ int lct_value_get_bin(lct_value v, lct_bytes *out)
     return rc;
 }
 
-int lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data)
+lct_status lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data)
 {
     lct__mp_head h;
     const unsigned char *payload;
@@ -236,12 +246,12 @@ static int walk_size(lct_value v, unsigned mode, size_t *size)
     return rc;
 }
 
-int lct_value_size(lct_value v, size_t *size)
+lct_status lct_value_size(lct_value v, size_t *size)
 {
     return walk_size(v, LCT__WALK_SKIP, size);
 }
 
-int lct_value_validate(lct_value v, size_t *size)
+lct_status lct_value_validate(lct_value v, size_t *size)
 {
     return walk_size(v, LCT__WALK_VALIDATE, size);
 }
@@ -272,12 +282,12 @@ static int container_begin(lct_value v, lct_type want, lct_iter *it)
     return LCT_OK;
 }
 
-int lct_value_array_begin(lct_value v, lct_iter *it)
+lct_status lct_array_iter_init(lct_value v, lct_iter *it)
 {
     return container_begin(v, LCT_TYPE_ARRAY, it);
 }
 
-int lct_value_map_begin(lct_value v, lct_iter *it)
+lct_status lct_map_iter_init(lct_value v, lct_iter *it)
 {
     return container_begin(v, LCT_TYPE_MAP, it);
 }
@@ -296,7 +306,7 @@ static int take_one(lct_iter *it, lct_value *out)
     return LCT_OK;
 }
 
-int lct_array_next(lct_iter *it, lct_value *elem)
+int lct_array_iter_next(lct_iter *it, lct_value *elem)
 {
     if (!it || !elem)
         return LCT_ERR_INVALID;
@@ -311,7 +321,7 @@ int lct_array_next(lct_iter *it, lct_value *elem)
     return 1;
 }
 
-int lct_map_next(lct_iter *it, lct_value *key, lct_value *val)
+int lct_map_iter_next(lct_iter *it, lct_value *key, lct_value *val)
 {
     if (!it || !key || !val)
         return LCT_ERR_INVALID;
@@ -328,16 +338,16 @@ int lct_map_next(lct_iter *it, lct_value *key, lct_value *val)
     return 1;
 }
 
-int lct_map_find(lct_value map, const char *key, lct_value *out)
+lct_status lct_map_find(lct_value map, const char *key, lct_value *out)
 {
     lct_iter it;
-    int rc = lct_value_map_begin(map, &it);
+    int rc = lct_map_iter_init(map, &it);
     if (rc != LCT_OK)
         return rc;
     lct_value k, v;
     bool found = false;
     /* Walk every pair: a repeated key's last value wins. */
-    while ((rc = lct_map_next(&it, &k, &v)) == 1) {
+    while ((rc = lct_map_iter_next(&it, &k, &v)) == 1) {
         if (lct_value_str_eq(k, key)) {
             *out = v;
             found = true;
@@ -351,10 +361,10 @@ int lct_map_find(lct_value map, const char *key, lct_value *out)
 bool lct_value_codec(lct_value v, lct_str *tag, lct_value *payload)
 {
     lct_iter it;
-    if (lct_value_map_begin(v, &it) != LCT_OK || it.count != 2)
+    if (lct_map_iter_init(v, &it) != LCT_OK || it.count != 2)
         return false;
     lct_value k, val, tag_val = {0}, payload_val = {0};
-    while (lct_map_next(&it, &k, &val) == 1) {
+    while (lct_map_iter_next(&it, &k, &val) == 1) {
         if (lct_value_str_eq(k, "__t__") && !tag_val.ptr)
             tag_val = val;
         else if (lct_value_str_eq(k, "v") && !payload_val.ptr)

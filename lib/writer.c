@@ -82,23 +82,23 @@ static void sized(lct_writer *w, uint64_t n, unsigned fix, uint64_t fixmax,
     }
 }
 
-int lct_writer_fdopen(int fd, lct_writer **out, lct_error *err)
+lct_status lct_writer_open_fd(int fd, lct_writer **out, lct_error *err)
 {
     if (out)
         *out = NULL;
     if (fd < 0 || !out)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "lct_writer_fdopen: invalid argument");
+                         "lct_writer_open_fd: invalid argument");
     lct_writer *w = calloc(1, sizeof *w);
     if (!w)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                         "lct_writer_fdopen: out of memory");
+                         "lct_writer_open_fd: out of memory");
     w->fd = fd;
     *out = w;
     return LCT_OK;
 }
 
-int lct_writer_open(const char *path, bool append, lct_writer **out,
+lct_status lct_writer_open(const char *path, bool append, lct_writer **out,
                     lct_error *err)
 {
     if (out)
@@ -116,7 +116,7 @@ int lct_writer_open(const char *path, bool append, lct_writer **out,
                          "trace file '%s': cannot open for writing: %s", shown,
                          strerror(e));
     }
-    int rc = lct_writer_fdopen(fd, out, err);
+    int rc = lct_writer_open_fd(fd, out, err);
     if (rc != LCT_OK) {
         close(fd);
         return rc;
@@ -143,7 +143,7 @@ void lct_writer_begin(lct_writer *w)
     put(w, "\0\0\0\0", LCT__PREFIX_SIZE); /* the length, set at the end */
 }
 
-int lct_writer_end(lct_writer *w, lct_error *err)
+lct_status lct_writer_end(lct_writer *w, lct_error *err)
 {
     if (!w || !w->in_frame)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
@@ -333,10 +333,10 @@ static void copy_value(lct_writer *w, lct_value v, unsigned depth)
         }
         break;
     case LCT_TYPE_ARRAY:
-        if (lct_value_array_begin(v, &it) == LCT_OK) {
+        if (lct_array_iter_init(v, &it) == LCT_OK) {
             lct_writer_array(w, it.count);
             int rc;
-            while ((rc = lct_array_next(&it, &a)) == 1)
+            while ((rc = lct_array_iter_next(&it, &a)) == 1)
                 copy_value(w, a, depth + 1);
             if (rc == 0)
                 return;
@@ -344,10 +344,10 @@ static void copy_value(lct_writer *w, lct_value v, unsigned depth)
         }
         break;
     case LCT_TYPE_MAP:
-        if (lct_value_map_begin(v, &it) == LCT_OK) {
+        if (lct_map_iter_init(v, &it) == LCT_OK) {
             lct_writer_map(w, it.count);
             int rc;
-            while ((rc = lct_map_next(&it, &a, &b)) == 1) {
+            while ((rc = lct_map_iter_next(&it, &a, &b)) == 1) {
                 copy_value(w, a, depth + 1);
                 copy_value(w, b, depth + 1);
             }
@@ -368,7 +368,7 @@ void lct_writer_value(lct_writer *w, lct_value v)
     copy_value(w, v, 0);
 }
 
-int lct_writer_header(lct_writer *w, const lct_header *h, lct_error *err)
+lct_status lct_writer_header(lct_writer *w, const lct_header *h, lct_error *err)
 {
     if (!w || !h)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,

@@ -101,13 +101,13 @@ static unsigned long walk_all(lct_value v)
     unsigned long values = 1;
     lct_type t = lct_value_type(v);
     if (t == LCT_TYPE_MAP)
-        cr_assert_eq(lct_value_map_begin(v, &stack[depth++]), LCT_OK);
+        cr_assert_eq(lct_map_iter_init(v, &stack[depth++]), LCT_OK);
     else if (t == LCT_TYPE_ARRAY)
-        cr_assert_eq(lct_value_array_begin(v, &stack[depth++]), LCT_OK);
+        cr_assert_eq(lct_array_iter_init(v, &stack[depth++]), LCT_OK);
     while (depth > 0) {
         lct_iter *it = &stack[depth - 1];
         lct_value k, e;
-        int rc = it->is_map ? lct_map_next(it, &k, &e) : lct_array_next(it, &e);
+        int rc = it->is_map ? lct_map_iter_next(it, &k, &e) : lct_array_iter_next(it, &e);
         cr_assert_geq(rc, 0);
         if (rc == 0) {
             depth--;
@@ -117,9 +117,9 @@ static unsigned long walk_all(lct_value v)
         t = lct_value_type(e);
         cr_assert_lt(depth, 64);
         if (t == LCT_TYPE_MAP)
-            cr_assert_eq(lct_value_map_begin(e, &stack[depth++]), LCT_OK);
+            cr_assert_eq(lct_map_iter_init(e, &stack[depth++]), LCT_OK);
         else if (t == LCT_TYPE_ARRAY)
-            cr_assert_eq(lct_value_array_begin(e, &stack[depth++]), LCT_OK);
+            cr_assert_eq(lct_array_iter_init(e, &stack[depth++]), LCT_OK);
         else if (t == LCT_TYPE_BIN) {
             lct_bytes b;
             cr_assert_eq(lct_value_get_bin(e, &b), LCT_OK);
@@ -164,8 +164,8 @@ Test(alloc, iteration_makes_no_heap_allocation)
         lct_value keys, first;
         lct_iter it;
         cr_assert_eq(lct_map_find(rec.args, "keys", &keys), LCT_OK);
-        cr_assert_eq(lct_value_array_begin(keys, &it), LCT_OK);
-        cr_assert_eq(lct_array_next(&it, &first), 1);
+        cr_assert_eq(lct_array_iter_init(keys, &it), LCT_OK);
+        cr_assert_eq(lct_array_iter_next(&it, &first), 1);
         lct_str tag;
         codecs += lct_value_codec(first, &tag, NULL);
         n++;

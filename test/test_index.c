@@ -41,7 +41,7 @@ static void sequential(lct_reader *r, seq *s)
 {
     memset(s, 0, sizeof *s);
     lct_reader_set_log(r, seq_log, s);
-    lct_rewind(r);
+    lct_reader_rewind(r);
     lct_record rec;
     while (lct_next(r, &rec) == 1)
         s->rec[s->nrec++] = rec.offset;
@@ -285,13 +285,13 @@ static int iter_count(lct_value v)
     lct_iter it;
     lct_value k, e;
     int n = 0;
-    if (lct_value_map_begin(v, &it) == LCT_OK) {
-        while (lct_map_next(&it, &k, &e) == 1)
+    if (lct_map_iter_init(v, &it) == LCT_OK) {
+        while (lct_map_iter_next(&it, &k, &e) == 1)
             n += iter_count(k) + iter_count(e);
         return n;
     }
-    if (lct_value_array_begin(v, &it) == LCT_OK) {
-        while (lct_array_next(&it, &e) == 1)
+    if (lct_array_iter_init(v, &it) == LCT_OK) {
+        while (lct_array_iter_next(&it, &e) == 1)
             n += iter_count(e);
         return n;
     }

@@ -54,18 +54,18 @@ Test(json, floats_read_back_and_stay_floats)
                  {0.0006518600739178462, "0.00065186007391784624"}};
     char buf[LCT_DOUBLE_BUFSIZE];
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        lct_format_double(cases[i].d, buf);
+        lct_json_format_double(cases[i].d, buf);
         cr_expect(strtod(buf, NULL) == cases[i].d, "%s does not read back",
                   buf);
         cr_expect(strpbrk(buf, ".e"), "%s is not a float", buf);
     }
-    lct_format_double(0.1, buf);
+    lct_json_format_double(0.1, buf);
     cr_expect_str_eq(buf, "0.1");
-    lct_format_double(1.0, buf);
+    lct_json_format_double(1.0, buf);
     cr_expect_str_eq(buf, "1.0");
-    lct_format_double(NAN, buf);
+    lct_json_format_double(NAN, buf);
     cr_expect_str_eq(buf, "null");
-    lct_format_double(-INFINITY, buf);
+    lct_json_format_double(-INFINITY, buf);
     cr_expect_str_eq(buf, "null");
 
     mpw w;

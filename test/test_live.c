@@ -264,6 +264,7 @@ Test(shrink, a_cut_inside_the_last_mapped_page_yields_no_zeros)
     cr_expect_eq(seen.shrank, 1);
     cr_expect_eq(seen.shrank_offset, cut);
     cr_expect_eq(seen.malformed, 0, "no bogus warnings after the shrink");
+    cr_expect_eq(lct_reader_status(r), LCT_ERR_CHANGED);
     cr_expect_eq(seen.truncated, 0);
     /* A record already yielded, whose bytes are now gone. */
     truncate_elsewhere(path, (off_t)(ends[k - 2] - 1));
@@ -311,7 +312,7 @@ Test(shrink, a_mid_page_cut_under_a_parallel_scan)
     mpw_free(&f);
 }
 
-/* lct_refresh on a followed file that shrank: reported as a change, the
+/* lct_reader_refresh on a followed file that shrank: reported as a change, the
  * header still readable, iteration over. */
 Test(shrink, refresh_after_a_shrink_reports_it_and_stays_safe)
 {
@@ -330,7 +331,7 @@ Test(shrink, refresh_after_a_shrink_reports_it_and_stays_safe)
     truncate_elsewhere(path, (off_t)cut);
     lct_error err;
     memset(&err, 0xff, sizeof err);
-    cr_expect_eq(lct_refresh(r, &err), LCT_ERR_CHANGED);
+    cr_expect_eq(lct_reader_refresh(r, &err), LCT_ERR_CHANGED);
     cr_expect_eq(err.code, LCT_ERR_CHANGED);
     cr_expect_eq(err.offset, cut);
     cr_expect(strstr(err.message, "shrank"), "%s", err.message);
@@ -342,10 +343,10 @@ Test(shrink, refresh_after_a_shrink_reports_it_and_stays_safe)
     lct_reader_stats(r, &st);
     cr_expect(st.shrank);
     cr_expect_eq(st.shrank_offset, cut);
-    cr_expect_eq(lct_refresh(r, NULL), LCT_ERR_CHANGED);
+    cr_expect_eq(lct_reader_refresh(r, NULL), LCT_ERR_CHANGED);
     /* Even below the header: the header was kept aside. */
     truncate_elsewhere(path, 2);
-    cr_expect_eq(lct_refresh(r, NULL), LCT_ERR_CHANGED);
+    cr_expect_eq(lct_reader_refresh(r, NULL), LCT_ERR_CHANGED);
     cr_expect_eq(memcmp(lct_reader_header(r)->level.ptr, "storage", 7), 0);
     cr_expect_eq(lct_next(r, &rec), 0);
     lct_close(r);
@@ -403,7 +404,7 @@ Test(follow, appended_records_including_a_frame_in_two_halves)
     cr_expect_eq(lct_next(r, &rec), 0);
 
     append(path, t.buf + bounds[1], bounds[2] - bounds[1]);
-    cr_assert_eq(lct_refresh(r, NULL), LCT_OK);
+    cr_assert_eq(lct_reader_refresh(r, NULL), LCT_OK);
     cr_assert_eq(lct_next(r, &rec), 1);
     cr_expect_eq(rec.offset, bounds[1]);
     cr_expect_eq(lct_next(r, &rec), 0);
@@ -411,13 +412,13 @@ Test(follow, appended_records_including_a_frame_in_two_halves)
     /* The second record in two halves, a pause between. */
     size_t half = (bounds[2] + bounds[3]) / 2;
     append(path, t.buf + bounds[2], half - bounds[2]);
-    cr_assert_eq(lct_refresh(r, NULL), LCT_OK);
+    cr_assert_eq(lct_reader_refresh(r, NULL), LCT_OK);
     cr_expect_eq(lct_next(r, &rec), 0, "half a frame is not yet a record");
     append(path, t.buf + half, 2); /* a little more, still not whole */
-    cr_assert_eq(lct_refresh(r, NULL), LCT_OK);
+    cr_assert_eq(lct_reader_refresh(r, NULL), LCT_OK);
     cr_expect_eq(lct_next(r, &rec), 0);
     append(path, t.buf + half + 2, bounds[4] - half - 2);
-    cr_assert_eq(lct_refresh(r, NULL), LCT_OK);
+    cr_assert_eq(lct_reader_refresh(r, NULL), LCT_OK);
     cr_assert_eq(lct_next(r, &rec), 1);
     cr_expect_eq(rec.offset, bounds[2]);
     cr_assert_eq(lct_next(r, &rec), 1);
@@ -436,7 +437,7 @@ Test(follow, appended_records_including_a_frame_in_two_halves)
 
     /* Refresh needs LCT_FOLLOW. */
     cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
-    cr_expect_eq(lct_refresh(r, NULL), LCT_ERR_INVALID);
+    cr_expect_eq(lct_reader_refresh(r, NULL), LCT_ERR_INVALID);
     lct_close(r);
     unlink(path);
     free(path);

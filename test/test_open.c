@@ -250,7 +250,7 @@ Test(open, no_descriptor_or_mapping_leaks_on_success_or_failure)
         char path[4096];
         snprintf(path, sizeof path, "%s/clean.lct", LCT_FIXTURES_DIR);
         if (lct_open(path, LCT_FOLLOW | LCT_QUIET, &r, NULL) == LCT_OK) {
-            lct_refresh(r, NULL);
+            lct_reader_refresh(r, NULL);
             lct_close(r);
         }
     }

@@ -337,8 +337,10 @@ Test(record, skipping_goes_on_to_the_next_frame)
     lct_record rec;
     cr_assert_eq(lct_next(r, &rec), 1);
     cr_expect_eq(rec.t_mono, 1);
+    cr_expect_eq(lct_reader_status(r), LCT_OK, "nothing wrong yet");
     cr_assert_eq(lct_next(r, &rec), 1);
     cr_expect_eq(rec.t_mono, 3);
+    cr_expect_eq(lct_reader_status(r), LCT_ERR_MALFORMED, "a skip is sticky");
     cr_expect(rec.qualname.len == 5 && !memcmp(rec.qualname.ptr, "third", 5));
     cr_expect_eq(lct_next(r, &rec), 0);
     cr_expect_eq(lct_next(r, &rec), 0, "the end stays the end");
@@ -358,8 +360,9 @@ Test(record, skipping_goes_on_to_the_next_frame)
     cr_expect_eq(st.bytes_read, file.len);
     cr_expect_eq(st.file_size, file.len);
 
-    /* Rewind starts over, counters included. */
-    lct_rewind(r);
+    /* Rewind starts over, counters and status included. */
+    lct_reader_rewind(r);
+    cr_expect_eq(lct_reader_status(r), LCT_OK);
     lct_reader_set_log(r, NULL, NULL);
     int n = 0;
     while (lct_next(r, &rec) == 1)
@@ -372,6 +375,33 @@ Test(record, skipping_goes_on_to_the_next_frame)
     for (int i = 0; i < 3; i++)
         mpw_free(&bodies[i]);
     mpw_free(&file);
+}
+
+/* The sticky status: the worst met, in the documented precedence. */
+Test(end, reader_status_keeps_the_worst)
+{
+    static const struct {
+        const char *fixture;
+        lct_status want;
+    } cases[] = {{"clean", LCT_OK},
+                 {"header_only", LCT_OK},
+                 {"malformed_mixed", LCT_ERR_MALFORMED},
+                 {"trunc_tail_2", LCT_ERR_TRUNCATED},
+                 {"trunc_tail_74", LCT_ERR_TRUNCATED}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.lct", LCT_FIXTURES_DIR,
+                 cases[i].fixture);
+        lct_reader *r;
+        cr_assert_eq(lct_open(path, LCT_QUIET, &r, NULL), LCT_OK);
+        lct_record rec;
+        while (lct_next(r, &rec) == 1)
+            ;
+        cr_expect_eq(lct_reader_status(r), cases[i].want, "%s: %s",
+                     cases[i].fixture, lct_strerror(lct_reader_status(r)));
+        lct_close(r);
+    }
+    cr_expect_eq(lct_reader_status(NULL), LCT_ERR_INVALID);
 }
 
 /* MARK: - the end of the records */

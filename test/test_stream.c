@@ -95,7 +95,7 @@ Test(stream, records_arrive_before_the_input_ends, .timeout = 20)
     cr_expect_eq(lct_index_build(r, &idx, &err), LCT_ERR_INVALID);
     cr_expect_eq(err.code, LCT_ERR_INVALID);
     cr_expect_eq(lct_reader_data(r).ptr, NULL);
-    lct_rewind(r); /* a pipe cannot go back: nothing changes */
+    lct_reader_rewind(r); /* a pipe cannot go back: nothing changes */
     cr_expect_eq(lct_next(r, &rec), 0);
     lct_close(r);
     close(p[0]);
@@ -290,7 +290,7 @@ Test(stream, a_streamed_file_rewinds_and_keeps_its_header)
     /* The header outlives the buffer that held it. */
     cr_expect_eq(memcmp(h->level.ptr, "storage", 7), 0);
     cr_expect_eq(memcmp(h->magic.ptr, "LMCT", 4), 0);
-    lct_rewind(r);
+    lct_reader_rewind(r);
     n = 0;
     while (lct_next(r, &rec) == 1)
         n++;

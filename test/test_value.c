@@ -105,14 +105,15 @@ Test(value, doubles_from_floats_and_wrong_types)
     mpw_reset(&w);
     mpw_nil(&w);
     cr_expect_eq(lct_value_get_double(view(&w), &d), LCT_ERR_TYPE);
-    cr_expect_eq(lct_value_get_nil(view(&w)), LCT_OK);
+    cr_expect(lct_value_is_nil(view(&w)));
     bool b;
     cr_expect_eq(lct_value_get_bool(view(&w), &b), LCT_ERR_TYPE);
     mpw_reset(&w);
     mpw_bool(&w, true);
     cr_expect_eq(lct_value_get_bool(view(&w), &b), LCT_OK);
     cr_expect(b);
-    cr_expect_eq(lct_value_get_nil(view(&w)), LCT_ERR_TYPE);
+    cr_expect_not(lct_value_is_nil(view(&w)));
+    cr_expect_not(lct_value_is_nil(lct_value_from(NULL, 0)));
     mpw_free(&w);
 }
 
@@ -170,20 +171,20 @@ Test(value, arrays_and_maps_iterate_with_exact_element_views)
     mpw_str(&w, "end");
     lct_iter it;
     lct_value e;
-    cr_assert_eq(lct_value_array_begin(view(&w), &it), LCT_OK);
+    cr_assert_eq(lct_array_iter_init(view(&w), &it), LCT_OK);
     cr_expect_eq(it.count, 3);
-    cr_assert_eq(lct_array_next(&it, &e), 1);
+    cr_assert_eq(lct_array_iter_next(&it, &e), 1);
     cr_expect_eq(e.len, 1);
-    cr_assert_eq(lct_array_next(&it, &e), 1);
+    cr_assert_eq(lct_array_iter_next(&it, &e), 1);
     cr_expect_eq(lct_value_type(e), LCT_TYPE_ARRAY);
     cr_expect_eq(e.len, 4, "nested array is exactly its bytes");
-    cr_assert_eq(lct_array_next(&it, &e), 1);
+    cr_assert_eq(lct_array_iter_next(&it, &e), 1);
     cr_expect(lct_value_str_eq(e, "end"));
-    cr_expect_eq(lct_array_next(&it, &e), 0);
-    cr_expect_eq(lct_array_next(&it, &e), 0, "stays at the end");
+    cr_expect_eq(lct_array_iter_next(&it, &e), 0);
+    cr_expect_eq(lct_array_iter_next(&it, &e), 0, "stays at the end");
     lct_value k, v;
-    cr_expect_eq(lct_map_next(&it, &k, &v), LCT_ERR_TYPE);
-    cr_expect_eq(lct_value_map_begin(view(&w), &it), LCT_ERR_TYPE);
+    cr_expect_eq(lct_map_iter_next(&it, &k, &v), LCT_ERR_TYPE);
+    cr_expect_eq(lct_map_iter_init(view(&w), &it), LCT_ERR_TYPE);
 
     mpw_reset(&w);
     mpw_map(&w, 3);
@@ -193,9 +194,9 @@ Test(value, arrays_and_maps_iterate_with_exact_element_views)
     mpw_str(&w, "seven");
     mpw_str(&w, "k");
     mpw_uint(&w, 2);
-    cr_assert_eq(lct_value_map_begin(view(&w), &it), LCT_OK);
+    cr_assert_eq(lct_map_iter_init(view(&w), &it), LCT_OK);
     int pairs = 0;
-    while (lct_map_next(&it, &k, &v) == 1)
+    while (lct_map_iter_next(&it, &k, &v) == 1)
         pairs++;
     cr_expect_eq(pairs, 3);
     uint64_t u;
@@ -213,21 +214,40 @@ Test(value, hostile_counts_fail_before_looping)
     /* A map32 claiming 2^32-1 pairs in a handful of bytes. */
     const unsigned char map[] = {0xdf, 0xff, 0xff, 0xff, 0xff, 0x01, 0x02};
     lct_iter it;
-    cr_expect_eq(lct_value_map_begin(lct_value_from(map, sizeof map), &it),
+    cr_expect_eq(lct_map_iter_init(lct_value_from(map, sizeof map), &it),
                  LCT_ERR_MALFORMED);
     size_t size;
     cr_expect_eq(lct_value_size(lct_value_from(map, sizeof map), &size),
                  LCT_ERR_MALFORMED);
     const unsigned char arr[] = {0xdd, 0xff, 0xff, 0xff, 0xff, 0x01};
-    cr_expect_eq(lct_value_array_begin(lct_value_from(arr, sizeof arr), &it),
+    cr_expect_eq(lct_array_iter_init(lct_value_from(arr, sizeof arr), &it),
                  LCT_ERR_MALFORMED);
     /* Count fits, but an element is cut short: the step fails. */
     const unsigned char arr2[] = {0x92, 0x01, 0xcd, 0x01};
     lct_value e;
-    cr_assert_eq(lct_value_array_begin(lct_value_from(arr2, sizeof arr2), &it),
+    cr_assert_eq(lct_array_iter_init(lct_value_from(arr2, sizeof arr2), &it),
                  LCT_OK);
-    cr_expect_eq(lct_array_next(&it, &e), 1);
-    cr_expect_eq(lct_array_next(&it, &e), LCT_ERR_MALFORMED);
+    cr_expect_eq(lct_array_iter_next(&it, &e), 1);
+    cr_expect_eq(lct_array_iter_next(&it, &e), LCT_ERR_MALFORMED);
+}
+
+Test(value, string_helpers)
+{
+    lct_str q = {"lmcache.StorageManager.submit_prefetch_task", 43};
+    cr_expect(lct_str_eq(q, "lmcache.StorageManager.submit_prefetch_task"));
+    cr_expect_not(lct_str_eq(q, "lmcache.StorageManager.submit_prefetch_tas"));
+    cr_expect_not(lct_str_eq(q, "lmcache.StorageManager.submit_prefetch_taskx"));
+    cr_expect(lct_str_has_suffix(q, ".submit_prefetch_task"));
+    cr_expect(lct_str_has_suffix(q, ""));
+    cr_expect_not(lct_str_has_suffix(q, "submit"));
+    lct_str shorter = {"task", 4};
+    cr_expect_not(lct_str_has_suffix(shorter, "_task"));
+    lct_str empty = {NULL, 0};
+    cr_expect(lct_str_eq(empty, ""));
+    cr_expect(lct_str_has_suffix(empty, ""));
+    cr_expect_not(lct_str_eq(empty, "a"));
+    lct_str with_nul = {"a\0b", 3};
+    cr_expect_not(lct_str_eq(with_nul, "a"), "the length counts, not a NUL");
 }
 
 /* A caller that ignores a failed *_begin must still hold a valid, empty
@@ -239,19 +259,19 @@ Test(value, a_failed_begin_leaves_an_empty_iterator)
     lct_iter it;
     lct_value k, v;
     memset(&it, 0x5a, sizeof it);
-    cr_expect_eq(lct_value_map_begin(lct_value_from(map, sizeof map), &it),
+    cr_expect_eq(lct_map_iter_init(lct_value_from(map, sizeof map), &it),
                  LCT_ERR_MALFORMED);
     cr_expect_eq(it.count, 0);
-    cr_expect_eq(lct_map_next(&it, &k, &v), 0);
+    cr_expect_eq(lct_map_iter_next(&it, &k, &v), 0);
     memset(&it, 0x5a, sizeof it);
-    cr_expect_eq(lct_value_array_begin(lct_value_from(one, 1), &it),
+    cr_expect_eq(lct_array_iter_init(lct_value_from(one, 1), &it),
                  LCT_ERR_TYPE);
-    cr_expect_eq(lct_array_next(&it, &k), 0);
+    cr_expect_eq(lct_array_iter_next(&it, &k), 0);
     memset(&it, 0x5a, sizeof it);
-    cr_expect_eq(lct_value_map_begin(lct_value_from(NULL, 0), &it),
+    cr_expect_eq(lct_map_iter_init(lct_value_from(NULL, 0), &it),
                  LCT_ERR_MALFORMED);
-    cr_expect_eq(lct_map_next(&it, &k, &v), 0);
-    cr_expect_eq(lct_value_map_begin(lct_value_from(one, 1), NULL),
+    cr_expect_eq(lct_map_iter_next(&it, &k, &v), 0);
+    cr_expect_eq(lct_map_iter_init(lct_value_from(one, 1), NULL),
                  LCT_ERR_INVALID);
 }
 

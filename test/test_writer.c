@@ -77,7 +77,7 @@ static size_t frame_of(void (*build)(lct_writer *), unsigned char *out,
     free(path);
     cr_assert_geq(fd, 0);
     lct_writer *w;
-    cr_assert_eq(lct_writer_fdopen(fd, &w, NULL), LCT_OK);
+    cr_assert_eq(lct_writer_open_fd(fd, &w, NULL), LCT_OK);
     lct_writer_begin(w);
     build(w);
     cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
@@ -154,16 +154,16 @@ Test(writer, sizes_at_every_boundary_read_back)
     cr_expect_eq(size, n);
     lct_iter it;
     lct_value e;
-    cr_assert_eq(lct_value_array_begin(v, &it), LCT_OK);
+    cr_assert_eq(lct_array_iter_init(v, &it), LCT_OK);
     static const unsigned char heads[] = {0xbf, 0xd9, 0xd9, 0xda, 0xda,
                                           0xdb, 0xc4, 0xc5, 0xd6, 0xc7};
     for (int i = 0; i < 10; i++) {
-        cr_assert_eq(lct_array_next(&it, &e), 1);
+        cr_assert_eq(lct_array_iter_next(&it, &e), 1);
         cr_expect_eq(e.ptr[0], heads[i], "value %d: 0x%02x", i, e.ptr[0]);
     }
-    cr_assert_eq(lct_array_next(&it, &e), 1);
+    cr_assert_eq(lct_array_iter_next(&it, &e), 1);
     cr_expect(lct_value_codec(e, NULL, NULL));
-    cr_assert_eq(lct_array_next(&it, &e), 1);
+    cr_assert_eq(lct_array_iter_next(&it, &e), 1);
     cr_expect_eq(e.ptr[0], 0xde, "16 pairs need map16");
 }
 
@@ -235,7 +235,7 @@ Test(writer, errors_are_reported)
     cr_expect(strstr(err.message, "No such file"), "%s", err.message);
     int p[2];
     cr_assert_eq(pipe(p), 0);
-    cr_assert_eq(lct_writer_fdopen(p[1], &w, NULL), LCT_OK);
+    cr_assert_eq(lct_writer_open_fd(p[1], &w, NULL), LCT_OK);
     cr_expect_eq(lct_writer_end(w, NULL), LCT_ERR_INVALID, "nothing begun");
     lct_writer_begin(w);
     lct_writer_value(w, lct_value_from("\xc1", 1));
@@ -266,7 +266,7 @@ Test(writer, a_value_that_cannot_be_walked_fails_the_frame)
     int p[2];
     cr_assert_eq(pipe(p), 0);
     lct_writer *w;
-    cr_assert_eq(lct_writer_fdopen(p[1], &w, NULL), LCT_OK);
+    cr_assert_eq(lct_writer_open_fd(p[1], &w, NULL), LCT_OK);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         lct_writer_begin(w);
         lct_writer_value(w, lct_value_from(cases[i].bytes, cases[i].len));

@@ -66,19 +66,19 @@ static int args_dropped(const lct_record *rec, int why, line *out)
 {
     char head[96];
     char mono[LCT_DOUBLE_BUFSIZE], wall[LCT_DOUBLE_BUFSIZE];
-    lct_format_double(rec->t_mono, mono);
-    lct_format_double(rec->t_wall, wall);
+    lct_json_format_double(rec->t_mono, mono);
+    lct_json_format_double(rec->t_wall, wall);
     int n = snprintf(head, sizeof head,
                      "{\"offset\":%llu,\"t_mono\":%s,\"t_wall\":%s,"
                      "\"qualname\":",
                      (unsigned long long)rec->offset, mono, wall);
     if (line_write(out, head, (size_t)n) != 0 ||
-        lct_write_json_string(rec->qualname.ptr, rec->qualname.len,
+        lct_json_write_string(rec->qualname.ptr, rec->qualname.len,
                               line_write, out) != LCT_OK ||
         line_write(out, ",\"args\":null,\"args_error\":", 26) != 0)
         return LCT_ERR_NOMEM;
     const char *text = lct_strerror(why);
-    if (lct_write_json_string(text, strlen(text), line_write, out) != LCT_OK ||
+    if (lct_json_write_string(text, strlen(text), line_write, out) != LCT_OK ||
         line_write(out, "}", 1) != 0)
         return LCT_ERR_NOMEM;
     return LCT_OK;
@@ -155,7 +155,7 @@ static bool wait_for_more(lct_reader *r)
         return false;
     nap();
     lct_error err;
-    int rc = interrupted ? LCT_OK : lct_refresh(r, &err);
+    int rc = interrupted ? LCT_OK : lct_reader_refresh(r, &err);
     /* A shrink is in the reader's stats: the caller reports it. */
     if (rc != LCT_OK && rc != LCT_ERR_CHANGED)
         fprintf(stderr, "%s: %s\n", tool_name, err.message);

@@ -136,16 +136,14 @@ static void events_add(events *ev, const lct_record *rec)
     lct_value args = rec->args;
     ev_entry key;
     memset(&key, 0, sizeof key);
-    if (rec->qualname.len == 16 &&
-        memcmp(rec->qualname.ptr, "events.lifecycle", 16) == 0) {
+    if (lct_str_eq(rec->qualname, "events.lifecycle")) {
         key.k[0] = str_arg(args, "phase", "?");
         ev_entry *e = ev_get(ev, &ev->lifecycle, &key);
         if (e)
             e->count++;
         return;
     }
-    if (rec->qualname.len != 12 ||
-        memcmp(rec->qualname.ptr, "events.batch", 12) != 0)
+    if (!lct_str_eq(rec->qualname, "events.batch"))
         return;
 
     key.k[0] = str_arg(args, "instance_id", "?");
@@ -171,18 +169,18 @@ static void events_add(events *ev, const lct_record *rec)
     ev_entry *ent = ev_get(ev, &ev->entries, &key);
     lct_iter it;
     if (lct_map_find(args, "entries", &v) != LCT_OK ||
-        lct_value_array_begin(v, &it) != LCT_OK)
+        lct_array_iter_init(v, &it) != LCT_OK)
         return;
     if (ent)
         ent->count += it.count;
-    if (!(type.len == 5 && memcmp(type.ptr, "store", 5) == 0))
+    if (!lct_str_eq(type, "store"))
         return;
     lct_value entry, tokens;
-    while (lct_array_next(&it, &entry) == 1) {
+    while (lct_array_iter_next(&it, &entry) == 1) {
         ev->store_bytes += (uint64_t)int_arg(entry, "size_bytes");
         lct_iter tok;
         if (lct_map_find(entry, "token_ids", &tokens) == LCT_OK &&
-            lct_value_array_begin(tokens, &tok) == LCT_OK && tok.count > 0)
+            lct_array_iter_init(tokens, &tok) == LCT_OK && tok.count > 0)
             ev->entries_with_tokens++;
     }
 }
@@ -243,14 +241,14 @@ static meta_pair *meta_sorted(lct_value meta, size_t *n)
 {
     lct_iter it;
     *n = 0;
-    if (!meta.ptr || lct_value_map_begin(meta, &it) != LCT_OK)
+    if (!meta.ptr || lct_map_iter_init(meta, &it) != LCT_OK)
         return NULL;
     meta_pair *pairs = reallocarray(NULL, it.count ? it.count : 1,
                                     sizeof *pairs);
     if (!pairs)
         return NULL;
     lct_value k, v;
-    while (lct_map_next(&it, &k, &v) == 1) {
+    while (lct_map_iter_next(&it, &k, &v) == 1) {
         lct_str ks;
         if (lct_value_get_str(k, &ks) != LCT_OK)
             continue;
@@ -513,7 +511,7 @@ int cmd_info(int argc, char **argv)
     if (!r)
         return EXIT_REFUSED;
     const lct_header *h = lct_reader_header(r);
-    bool is_events = h->level.len == 6 && memcmp(h->level.ptr, "events", 6) == 0;
+    bool is_events = lct_str_eq(h->level, "events");
 
     events ev;
     memset(&ev, 0, sizeof ev);

@@ -163,13 +163,13 @@ void tool_put_vis_padded(FILE *f, const char *s, size_t len, int width)
 
 void tool_put_json_str(const char *s, size_t len)
 {
-    lct_write_json_string(s, len, tool_stdout_write, NULL);
+    lct_json_write_string(s, len, tool_stdout_write, NULL);
 }
 
 void tool_put_json_double(double d)
 {
     char buf[LCT_DOUBLE_BUFSIZE];
-    size_t n = lct_format_double(d, buf);
+    size_t n = lct_json_format_double(d, buf);
     fwrite(buf, 1, n, stdout);
 }
 

@@ -71,7 +71,7 @@ int gen_trace(int fd, uint64_t records, unsigned max_keys, uint64_t seed)
 {
     rng_state = seed;
     lct_writer *body;
-    if (lct_writer_fdopen(fd, &body, NULL) != LCT_OK)
+    if (lct_writer_open_fd(fd, &body, NULL) != LCT_OK)
         return -1;
     lct_header h;
     memset(&h, 0, sizeof h);

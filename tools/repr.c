@@ -130,12 +130,12 @@ static void repr_container(FILE *f, lct_value v, bool map, unsigned depth)
 {
     lct_iter it;
     lct_value a, b;
-    if ((map ? lct_value_map_begin(v, &it) : lct_value_array_begin(v, &it)) !=
+    if ((map ? lct_map_iter_init(v, &it) : lct_array_iter_init(v, &it)) !=
         LCT_OK)
         return;
     fputc(map ? '{' : '[', f);
     for (uint32_t i = 0; i < it.count; i++) {
-        if ((map ? lct_map_next(&it, &a, &b) : lct_array_next(&it, &a)) != 1)
+        if ((map ? lct_map_iter_next(&it, &a, &b) : lct_array_iter_next(&it, &a)) != 1)
             break;
         if (i)
             fputs(", ", f);

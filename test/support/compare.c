@@ -128,12 +128,12 @@ bool value_matches_json(lct_value v, const jv *e, char *why, size_t whysz)
     case J_ARR: {
         lct_iter it;
         lct_value elem;
-        if (lct_value_array_begin(v, &it) != LCT_OK)
+        if (lct_array_iter_init(v, &it) != LCT_OK)
             FAIL("expected an array, got %s", lct_type_name(t));
         if (it.count != e->n)
             FAIL("expected %zu elements, got %u", e->n, it.count);
         for (size_t i = 0; i < e->n; i++) {
-            if (lct_array_next(&it, &elem) != 1)
+            if (lct_array_iter_next(&it, &elem) != 1)
                 FAIL("[%zu]: cannot step", i);
             char inner[400];
             if (!value_matches_json(elem, &e->items[i], inner, sizeof inner))
@@ -144,14 +144,14 @@ bool value_matches_json(lct_value v, const jv *e, char *why, size_t whysz)
     case J_OBJ: {
         lct_iter it;
         lct_value k, val;
-        if (lct_value_map_begin(v, &it) != LCT_OK)
+        if (lct_map_iter_init(v, &it) != LCT_OK)
             FAIL("expected a map, got %s", lct_type_name(t));
         /* Distinct keys must match one to one; the last value wins. */
         size_t distinct = 0;
         for (size_t i = 0; i < e->n; i++) {
             lct_value found = {0};
             lct_iter scan = it;
-            while (lct_map_next(&scan, &k, &val) == 1) {
+            while (lct_map_iter_next(&scan, &k, &val) == 1) {
                 char buf[32];
                 const char *ks;
                 size_t kn;
@@ -170,11 +170,11 @@ bool value_matches_json(lct_value v, const jv *e, char *why, size_t whysz)
         size_t ours = 0;
         lct_iter a = it;
         lct_value ka, va;
-        for (uint32_t ia = 0; lct_map_next(&a, &ka, &va) == 1; ia++) {
+        for (uint32_t ia = 0; lct_map_iter_next(&a, &ka, &va) == 1; ia++) {
             lct_iter b = it;
             lct_value kb, vb;
             bool seen = false;
-            for (uint32_t ib = 0; ib < ia && lct_map_next(&b, &kb, &vb) == 1;
+            for (uint32_t ib = 0; ib < ia && lct_map_iter_next(&b, &kb, &vb) == 1;
                  ib++)
                 if (kb.len == ka.len && memcmp(kb.ptr, ka.ptr, ka.len) == 0)
                     seen = true;
