@@ -3,13 +3,16 @@
  * parallel scans over it with POSIX threads.
  *
  * Threads share only read-only data (the mapping and the index); each
- * decodes its own contiguous range of frames into its own lct_record.
+ * decodes its own contiguous range of frames into its own lct_record,
+ * through the same path as lct_next (yield.c).  Warnings are given after
+ * the threads are done, in file order, in lct_next's words (warn.c).
  */
 #include "decode_internal.h"
 #include "error_internal.h"
 #include "frame_internal.h"
 #include "msgpack_internal.h"
 #include "reader_internal.h"
+#include "warn_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,8 +29,10 @@ struct lct_index {
     uint64_t end;   /* offset just past the last indexed frame */
     bool truncated;
     uint64_t truncated_offset; /* where the partial frame starts */
+    lct__frame partial;        /* the partial frame, for its warning */
+    lct__frame_status partial_status;
     uint64_t warning_offset;   /* what the warning names */
-    char truncation[128];
+    char truncation[LCT_ERROR_MESSAGE_SIZE];
 };
 
 lct_status lct_index_build(const lct_reader *r, lct_index **out, lct_error *err)
@@ -53,20 +58,12 @@ lct_status lct_index_build(const lct_reader *r, lct_index **out, lct_error *err)
         lct__frame_status st = lct__frame_at(data, size, pos, &f);
         if (st == LCT__FRAME_END)
             break;
-        if (st == LCT__FRAME_SHORT_PREFIX) {
+        if (st != LCT__FRAME_OK) {
             idx->truncated = true;
-            idx->warning_offset = pos;
-            snprintf(idx->truncation, sizeof idx->truncation,
-                     "truncated frame length prefix at offset %" PRIu64, pos);
-            break;
-        }
-        if (st == LCT__FRAME_SHORT_BODY) {
-            idx->truncated = true;
-            idx->warning_offset = pos + LCT__PREFIX_SIZE;
-            snprintf(idx->truncation, sizeof idx->truncation,
-                     "truncated frame body at offset %" PRIu64 " (got %" PRIu64
-                     " of %" PRIu32 ")",
-                     pos + LCT__PREFIX_SIZE, f.available, f.length);
+            idx->partial = f;
+            idx->partial_status = st;
+            idx->warning_offset = lct__short_text(
+                st, &f, 0, idx->truncation, sizeof idx->truncation);
             break;
         }
         if (idx->count == idx->cap) {
@@ -123,19 +120,11 @@ void lct_index_free(lct_index *idx)
 
 static _Thread_local char index_why[LCT__WHY_SIZE];
 
-/* Decode frame i; 1 record, 0 malformed (reason in why). */
-static int decode_frame(const lct_index *idx, uint64_t i, lct_record *rec,
-                        char *why)
+/* Frame i as the framing sees it (the index holds only whole frames). */
+static void frame_of(const lct_index *idx, uint64_t i, lct__frame *f)
 {
-    const lct_reader *r = idx->reader;
-    uint64_t off = idx->offsets[i];
-    const unsigned char *p = r->source.data + off;
-    uint32_t len = lct__be32(p);
-    if (lct__record_decode(p + LCT__PREFIX_SIZE, len, r->flags, rec, why) != LCT_OK)
-        return 0;
-    rec->offset = off;
-    rec->length = len;
-    return 1;
+    const lct__source *src = &idx->reader->source;
+    (void)lct__frame_at(src->data, src->size, idx->offsets[i], f);
 }
 
 int lct_index_record(const lct_index *idx, uint64_t i, lct_record *rec,
@@ -143,14 +132,20 @@ int lct_index_record(const lct_index *idx, uint64_t i, lct_record *rec,
 {
     if (!idx || !rec || i >= idx->count)
         return LCT_ERR_INVALID;
-    int rc = decode_frame(idx, i, rec, index_why);
-    uint64_t off = idx->offsets[i], cut;
-    uint64_t end = off + LCT__PREFIX_SIZE + (uint64_t)lct__be32(idx->reader->source.data + off);
-    if (lct__shrank_before(idx->reader, end, rc != 1, &cut))
+    lct__frame f;
+    frame_of(idx, i, &f);
+    uint64_t cut;
+    switch (lct__frame_record(idx->reader, &f, rec, index_why, &cut)) {
+    case LCT__LOST:
         return LCT_ERR_CHANGED;
-    if (rc == 0 && why)
-        *why = index_why;
-    return rc;
+    case LCT__SKIPPED:
+        if (why)
+            *why = index_why;
+        return 0;
+    case LCT__RECORD:
+        break;
+    }
+    return 1;
 }
 
 /* MARK: parallel scans */
@@ -161,37 +156,82 @@ typedef struct worker {
     void *state;
     uint64_t first, last; /* frames [first, last) */
     uint64_t records, skipped;
-    bool shrank;
+    bool shrank, failed;
     uint64_t lost;
+    /* Frames skipped, by index, for the warnings given after the run
+     * (8 bytes per damaged frame, nothing for a clean trace). */
+    uint64_t *skips;
+    size_t nskips, capskips;
     pthread_t thread;
+    char pad[64]; /* workers are written by different threads */
 } worker;
+
+static void note_skip(worker *w, uint64_t i)
+{
+    if (w->nskips == w->capskips) {
+        size_t cap = w->capskips ? w->capskips * 2 : 64;
+        uint64_t *grown = reallocarray(w->skips, cap, sizeof *grown);
+        if (!grown) {
+            w->failed = true;
+            return;
+        }
+        w->skips = grown;
+        w->capskips = cap;
+    }
+    w->skips[w->nskips++] = i;
+}
 
 static void *work(void *arg)
 {
     worker *w = arg;
     lct_record rec;
     char why[LCT__WHY_SIZE];
-    const lct_reader *r = w->idx->reader;
-    for (uint64_t i = w->first; i < w->last; i++) {
-        int ok = decode_frame(w->idx, i, &rec, why);
-        uint64_t off = w->idx->offsets[i];
-        uint64_t end = off + LCT__PREFIX_SIZE + (uint64_t)lct__be32(r->source.data + off);
-        /* The file shrank under us: nothing from here on is data. */
-        if (lct__shrank_before(r, end, !ok, &w->lost)) {
+    for (uint64_t i = w->first; i < w->last && !w->failed; i++) {
+        lct__frame f;
+        frame_of(w->idx, i, &f);
+        lct__outcome got = lct__frame_record(w->idx->reader, &f, &rec, why,
+                                             &w->lost);
+        if (got == LCT__LOST) { /* nothing from here on is data */
             w->shrank = true;
             break;
         }
-        if (ok) {
+        if (got == LCT__RECORD) {
             w->records++;
             if (w->scan->on_record(w->state, &rec) != 0)
                 break;
-        } else {
-            w->skipped++;
-            if (w->scan->on_skip)
-                w->scan->on_skip(w->state, w->idx->offsets[i], why);
+            continue;
         }
+        w->skipped++;
+        note_skip(w, i);
+        if (w->scan->on_skip)
+            w->scan->on_skip(w->state, f.offset, why);
     }
     return NULL;
+}
+
+/* After the threads: every warning lct_next would have given, in file
+ * order and in its words, up to the first loss if the file shrank. */
+static void give_warnings(const lct_index *idx, const worker *workers,
+                          unsigned n, const lct_stats *st)
+{
+    const lct_reader *r = idx->reader;
+    char why[LCT__WHY_SIZE];
+    lct_record rec;
+    for (unsigned t = 0; t < n; t++) {
+        for (size_t k = 0; k < workers[t].nskips; k++) {
+            lct__frame f;
+            uint64_t cut;
+            frame_of(idx, workers[t].skips[k], &f);
+            if (lct__frame_record(r, &f, &rec, why, &cut) == LCT__SKIPPED)
+                lct__warn_skip(r, f.offset, why);
+        }
+        if (workers[t].shrank)
+            break;
+    }
+    if (st->shrank)
+        lct__warn_shrank(r, st->shrank_offset);
+    else if (idx->truncated)
+        lct__warn_short(r, idx->partial_status, &idx->partial, 0);
 }
 
 unsigned lct_scan_threads(const lct_scan *scan, const lct_index *idx)
@@ -220,19 +260,11 @@ static uint64_t frame_at_or_after(const lct_index *idx, uint64_t target)
     return lo;
 }
 
-lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan, lct_stats *out,
-                 lct_error *err)
+/* Thread t's contiguous range of frames, split by bytes, so a range of
+ * large frames is not one thread's burden. */
+static void split(const lct_index *idx, const lct_scan *scan,
+                  worker *workers, unsigned n)
 {
-    if (!idx || !scan || !scan->on_record)
-        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "lct_scan_run: invalid argument");
-    unsigned n = lct_scan_threads(scan, idx);
-    worker *workers = calloc(n, sizeof *workers);
-    if (!workers)
-        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                         "lct_scan_run: out of memory");
-    /* Split by bytes, so a range of large frames is not one thread's
-     * burden. */
     uint64_t start = idx->count ? idx->offsets[0] : 0;
     uint64_t span = idx->end - start;
     for (unsigned t = 0; t < n; t++) {
@@ -245,7 +277,12 @@ lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan, lct_stats *o
             t + 1 == n ? idx->count
                        : frame_at_or_after(idx, start + span / n * (t + 1));
     }
-    int rc = LCT_OK;
+}
+
+/* Run worker 0 here and the others on threads; LCT_OK or LCT_ERR_SYS. */
+static lct_status run_workers(worker *workers, unsigned n, lct_error *err)
+{
+    lct_status rc = LCT_OK;
     unsigned started = 1;
     for (unsigned t = 1; t < n; t++, started++) {
         int e = pthread_create(&workers[t].thread, NULL, work, &workers[t]);
@@ -260,32 +297,63 @@ lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan, lct_stats *o
         work(&workers[0]);
     for (unsigned t = 1; t < started; t++)
         pthread_join(workers[t].thread, NULL);
-    if (out && rc == LCT_OK) {
-        memset(out, 0, sizeof *out);
-        for (unsigned t = 0; t < n; t++) {
-            out->records += workers[t].records;
-            out->skipped += workers[t].skipped;
-        }
-        out->truncated = idx->truncated;
-        out->truncated_offset = idx->truncated_offset;
-        /* The earliest loss any thread found, or one that made the index
-         * end early (its partial last frame was zeros, not a cut). */
-        uint64_t lost = LCT__NOTHING_LOST, cut;
-        for (unsigned t = 0; t < n; t++)
-            if (workers[t].shrank && workers[t].lost < lost)
-                lost = workers[t].lost;
-        if (lost == LCT__NOTHING_LOST && idx->truncated &&
-            lct__shrank_before(idx->reader, idx->reader->source.size, true,
-                               &cut))
-            lost = cut;
-        if (lost != LCT__NOTHING_LOST) {
-            out->shrank = true;
-            out->shrank_offset = lost;
-            out->truncated = false; /* what looked cut was the shrink */
-        }
-        out->bytes_read = idx->end;
-        out->file_size = idx->reader->source.size;
+    return rc;
+}
+
+/* What the threads saw, as one lct_stats. */
+static void sum_stats(const lct_index *idx, const worker *workers,
+                      unsigned n, lct_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    for (unsigned t = 0; t < n; t++) {
+        out->records += workers[t].records;
+        out->skipped += workers[t].skipped;
     }
+    out->truncated = idx->truncated;
+    out->truncated_offset = idx->truncated_offset;
+    /* The earliest loss any thread found, or one that made the index end
+     * early (its partial last frame was zeros, not a cut). */
+    uint64_t lost = LCT__NOTHING_LOST, cut;
+    for (unsigned t = 0; t < n; t++)
+        if (workers[t].shrank && workers[t].lost < lost)
+            lost = workers[t].lost;
+    if (lost == LCT__NOTHING_LOST && idx->truncated &&
+        lct__shrank_before(idx->reader, idx->reader->source.size, true, &cut))
+        lost = cut;
+    if (lost != LCT__NOTHING_LOST) {
+        out->shrank = true;
+        out->shrank_offset = lost;
+        out->truncated = false; /* what looked cut was the shrink */
+    }
+    out->bytes_read = idx->end;
+    out->file_size = idx->reader->source.size;
+}
+
+lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan,
+                        lct_stats *out, lct_error *err)
+{
+    if (!idx || !scan || !scan->on_record)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_scan_run: invalid argument");
+    unsigned n = lct_scan_threads(scan, idx);
+    worker *workers = calloc(n, sizeof *workers);
+    if (!workers)
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "lct_scan_run: out of memory");
+    split(idx, scan, workers, n);
+    lct_status rc = run_workers(workers, n, err);
+    for (unsigned t = 0; t < n && rc == LCT_OK; t++)
+        if (workers[t].failed)
+            rc = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                           "lct_scan_run: out of memory noting skips");
+    lct_stats st;
+    sum_stats(idx, workers, n, &st);
+    if (rc == LCT_OK)
+        give_warnings(idx, workers, n, &st);
+    if (out && rc == LCT_OK)
+        *out = st;
+    for (unsigned t = 0; t < n; t++)
+        free(workers[t].skips);
     free(workers);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "msgpack_internal.h"
 #include "reader_internal.h"
 #include "source_internal.h"
+#include "warn_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,17 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-
-void lct_log_stderr(void *ctx, const lct_reader *reader,
-                    lct_warning_kind kind, uint64_t offset,
-                    const char *message)
-{
-    (void)ctx;
-    (void)kind;
-    (void)offset;
-    fprintf(stderr, "lct: WARNING: %s: %s\n",
-            reader ? reader->shown_name : "?", message);
-}
 
 /* Record what reading met, keeping the worst (precedence as documented
  * for lct_reader_status). */
@@ -52,22 +42,6 @@ static void note_status(lct_reader *r, lct_status st)
 lct_status lct_reader_status(const lct_reader *r)
 {
     return r ? r->status : LCT_ERR_INVALID;
-}
-
-static void warn(lct_reader *r, lct_warning_kind kind, uint64_t offset,
-                 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void warn(lct_reader *r, lct_warning_kind kind, uint64_t offset,
-                 const char *fmt, ...)
-{
-    if (!r->log)
-        return;
-    char message[LCT_ERROR_MESSAGE_SIZE];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
-    r->log(r->log_ctx, r, kind, offset, message);
 }
 
 /* A version field as the file has it, for messages: int64 or uint64. */
@@ -360,31 +334,8 @@ static int end_shrank(lct_reader *r, uint64_t cut)
     r->stats.truncated = false; /* what looked cut was the shrink */
     note_status(r, LCT_ERR_CHANGED);
     lct__source_forget_after(&r->source, cut);
-    warn(r, LCT_WARN_SHRANK, cut,
-         "file shrank while reading: bytes from offset %" PRIu64 " are gone",
-         cut);
+    lct__warn_shrank(r, cut);
     return 0;
-}
-
-bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
-                        uint64_t *cut)
-{
-    const lct__source *s = &r->source;
-    if (s->kind != LCT__SOURCE_MMAP)
-        return false;
-    /* Read the next prefix first: if it lies past the new end it faults
-     * now, and the guard's record below already knows. */
-    bool zeros_next = end > s->size - LCT__PREFIX_SIZE ||
-                      s->size < LCT__PREFIX_SIZE ||
-                      lct__be32(s->data + end) == 0;
-    uint64_t lost = lct__guard_lost(r->guard_slot);
-    if (!suspect && !zeros_next && lost == LCT__NOTHING_LOST)
-        return false;
-    uint64_t real;
-    if (lct__source_real_size(s, &real) != LCT_OK)
-        real = s->size; /* cannot tell: trust what the guard saw */
-    *cut = real < lost ? real : lost;
-    return *cut < end;
 }
 
 /* A partial frame, a read error: the end of the records, with a warning. */
@@ -395,18 +346,7 @@ static int end_short(lct_reader *r, lct__frame_status fs, const lct__frame *f)
     r->stats.truncated_offset = f->offset;
     note_status(r, fs == LCT__FRAME_READ_ERROR ? LCT_ERR_SYS
                                                : LCT_ERR_TRUNCATED);
-    if (fs == LCT__FRAME_SHORT_PREFIX)
-        warn(r, LCT_WARN_TRUNCATED, f->offset,
-             "truncated frame length prefix at offset %" PRIu64, f->offset);
-    else if (fs == LCT__FRAME_SHORT_BODY)
-        warn(r, LCT_WARN_TRUNCATED, f->offset + LCT__PREFIX_SIZE,
-             "truncated frame body at offset %" PRIu64 " (got %" PRIu64
-             " of %" PRIu32 ")",
-             f->offset + LCT__PREFIX_SIZE, f->available, f->length);
-    else
-        warn(r, LCT_WARN_TRUNCATED, f->offset + f->available,
-             "read failed at offset %" PRIu64 ": %s",
-             f->offset + f->available, strerror(r->source.read_errno));
+    lct__warn_short(r, fs, f, r->source.read_errno);
     return 0;
 }
 
@@ -438,27 +378,19 @@ int lct_next(lct_reader *r, lct_record *rec)
         lct__frame_status fs = frame_here(r, &f);
         if (fs != LCT__FRAME_OK)
             return no_frame(r, fs, &f);
-        uint64_t end = f.offset + LCT__PREFIX_SIZE + (uint64_t)f.length;
-        int rc = lct__record_decode(f.body, (size_t)f.kept, r->flags, rec,
-                                    why);
-        /* Believe nothing decoded from a mapping until it is known that
-         * the file still reaches past the frame. */
         uint64_t cut;
-        if (lct__shrank_before(r, end, rc != LCT_OK, &cut))
+        lct__outcome got = lct__frame_record(r, &f, rec, why, &cut);
+        if (got == LCT__LOST)
             return end_shrank(r, cut);
-        r->pos = end;
+        r->pos = f.offset + LCT__PREFIX_SIZE + (uint64_t)f.length;
         r->stats.bytes_read = r->pos;
-        if (rc == LCT_OK) {
-            rec->offset = f.offset;
-            rec->length = f.length;
+        if (got == LCT__RECORD) {
             r->stats.records++;
             return 1;
         }
         r->stats.skipped++;
         note_status(r, LCT_ERR_MALFORMED);
-        warn(r, LCT_WARN_MALFORMED, f.offset,
-             "skipping malformed record at offset %" PRIu64 ": %s", f.offset,
-             why);
+        lct__warn_skip(r, f.offset, why);
     }
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "lct.h"
 #include "guard_internal.h"
+#include "frame_internal.h"
 #include "source_internal.h"
 
 struct lct_reader {
@@ -27,16 +28,21 @@ struct lct_reader {
     unsigned char *header_copy;
 };
 
-/*
- * The shrink check every mapped frame passes before it is believed.  When
- * a file is truncated under a mapping, the page holding the new end reads
- * as zeros past it and later pages fault (zero pages under the guard), so
- * a frame that lost its tail is followed by zeros: the next length prefix
- * reads 0.  Only then, or when the frame did not decode (`suspect`), or at
- * the end of the data, is the file's real size asked for (one fstat).
- * True when bytes before `end` are gone; *cut is where they start.
- */
+/* The shrink check every mapped frame passes before it is believed (see
+ * yield.c): true when bytes before `end` are gone; *cut is where they
+ * start.  `suspect`: the frame did not decode, or is known to be short. */
 bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
                         uint64_t *cut);
+
+/* What one whole frame turned out to be. */
+typedef enum lct__outcome {
+    LCT__RECORD,  /* rec is filled */
+    LCT__SKIPPED, /* malformed: the reason is in why */
+    LCT__LOST     /* the file no longer holds it: *cut says from where */
+} lct__outcome;
+
+/* The one path from a whole frame to a record (yield.c). */
+lct__outcome lct__frame_record(const lct_reader *r, const lct__frame *f,
+                               lct_record *rec, char *why, uint64_t *cut);
 
 #endif

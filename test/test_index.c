@@ -97,7 +97,18 @@ static void check_scan_matches(lct_reader *r, const seq *s)
         }
         scan.states = states;
         lct_stats st;
+        /* The scan gives its warnings through the reader's log, after the
+         * threads, in file order and in lct_next's words. */
+        static seq given;
+        memset(&given, 0, sizeof given);
+        lct_reader_set_log(r, seq_log, &given);
         cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
+        lct_reader_set_log(r, NULL, NULL);
+        cr_expect_eq(given.nskip, s->nskip, "%u threads", threads);
+        for (size_t k = 0; k < given.nskip && k < s->nskip; k++)
+            cr_expect_eq(given.skip[k], s->skip[k]);
+        cr_expect_str_eq(given.truncation, s->truncation);
+        cr_expect_eq(given.truncation_offset, s->truncation_offset);
         cr_expect_eq(st.records, s->nrec);
         cr_expect_eq(st.skipped, s->nskip);
         cr_expect_eq(st.truncated, truncated);

@@ -5,7 +5,6 @@
  */
 #include "tool.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -19,9 +18,12 @@ typedef struct report {
 static void on_problem(void *ctx, const lct_reader *r, lct_warning_kind kind,
                        uint64_t offset, const char *message)
 {
-    (void)r;
     report *rep = ctx;
-    const char *what = kind == LCT_WARN_MALFORMED ? "malformed" : "truncated";
+    if (kind == LCT_WARN_SHRANK) /* an error too: exit 1 */
+        tool_report_shrink(r, message);
+    const char *what = kind == LCT_WARN_MALFORMED ? "malformed"
+                       : kind == LCT_WARN_SHRANK  ? "shrank"
+                                                  : "truncated";
     if (rep->json) {
         printf("%s{\"offset\":%" PRIu64 ",\"kind\":\"%s\",\"message\":",
                rep->problems ? "," : "", offset, what);
@@ -61,89 +63,83 @@ static void help(void)
            "  -h, --help this text\n");
 }
 
+/* The open was refused: say so in the report's form. */
+static int refused(const char *path, const lct_error *err, bool json,
+                   bool quiet)
+{
+    if (json) {
+        fputs("{\"path\":", stdout);
+        tool_put_json_str(path, strlen(path));
+        fputs(",\"ok\":false,\"refused\":true,\"error\":", stdout);
+        tool_put_json_str(err->message, strlen(err->message));
+        printf(",\"offset\":%" PRIu64 "}\n", err->offset);
+    } else {
+        tool_put_vis(stdout, path, strlen(path));
+        fputs(": refused: ", stdout);
+        tool_put_vis(stdout, err->message, strlen(err->message));
+        fputc('\n', stdout);
+    }
+    if (!quiet)
+        fprintf(stderr, "%s: %s\n", tool_name, err->message);
+    return EXIT_REFUSED;
+}
+
+static void summary(const char *path, const lct_stats *st, bool clean,
+                    bool json)
+{
+    if (json) {
+        printf("],\"ok\":%s,\"records\":%" PRIu64 ",\"skipped\":%" PRIu64
+               ",\"truncated\":%s,\"truncated_offset\":",
+               clean ? "true" : "false", st->records, st->skipped,
+               st->truncated ? "true" : "false");
+        if (st->truncated)
+            printf("%" PRIu64, st->truncated_offset);
+        else
+            fputs("null", stdout);
+        printf(",\"bytes\":%" PRIu64 "}\n", st->file_size);
+        return;
+    }
+    tool_put_vis(stdout, path, strlen(path));
+    printf(": %s: %" PRIu64 " records, %" PRIu64 " skipped, ",
+           clean ? "ok" : "DAMAGED", st->records, st->skipped);
+    if (st->truncated)
+        printf("truncated at offset %" PRIu64 "\n", st->truncated_offset);
+    else
+        fputs("not truncated\n", stdout);
+}
+
 int cmd_check(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'J'},
-                                         {"jobs", required_argument, NULL, 'j'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    bool json = false, quiet = false;
-    unsigned jobs = 0;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qhj:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'J': json = true; break;
-        case 'j': jobs = tool_parse_jobs("check", optarg); break;
-        case 'q': quiet = true; break;
-        case 'h': help(); return EXIT_OK;
-        default:
-            tool_bad_option("check", c, argv);
-        }
-    }
-    if (optind != argc - 1)
-        tool_usage_error("check", argc - optind < 1 ? "missing FILE"
-                                                    : "too many arguments");
-    const char *path = argv[optind];
-
+    static const tool_cmd cmd = {.name = "check",
+                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON,
+                                 .help = help};
+    tool_args a;
+    tool_parse_args(&cmd, argc, argv, &a);
+    const char *path = a.file;
     lct_reader *r = NULL;
     lct_error err;
-    int orc = strcmp(path, "-") == 0
-                  ? lct_open_fd(0, "<stdin>", LCT_QUIET, &r, &err)
-                  : lct_open(path, LCT_QUIET, &r, &err);
-    if (orc != LCT_OK) {
-        if (json) {
-            fputs("{\"path\":", stdout);
-            tool_put_json_str(path, strlen(path));
-            fputs(",\"ok\":false,\"refused\":true,\"error\":", stdout);
-            tool_put_json_str(err.message, strlen(err.message));
-            printf(",\"offset\":%" PRIu64 "}\n", err.offset);
-        } else {
-            tool_put_vis(stdout, path, strlen(path));
-            fputs(": refused: ", stdout);
-            tool_put_vis(stdout, err.message, strlen(err.message));
-            fputc('\n', stdout);
-        }
-        if (!quiet)
-            fprintf(stderr, "%s: %s\n", tool_name, err.message);
-        return EXIT_REFUSED;
-    }
+    lct_status orc = strcmp(path, "-") == 0
+                         ? lct_open_fd(0, "<stdin>", LCT_QUIET, &r, &err)
+                         : lct_open(path, LCT_QUIET, &r, &err);
+    if (orc != LCT_OK)
+        return refused(path, &err, a.json, a.quiet);
 
-    report rep = {json, path, 0};
-    if (json) {
+    report rep = {a.json, path, 0};
+    if (a.json) {
         fputs("{\"path\":", stdout);
         tool_put_json_str(path, strlen(path));
         fputs(",\"problems\":[", stdout);
     }
     tool_run run;
-    bool ran = tool_records(r, jobs, quiet, 1, no_op, on_problem, &rep, &run);
+    bool ran = tool_records(r, a.jobs, a.quiet, 1, no_op, on_problem, &rep,
+                            &run);
     lct_stats st = run.stats;
     tool_run_free(&run);
-    if (!ran) {
-        lct_close(r);
-        return EXIT_REFUSED;
-    }
     bool clean = st.skipped == 0 && !st.truncated;
-    if (json) {
-        printf("],\"ok\":%s,\"records\":%" PRIu64 ",\"skipped\":%" PRIu64
-               ",\"truncated\":%s,\"truncated_offset\":",
-               clean ? "true" : "false", st.records, st.skipped,
-               st.truncated ? "true" : "false");
-        if (st.truncated)
-            printf("%" PRIu64, st.truncated_offset);
-        else
-            fputs("null", stdout);
-        printf(",\"bytes\":%" PRIu64 "}\n", st.file_size);
-    } else {
-        tool_put_vis(stdout, path, strlen(path));
-        printf(": %s: %" PRIu64 " records, %" PRIu64 " skipped, ",
-               clean ? "ok" : "DAMAGED", st.records, st.skipped);
-        if (st.truncated)
-            printf("truncated at offset %" PRIu64 "\n", st.truncated_offset);
-        else
-            fputs("not truncated\n", stdout);
-    }
+    if (ran)
+        summary(path, &st, clean, a.json);
     lct_close(r);
+    if (!ran)
+        return EXIT_REFUSED;
     return clean ? EXIT_OK : EXIT_DAMAGED;
 }

@@ -130,8 +130,7 @@ static lct_reader *open_when_ready(const char *path, unsigned flags,
         lct_error err;
         int rc = lct_open(path, flags | (quiet ? LCT_QUIET : 0), &r, &err);
         if (rc == LCT_OK) {
-            if (!quiet)
-                lct_reader_set_log(r, tool_log, NULL);
+            lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
             return r;
         }
         if ((rc != LCT_ERR_EMPTY && rc != LCT_ERR_TRUNCATED) || interrupted) {
@@ -285,7 +284,7 @@ int cmd_dump(int argc, char **argv)
     tool_progress_end(&progress);
     lct_stats st;
     lct_reader_stats(r, &st);
-    if (tool_shrank(r, &st))
+    if (st.shrank) /* said by the log, in the library's words */
         rc = EXIT_REFUSED;
     tool_finish_stdout();
     free(out.buf);

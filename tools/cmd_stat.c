@@ -8,7 +8,6 @@
  */
 #include "tool.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,23 +50,6 @@ static row row_of(qentry *e, uint64_t total)
     return r;
 }
 
-typedef struct part {
-    struct qtable ops;
-    double duration;
-    uint64_t total;
-} part;
-
-static int count_record(void *state, const lct_record *rec)
-{
-    part *p = state;
-    if (!qtable_add(&p->ops, rec, true))
-        return 1;
-    if (rec->t_mono > p->duration || p->total == 0)
-        p->duration = rec->t_mono;
-    p->total++;
-    return 0;
-}
-
 static void help(void)
 {
     printf("usage: lct stat [--csv | --json] [-q] [-j N] FILE\n"
@@ -84,134 +66,113 @@ static void help(void)
            "  -h, --help this text\n");
 }
 
+static void print_csv(struct qtable *ops, uint64_t total)
+{
+    fputs("qualname,count,share_pct,first_t_mono,last_t_mono,gap_mean,"
+          "gap_p50,gap_p99,args_mean_bytes\n",
+          stdout);
+    qentry *e;
+    RB_FOREACH(e, qtable, ops) {
+        row w = row_of(e, total);
+        tool_put_csv(stdout, e->qualname.ptr, e->qualname.len);
+        printf(",%" PRIu64 ",%.4f,%.9g,%.9g,", e->count, w.share, e->first,
+               e->last);
+        if (w.have_gaps)
+            printf("%.9g,%.9g,%.9g", w.gap_mean, w.p50, w.p99);
+        else
+            fputs(",,", stdout);
+        printf(",%.1f\n", w.args_mean);
+    }
+}
+
+static void json_field(const char *name, double d)
+{
+    printf(",\"%s\":", name);
+    tool_put_json_double(d);
+}
+
+static void print_json_op(qentry *e, uint64_t total, bool first)
+{
+    row w = row_of(e, total);
+    fputs(first ? "{\"qualname\":" : ",{\"qualname\":", stdout);
+    tool_put_json_str(e->qualname.ptr, e->qualname.len);
+    printf(",\"count\":%" PRIu64, e->count);
+    json_field("share", w.share / 100.0);
+    json_field("first_t_mono", e->first);
+    json_field("last_t_mono", e->last);
+    if (w.have_gaps) {
+        json_field("gap_mean", w.gap_mean);
+        json_field("gap_p50", w.p50);
+        json_field("gap_p99", w.p99);
+    } else {
+        fputs(",\"gap_mean\":null,\"gap_p50\":null,\"gap_p99\":null", stdout);
+    }
+    json_field("args_mean_bytes", w.args_mean);
+    fputc('}', stdout);
+}
+
+static void print_json(struct qtable *ops, uint64_t total, double duration,
+                       double rate)
+{
+    printf("{\"records\":%" PRIu64, total);
+    json_field("duration", duration);
+    json_field("rate", rate);
+    fputs(",\"ops\":[", stdout);
+    bool first = true;
+    qentry *e;
+    RB_FOREACH(e, qtable, ops) {
+        print_json_op(e, total, first);
+        first = false;
+    }
+    fputs("]}\n", stdout);
+}
+
+static void print_text(struct qtable *ops, uint64_t total, double duration,
+                       double rate)
+{
+    printf("%10s %7s %12s %12s %11s %11s %11s %9s  %s\n", "count", "share",
+           "first", "last", "gap_mean", "gap_p50", "gap_p99", "args_B",
+           "qualname");
+    qentry *e;
+    RB_FOREACH(e, qtable, ops) {
+        row w = row_of(e, total);
+        printf("%10" PRIu64 " %6.2f%% %12.6f %12.6f ", e->count, w.share,
+               e->first, e->last);
+        if (w.have_gaps)
+            printf("%11.6f %11.6f %11.6f", w.gap_mean, w.p50, w.p99);
+        else
+            printf("%11s %11s %11s", "-", "-", "-");
+        printf(" %9.1f  ", w.args_mean);
+        tool_put_vis(stdout, e->qualname.ptr, e->qualname.len);
+        fputc('\n', stdout);
+    }
+    printf("total: %" PRIu64 " records, duration %.3fs, %.1f records/s\n",
+           total, duration, rate);
+}
+
 int cmd_stat(int argc, char **argv)
 {
-    enum { OPT_CSV = 256, OPT_JSON };
-    static const struct option opts[] = {{"csv", no_argument, NULL, OPT_CSV},
-                                         {"json", no_argument, NULL, OPT_JSON},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"jobs", required_argument, NULL, 'j'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
-    bool csv = false, json = false, quiet = false;
-    unsigned jobs = 0;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qhj:", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j': jobs = tool_parse_jobs("stat", optarg); break;
-        case OPT_CSV: csv = true; break;
-        case OPT_JSON: json = true; break;
-        case 'q': quiet = true; break;
-        case 'h': help(); return EXIT_OK;
-        default:
-            tool_bad_option("stat", c, argv);
-        }
-    }
-    if (csv && json)
-        tool_usage_error("stat", "--csv and --json exclude each other");
-    if (optind != argc - 1)
-        tool_usage_error("stat", argc - optind < 1 ? "missing FILE"
-                                                   : "too many arguments");
-    lct_reader *r = tool_open(argv[optind], 0, quiet);
+    static const tool_cmd cmd = {.name = "stat",
+                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON |
+                                           TOOL_CSV,
+                                 .help = help};
+    tool_args a;
+    tool_parse_args(&cmd, argc, argv, &a);
+    lct_reader *r = tool_open(a.file, 0, a.quiet);
     if (!r)
         return EXIT_REFUSED;
-
-    tool_run run;
-    int rc = tool_records(r, jobs, quiet, sizeof(part), count_record,
-                          quiet ? NULL : tool_log, NULL, &run)
-                 ? EXIT_OK
-                 : EXIT_REFUSED;
-    /* Merge the parts in file order into the first. */
-    part *all = tool_run_state(&run, 0);
-    struct qtable ops = all->ops;
-    double duration = all->duration;
-    uint64_t total = all->total;
-    for (unsigned t = 1; t < run.nstates; t++) {
-        part *p = tool_run_state(&run, t);
-        if (rc == EXIT_OK && !qtable_merge(&ops, &p->ops, true))
-            rc = EXIT_REFUSED;
-        qtable_free(&p->ops);
-        if (p->total && (p->duration > duration || total == 0))
-            duration = p->duration;
-        total += p->total;
-    }
-    double rate = duration > 0 ? (double)total / duration : 0;
-
-    qentry *e;
-    if (rc != EXIT_OK) {
-        /* nothing printed */
-    } else if (csv) {
-        fputs("qualname,count,share_pct,first_t_mono,last_t_mono,gap_mean,"
-              "gap_p50,gap_p99,args_mean_bytes\n",
-              stdout);
-        RB_FOREACH(e, qtable, &ops) {
-            row w = row_of(e, total);
-            tool_put_csv(stdout, e->qualname.ptr, e->qualname.len);
-            printf(",%" PRIu64 ",%.4f,%.9g,%.9g,", e->count, w.share, e->first,
-                   e->last);
-            if (w.have_gaps)
-                printf("%.9g,%.9g,%.9g", w.gap_mean, w.p50, w.p99);
-            else
-                fputs(",,", stdout);
-            printf(",%.1f\n", w.args_mean);
-        }
-    } else if (json) {
-        printf("{\"records\":%" PRIu64 ",\"duration\":", total);
-        tool_put_json_double(duration);
-        fputs(",\"rate\":", stdout);
-        tool_put_json_double(rate);
-        fputs(",\"ops\":[", stdout);
-        bool first = true;
-        RB_FOREACH(e, qtable, &ops) {
-            row w = row_of(e, total);
-            fputs(first ? "{\"qualname\":" : ",{\"qualname\":", stdout);
-            first = false;
-            tool_put_json_str(e->qualname.ptr, e->qualname.len);
-            printf(",\"count\":%" PRIu64 ",\"share\":", e->count);
-            tool_put_json_double(w.share / 100.0);
-            fputs(",\"first_t_mono\":", stdout);
-            tool_put_json_double(e->first);
-            fputs(",\"last_t_mono\":", stdout);
-            tool_put_json_double(e->last);
-            if (w.have_gaps) {
-                fputs(",\"gap_mean\":", stdout);
-                tool_put_json_double(w.gap_mean);
-                fputs(",\"gap_p50\":", stdout);
-                tool_put_json_double(w.p50);
-                fputs(",\"gap_p99\":", stdout);
-                tool_put_json_double(w.p99);
-            } else {
-                fputs(",\"gap_mean\":null,\"gap_p50\":null,\"gap_p99\":null",
-                      stdout);
-            }
-            fputs(",\"args_mean_bytes\":", stdout);
-            tool_put_json_double(w.args_mean);
-            fputc('}', stdout);
-        }
-        fputs("]}\n", stdout);
-    } else {
-        printf("%10s %7s %12s %12s %11s %11s %11s %9s  %s\n", "count", "share",
-               "first", "last", "gap_mean", "gap_p50", "gap_p99", "args_B",
-               "qualname");
-        RB_FOREACH(e, qtable, &ops) {
-            row w = row_of(e, total);
-            printf("%10" PRIu64 " %6.2f%% %12.6f %12.6f ", e->count, w.share,
-                   e->first, e->last);
-            if (w.have_gaps)
-                printf("%11.6f %11.6f %11.6f", w.gap_mean, w.p50, w.p99);
-            else
-                printf("%11s %11s %11s", "-", "-", "-");
-            printf(" %9.1f  ", w.args_mean);
-            tool_put_vis(stdout, e->qualname.ptr, e->qualname.len);
-            fputc('\n', stdout);
-        }
-        printf("total: %" PRIu64 " records, duration %.3fs, %.1f records/s\n",
-               total, duration, rate);
-    }
+    tool_tally t;
+    lct_stats st;
+    bool ok = tool_tally_run(r, &a, sizeof t, tool_tally_gaps, true, &t, &st);
+    double rate = t.duration > 0 ? (double)t.total / t.duration : 0;
+    if (ok && a.csv)
+        print_csv(&t.ops, t.total);
+    else if (ok && a.json)
+        print_json(&t.ops, t.total, t.duration, rate);
+    else if (ok)
+        print_text(&t.ops, t.total, t.duration, rate);
     tool_finish_stdout();
-    qtable_free(&ops);
-    tool_run_free(&run);
+    tool_tally_free(&t);
     lct_close(r);
-    return rc;
+    return ok ? EXIT_OK : EXIT_REFUSED;
 }

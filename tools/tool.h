@@ -25,9 +25,13 @@ enum {
 extern const char *tool_name; /* "lct" */
 
 /* The reader warnings the tool prints: lct_log_stderr's, except a shrink,
- * which the tool reports as an error instead. */
+ * which is an error (exit 1): "lct: PATH: MESSAGE".  tool_log_quiet (-q)
+ * prints only that error. */
 void tool_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
               uint64_t offset, const char *message);
+void tool_log_quiet(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                    uint64_t offset, const char *message);
+void tool_report_shrink(const lct_reader *r, const char *message);
 
 /* Open PATH ("-" for stdin); on failure print the message and return NULL. */
 lct_reader *tool_open(const char *path, unsigned flags, bool quiet);
@@ -39,6 +43,40 @@ _Noreturn void tool_usage_error(const char *cmd, const char *fmt, ...)
 /* The usage error for what getopt_long (optstring starting with ':')
  * returned as c, '?' or ':': names the option, never another word. */
 _Noreturn void tool_bad_option(const char *cmd, int c, char **argv);
+
+/* MARK: the shared option parser */
+
+/* Options every reading command may take: -q, -j N, --json, --csv. */
+enum { TOOL_Q = 1, TOOL_J = 2, TOOL_JSON = 4, TOOL_CSV = 8 };
+/* getopt values of --json and --csv (commands' own start at 300). */
+enum { TOOL_OPT_JSON_VAL = 256, TOOL_OPT_CSV_VAL = 257 };
+
+struct option;
+
+/* A command's command line: which shared options it takes, its own
+ * (long ones, and short ones as a getopt string), and its help. */
+typedef struct tool_cmd {
+    const char *name;            /* "stat" */
+    unsigned shared;             /* TOOL_Q | TOOL_J | ... */
+    const struct option *own;    /* NULL-terminated, or NULL */
+    const char *own_short;       /* e.g. "n:f", or NULL */
+    void (*on_option)(void *ctx, int c, const char *arg);
+    void *ctx;
+    void (*help)(void);
+    const char *operand;         /* "FILE" (the default) or "OUT" */
+} tool_cmd;
+
+/* What the shared options said, and the one operand. */
+typedef struct tool_args {
+    bool quiet, json, csv;
+    unsigned jobs; /* 0: choose */
+    const char *file;
+} tool_args;
+
+/* Parse argv: -h prints help and exits 0; a bad option, a missing value,
+ * --csv with --json or not exactly one operand exits 2 (tool_usage_error). */
+void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
+                     tool_args *out);
 
 /* Parse a non-negative count or a float option; usage error if bad. */
 long long tool_parse_count(const char *cmd, const char *opt, const char *arg);
@@ -81,6 +119,8 @@ typedef struct tool_progress {
 void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet);
 /* Cheap: looks at the clock only every few thousand calls. */
 void tool_progress_update(tool_progress *p, const lct_reader *r);
+/* The same, for a known fraction done (a scan thread's own range). */
+void tool_progress_fraction(tool_progress *p, double fraction);
 void tool_progress_end(tool_progress *p);
 
 /* MARK: running over every record, in one thread or several */
@@ -115,8 +155,6 @@ bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
                   size_t state_size, tool_record_fn on_record, lct_log_fn log,
                   void *log_ctx, tool_run *run);
 void *tool_run_state(const tool_run *run, unsigned t);
-/* If the file shrank while read, say so on stderr and return true. */
-bool tool_shrank(const lct_reader *r, const lct_stats *st);
 void tool_run_free(tool_run *run);
 
 /* MARK: per-qualname table (keys are copies: they outlive a streamed record) */
@@ -143,6 +181,29 @@ bool qtable_add(struct qtable *t, const lct_record *rec, bool keep_gaps);
  * adding the gap across the seam; later is left empty. */
 bool qtable_merge(struct qtable *into, struct qtable *later, bool keep_gaps);
 void qtable_free(struct qtable *t);
+
+/* MARK: a run's tally (info, stat): qualnames, the largest t_mono, records */
+
+typedef struct tool_tally {
+    struct qtable ops;
+    double duration; /* the largest t_mono seen */
+    uint64_t total;  /* records counted */
+} tool_tally;
+
+/* tool_record_fn's over a tool_tally state: without and with gaps. */
+int tool_tally_counts(void *state, const lct_record *rec);
+int tool_tally_gaps(void *state, const lct_record *rec);
+
+/*
+ * Read every record of r as the shared options say (threads, quiet) with
+ * on_record over states of state_size bytes that begin with a tool_tally,
+ * and merge the threads' tallies in file order into *out.  False if the
+ * run failed (a message was printed) or the file shrank.
+ */
+bool tool_tally_run(lct_reader *r, const tool_args *a, size_t state_size,
+                    tool_record_fn on_record, bool keep_gaps, tool_tally *out,
+                    lct_stats *st);
+void tool_tally_free(tool_tally *t);
 
 /* MARK: subcommands */
 

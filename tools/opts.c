@@ -1,0 +1,152 @@
+/*
+ * opts.c - the command line: usage errors, the option parser the commands
+ * share (-q, -j N, --json, --csv, -h), and parsing numbers.
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tool_name = "lct";
+
+void tool_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s%s%s: ", tool_name, cmd ? " " : "", cmd ? cmd : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry '%s%s%s --help'.\n", tool_name, cmd ? " " : "",
+            cmd ? cmd : "");
+    exit(EXIT_USAGE);
+}
+
+void tool_bad_option(const char *cmd, int c, char **argv)
+{
+    /* Inside a cluster (-qj) getopt has not moved optind yet, so only a
+     * long option can be named by its word; a short one by optopt. */
+    const char *word = argv[optind - 1];
+    bool is_long = strncmp(word, "--", 2) == 0 && (c == ':' || !optopt);
+    char shown[3] = {'-', (char)optopt, '\0'};
+    if (c == ':')
+        tool_usage_error(cmd, "option '%s' needs a value",
+                         is_long ? word : shown);
+    if (is_long)
+        tool_usage_error(cmd, "unknown option '%s'", word);
+    tool_usage_error(cmd,
+                     "unknown option '%s' (to name a FILE that starts "
+                     "with '-', write ./ before it)",
+                     shown);
+}
+
+long long tool_parse_count(const char *cmd, const char *opt, const char *arg)
+{
+    const char *errstr;
+    long long n = strtonum(arg, 0, LLONG_MAX, &errstr);
+    if (errstr)
+        tool_usage_error(cmd, "%s '%s' is %s", opt, arg, errstr);
+    return n;
+}
+
+double tool_parse_seconds(const char *cmd, const char *opt, const char *arg)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(arg, &end);
+    if (end == arg || *end != '\0' || errno != 0 || isnan(d))
+        tool_usage_error(cmd, "%s '%s' is not a number of seconds", opt, arg);
+    return d;
+}
+
+unsigned tool_parse_jobs(const char *cmd, const char *arg)
+{
+    const char *errstr;
+    long long n = strtonum(arg, 1, 1024, &errstr);
+    if (errstr)
+        tool_usage_error(cmd, "-j '%s' is %s (1 to 1024)", arg, errstr);
+    return (unsigned)n;
+}
+
+
+/* MARK: the shared option parser */
+
+/* The long options a command takes: the shared ones it asked for, then
+ * its own, then --help; `into` has room for all. */
+static size_t long_options(const tool_cmd *cmd, struct option *into)
+{
+    static const struct option shared[] = {
+        {"quiet", no_argument, NULL, 'q'},
+        {"jobs", required_argument, NULL, 'j'},
+        {"json", no_argument, NULL, TOOL_OPT_JSON_VAL},
+        {"csv", no_argument, NULL, TOOL_OPT_CSV_VAL}};
+    static const unsigned bits[] = {TOOL_Q, TOOL_J, TOOL_JSON, TOOL_CSV};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof bits / sizeof *bits; i++)
+        if (cmd->shared & bits[i])
+            into[n++] = shared[i];
+    for (const struct option *o = cmd->own; o && o->name; o++)
+        into[n++] = *o;
+    into[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    into[n] = (struct option){NULL, 0, NULL, 0};
+    return n;
+}
+
+static bool take_shared(const tool_cmd *cmd, int c, tool_args *out)
+{
+    if (c == 'q' && (cmd->shared & TOOL_Q))
+        out->quiet = true;
+    else if (c == 'j' && (cmd->shared & TOOL_J))
+        out->jobs = tool_parse_jobs(cmd->name, optarg);
+    else if (c == TOOL_OPT_JSON_VAL)
+        out->json = true;
+    else if (c == TOOL_OPT_CSV_VAL)
+        out->csv = true;
+    else
+        return false;
+    return true;
+}
+
+void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
+                     tool_args *out)
+{
+    memset(out, 0, sizeof *out);
+    size_t own = 0;
+    for (const struct option *o = cmd->own; o && o->name; o++)
+        own++;
+    struct option *opts = reallocarray(NULL, own + 6, sizeof *opts);
+    char shorts[64];
+    if (!opts)
+        tool_usage_error(cmd->name, "out of memory");
+    long_options(cmd, opts);
+    snprintf(shorts, sizeof shorts, ":h%s%s%s",
+             cmd->shared & TOOL_Q ? "q" : "", cmd->shared & TOOL_J ? "j:" : "",
+             cmd->own_short ? cmd->own_short : "");
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, shorts, opts, NULL)) != -1) {
+        if (c == 'h') {
+            cmd->help();
+            tool_finish_stdout();
+            exit(EXIT_OK);
+        }
+        if (take_shared(cmd, c, out))
+            continue;
+        if (c == '?' || c == ':' || !cmd->on_option)
+            tool_bad_option(cmd->name, c, argv);
+        cmd->on_option(cmd->ctx, c, optarg);
+    }
+    free(opts);
+    if (out->csv && out->json)
+        tool_usage_error(cmd->name, "--csv and --json exclude each other");
+    const char *operand = cmd->operand ? cmd->operand : "FILE";
+    if (optind != argc - 1)
+        tool_usage_error(cmd->name, argc - optind < 1 ? "missing %s"
+                                                      : "too many arguments",
+                         operand);
+    out->file = argv[optind];
+}

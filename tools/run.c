@@ -1,0 +1,190 @@
+/*
+ * run.c - opening a trace the way the tool does ("-" is standard input)
+ * and running a callback over every record, in one thread or several,
+ * with warnings in file order either way (the library gives them).
+ */
+#include "tool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tool_report_shrink(const lct_reader *r, const char *message)
+{
+    const char *path = lct_reader_path(r);
+    fprintf(stderr, "%s: ", tool_name);
+    tool_put_vis(stderr, path, strlen(path));
+    fprintf(stderr, ": %s\n", message);
+}
+
+void tool_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
+              uint64_t offset, const char *message)
+{
+    /* A shrink is an error (exit 1), said in the library's words. */
+    if (kind == LCT_WARN_SHRANK)
+        tool_report_shrink(r, message);
+    else
+        lct_log_stderr(ctx, r, kind, offset, message);
+}
+
+void tool_log_quiet(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                    uint64_t offset, const char *message)
+{
+    (void)ctx;
+    (void)offset;
+    if (kind == LCT_WARN_SHRANK)
+        tool_report_shrink(r, message);
+}
+
+lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
+{
+    lct_reader *r = NULL;
+    lct_error err;
+    int rc;
+    if (quiet)
+        flags |= LCT_QUIET;
+    if (strcmp(path, "-") == 0)
+        rc = lct_open_fd(0, "<stdin>", flags, &r, &err);
+    else
+        rc = lct_open(path, flags, &r, &err);
+    if (rc != LCT_OK) {
+        fprintf(stderr, "%s: %s\n", tool_name, err.message);
+        return NULL;
+    }
+    lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
+    return r;
+}
+
+/* MARK: running over every record */
+
+void *tool_run_state(const tool_run *run, unsigned t)
+{
+    return run->states + (size_t)t * run->state_size;
+}
+
+void tool_run_free(tool_run *run)
+{
+    free(run->states);
+    run->states = NULL;
+    run->nstates = 0;
+}
+
+static bool alloc_states(tool_run *run, unsigned n, size_t state_size)
+{
+    run->nstates = n;
+    run->state_size = state_size;
+    run->states = calloc(n, state_size);
+    if (!run->states)
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+    return run->states != NULL;
+}
+
+static bool run_sequential(lct_reader *r, bool quiet, tool_record_fn on_record,
+                           tool_run *run)
+{
+    tool_progress progress;
+    tool_progress_start(&progress, r, quiet);
+    lct_record rec;
+    bool ok = true;
+    void *state = tool_run_state(run, 0);
+    while (lct_next(r, &rec) == 1) {
+        tool_progress_update(&progress, r);
+        if (on_record(state, &rec) != 0) {
+            ok = false;
+            break;
+        }
+    }
+    tool_progress_end(&progress);
+    lct_reader_stats(r, &run->stats);
+    return ok;
+}
+
+/* What each scan thread carries besides the caller's state. */
+typedef struct lane {
+    void *state;
+    tool_record_fn on_record;
+    bool failed;
+    tool_progress *progress; /* thread 0 only */
+    uint64_t first, span;    /* thread 0's byte range, for progress */
+    char pad[64];            /* lanes are written by different threads */
+} lane;
+
+static int lane_record(void *state, const lct_record *rec)
+{
+    lane *l = state;
+    if (l->progress && l->span)
+        tool_progress_fraction(l->progress, (double)(rec->offset - l->first) /
+                                                (double)l->span);
+    if (l->on_record(l->state, rec) != 0) {
+        l->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* A skipped frame is progress too (its warning comes from the library). */
+static void lane_skip(void *state, uint64_t offset, const char *reason)
+{
+    (void)reason;
+    lane *l = state;
+    if (l->progress && l->span)
+        tool_progress_fraction(l->progress,
+                               (double)(offset - l->first) / (double)l->span);
+}
+
+/* The index, then a scan: the library gives the warnings in file order. */
+static bool run_parallel(lct_reader *r, unsigned jobs, bool quiet,
+                         size_t state_size, tool_record_fn on_record,
+                         tool_run *run)
+{
+    lct_index *idx;
+    lct_error err;
+    if (lct_index_build(r, &idx, &err) != LCT_OK) {
+        fprintf(stderr, "%s: %s\n", tool_name, err.message);
+        return false;
+    }
+    lct_scan scan = {jobs, lane_record, lane_skip, NULL};
+    unsigned n = lct_scan_threads(&scan, idx);
+    lane *lanes = calloc(n, sizeof *lanes);
+    void **lane_ptrs = calloc(n, sizeof *lane_ptrs);
+    bool ok = lanes && lane_ptrs && alloc_states(run, n, state_size);
+    tool_progress progress;
+    tool_progress_start(&progress, r, quiet);
+    for (unsigned t = 0; ok && t < n; t++) {
+        lanes[t].state = tool_run_state(run, t);
+        lanes[t].on_record = on_record;
+        lane_ptrs[t] = &lanes[t];
+    }
+    if (ok) {
+        lanes[0].progress = &progress;
+        lanes[0].first = lct_index_offset(idx, 0);
+        lanes[0].span = lct_reader_data(r).len / n;
+        scan.states = lane_ptrs;
+        ok = lct_scan_run(idx, &scan, &run->stats, &err) == LCT_OK;
+        if (!ok)
+            fprintf(stderr, "%s: %s\n", tool_name, err.message);
+    }
+    tool_progress_end(&progress);
+    for (unsigned t = 0; ok && t < n; t++)
+        ok = !lanes[t].failed;
+    free(lanes);
+    free(lane_ptrs);
+    lct_index_free(idx);
+    return ok;
+}
+
+bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
+                  size_t state_size, tool_record_fn on_record, lct_log_fn log,
+                  void *log_ctx, tool_run *run)
+{
+    memset(run, 0, sizeof *run);
+    lct_reader_set_log(r, log, log_ctx);
+    /* A stream has no index: it is read by one thread. */
+    size_t size = lct_reader_data(r).len;
+    if (jobs == 0)
+        jobs = size >= TOOL_PARALLEL_MIN_BYTES ? 0 : 1;
+    bool ok = jobs == 1 || size == 0
+                  ? alloc_states(run, 1, state_size) &&
+                        run_sequential(r, quiet, on_record, run)
+                  : run_parallel(r, jobs, quiet, state_size, on_record, run);
+    return !run->stats.shrank && ok;
+}
