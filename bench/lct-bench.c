@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gen.h"
+#include "tracegen.h"
 #include "lct.h"
 
 typedef struct result {

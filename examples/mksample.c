@@ -3,7 +3,7 @@
  *
  *     make sample          # examples/mksample 3000 examples/sample.lct
  *
- * The generator (tools/gen.c, on the library's writer) is shared with
+ * The generator (tools/tracegen/, on the library's writer) is shared with
  * `lct gen` and bench/lct-bench.
  */
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "gen.h"
+#include "tracegen.h"
 
 int main(int argc, char **argv)
 {

@@ -161,11 +161,117 @@ static bool wait_for_more(lct_reader *r)
     return rc == LCT_OK && !interrupted;
 }
 
+/* What dump's own options asked for. */
+typedef struct dump_opts {
+    bool header, lazy, follow;
+    bool have_since, have_until;
+    double since, until;
+    long long limit; /* -1: no limit */
+    char **patterns;
+    size_t npatterns;
+} dump_opts;
+
+enum { OPT_HEADER = 300, OPT_QUALNAME, OPT_SINCE, OPT_UNTIL, OPT_LAZY };
+
+static void dump_option(void *ctx, int c, const char *arg)
+{
+    dump_opts *o = ctx;
+    switch (c) {
+    case OPT_HEADER: o->header = true; break;
+    case OPT_QUALNAME: o->patterns[o->npatterns++] = (char *)arg; break;
+    case OPT_SINCE:
+        o->since = tool_parse_seconds("dump", "--since", arg);
+        o->have_since = true;
+        break;
+    case OPT_UNTIL:
+        o->until = tool_parse_seconds("dump", "--until", arg);
+        o->have_until = true;
+        break;
+    case 'n': o->limit = tool_parse_count("dump", "--limit", arg); break;
+    case OPT_LAZY: o->lazy = true; break;
+    case 'f': o->follow = true; break;
+    default: break; /* getopt returns only the options listed */
+    }
+}
+
+static bool wanted(const dump_opts *o, const lct_record *rec)
+{
+    return !(o->have_since && !(rec->t_mono >= o->since)) &&
+           !(o->have_until && !(rec->t_mono <= o->until)) &&
+           matches(o->patterns, o->npatterns, rec->qualname);
+}
+
+/* One record as one line; EXIT_OK, EXIT_DAMAGED (args dropped, said on
+ * stderr), EXIT_REFUSED (out of memory), or -1 to stop quietly (the file
+ * shrank under the record, or stdout failed: reported later). */
+static int print_record(lct_reader *r, const lct_record *rec, line *out)
+{
+    out->len = 0;
+    int rc = EXIT_OK;
+    lct_status wrc = lct_record_write_json(rec, line_write, out);
+    if (!lct_record_intact(r, rec))
+        return -1;
+    if (wrc == LCT_ERR_SYS) {
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+        return EXIT_REFUSED;
+    }
+    if (wrc != LCT_OK) {
+        /* Only reachable under --lazy: args that cannot be rendered.
+         * The line stays one whole JSON object, saying what it lacks. */
+        out->len = 0;
+        if (args_dropped(rec, wrc, out) != LCT_OK) {
+            fprintf(stderr, "%s: out of memory\n", tool_name);
+            return EXIT_REFUSED;
+        }
+        fprintf(stderr, "%s: ", tool_name);
+        const char *path = lct_reader_path(r);
+        tool_put_vis(stderr, path, strlen(path));
+        fprintf(stderr, ": record at offset %llu: args cannot be "
+                        "rendered (%s); printed as null\n",
+                (unsigned long long)rec->offset, lct_strerror(wrc));
+        rc = EXIT_DAMAGED;
+    }
+    if (tool_stdout_write(NULL, out->buf, out->len) != 0)
+        return -1;
+    fputc('\n', stdout);
+    return rc;
+}
+
+/* Every wanted record, until the end (or, following, an interrupt). */
+static int print_records(lct_reader *r, const dump_opts *o, bool quiet)
+{
+    tool_progress progress;
+    tool_progress_start(&progress, r, quiet || o->follow);
+    lct_record rec;
+    long long printed = 0;
+    int rc = EXIT_OK;
+    line out = {NULL, 0, 0};
+    while ((o->limit < 0 || printed < o->limit) && !interrupted) {
+        if (lct_next(r, &rec) != 1) {
+            if (!o->follow || !wait_for_more(r))
+                break;
+            continue;
+        }
+        tool_progress_update(&progress, r);
+        if (!wanted(o, &rec))
+            continue;
+        int one = print_record(r, &rec, &out);
+        if (one < 0 || one == EXIT_REFUSED) {
+            rc = one < 0 ? rc : one;
+            break;
+        }
+        if (one != EXIT_OK)
+            rc = one;
+        printed++;
+    }
+    tool_progress_end(&progress);
+    free(out.buf);
+    return rc;
+}
+
 int cmd_dump(int argc, char **argv)
 {
-    enum { OPT_HEADER = 256, OPT_QUALNAME, OPT_SINCE, OPT_UNTIL, OPT_LAZY };
-    bool follow = false;
-    static const struct option opts[] = {
+    static const struct option own[] = {
         {"header", no_argument, NULL, OPT_HEADER},
         {"qualname", required_argument, NULL, OPT_QUALNAME},
         {"since", required_argument, NULL, OPT_SINCE},
@@ -173,122 +279,44 @@ int cmd_dump(int argc, char **argv)
         {"limit", required_argument, NULL, 'n'},
         {"lazy", no_argument, NULL, OPT_LAZY},
         {"follow", no_argument, NULL, 'f'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    bool header = false, quiet = false, lazy = false;
-    bool have_since = false, have_until = false;
-    double since = 0, until = 0;
-    long long limit = -1;
-    char **patterns = reallocarray(NULL, (size_t)argc, sizeof *patterns);
-    size_t npatterns = 0;
-    if (!patterns) {
+    dump_opts o = {.limit = -1};
+    o.patterns = reallocarray(NULL, (size_t)argc, sizeof *o.patterns);
+    if (!o.patterns) {
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return EXIT_REFUSED;
     }
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":n:qhf", opts, NULL)) != -1) {
-        switch (c) {
-        case OPT_HEADER: header = true; break;
-        case OPT_QUALNAME: patterns[npatterns++] = optarg; break;
-        case OPT_SINCE:
-            since = tool_parse_seconds("dump", "--since", optarg);
-            have_since = true;
-            break;
-        case OPT_UNTIL:
-            until = tool_parse_seconds("dump", "--until", optarg);
-            have_until = true;
-            break;
-        case 'n': limit = tool_parse_count("dump", "--limit", optarg); break;
-        case OPT_LAZY: lazy = true; break;
-        case 'f': follow = true; break;
-        case 'q': quiet = true; break;
-        case 'h': help(); free(patterns); return EXIT_OK;
-        default:
-            tool_bad_option("dump", c, argv);
-        }
-    }
-    if (optind != argc - 1)
-        tool_usage_error("dump", argc - optind < 1 ? "missing FILE"
-                                                   : "too many arguments");
+    tool_cmd cmd = {.name = "dump", .shared = TOOL_Q, .own = own,
+                    .own_short = "n:f", .on_option = dump_option, .ctx = &o,
+                    .help = help};
+    tool_args a;
+    tool_parse_args(&cmd, argc, argv, &a);
     /* Standard input is streamed: records are read as their frames
      * arrive, so following a pipe only means printing each line at once. */
-    if (follow && strcmp(argv[optind], "-") == 0) {
+    if (o.follow && strcmp(a.file, "-") == 0) {
         setvbuf(stdout, NULL, _IOLBF, 0);
-        follow = false;
+        o.follow = false;
     }
-    unsigned flags = (lazy ? LCT_LAZY : 0) | (follow ? LCT_FOLLOW : 0);
-    if (follow) { /* end cleanly, output flushed, when interrupted */
+    unsigned flags = (o.lazy ? LCT_LAZY : 0) | (o.follow ? LCT_FOLLOW : 0);
+    if (o.follow) { /* end cleanly, output flushed, when interrupted */
         signal(SIGINT, on_interrupt);
         signal(SIGTERM, on_interrupt);
     }
-    lct_reader *r = follow ? open_when_ready(argv[optind], flags, quiet)
-                           : tool_open(argv[optind], flags, quiet);
-    if (!r) {
-        free(patterns);
-        return interrupted ? EXIT_OK : EXIT_REFUSED;
-    }
-    if (header) {
+    lct_reader *r = o.follow ? open_when_ready(a.file, flags, a.quiet)
+                             : tool_open(a.file, flags, a.quiet);
+    int rc = interrupted ? EXIT_OK : EXIT_REFUSED;
+    if (r && o.header) {
         lct_header_write_json(lct_reader_header(r), tool_stdout_write, NULL);
         fputc('\n', stdout);
     }
-    tool_progress progress;
-    tool_progress_start(&progress, r, quiet || follow);
-    lct_record rec;
-    long long printed = 0;
-    int rc = EXIT_OK;
-    line out = {NULL, 0, 0};
-    while ((limit < 0 || printed < limit) && !interrupted) {
-        if (lct_next(r, &rec) != 1) {
-            if (!follow || !wait_for_more(r))
-                break;
-            continue;
-        }
-        tool_progress_update(&progress, r);
-        if ((have_since && !(rec.t_mono >= since)) ||
-            (have_until && !(rec.t_mono <= until)) ||
-            !matches(patterns, npatterns, rec.qualname))
-            continue;
-        out.len = 0;
-        int wrc = lct_record_write_json(&rec, line_write, &out);
-        if (!lct_record_intact(r, &rec))
-            break; /* the file shrank under the record: reported below */
-        if (wrc == LCT_ERR_SYS) {
-            fprintf(stderr, "%s: out of memory\n", tool_name);
-            rc = EXIT_REFUSED;
-            break;
-        }
-        if (wrc != LCT_OK) {
-            /* Only reachable under --lazy: args that cannot be rendered.
-             * The line stays one whole JSON object, saying what it lacks. */
-            out.len = 0;
-            if (args_dropped(&rec, wrc, &out) != LCT_OK) {
-                fprintf(stderr, "%s: out of memory\n", tool_name);
-                rc = EXIT_REFUSED;
-                break;
-            }
-            fprintf(stderr, "%s: ", tool_name);
-            const char *path = lct_reader_path(r);
-            tool_put_vis(stderr, path, strlen(path));
-            fprintf(stderr, ": record at offset %llu: args cannot be "
-                            "rendered (%s); printed as null\n",
-                    (unsigned long long)rec.offset, lct_strerror(wrc));
-            rc = EXIT_DAMAGED;
-        }
-        if (tool_stdout_write(NULL, out.buf, out.len) != 0)
-            break; /* stdout failed: tool_finish_stdout says how */
-        fputc('\n', stdout);
-        printed++;
-    }
-    tool_progress_end(&progress);
+    if (r)
+        rc = print_records(r, &o, a.quiet);
     lct_stats st;
     lct_reader_stats(r, &st);
     if (st.shrank) /* said by the log, in the library's words */
         rc = EXIT_REFUSED;
     tool_finish_stdout();
-    free(out.buf);
     lct_close(r);
-    free(patterns);
+    free(o.patterns);
     return rc;
 }

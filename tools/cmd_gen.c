@@ -2,7 +2,7 @@
  * cmd_gen.c - `lct gen`: synthesise a realistic storage-level trace with
  * the library's writer (the generator the sample and the benchmark use).
  */
-#include "gen.h"
+#include "tracegen.h"
 #include "tool.h"
 
 #include <errno.h>
@@ -26,38 +26,43 @@ static void help(void)
            "  -h, --help       this text\n");
 }
 
+typedef struct gen_opts {
+    long long records, seed, max_keys;
+} gen_opts;
+
+enum { OPT_SEED = 300, OPT_MAX_KEYS };
+
+static void gen_option(void *ctx, int c, const char *arg)
+{
+    gen_opts *o = ctx;
+    if (c == 'n') {
+        o->records = tool_parse_count("gen", "-n", arg);
+    } else if (c == OPT_SEED) {
+        o->seed = tool_parse_count("gen", "--seed", arg);
+    } else if (c == OPT_MAX_KEYS) {
+        o->max_keys = tool_parse_count("gen", "--max-keys", arg);
+        if (o->max_keys < 1 || o->max_keys > 1024)
+            tool_usage_error("gen", "--max-keys is 1 to 1024");
+    }
+}
+
 int cmd_gen(int argc, char **argv)
 {
-    enum { OPT_SEED = 256, OPT_MAX_KEYS };
-    static const struct option opts[] = {
+    static const struct option own[] = {
         {"records", required_argument, NULL, 'n'},
         {"seed", required_argument, NULL, OPT_SEED},
         {"max-keys", required_argument, NULL, OPT_MAX_KEYS},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    long long records = -1, seed = 1, max_keys = 32;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":n:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'n': records = tool_parse_count("gen", "-n", optarg); break;
-        case OPT_SEED: seed = tool_parse_count("gen", "--seed", optarg); break;
-        case OPT_MAX_KEYS:
-            max_keys = tool_parse_count("gen", "--max-keys", optarg);
-            if (max_keys < 1 || max_keys > 1024)
-                tool_usage_error("gen", "--max-keys is 1 to 1024");
-            break;
-        case 'h': help(); return EXIT_OK;
-        default:
-            tool_bad_option("gen", c, argv);
-        }
-    }
-    if (records < 0)
+    gen_opts o = {-1, 1, 32};
+    tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",
+                    .on_option = gen_option, .ctx = &o, .help = help,
+                    .operand = "OUT"};
+    tool_args a;
+    tool_parse_args(&cmd, argc, argv, &a);
+    if (o.records < 0)
         tool_usage_error("gen", "-n N is required");
-    if (optind != argc - 1)
-        tool_usage_error("gen", argc - optind < 1 ? "missing OUT"
-                                                  : "too many arguments");
-    const char *out = argv[optind];
+    long long records = o.records, seed = o.seed, max_keys = o.max_keys;
+    const char *out = a.file;
     int fd = strcmp(out, "-") == 0
                  ? STDOUT_FILENO
                  : open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

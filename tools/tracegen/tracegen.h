@@ -1,10 +1,11 @@
 /*
- * gen.h - a deterministic generator of realistic storage-level traces,
+ * tracegen.h - a deterministic generator of realistic storage-level
+ * traces: a small library of its own (tools/tracegen/libtracegen.a),
  * shared by `lct gen`, examples/mksample (the shipped sample) and
  * bench/lct-bench.
  */
-#ifndef LCT_TEST_GEN_H
-#define LCT_TEST_GEN_H
+#ifndef LCT_TRACEGEN_H
+#define LCT_TRACEGEN_H
 
 #include <stdint.h>
 

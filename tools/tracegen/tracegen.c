@@ -1,0 +1,168 @@
+/*
+ * tracegen.c - the realistic trace generator (see tracegen.h), written
+ * with the library's trace writer, so what it makes is what the recorder
+ * writes.
+ */
+#include "tracegen.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QN "lmcache.v1.distributed.storage_manager.StorageManager."
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+    /* splitmix64: tiny, and the same sequence everywhere */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+
+static void object_keys(lct_writer *w, unsigned n, uint64_t seed)
+{
+    lct_writer_array(w, n);
+    for (unsigned i = 0; i < n; i++) {
+        unsigned char hash[32];
+        uint64_t s = seed * 131 + i;
+        for (int b = 0; b < 32; b++)
+            hash[b] = (unsigned char)((s * 2654435761u) >> (b % 8 * 4));
+        lct_writer_codec(w, "ObjectKey");
+        /* object_group_id (0) and cache_salt may be absent; the recorder
+         * leaves them out when they hold their defaults. */
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "chunk_hash");
+        lct_writer_bin(w, hash, sizeof hash);
+        lct_writer_cstr(w, "model_name");
+        lct_writer_cstr(w, "Qwen/Qwen3-8B");
+        lct_writer_cstr(w, "kv_rank");
+        lct_writer_uint(w, i % 2);
+    }
+}
+
+static void layout_desc(lct_writer *w)
+{
+    lct_writer_codec(w, "MemoryLayoutDesc");
+    lct_writer_map(w, 2);
+    lct_writer_cstr(w, "shapes");
+    lct_writer_array(w, 1);
+    lct_writer_array(w, 5);
+    lct_writer_uint(w, 2);
+    lct_writer_uint(w, 32);
+    lct_writer_uint(w, 256);
+    lct_writer_uint(w, 8);
+    lct_writer_uint(w, 128);
+    lct_writer_cstr(w, "dtypes");
+    lct_writer_array(w, 1);
+    lct_writer_cstr(w, "torch.bfloat16");
+}
+
+static void enum_value(lct_writer *w, const char *tag, const char *member)
+{
+    lct_writer_codec(w, tag);
+    lct_writer_cstr(w, member);
+}
+
+static int write_header(lct_writer *w)
+{
+    lct_header h;
+    memset(&h, 0, sizeof h);
+    h.level = (lct_str){"storage", 7};
+    h.trace_schema_version = 2;
+    h.t_mono_start = 1000.5;
+    h.t_wall_start = 1764600000.25;
+    h.sm_config_json = (lct_str){"{\"chunk_size\": 256}", 19};
+    h.sm_config_digest = (lct_str){"", 0};
+    return lct_writer_header(w, &h, NULL) == LCT_OK ? 0 : -1;
+}
+
+/* submit_prefetch_task's args: the request as the recorder passes it. */
+static void prefetch_args(lct_writer *w, unsigned nkeys, uint64_t pick,
+                          uint64_t request)
+{
+    char ext_id[32];
+    snprintf(ext_id, sizeof ext_id, "req-%llu", (unsigned long long)request);
+    lct_writer_map(w, 8);
+    lct_writer_cstr(w, "keys");
+    object_keys(w, nkeys, pick);
+    lct_writer_cstr(w, "layout_desc");
+    layout_desc(w);
+    lct_writer_cstr(w, "extra_count");
+    lct_writer_uint(w, 0);
+    lct_writer_cstr(w, "external_request_id");
+    lct_writer_cstr(w, ext_id);
+    lct_writer_cstr(w, "policy");
+    enum_value(w, "TrimPolicy", "PREFIX");
+    lct_writer_cstr(w, "attn_desc");
+    lct_writer_nil(w);
+    lct_writer_cstr(w, "skip_l2");
+    lct_writer_bool(w, false);
+    lct_writer_cstr(w, "mode");
+    enum_value(w, "PrefetchMode", "PREFIX");
+}
+
+/* The args of step `step` of a prefetch (4 calls) or a write (2 calls). */
+static void step_args(lct_writer *w, bool prefetch, int step, unsigned nkeys,
+                      uint64_t pick, uint64_t request)
+{
+    if (prefetch && step == 0) {
+        prefetch_args(w, nkeys, pick, request);
+    } else if (prefetch && step == 3) {
+        lct_writer_map(w, 2);
+        lct_writer_cstr(w, "keys");
+        object_keys(w, nkeys, pick);
+        lct_writer_cstr(w, "extra_count");
+        lct_writer_uint(w, 0);
+    } else if (!prefetch && step == 0) {
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "keys");
+        object_keys(w, nkeys, pick);
+        lct_writer_cstr(w, "layout_desc");
+        layout_desc(w);
+        lct_writer_cstr(w, "mode");
+        enum_value(w, "PrefetchMode", "LOOKUP");
+    } else {
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "keys");
+        object_keys(w, nkeys, pick);
+    }
+}
+
+int gen_trace(int fd, uint64_t records, unsigned max_keys, uint64_t seed)
+{
+    static const char *prefetch_ops[] = {
+        QN "submit_prefetch_task", QN "read_prefetched_results.__enter__",
+        QN "read_prefetched_results.__exit__", QN "finish_read_prefetched"};
+    static const char *write_ops[] = {QN "reserve_write", QN "finish_write"};
+    rng_state = seed;
+    lct_writer *w;
+    if (lct_writer_open_fd(fd, &w, NULL) != LCT_OK)
+        return -1;
+    int rc = write_header(w);
+    double t = 0.0;
+    uint64_t request = 0, written = 0;
+    while (written < records && rc == 0) {
+        uint64_t pick = rng();
+        unsigned nkeys = 1 + (unsigned)(pick % max_keys);
+        bool prefetch = (pick >> 8) % 3 != 0;
+        int steps = prefetch ? 4 : 2;
+        request++;
+        for (int step = 0; step < steps && written < records && rc == 0;
+             step++) {
+            t += (double)(rng() % 2000) / 1e6; /* up to 2 ms apart */
+            const char *op = prefetch ? prefetch_ops[step] : write_ops[step];
+            lct_writer_record_begin(w, t, 1764600000.0 + t, op, strlen(op));
+            step_args(w, prefetch, step, nkeys, pick, request);
+            if (lct_writer_end(w, NULL) != LCT_OK)
+                rc = -1;
+            written++;
+        }
+    }
+    lct_writer_close(w);
+    return rc;
+}
