@@ -859,6 +859,13 @@ void lct_pacer_start(lct_pacer *p);
  */
 lct_status lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness);
 
+/**
+ * When a record at @p t_mono is due, in seconds after the start:
+ * t_mono / speed, 0 for a time at or before the start (or NaN), at most
+ * 1e9 (a corrupt time).  What lct_pacer_wait sleeps to.
+ */
+double lct_pacer_offset(const lct_pacer *p, double t_mono);
+
 /** Free the pacer; NULL is fine. */
 void lct_pacer_free(lct_pacer *p);
 

@@ -43,19 +43,25 @@ static double diff(const struct timespec *a, const struct timespec *b)
            (double)(a->tv_nsec - b->tv_nsec) / 1e9;
 }
 
+double lct_pacer_offset(const lct_pacer *p, double t_mono)
+{
+    /* A record from before the start (t_mono <= 0, going backwards, or
+     * NaN) is due at once. */
+    if (!p || !(t_mono > 0))
+        return 0;
+    double offset = t_mono / p->speed;
+    return offset > 1e9 ? 1e9 : offset; /* a corrupt time: ~31 years */
+}
+
 lct_status lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness)
 {
     if (!p || isnan(t_mono))
         return LCT_ERR_INVALID;
     if (!p->started)
         lct_pacer_start(p);
-    /* The deadline: start + t_mono / speed, rounded up to a whole
-     * nanosecond so that waking at it is never early.  A record from
-     * before the start (t_mono <= 0, or going backwards) is due now. */
-    double offset = t_mono > 0 ? t_mono / p->speed : 0;
-    if (offset > 1e9)
-        offset = 1e9; /* a corrupt time: ~31 years is "never" enough */
-    /* In whole nanoseconds, rounded up (no libm needed for that). */
+    /* The deadline, rounded up to a whole nanosecond so that waking at it
+     * is never early (no libm needed for that). */
+    double offset = lct_pacer_offset(p, t_mono);
     double nsd = offset * 1e9;
     int64_t ns = (int64_t)nsd;
     if ((double)ns < nsd)

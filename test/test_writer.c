@@ -1,6 +1,6 @@
 /*
  * test_writer.c - the trace writer (msgspec's bytes, byte for byte; one
- * write per frame) and the replay pacer (order, never early).
+ * write per frame, failed frames never written) and the version.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -293,47 +293,4 @@ Test(version, header_and_library_agree)
     cr_expect_str_eq(built, LCT_VERSION_STRING);
     cr_expect_str_eq(LCT_VERSION_STRING, PACKAGE_VERSION,
                      "lct.h and configure.ac must agree");
-}
-
-/* MARK: pacer */
-
-static double seconds(const struct timespec *t)
-{
-    return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
-}
-
-static void pace(double speed)
-{
-    static const double times[] = {0.0,  0.002, 0.002, 0.010,
-                                   0.005 /* backwards */, 0.020, -1.0};
-    lct_pacer *p;
-    cr_assert_eq(lct_pacer_new(speed, &p), LCT_OK);
-    struct timespec before;
-    clock_gettime(CLOCK_MONOTONIC, &before); /* no later than the start */
-    lct_pacer_start(p);
-    double last = 0;
-    for (size_t i = 0; i < sizeof times / sizeof *times; i++) {
-        double late = -1;
-        cr_assert_eq(lct_pacer_wait(p, times[i], &late), LCT_OK);
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        double due = seconds(&before) + (times[i] > 0 ? times[i] / speed : 0);
-        cr_expect_geq(seconds(&now), due, "record %zu dispatched early", i);
-        cr_expect_geq(late, 0.0);
-        cr_expect_geq(seconds(&now), last, "dispatches keep their order");
-        last = seconds(&now);
-    }
-    lct_pacer_free(p);
-}
-
-Test(pacer, never_early_and_in_order) { pace(1.0); }
-Test(pacer, speed_factor) { pace(4.0); }
-
-Test(pacer, invalid_speed)
-{
-    lct_pacer *p;
-    cr_expect_eq(lct_pacer_new(0, &p), LCT_ERR_INVALID);
-    cr_expect_eq(lct_pacer_new(-1, &p), LCT_ERR_INVALID);
-    cr_expect_eq(lct_pacer_wait(NULL, 1, NULL), LCT_ERR_INVALID);
-    lct_pacer_free(NULL);
 }
