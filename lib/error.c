@@ -87,7 +87,8 @@ void lct__vis_name(char *out, size_t outsz, const char *name)
 {
     if (outsz == 0)
         return;
-    /* A name too long for the buffer is shown by its head, marked cut. */
+    /* A name too long for the buffer, escaped, is shown by its head: the
+     * longest half, quarter, ... of it that fits. */
     size_t len = strlen(name);
     while (strnvisx(out, outsz, name, len,
                     VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL) < 0) {

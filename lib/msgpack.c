@@ -3,7 +3,8 @@
  * whole values (with optional validation as the reference decoder does it),
  * and strict UTF-8 checking.
  *
- * This is the only place that knows msgpack's first-byte encoding.  It
+ * Value heads are decoded here (the hint table); the record fast path,
+ * the visitor and the writer also look at first bytes, for speed.  It
  * owns no memory and never recurses, so hostile nesting costs a bounded
  * array of counters, not the stack.
  */
@@ -39,9 +40,9 @@
     [base + 0xe] = H(STR, 1, 0, (base - 0xa0) + 0xe), \
     [base + 0xf] = H(STR, 1, 0, (base - 0xa0) + 0xf)
 
-/* Every byte not named below is an integer fixint (0x00-0x7f, 0xe0-0xff)
- * and is filled in by lct__mp_hints_check() style tests; see the
- * initialiser ranges. */
+/* One entry per first byte; the fixint ranges (0x00-0x7f, 0xe0-0xff) are
+ * the two range initialisers, every other byte is named.  test_value's
+ * types_of_every_encoding checks entries against independent encodings. */
 const lct__mp_hint lct__mp_hints[256] = {
     [0x00 ... 0x7f] = H(INT, 1, 0, 0),
     FIX16(MAP, 0x80),

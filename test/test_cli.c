@@ -22,6 +22,10 @@
 #include "json.h"
 #include "mpw.h"
 
+/* These tests wait on other processes: a regression that hangs one
+ * fails it instead of stalling the run. */
+TestSuite(cli, .timeout = 300);
+
 /* MARK: running the tool */
 
 typedef struct run {

@@ -16,6 +16,11 @@
 #include "lct.h"
 #include "mpw.h"
 
+/* These tests wait on other processes: a regression that hangs one
+ * fails it instead of stalling the run. */
+TestSuite(shrink, .timeout = 120);
+TestSuite(follow, .timeout = 120);
+
 #define CUT (1u << 20) /* truncate to 1 MiB */
 
 /* An ~8 MB trace on disk; *frames_before_cut counts whole frames <= CUT. */

@@ -19,6 +19,10 @@
 #include "lct.h"
 #include "mpw.h"
 
+/* These tests wait on other processes: a regression that hangs one
+ * fails it instead of stalling the run. */
+TestSuite(open, .timeout = 120);
+
 static int open_fd_count(void)
 {
     DIR *d = opendir("/proc/self/fd");
@@ -49,6 +53,7 @@ static void expect_sys_error(const char *path, int want_errno)
     cr_expect_eq(err.code, LCT_ERR_SYS);
     cr_expect_eq(err.sys_errno, want_errno, "%s: errno %d, want %d", path,
                  err.sys_errno, want_errno);
+    cr_expect_eq(err.offset, 0);
     cr_expect(strstr(err.message, path) != NULL, "%s", err.message);
     cr_expect(strstr(err.message, strerror(want_errno)) != NULL, "%s",
               err.message);
@@ -89,7 +94,10 @@ Test(open, empty_file_is_the_empty_error)
     char *path = tmp_file_with("", 0);
     lct_reader *r;
     lct_error err;
+    memset(&err, 0xa5, sizeof err);
     cr_expect_eq(lct_open(path, 0, &r, &err), LCT_ERR_EMPTY);
+    cr_expect_eq(err.code, LCT_ERR_EMPTY);
+    cr_expect_eq(err.offset, 0);
     cr_expect(strstr(err.message, "is empty") != NULL, "%s", err.message);
     cr_expect(strstr(err.message, "unexpected EOF reading frame length"));
     cr_expect_eq(err.sys_errno, 0);

@@ -617,6 +617,8 @@ Test(header, versions_and_magic_are_judged_in_order)
         }
         cr_expect_null(r);
         cr_expect_eq(err.code, rc);
+        cr_expect_eq(err.offset, 0, "case %zu: a header refusal is at 0", i);
+        cr_expect_eq(err.sys_errno, 0);
         cr_expect(strstr(err.message, cases[i].text) != NULL,
                   "case %zu: \"%s\"", i, err.message);
         cr_expect(strstr(err.message, "'hdr.lct'") != NULL);
@@ -651,6 +653,8 @@ Test(header, huge_unsigned_version_is_shown_as_is)
     lct_error err;
     lct_reader *r;
     cr_assert_eq(open_header(&h, &err, &r), LCT_ERR_VERSION);
+    cr_expect_eq(err.offset, 0);
+    cr_expect_eq(err.code, LCT_ERR_VERSION);
     cr_expect(strstr(err.message, "format_version 18446744073709551615") !=
                   NULL,
               "%s", err.message);
@@ -669,6 +673,8 @@ Test(header, undecodable_headers_are_refused)
     mpw_str(&h, "magic");
     mpw_str(&h, "LMCT");
     cr_expect_eq(open_header(&h, &err, &r), LCT_ERR_MALFORMED);
+    cr_expect_eq(err.offset, 0);
+    cr_expect_eq(err.code, LCT_ERR_MALFORMED);
     cr_expect(strstr(err.message, "undecodable header") != NULL, "%s",
               err.message);
 
@@ -678,6 +684,8 @@ Test(header, undecodable_headers_are_refused)
     mpw_str(&h, "magic");
     mpw_bin(&h, "LMCT", 4);
     cr_expect_eq(open_header(&h, &err, &r), LCT_ERR_MALFORMED);
+    cr_expect_eq(err.offset, 0);
+    cr_expect_eq(err.code, LCT_ERR_MALFORMED);
     cr_expect(strstr(err.message, "missing required field") != NULL, "%s",
               err.message);
 
@@ -686,17 +694,23 @@ Test(header, undecodable_headers_are_refused)
     mpw_std_header(&h);
     h.buf[7] = 'X'; /* "header" -> "Xeader" */
     cr_expect_eq(open_header(&h, &err, &r), LCT_ERR_MALFORMED);
+    cr_expect_eq(err.offset, 0);
+    cr_expect_eq(err.code, LCT_ERR_MALFORMED);
 
     /* not a map */
     mpw_reset(&h);
     mpw_array(&h, 0);
     cr_expect_eq(open_header(&h, &err, &r), LCT_ERR_MALFORMED);
+    cr_expect_eq(err.offset, 0);
+    cr_expect_eq(err.code, LCT_ERR_MALFORMED);
 
     /* trailing bytes */
     mpw_reset(&h);
     mpw_std_header(&h);
     mpw_nil(&h);
     cr_expect_eq(open_header(&h, &err, &r), LCT_ERR_MALFORMED);
+    cr_expect_eq(err.offset, 0);
+    cr_expect_eq(err.code, LCT_ERR_MALFORMED);
     cr_expect(strstr(err.message, "trailing") != NULL, "%s", err.message);
 
     /* level that is not UTF-8 */
@@ -705,6 +719,8 @@ Test(header, undecodable_headers_are_refused)
     mpw_str(&h, "level");
     mpw_strn(&h, "\xff", 1);
     cr_expect_eq(open_header(&h, &err, &r), LCT_ERR_MALFORMED);
+    cr_expect_eq(err.offset, 0);
+    cr_expect_eq(err.code, LCT_ERR_MALFORMED);
     mpw_free(&h);
 }
 

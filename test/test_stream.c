@@ -19,6 +19,10 @@
 #include "lct.h"
 #include "mpw.h"
 
+/* These tests wait on other processes: a regression that hangs one
+ * fails it instead of stalling the run. */
+TestSuite(stream, .timeout = 120);
+
 static long max_rss_kib(void)
 {
     struct rusage ru;

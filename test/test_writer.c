@@ -15,6 +15,10 @@
 #include "files.h"
 #include "lct.h"
 
+/* These tests wait on other processes: a regression that hangs one
+ * fails it instead of stalling the run. */
+TestSuite(writer, .timeout = 120);
+
 /* Re-write a fixture through the writer: header, then each record. */
 static void rewrite(const char *name)
 {
