@@ -2,7 +2,7 @@
  * test_cli.c - the lct tool, run as a program: dump against every
  * fixture's expectation (parsed JSON values), info against the text
  * `lmcache trace info` prints (derived here from the expectation, by the
- * rules in FORMAT.md), check's exit codes, filters, standard input, a
+ * rules in docs/format.md), check's exit codes, filters, standard input, a
  * closed pipe, usage errors, and escaping of a hostile qualname.
  */
 #include <criterion/criterion.h>
@@ -309,7 +309,7 @@ static const char *arg_str(const jv *args, const char *key, const char *dflt)
     return v && v->t == J_STR ? v->s : dflt;
 }
 
-/* The events block, from the expectation's records (FORMAT.md rules). */
+/* The events block, from the expectation's records (docs/format.md rules). */
 static void events_block(char **o, const jv *records)
 {
     /* Small fixed tables suffice for the fixtures. */
