@@ -27,13 +27,7 @@ struct entry {
 
 static int entry_cmp(struct entry *a, struct entry *b)
 {
-    size_t n = a->qualname.len < b->qualname.len ? a->qualname.len
-                                                 : b->qualname.len;
-    int c = memcmp(a->qualname.ptr, b->qualname.ptr, n);
-    if (c)
-        return c;
-    return (a->qualname.len > b->qualname.len) -
-           (a->qualname.len < b->qualname.len);
+    return lct_str_cmp(a->qualname, b->qualname);
 }
 
 RB_HEAD(entries, entry);

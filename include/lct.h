@@ -494,6 +494,9 @@ bool lct_value_str_eq(lct_value v, const char *s);
 
 /** Whether the view holds exactly the NUL-terminated @p text. */
 bool lct_str_eq(lct_str s, const char *text);
+/** Byte order of two views (a shorter prefix first), as memcmp: <0, 0,
+ *  >0.  For sorted tables and trees keyed by strings from a trace. */
+int lct_str_cmp(lct_str a, lct_str b);
 /** Whether the view ends with the NUL-terminated @p suffix ("" always). */
 bool lct_str_has_suffix(lct_str s, const char *suffix);
 

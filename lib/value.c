@@ -171,60 +171,56 @@ bool lct_str_eq(lct_str s, const char *text)
     return s.len == n && (n == 0 || memcmp(s.ptr, text, n) == 0);
 }
 
+int lct_str_cmp(lct_str a, lct_str b)
+{
+    size_t n = a.len < b.len ? a.len : b.len;
+    int c = n ? memcmp(a.ptr, b.ptr, n) : 0;
+    if (c)
+        return c;
+    return (a.len > b.len) - (a.len < b.len);
+}
+
 bool lct_str_has_suffix(lct_str s, const char *suffix)
 {
     size_t n = suffix ? strlen(suffix) : 0;
     return s.len >= n && (n == 0 || memcmp(s.ptr + s.len - n, suffix, n) == 0);
 }
 
-/* The payload of a str, bin or ext of the wanted type. */
-static int payload_of(lct_value v, lct_type want, lct__mp_head *h,
-                      const unsigned char **payload)
+/* The payload of a str, bin or ext of the wanted type, as a byte view;
+ * *out untouched on failure.  ext_type (may be NULL) gets an ext's type. */
+static lct_status payload_of(lct_value v, lct_type want, lct_bytes *out,
+                             int8_t *ext_type)
 {
-    int rc = head_of(v, h);
+    lct__mp_head h;
+    int rc = head_of(v, &h);
     if (rc != LCT_OK)
         return rc;
-    if (h->type != want)
+    if (h.type != want)
         return LCT_ERR_TYPE;
-    *payload = v.ptr + h->head;
+    out->ptr = v.ptr + h.head;
+    out->len = h.n;
+    if (ext_type)
+        *ext_type = h.ext_type;
     return LCT_OK;
 }
 
 lct_status lct_value_get_str(lct_value v, lct_str *out)
 {
-    lct__mp_head h;
-    const unsigned char *payload;
-    int rc = payload_of(v, LCT_TYPE_STR, &h, &payload);
-    if (rc == LCT_OK) {
-        out->ptr = (const char *)payload;
-        out->len = h.n;
-    }
+    lct_bytes b;
+    lct_status rc = payload_of(v, LCT_TYPE_STR, &b, NULL);
+    if (rc == LCT_OK)
+        *out = (lct_str){(const char *)b.ptr, b.len};
     return rc;
 }
 
 lct_status lct_value_get_bin(lct_value v, lct_bytes *out)
 {
-    lct__mp_head h;
-    const unsigned char *payload;
-    int rc = payload_of(v, LCT_TYPE_BIN, &h, &payload);
-    if (rc == LCT_OK) {
-        out->ptr = payload;
-        out->len = h.n;
-    }
-    return rc;
+    return payload_of(v, LCT_TYPE_BIN, out, NULL);
 }
 
 lct_status lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data)
 {
-    lct__mp_head h;
-    const unsigned char *payload;
-    int rc = payload_of(v, LCT_TYPE_EXT, &h, &payload);
-    if (rc == LCT_OK) {
-        *type = h.ext_type;
-        data->ptr = payload;
-        data->len = h.n;
-    }
-    return rc;
+    return payload_of(v, LCT_TYPE_EXT, data, type);
 }
 
 bool lct_value_str_eq(lct_value v, const char *s)

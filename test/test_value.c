@@ -246,6 +246,12 @@ Test(value, string_helpers)
     cr_expect(lct_str_eq(empty, ""));
     cr_expect(lct_str_has_suffix(empty, ""));
     cr_expect_not(lct_str_eq(empty, "a"));
+    lct_str a = {"ab", 2}, ab = {"abc", 3}, b = {"b", 1};
+    cr_expect_lt(lct_str_cmp(a, ab), 0, "a prefix sorts first");
+    cr_expect_gt(lct_str_cmp(b, ab), 0);
+    cr_expect_eq(lct_str_cmp(ab, ab), 0);
+    cr_expect_eq(lct_str_cmp(empty, empty), 0);
+    cr_expect_lt(lct_str_cmp(empty, a), 0);
     lct_str with_nul = {"a\0b", 3};
     cr_expect_not(lct_str_eq(with_nul, "a"), "the length counts, not a NUL");
 }

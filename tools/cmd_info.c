@@ -45,11 +45,7 @@ typedef struct meta_pair {
 static int meta_cmp(const void *a, const void *b)
 {
     const meta_pair *x = a, *y = b;
-    size_t n = x->key.len < y->key.len ? x->key.len : y->key.len;
-    int c = memcmp(x->key.ptr, y->key.ptr, n);
-    if (c)
-        return c;
-    return (x->key.len > y->key.len) - (x->key.len < y->key.len);
+    return lct_str_cmp(x->key, y->key);
 }
 
 /* level_meta's str keys, sorted; a repeated key keeps its last value. */
@@ -193,8 +189,7 @@ int cmd_info(int argc, char **argv)
                                  .shared = TOOL_Q | TOOL_J | TOOL_JSON,
                                  .help = help};
     tool_args a;
-    tool_parse_args(&cmd, argc, argv, &a);
-    lct_reader *r = tool_open(a.file, 0, a.quiet);
+    lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
     if (!r)
         return EXIT_REFUSED;
     const lct_header *h = lct_reader_header(r);

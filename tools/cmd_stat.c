@@ -157,8 +157,7 @@ int cmd_stat(int argc, char **argv)
                                            TOOL_CSV,
                                  .help = help};
     tool_args a;
-    tool_parse_args(&cmd, argc, argv, &a);
-    lct_reader *r = tool_open(a.file, 0, a.quiet);
+    lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
     if (!r)
         return EXIT_REFUSED;
     tool_tally t;

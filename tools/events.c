@@ -16,12 +16,9 @@
 int ev_cmp(ev_entry *a, ev_entry *b)
 {
     for (int i = 0; i < 3; i++) {
-        size_t n = a->k[i].len < b->k[i].len ? a->k[i].len : b->k[i].len;
-        int c = n ? memcmp(a->k[i].ptr, b->k[i].ptr, n) : 0;
+        int c = lct_str_cmp(a->k[i], b->k[i]);
         if (c)
             return c;
-        if (a->k[i].len != b->k[i].len)
-            return a->k[i].len < b->k[i].len ? -1 : 1;
     }
     return (int)a->shared - (int)b->shared; /* local before shared */
 }

@@ -11,13 +11,7 @@
 
 int qentry_cmp(qentry *a, qentry *b)
 {
-    size_t n = a->qualname.len < b->qualname.len ? a->qualname.len
-                                                 : b->qualname.len;
-    int c = memcmp(a->qualname.ptr, b->qualname.ptr, n);
-    if (c)
-        return c;
-    return (a->qualname.len > b->qualname.len) -
-           (a->qualname.len < b->qualname.len);
+    return lct_str_cmp(a->qualname, b->qualname);
 }
 
 RB_GENERATE(qtable, qentry, link, qentry_cmp)

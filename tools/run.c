@@ -54,6 +54,13 @@ lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
     return r;
 }
 
+lct_reader *tool_start(const tool_cmd *cmd, int argc, char **argv,
+                       unsigned flags, tool_args *a)
+{
+    tool_parse_args(cmd, argc, argv, a);
+    return tool_open(a->file, flags, a->quiet);
+}
+
 /* MARK: running over every record */
 
 void *tool_run_state(const tool_run *run, unsigned t)

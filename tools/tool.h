@@ -78,6 +78,10 @@ typedef struct tool_args {
 void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
                      tool_args *out);
 
+/* tool_parse_args, then tool_open of its operand (NULL: refused, said). */
+lct_reader *tool_start(const tool_cmd *cmd, int argc, char **argv,
+                       unsigned flags, tool_args *a);
+
 /* Parse a non-negative count or a float option; usage error if bad. */
 long long tool_parse_count(const char *cmd, const char *opt, const char *arg);
 double tool_parse_seconds(const char *cmd, const char *opt, const char *arg);
