@@ -351,8 +351,8 @@ typedef struct lct_stats {
     bool truncated;            /**< a partial trailing frame ended reading */
     uint64_t truncated_offset; /**< where that partial frame starts */
     uint64_t bytes_read;       /**< bytes consumed: header and whole frames */
-    uint64_t file_size;        /**< size of the input (a stream: the bytes
-                                    read from it so far) */
+    uint64_t file_size;        /**< size of the input (a pipe or other
+                                    unsized stream: the bytes read so far) */
     bool shrank;               /**< the file lost bytes while being read */
     uint64_t shrank_offset;    /**< the file's size when the loss was seen:
                                     the first offset whose bytes are gone */

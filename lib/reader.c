@@ -358,6 +358,8 @@ static int no_frame(lct_reader *r, lct__frame_status fs, const lct__frame *f)
     if (fs != LCT__FRAME_END &&
         lct__shrank_before(r, r->source.size, true, &cut))
         return end_shrank(r, cut);
+    if (lct__stream_shrank(&r->source, &cut))
+        return end_shrank(r, cut);
     /* A trace being written: its last frame may simply be unfinished. */
     if ((r->flags & LCT_FOLLOW) && fs != LCT__FRAME_READ_ERROR)
         return 0;

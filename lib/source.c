@@ -117,8 +117,12 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
     bool sized = S_ISREG(st.st_mode) && st.st_size > 0;
     if (flags & LCT_NO_MMAP)
         return read_whole(fd, name, src, err);
-    if (!sized || (flags & LCT_STREAM))
+    if (!sized || (flags & LCT_STREAM)) {
+        /* A regular file's size is known up front (progress, stats); a
+         * pipe's is what has been read so far. */
+        src->size = sized ? (uint64_t)st.st_size : 0;
         return keep_fd(fd, name, LCT__SOURCE_STREAM, sized, src, err);
+    }
     if ((uint64_t)st.st_size > SIZE_MAX)
         return lct__fail(err, LCT_ERR_SYS, EFBIG, 0,
                          "trace file '%s': %s", name, strerror(EFBIG));

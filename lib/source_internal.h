@@ -30,10 +30,11 @@ typedef struct lct__source {
      * lct_reader_refresh; a stream's, to read from.  -1 otherwise. */
     int fd;
 
-    /* A stream only: buf[0..fill) holds input bytes from offset base on;
-     * `consumed` is the offset of the next byte to read from fd. */
+    /* A stream only: buf[0..fill) holds input bytes from offset base on,
+     * the current frame from buf[start]; `consumed` is the offset of the
+     * next byte to read from fd. */
     unsigned char *buf;
-    size_t cap, fill;
+    size_t cap, fill, start;
     uint64_t base, consumed;
     bool seekable; /* pread at offsets (a regular file), else read(2) */
     bool eof;      /* read(2) said end of input (sticky unless following) */
@@ -81,6 +82,10 @@ int lct__source_remap(lct__source *src, const char *name, bool *changed,
  */
 lct__frame_status lct__stream_frame(lct__source *src, uint64_t pos,
                                     bool follow, lct__frame *frame);
+
+/* Whether a seekable stream's file is now shorter than it was (at open,
+ * or as far as it was read): *cut is its size.  Asked when reading ends. */
+bool lct__stream_shrank(const lct__source *src, uint64_t *cut);
 
 /* Go back to offset pos of a seekable stream; false if it is not. */
 bool lct__stream_seek(lct__source *src, uint64_t pos);

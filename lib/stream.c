@@ -3,8 +3,10 @@
  * pread(2) (regular files) into one reused buffer, one frame at a time.
  *
  * Memory is bounded by the largest frame, not by the input: the buffer
- * holds the current frame only and grows (doubling) as its bytes arrive,
- * never by what a length prefix claims.  A frame whose first body byte is
+ * (256 KiB to start) holds the current frame and what was read past it,
+ * and grows only when a frame's bytes have arrived and do not fit, never
+ * by what a length prefix claims.  Frames are consumed by moving an
+ * index; bytes are moved to the front only when the tail runs short.  A frame whose first body byte is
  * not a msgpack map can never decode, so past its first few bytes its body
  * is counted, not kept: `yes | lct info -` costs a 64 KiB buffer, and the
  * answer (malformed, or truncated if the input ends first) is still the
@@ -18,18 +20,23 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Smallest buffer, and the largest single read. */
-#define STREAM_CHUNK (64 * 1024)
+/* The buffer's first size, and the least room worth a read(2): reads of
+ * 256 KiB are what `dd bs=256k` (the read limit in bench/ratios) uses. */
+#define STREAM_CHUNK (256 * 1024)
 /* Body bytes kept of a doomed frame: enough for any msgpack head, so the
  * decoder names the same type it would from the whole body. */
 #define DOOMED_KEEP 16
 
-/* Read once into buf+fill (or into scratch when discarding); returns bytes
- * read, 0 at end of input, -1 on error. */
+/* The current frame's bytes in the buffer: buf[start..fill). */
+static size_t have(const lct__source *s)
+{
+    return s->fill - s->start;
+}
+
+/* Read once into into[0..room); returns bytes read, 0 at end of input, -1
+ * on error (errno in read_errno). */
 static ssize_t read_some(lct__source *s, unsigned char *into, size_t room)
 {
-    if (room > STREAM_CHUNK)
-        room = STREAM_CHUNK;
     for (;;) {
         ssize_t got = s->seekable
                           ? pread(s->fd, into, room, (off_t)s->consumed)
@@ -47,22 +54,45 @@ static ssize_t read_some(lct__source *s, unsigned char *into, size_t room)
     }
 }
 
-/* Make buf hold at least `want` bytes from base on: 1 done, 0 the input
- * ended first, -1 read error or out of memory. */
+/* Room to read `want` bytes of the current frame, and a chunk more: move
+ * the frame to the front when the tail is short (once per buffer, not per
+ * frame), grow when the frame itself does not fit. */
+static bool make_room(lct__source *s, size_t want)
+{
+    if (s->cap - s->fill >= STREAM_CHUNK / 4 && s->cap - s->start >= want)
+        return true;
+    if (s->start > 0) {
+        memmove(s->buf, s->buf + s->start, have(s));
+        s->fill -= s->start;
+        s->base += s->start;
+        s->start = 0;
+    }
+    size_t cap = s->cap ? s->cap : STREAM_CHUNK;
+    while (cap < want + STREAM_CHUNK / 4) {
+        if (cap > SIZE_MAX / 2)
+            return false;
+        cap *= 2;
+    }
+    if (cap == s->cap)
+        return true;
+    unsigned char *grown = realloc(s->buf, cap);
+    if (!grown)
+        return false;
+    s->buf = grown;
+    s->cap = cap;
+    return true;
+}
+
+/* Make the buffer hold `want` bytes of the current frame: 1 done, 0 the
+ * input ended first, -1 read error or out of memory. */
 static int fill_to(lct__source *s, size_t want, bool follow)
 {
-    while (s->fill < want) {
+    while (have(s) < want) {
         if (s->eof && !follow)
             return 0;
-        if (s->cap == s->fill) {
-            size_t cap = s->cap ? s->cap : STREAM_CHUNK / 2;
-            unsigned char *grown = reallocarray(s->buf, cap, 2);
-            if (!grown) {
-                s->read_errno = ENOMEM;
-                return -1;
-            }
-            s->buf = grown;
-            s->cap = cap * 2;
+        if (!make_room(s, want)) {
+            s->read_errno = ENOMEM;
+            return -1;
         }
         ssize_t got = read_some(s, s->buf + s->fill, s->cap - s->fill);
         if (got < 0)
@@ -83,6 +113,13 @@ static int discard(lct__source *s, uint64_t n, uint64_t *dropped)
 {
     unsigned char scratch[16 * 1024];
     *dropped = 0;
+    if (s->seekable) { /* a file: step over what it holds, unread */
+        uint64_t left = s->size > s->consumed ? s->size - s->consumed : 0;
+        *dropped = n < left ? n : left;
+        s->consumed += *dropped;
+        s->eof = *dropped < n;
+        return *dropped == n ? 1 : 0;
+    }
     while (*dropped < n) {
         size_t take = n - *dropped < sizeof scratch ? (size_t)(n - *dropped)
                                                     : sizeof scratch;
@@ -96,19 +133,20 @@ static int discard(lct__source *s, uint64_t n, uint64_t *dropped)
     return 1;
 }
 
-/* Forget the bytes before pos; the frame at pos moves to buf[0]. */
+/* Forget the bytes before pos: the frame at pos becomes the current one. */
 static void drop_before(lct__source *s, uint64_t pos)
 {
-    if (pos <= s->base)
+    uint64_t at = s->base + s->start;
+    if (pos <= at)
         return;
-    uint64_t gone = pos - s->base;
-    if (gone >= s->fill) {
-        s->fill = 0; /* everything up to consumed (== pos) is used up */
-    } else {
-        memmove(s->buf, s->buf + gone, s->fill - (size_t)gone);
-        s->fill -= (size_t)gone;
+    if (pos - at >= have(s)) {
+        /* Everything read is used up (a discarded body may even have been
+         * read past the buffer): start afresh at pos, which is consumed. */
+        s->fill = s->start = 0;
+        s->base = pos;
+        return;
     }
-    s->base = pos;
+    s->start += (size_t)(pos - at);
 }
 
 static bool is_map_head(unsigned char b)
@@ -127,14 +165,14 @@ static lct__frame_status doomed_body(lct__source *s, bool follow,
 {
     uint64_t keep = f->length < DOOMED_KEEP ? f->length : DOOMED_KEEP;
     int rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)keep, follow);
-    f->body = s->buf + LCT__PREFIX_SIZE;
+    f->body = s->buf + s->start + LCT__PREFIX_SIZE;
     if (rc != 1) {
-        f->available = s->fill - LCT__PREFIX_SIZE;
+        f->available = have(s) - LCT__PREFIX_SIZE;
         return short_or_error(rc, LCT__FRAME_SHORT_BODY);
     }
     /* Reads come in chunks, so more of the body (or, for a short body,
      * the next frames) may be in the buffer already; it stays there. */
-    uint64_t beyond = s->fill - LCT__PREFIX_SIZE - keep, dropped;
+    uint64_t beyond = have(s) - LCT__PREFIX_SIZE - keep, dropped;
     if (beyond > f->length - keep)
         beyond = f->length - keep;
     rc = discard(s, f->length - keep - beyond, &dropped);
@@ -151,29 +189,30 @@ lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
     drop_before(s, pos);
     f->offset = pos;
     f->length = 0;
-    f->body = s->buf;
+    f->body = s->buf + s->start;
     f->available = 0;
     f->kept = 0;
     int rc = fill_to(s, LCT__PREFIX_SIZE, follow);
     if (rc != 1) {
-        f->available = s->fill;
+        f->available = have(s);
         if (rc < 0)
             return LCT__FRAME_READ_ERROR;
-        return s->fill == 0 ? LCT__FRAME_END : LCT__FRAME_SHORT_PREFIX;
+        return have(s) == 0 ? LCT__FRAME_END : LCT__FRAME_SHORT_PREFIX;
     }
-    f->length = lct__be32(s->buf);
-    f->body = s->buf + LCT__PREFIX_SIZE;
+    f->length = lct__be32(s->buf + s->start);
+    f->body = s->buf + s->start + LCT__PREFIX_SIZE;
     /* Streams fed by a writer (follow) keep every byte: frames there are
      * the recorder's, and a doomed one would be waited for the same way. */
     if (!follow && f->length > 0) {
         rc = fill_to(s, LCT__PREFIX_SIZE + 1, follow);
-        if (rc == 1 && !is_map_head(s->buf[LCT__PREFIX_SIZE]))
+        if (rc == 1 && !is_map_head(s->buf[s->start + LCT__PREFIX_SIZE]))
             return doomed_body(s, follow, f);
     }
     rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)f->length, follow);
-    f->body = s->buf + LCT__PREFIX_SIZE; /* the buffer may have moved */
+    /* The buffer may have moved, or the frame within it. */
+    f->body = s->buf + s->start + LCT__PREFIX_SIZE;
     if (rc != 1) {
-        f->available = s->fill - LCT__PREFIX_SIZE;
+        f->available = have(s) - LCT__PREFIX_SIZE;
         return short_or_error(rc, LCT__FRAME_SHORT_BODY);
     }
     f->available = f->length;
@@ -186,7 +225,20 @@ bool lct__stream_seek(lct__source *s, uint64_t pos)
     if (!s->seekable)
         return false;
     s->base = s->consumed = pos;
-    s->fill = 0;
+    s->fill = s->start = 0;
     s->eof = false;
+    return true;
+}
+
+bool lct__stream_shrank(const lct__source *s, uint64_t *cut)
+{
+    /* A file read to its end should have been as long as it was at open
+     * (or as it grew to); shorter means it lost bytes while read, which a
+     * copy cannot show as zeros but shows as an early end. */
+    uint64_t real;
+    if (s->kind != LCT__SOURCE_STREAM || !s->seekable ||
+        lct__source_real_size(s, &real) != LCT_OK || real >= s->size)
+        return false;
+    *cut = real;
     return true;
 }

@@ -972,6 +972,35 @@ Test(cli, parallel_output_is_identical_to_sequential)
     }
 }
 
+/* The mapping and the stream (the default for one pass) print the same
+ * bytes, warnings included, for every command. */
+Test(cli, mmap_and_stream_print_the_same)
+{
+    static const char *cmds[][2] = {{"check", "--json"}, {"stat", "--csv"},
+                                    {"info", "--json"},  {"info", "-q"},
+                                    {"dump", "-q"},      {"check", "-q"}};
+    for (size_t f = 0; f < NFIXTURES + 1; f++) {
+        char *path = f < NFIXTURES ? fixture(fixtures[f], ".lct")
+                                   : strdup(LCT_SAMPLE);
+        for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
+            run m = run_lct(NULL, cmds[c][0], "--mmap", cmds[c][1], path,
+                            NULL);
+            run s = run_lct(NULL, cmds[c][0], "--stream", cmds[c][1], path,
+                            NULL);
+            run d = run_lct(NULL, cmds[c][0], cmds[c][1], path, NULL);
+            cr_expect_eq(m.status, s.status, "%s %s", cmds[c][0], path);
+            cr_expect_str_eq(s.out, m.out, "%s %s %s", cmds[c][0],
+                             cmds[c][1], path);
+            cr_expect_str_eq(s.err, m.err, "%s %s stderr", cmds[c][0], path);
+            cr_expect_str_eq(d.out, s.out, "the default is one of them");
+            run_free(&m);
+            run_free(&s);
+            run_free(&d);
+        }
+        free(path);
+    }
+}
+
 /* MARK: files that change while read */
 
 Test(cli, file_truncated_during_dump_is_an_error_not_a_crash)

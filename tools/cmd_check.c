@@ -111,16 +111,17 @@ static void summary(const char *path, const lct_stats *st, bool clean,
 int cmd_check(int argc, char **argv)
 {
     static const tool_cmd cmd = {.name = "check",
-                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON,
+                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON | TOOL_SRC,
                                  .help = help};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
     const char *path = a.file;
     lct_reader *r = NULL;
     lct_error err;
+    unsigned flags = LCT_QUIET | tool_source_flags(&a);
     lct_status orc = strcmp(path, "-") == 0
-                         ? lct_open_fd(0, "<stdin>", LCT_QUIET, &r, &err)
-                         : lct_open(path, LCT_QUIET, &r, &err);
+                         ? lct_open_fd(0, "<stdin>", flags, &r, &err)
+                         : lct_open(path, flags, &r, &err);
     if (orc != LCT_OK)
         return refused(path, &err, a.json, a.quiet);
 

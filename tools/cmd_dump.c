@@ -286,7 +286,7 @@ int cmd_dump(int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return EXIT_REFUSED;
     }
-    tool_cmd cmd = {.name = "dump", .shared = TOOL_Q, .own = own,
+    tool_cmd cmd = {.name = "dump", .shared = TOOL_Q | TOOL_SRC, .own = own,
                     .own_short = "n:f", .on_option = dump_option, .ctx = &o,
                     .help = help};
     tool_args a;
@@ -297,7 +297,9 @@ int cmd_dump(int argc, char **argv)
         setvbuf(stdout, NULL, _IOLBF, 0);
         o.follow = false;
     }
-    unsigned flags = (o.lazy ? LCT_LAZY : 0) | (o.follow ? LCT_FOLLOW : 0);
+    /* Following re-maps a growing file; one pass is faster streamed. */
+    unsigned flags = (o.lazy ? LCT_LAZY : 0) |
+                     (o.follow ? LCT_FOLLOW : tool_source_flags(&a));
     if (o.follow) { /* end cleanly, output flushed, when interrupted */
         signal(SIGINT, on_interrupt);
         signal(SIGTERM, on_interrupt);

@@ -186,7 +186,7 @@ static void help(void)
 int cmd_info(int argc, char **argv)
 {
     static const tool_cmd cmd = {.name = "info",
-                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON,
+                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON | TOOL_SRC,
                                  .help = help};
     tool_args a;
     lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);

@@ -154,7 +154,7 @@ int cmd_stat(int argc, char **argv)
 {
     static const tool_cmd cmd = {.name = "stat",
                                  .shared = TOOL_Q | TOOL_J | TOOL_JSON |
-                                           TOOL_CSV,
+                                           TOOL_CSV | TOOL_SRC,
                                  .help = help};
     tool_args a;
     lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);

@@ -83,8 +83,11 @@ static size_t long_options(const tool_cmd *cmd, struct option *into)
         {"quiet", no_argument, NULL, 'q'},
         {"jobs", required_argument, NULL, 'j'},
         {"json", no_argument, NULL, TOOL_OPT_JSON_VAL},
-        {"csv", no_argument, NULL, TOOL_OPT_CSV_VAL}};
-    static const unsigned bits[] = {TOOL_Q, TOOL_J, TOOL_JSON, TOOL_CSV};
+        {"csv", no_argument, NULL, TOOL_OPT_CSV_VAL},
+        {"mmap", no_argument, NULL, TOOL_OPT_MMAP_VAL},
+        {"stream", no_argument, NULL, TOOL_OPT_STREAM_VAL}};
+    static const unsigned bits[] = {TOOL_Q,   TOOL_J,   TOOL_JSON,
+                                    TOOL_CSV, TOOL_SRC, TOOL_SRC};
     size_t n = 0;
     for (size_t i = 0; i < sizeof bits / sizeof *bits; i++)
         if (cmd->shared & bits[i])
@@ -106,6 +109,9 @@ static bool take_shared(const tool_cmd *cmd, int c, tool_args *out)
         out->json = true;
     else if (c == TOOL_OPT_CSV_VAL)
         out->csv = true;
+    else if (c == TOOL_OPT_MMAP_VAL || c == TOOL_OPT_STREAM_VAL)
+        out->source = c == TOOL_OPT_MMAP_VAL ? TOOL_SOURCE_MMAP
+                                             : TOOL_SOURCE_STREAM;
     else
         return false;
     return true;
@@ -118,7 +124,7 @@ void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
     size_t own = 0;
     for (const struct option *o = cmd->own; o && o->name; o++)
         own++;
-    struct option *opts = reallocarray(NULL, own + 6, sizeof *opts);
+    struct option *opts = reallocarray(NULL, own + 8, sizeof *opts);
     char shorts[64];
     if (!opts)
         tool_usage_error(cmd->name, "out of memory");

@@ -54,11 +54,24 @@ lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
     return r;
 }
 
+unsigned tool_source_flags(const tool_args *a)
+{
+    /* One pass over the file: reading it into a reused buffer is faster
+     * here than a fresh mapping, whose every page costs a first touch
+     * (bench/README.md, "Sources").  Several threads (-j N) work on a
+     * mapping and its index. */
+    if (a->source == TOOL_SOURCE_MMAP)
+        return 0;
+    if (a->source == TOOL_SOURCE_STREAM)
+        return LCT_STREAM;
+    return a->jobs > 1 ? 0 : LCT_STREAM;
+}
+
 lct_reader *tool_start(const tool_cmd *cmd, int argc, char **argv,
                        unsigned flags, tool_args *a)
 {
     tool_parse_args(cmd, argc, argv, a);
-    return tool_open(a->file, flags, a->quiet);
+    return tool_open(a->file, flags | tool_source_flags(a), a->quiet);
 }
 
 /* MARK: running over every record */

@@ -46,10 +46,22 @@ _Noreturn void tool_bad_option(const char *cmd, int c, char **argv);
 
 /* MARK: the shared option parser */
 
-/* Options every reading command may take: -q, -j N, --json, --csv. */
-enum { TOOL_Q = 1, TOOL_J = 2, TOOL_JSON = 4, TOOL_CSV = 8 };
-/* getopt values of --json and --csv (commands' own start at 300). */
-enum { TOOL_OPT_JSON_VAL = 256, TOOL_OPT_CSV_VAL = 257 };
+/* Options every reading command may take: -q, -j N, --json, --csv, and
+ * --mmap / --stream (TOOL_SRC) to choose how the file is read. */
+enum { TOOL_Q = 1, TOOL_J = 2, TOOL_JSON = 4, TOOL_CSV = 8, TOOL_SRC = 16 };
+/* getopt values of the shared long options (commands' own start at 300). */
+enum {
+    TOOL_OPT_JSON_VAL = 256,
+    TOOL_OPT_CSV_VAL,
+    TOOL_OPT_MMAP_VAL,
+    TOOL_OPT_STREAM_VAL
+};
+/* How to read the file: the command's default, or as asked. */
+typedef enum tool_source {
+    TOOL_SOURCE_DEFAULT = 0,
+    TOOL_SOURCE_MMAP,
+    TOOL_SOURCE_STREAM
+} tool_source;
 
 struct option;
 
@@ -70,6 +82,7 @@ typedef struct tool_cmd {
 typedef struct tool_args {
     bool quiet, json, csv;
     unsigned jobs; /* 0: choose */
+    tool_source source;
     const char *file;
 } tool_args;
 
@@ -78,6 +91,8 @@ typedef struct tool_args {
 void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
                      tool_args *out);
 
+/* The lct_open flags that --mmap / --stream (or the default) ask for. */
+unsigned tool_source_flags(const tool_args *a);
 /* tool_parse_args, then tool_open of its operand (NULL: refused, said). */
 lct_reader *tool_start(const tool_cmd *cmd, int argc, char **argv,
                        unsigned flags, tool_args *a);
