@@ -14,27 +14,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The writer: output gathers in buf and goes to the sink in chunks of up
+ * to its size (64 KiB: few sink calls, and on the stack only while one
+ * value is rendered). */
 typedef struct jw {
     lct_write_fn write;
     void *ctx;
     int failed;    /* the sink said stop */
     int key_depth; /* > 0: inside a non-str key, so escape quotes */
+    /* > 0 while a map is rendered in one pass (render_map_fast): its
+     * output must stay in buf, to be taken back if a key repeats, so buf
+     * is not flushed; what does not fit sets overflow instead. */
+    unsigned hold;
+    bool overflow;
     size_t len;
-    char buf[4096];
+    char buf[64 * 1024];
 } jw;
 
 static void flush(jw *w)
 {
+    if (w->hold) {
+        w->overflow = true;
+        return;
+    }
     if (w->len && !w->failed && w->write(w->ctx, w->buf, w->len) != 0)
         w->failed = 1;
     w->len = 0;
 }
 
-static void put_raw(jw *w, const char *s, size_t n)
+static inline void put_raw(jw *w, const char *s, size_t n)
 {
+    if (n <= sizeof w->buf - w->len) { /* the usual case: it fits */
+        memcpy(w->buf + w->len, s, n);
+        w->len += n;
+        return;
+    }
     while (n > 0) {
         if (w->len == sizeof w->buf)
             flush(w);
+        if (w->overflow)
+            return;
         size_t room = sizeof w->buf - w->len;
         size_t take = n < room ? n : room;
         memcpy(w->buf + w->len, s, take);
@@ -44,8 +63,17 @@ static void put_raw(jw *w, const char *s, size_t n)
     }
 }
 
+/* Room for n bytes written straight into buf (n far below its size), or
+ * NULL when a held map has filled it. */
+static char *reserve(jw *w, size_t n)
+{
+    if (sizeof w->buf - w->len < n)
+        flush(w);
+    return sizeof w->buf - w->len < n ? NULL : w->buf + w->len;
+}
+
 /* Text that may land inside a non-str key's string: escape its quotes. */
-static void put(jw *w, const char *s, size_t n)
+static inline void put(jw *w, const char *s, size_t n)
 {
     if (w->key_depth == 0) {
         put_raw(w, s, n);
@@ -67,12 +95,89 @@ static void puts_(jw *w, const char *s)
     put(w, s, strlen(s));
 }
 
+/* One punctuation byte ({}[],:"), the commonest write of all. */
+static inline void put_c(jw *w, char c)
+{
+    if (w->key_depth == 0 && w->len < sizeof w->buf)
+        w->buf[w->len++] = c;
+    else
+        put(w, &c, 1);
+}
+
+/* Decimal digits of v at the end of out[0..20); returns where they start. */
+static char *u64_digits(uint64_t v, char *end)
+{
+    char *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
+}
+
+static const double pow10_table[16] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,
+                                       1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                       1e12, 1e13, 1e14, 1e15};
+
+/*
+ * The fast case of the shortest round-trip text: a double that some
+ * decimal with at most 15 significant digits, in fixed notation, reads
+ * back to.  m / 10^k is computed exactly rounded (m < 2^53, 10^k exact),
+ * which is what strtod gives for that decimal, so the check is exact; and
+ * within 15 digits, %.15g prints those same digits.  Returns the length,
+ * or 0 to leave it to the general path.
+ */
+static size_t format_short_fixed(double d, char *out)
+{
+    double a = d < 0 ? -d : d;
+    if (!(a >= 1e-4 && a < 1e15)) /* %g would use an exponent, or 0/NaN */
+        return 0;
+    for (int k = 0; k < 16; k++) {
+        double scaled = a * pow10_table[k];
+        if (scaled >= 1e15) /* 16 or more significant digits */
+            return 0;
+        uint64_t m = (uint64_t)(scaled + 0.5);
+        if ((double)m / pow10_table[k] != a)
+            continue;
+        char digits[24], *q = out;
+        char *dp = u64_digits(m, digits + sizeof digits);
+        size_t nd = (size_t)(digits + sizeof digits - dp);
+        if (d < 0)
+            *q++ = '-';
+        if (nd <= (size_t)k) { /* 0.000ddd */
+            *q++ = '0';
+            *q++ = '.';
+            for (size_t z = nd; z < (size_t)k; z++)
+                *q++ = '0';
+            memcpy(q, dp, nd);
+            q += nd;
+        } else {
+            size_t whole = nd - (size_t)k;
+            memcpy(q, dp, whole);
+            q += whole;
+            *q++ = '.';
+            if (k == 0) {
+                *q++ = '0'; /* keep it a float for readers: 1 -> 1.0 */
+            } else {
+                memcpy(q, dp + whole, (size_t)k);
+                q += k;
+            }
+        }
+        *q = '\0';
+        return (size_t)(q - out);
+    }
+    return 0;
+}
+
 size_t lct_json_format_double(double d, char out[LCT_DOUBLE_BUFSIZE])
 {
     if (!isfinite(d)) {
         memcpy(out, "null", 5);
         return 4;
     }
+    size_t fast = format_short_fixed(d, out);
+    if (fast)
+        return fast;
     int n = 0;
     /* Shortest of 15, 16, 17 digits that reads back exactly; %g already
      * drops trailing zeros, so "0.1" stays "0.1". */
@@ -95,81 +200,113 @@ static void put_double(jw *w, double d)
     put(w, buf, n);
 }
 
-static void put_string(jw *w, const unsigned char *s, size_t n)
+/* What a string byte needs: 0 nothing, 1 an escape, 2 a UTF-8 check. */
+static const unsigned char escape_class[256] = {
+    [0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x7f] = 1,
+    [0x80 ... 0xff] = 2};
+
+static void put_escape(jw *w, unsigned c)
 {
     static const char hex[] = "0123456789abcdef";
-    bool valid = lct__utf8_valid(s, n);
-    put(w, "\"", 1);
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = s[i];
-        const char *esc = NULL;
-        char ubuf[7];
-        if (c == '"')
-            esc = "\\\"";
-        else if (c == '\\')
-            esc = "\\\\";
-        else if (c == '\n')
-            esc = "\\n";
-        else if (c == '\r')
-            esc = "\\r";
-        else if (c == '\t')
-            esc = "\\t";
-        else if (c == '\b')
-            esc = "\\b";
-        else if (c == '\f')
-            esc = "\\f";
-        else if (c < 0x20 || c == 0x7f) {
-            /* DEL too, as jq writes it: no raw control byte in output. */
-            memcpy(ubuf, "\\u00", 4);
-            ubuf[4] = hex[c >> 4];
-            ubuf[5] = hex[c & 15];
-            ubuf[6] = '\0';
-            esc = ubuf;
-        } else if (c >= 0x80 && !valid) {
-            /* Only under LCT_LAZY: keep the output valid UTF-8. */
-            esc = "\\ufffd";
-        }
-        if (esc) {
-            put(w, (const char *)s + start, i - start);
-            puts_(w, esc);
-            start = i + 1;
-        }
+    char e[6] = {'\\', 0, 0, 0, 0, 0};
+    size_t n = 2;
+    switch (c) {
+    case '"': e[1] = '"'; break;
+    case '\\': e[1] = '\\'; break;
+    case '\n': e[1] = 'n'; break;
+    case '\r': e[1] = 'r'; break;
+    case '\t': e[1] = 't'; break;
+    case '\b': e[1] = 'b'; break;
+    case '\f': e[1] = 'f'; break;
+    default: /* other controls and DEL, as jq writes them */
+        memcpy(e + 1, "u00", 3);
+        e[4] = hex[c >> 4];
+        e[5] = hex[c & 15];
+        n = 6;
     }
-    put(w, (const char *)s + start, n - start);
-    put(w, "\"", 1);
+    put(w, e, n);
 }
 
+/* A JSON string: runs of plain bytes copied whole, escapes between them.
+ * UTF-8 is checked only when a byte >= 0x80 turns up; invalid text
+ * (possible only under LCT_LAZY) has every such byte as U+FFFD. */
+/* Whether none of 8 bytes needs attention (below 0x20, '"', '\\', 0x7f
+ * and above): the usual case, tested a word at a time. */
+static inline bool plain_word(const unsigned char *p)
+{
+    const uint64_t ones = 0x0101010101010101u, high = ones * 0x80;
+    uint64_t x;
+    memcpy(&x, p, sizeof x);
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\'),
+             d = x ^ (ones * 0x7f);
+    uint64_t hit = ((x - ones * 0x20) & ~x) | ((q - ones) & ~q) |
+                   ((b - ones) & ~b) | ((d - ones) & ~d) | x;
+    return (hit & high) == 0;
+}
+
+static void put_string(jw *w, const unsigned char *s, size_t n)
+{
+    put_c(w, '\"');
+    int valid = -1; /* unknown until a high byte asks */
+    size_t start = 0;
+    bool long_text = n >= 32; /* short keys: the table alone is faster */
+    for (size_t i = 0; i < n; i++) {
+        while (long_text && i + 8 <= n && plain_word(s + i))
+            i += 8;
+        if (i >= n)
+            break;
+        unsigned cls = escape_class[s[i]];
+        if (cls == 0)
+            continue;
+        if (cls == 2) {
+            if (valid < 0)
+                valid = lct__utf8_valid(s, n);
+            if (valid)
+                continue;
+        }
+        put(w, (const char *)s + start, i - start);
+        if (cls == 2)
+            puts_(w, "\\ufffd");
+        else
+            put_escape(w, s[i]);
+        start = i + 1;
+    }
+    put(w, (const char *)s + start, n - start);
+    put_c(w, '\"');
+}
+
+/* Standard base64 with padding, written straight into the buffer. */
 static void put_base64(jw *w, const unsigned char *p, size_t n)
 {
     static const char a[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    put(w, "\"", 1);
-    char q[4];
+    put_c(w, '\"');
     size_t i = 0;
-    for (; i + 2 < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-        q[0] = a[v >> 18];
-        q[1] = a[(v >> 12) & 63];
-        q[2] = a[(v >> 6) & 63];
-        q[3] = a[v & 63];
-        put(w, q, 4);
+    while (i + 2 < n) {
+        /* A block of groups at a time, each block one reservation. */
+        size_t groups = (n - i) / 3 < 1024 ? (n - i) / 3 : 1024;
+        char *q = reserve(w, groups * 4);
+        if (!q)
+            return; /* overflow: the held map starts over */
+        for (size_t g = 0; g < groups; g++, i += 3, q += 4) {
+            uint32_t v =
+                (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+            q[0] = a[v >> 18];
+            q[1] = a[(v >> 12) & 63];
+            q[2] = a[(v >> 6) & 63];
+            q[3] = a[v & 63];
+        }
+        w->len += groups * 4;
     }
-    if (n - i == 1) {
+    if (n - i > 0) {
         uint32_t v = (uint32_t)p[i] << 16;
-        q[0] = a[v >> 18];
-        q[1] = a[(v >> 12) & 63];
-        q[2] = q[3] = '=';
-        put(w, q, 4);
-    } else if (n - i == 2) {
-        uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-        q[0] = a[v >> 18];
-        q[1] = a[(v >> 12) & 63];
-        q[2] = a[(v >> 6) & 63];
-        q[3] = '=';
+        if (n - i == 2)
+            v |= (uint32_t)p[i + 1] << 8;
+        char q[4] = {a[v >> 18], a[(v >> 12) & 63],
+                     n - i == 2 ? a[(v >> 6) & 63] : '=', '='};
         put(w, q, 4);
     }
-    put(w, "\"", 1);
+    put_c(w, '\"');
 }
 
 /* Days since 1970-01-01 to a civil date (proleptic Gregorian). */
@@ -224,7 +361,11 @@ static bool put_timestamp(jw *w, const unsigned char *p, uint32_t n)
     return true;
 }
 
-static int render(jw *w, lct_value v, unsigned depth);
+/* Render the value at v; *after (may be NULL) gets where it ends. */
+static int render(jw *w, lct_value v, unsigned depth,
+                  const unsigned char **after);
+/* render_map_fast's answer when its output did not fit the buffer. */
+#define RETRY 1
 
 /*
  * A map key as Python's dict sees it once msgspec has decoded it: equal
@@ -356,6 +497,7 @@ static bool same_key(lct_value a, lct_value b)
 
 typedef struct pair {
     lct_value key, val;
+    lct_str text;  /* the key's payload, when every key is a str */
     uint32_t pos;  /* original position in the map */
     uint32_t last; /* large maps: position whose value to print, or none */
 } pair;
@@ -380,11 +522,11 @@ static int render_key(jw *w, lct_value k, unsigned depth)
         return LCT_OK;
     }
     /* Not a str: its JSON text, as a string. */
-    put(w, "\"", 1);
+    put_c(w, '\"');
     w->key_depth++;
-    int rc = render(w, k, depth + 1);
+    int rc = render(w, k, depth + 1, NULL);
     w->key_depth--;
-    put(w, "\"", 1);
+    put_c(w, '\"');
     return rc;
 }
 
@@ -398,12 +540,14 @@ static int render_key(jw *w, lct_value k, unsigned depth)
 
 static int dedupe(pair *pairs, uint32_t n)
 {
-    if (n <= SMALL_MAP) {
+    if (n <= SMALL_MAP) { /* str keys: equal exactly when their text is */
         for (uint32_t i = 0; i < n; i++) {
             pairs[i].last = i;
             for (uint32_t j = 0; j < i; j++)
                 if (pairs[j].last != UINT32_MAX &&
-                    same_key(pairs[j].key, pairs[i].key)) {
+                    pairs[j].text.len == pairs[i].text.len &&
+                    memcmp(pairs[j].text.ptr, pairs[i].text.ptr,
+                           pairs[i].text.len) == 0) {
                     pairs[j].last = i;
                     pairs[i].last = UINT32_MAX;
                     break;
@@ -559,14 +703,17 @@ static int dedupe_mixed(pair *pairs, uint32_t n, key_text *by_pos,
 /* A key whose JSON text is known: as a string, inner quotes escaped. */
 static void put_key_text(jw *w, const key_text *t)
 {
-    put(w, "\"", 1);
+    put_c(w, '\"');
     w->key_depth++;
     put(w, (const char *)t->p, t->n);
     w->key_depth--;
-    put(w, "\"", 1);
+    put_c(w, '\"');
 }
 
-static int render_map(jw *w, lct_iter it, unsigned depth)
+/* The general case: every pair found first (stepping over values), keys
+ * deduplicated, then printed.  *after gets the map's end. */
+static int render_map(jw *w, lct_iter it, unsigned depth,
+                      const unsigned char **after)
 {
     uint32_t n = it.count;
     pair small[SMALL_MAP];
@@ -582,9 +729,10 @@ static int render_map(jw *w, lct_iter it, unsigned depth)
         int step = lct_map_iter_next(&it, &pairs[i].key, &pairs[i].val);
         rc = step == 1 ? LCT_OK : (step < 0 ? step : LCT_ERR_MALFORMED);
     }
+    *after = it.cur;
     bool all_str = true;
     for (uint32_t i = 0; i < n && rc == LCT_OK && all_str; i++)
-        all_str = lct_value_type(pairs[i].key) == LCT_TYPE_STR;
+        all_str = lct_value_get_str(pairs[i].key, &pairs[i].text) == LCT_OK;
     key_text *texts = NULL;
     text_buf buf = {NULL, 0, 0};
     if (rc == LCT_OK && all_str) {
@@ -594,23 +742,26 @@ static int render_map(jw *w, lct_iter it, unsigned depth)
         rc = texts ? dedupe_mixed(pairs, n, texts, &buf) : LCT_ERR_NOMEM;
     }
     if (rc == LCT_OK) {
-        put(w, "{", 1);
+        put_c(w, '{');
         bool first = true;
         for (uint32_t i = 0; i < n && rc == LCT_OK; i++) {
             if (pairs[i].last == UINT32_MAX)
                 continue;
             if (!first)
-                put(w, ",", 1);
+                put_c(w, ',');
             first = false;
-            if (texts && lct_value_type(pairs[i].key) != LCT_TYPE_STR)
+            if (all_str)
+                put_string(w, (const unsigned char *)pairs[i].text.ptr,
+                           pairs[i].text.len);
+            else if (lct_value_type(pairs[i].key) != LCT_TYPE_STR)
                 put_key_text(w, &texts[i]);
             else
                 rc = render_key(w, pairs[i].key, depth);
-            put(w, ":", 1);
+            put_c(w, ':');
             if (rc == LCT_OK)
-                rc = render(w, pairs[pairs[i].last].val, depth + 1);
+                rc = render(w, pairs[pairs[i].last].val, depth + 1, NULL);
         }
-        put(w, "}", 1);
+        put_c(w, '}');
     }
     free(texts);
     free(buf.p);
@@ -621,17 +772,19 @@ static int render_map(jw *w, lct_iter it, unsigned depth)
 
 static int render_int(jw *w, lct_value v)
 {
-    char buf[24];
+    char buf[24], *end = buf + sizeof buf;
     int64_t i;
     uint64_t u;
-    int n;
-    if (lct_value_get_int64(v, &i) == LCT_OK)
-        n = snprintf(buf, sizeof buf, "%" PRId64, i);
-    else if (lct_value_get_uint64(v, &u) == LCT_OK)
-        n = snprintf(buf, sizeof buf, "%" PRIu64, u);
-    else
+    char *p;
+    if (lct_value_get_int64(v, &i) == LCT_OK && i < 0) {
+        p = u64_digits((uint64_t)0 - (uint64_t)i, end);
+        *--p = '-';
+    } else if (lct_value_get_uint64(v, &u) == LCT_OK) {
+        p = u64_digits(u, end);
+    } else {
         return LCT_ERR_MALFORMED;
-    put(w, buf, (size_t)n);
+    }
+    put(w, p, (size_t)(end - p));
     return LCT_OK;
 }
 
@@ -645,33 +798,89 @@ static void render_ext(jw *w, const lct__mp_head *h,
     int n = snprintf(buf, sizeof buf, "{\"ext\":%d,\"data\":", h->ext_type);
     put(w, buf, (size_t)n);
     put_base64(w, payload, h->n);
-    put(w, "}", 1);
+    put_c(w, '}');
 }
 
-static int render_array(jw *w, lct_value v, unsigned depth)
+/* Elements one after the other, each starting where the last one ended
+ * (no separate pass to find the ends). */
+static int render_array(jw *w, const lct__mp_head *h, lct_value v,
+                        unsigned depth, const unsigned char **after)
 {
-    lct_iter it;
-    int rc = lct_array_iter_init(v, &it);
-    if (rc != LCT_OK)
-        return rc;
-    put(w, "[", 1);
-    lct_value e;
-    for (uint32_t i = 0; i < it.count; i++) {
-        int step = lct_array_iter_next(&it, &e);
-        if (step != 1)
-            return step < 0 ? step : LCT_ERR_MALFORMED;
+    const unsigned char *p = v.ptr + h->head, *end = v.ptr + v.len;
+    if (h->n > (size_t)(end - p)) /* every value takes a byte at least */
+        return LCT_ERR_MALFORMED;
+    put_c(w, '[');
+    for (uint32_t i = 0; i < h->n; i++) {
         if (i)
-            put(w, ",", 1);
-        rc = render(w, e, depth + 1);
+            put_c(w, ',');
+        int rc = render(w, (lct_value){p, (size_t)(end - p)}, depth + 1, &p);
         if (rc != LCT_OK)
             return rc;
     }
-    put(w, "]", 1);
+    put_c(w, ']');
+    *after = p;
     return LCT_OK;
 }
 
-static int render(jw *w, lct_value v, unsigned depth)
+/*
+ * The common case in one pass: a map of at most SMALL_MAP str keys,
+ * printed as it is read, keys remembered.  A repeated key (or any other
+ * key) means starting over with render_map, so the output since the
+ * map's start stays in the buffer until then (hold).  RETRY: it did not
+ * fit, and an enclosing held map must start over.
+ */
+static int render_map_fast(jw *w, const lct__mp_head *h, lct_value v,
+                           unsigned depth, const unsigned char **after)
 {
+    const unsigned char *p = v.ptr + h->head, *end = v.ptr + v.len;
+    if (h->n > SMALL_MAP || 2 * (size_t)h->n > (size_t)(end - p))
+        return RETRY;
+    if (!w->hold && w->len > sizeof w->buf / 2)
+        flush(w); /* room for the attempt */
+    size_t mark = w->len;
+    lct_str keys[SMALL_MAP];
+    int rc = LCT_OK;
+    w->hold++;
+    put_c(w, '{');
+    for (uint32_t i = 0; i < h->n && rc == LCT_OK; i++) {
+        if (lct_value_get_str((lct_value){p, (size_t)(end - p)}, &keys[i]) !=
+            LCT_OK) {
+            rc = RETRY; /* not a str, or cut: the general path says */
+            break;
+        }
+        for (uint32_t j = 0; j < i && rc == LCT_OK; j++)
+            if (lct_str_cmp(keys[j], keys[i]) == 0)
+                rc = RETRY;
+        if (rc != LCT_OK)
+            break;
+        if (i)
+            put_c(w, ',');
+        put_string(w, (const unsigned char *)keys[i].ptr, keys[i].len);
+        put_c(w, ':');
+        p = (const unsigned char *)keys[i].ptr + keys[i].len;
+        rc = render(w, (lct_value){p, (size_t)(end - p)}, depth + 1, &p);
+    }
+    put_c(w, '}');
+    w->hold--;
+    if (rc == LCT_OK && !w->overflow) {
+        *after = p;
+        return LCT_OK;
+    }
+    if (rc != LCT_OK && rc != RETRY)
+        return rc;
+    if (w->overflow && w->hold)
+        return RETRY; /* only the outermost held map can start over */
+    w->len = mark;
+    w->overflow = false;
+    return RETRY;
+}
+
+static int render(jw *w, lct_value v, unsigned depth,
+                  const unsigned char **after)
+{
+    const unsigned char *ignored;
+    if (!after)
+        after = &ignored;
     if (depth > LCT_MAX_DEPTH)
         return LCT_ERR_DEPTH;
     lct__mp_head h;
@@ -684,6 +893,12 @@ static int render(jw *w, lct_value v, unsigned depth)
         return LCT_ERR_MALFORMED;
     lct_iter it;
     double d;
+    int rc;
+    /* Scalars end where their payload does; containers say. */
+    *after = payload + (h.type == LCT_TYPE_STR || h.type == LCT_TYPE_BIN ||
+                                h.type == LCT_TYPE_EXT
+                            ? h.n
+                            : 0);
     switch (h.type) {
     case LCT_TYPE_NIL: puts_(w, "null"); return LCT_OK;
     case LCT_TYPE_BOOL:
@@ -698,11 +913,13 @@ static int render(jw *w, lct_value v, unsigned depth)
     case LCT_TYPE_STR: put_string(w, payload, h.n); return LCT_OK;
     case LCT_TYPE_BIN: put_base64(w, payload, h.n); return LCT_OK;
     case LCT_TYPE_EXT: render_ext(w, &h, payload); return LCT_OK;
-    case LCT_TYPE_ARRAY: return render_array(w, v, depth);
-    case LCT_TYPE_MAP: {
-        int rc = lct_map_iter_init(v, &it);
-        return rc != LCT_OK ? rc : render_map(w, it, depth);
-    }
+    case LCT_TYPE_ARRAY: return render_array(w, &h, v, depth, after);
+    case LCT_TYPE_MAP:
+        rc = render_map_fast(w, &h, v, depth, after);
+        if (rc != RETRY || w->overflow)
+            return rc;
+        rc = lct_map_iter_init(v, &it);
+        return rc != LCT_OK ? rc : render_map(w, it, depth, after);
     case LCT_TYPE_INVALID: break;
     }
     return LCT_ERR_MALFORMED;
@@ -722,6 +939,8 @@ static void jw_init(jw *w, lct_write_fn write, void *ctx)
     w->ctx = ctx;
     w->failed = 0;
     w->key_depth = 0;
+    w->hold = 0;
+    w->overflow = false;
     w->len = 0;
 }
 
@@ -731,7 +950,7 @@ lct_status lct_value_write_json(lct_value v, lct_write_fn write, void *ctx)
         return LCT_ERR_INVALID;
     jw w;
     jw_init(&w, write, ctx);
-    return finish(&w, render(&w, v, 0));
+    return finish(&w, render(&w, v, 0, NULL));
 }
 
 lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
@@ -762,7 +981,7 @@ lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
     puts_(&w, ",\"qualname\":");
     put_string(&w, (const unsigned char *)rec->qualname.ptr, rec->qualname.len);
     puts_(&w, ",\"args\":");
-    int rc = render(&w, rec->args, 0);
+    int rc = render(&w, rec->args, 0, NULL);
     put(&w, "}", 1);
     return finish(&w, rc);
 }
@@ -793,7 +1012,7 @@ lct_status lct_header_write_json(const lct_header *h, lct_write_fn write, void *
     int rc = LCT_OK;
     if (h->level_meta.ptr) {
         puts_(&w, ",\"level_meta\":");
-        rc = render(&w, h->level_meta, 0);
+        rc = render(&w, h->level_meta, 0, NULL);
     }
     put(&w, "}", 1);
     return finish(&w, rc);

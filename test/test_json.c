@@ -78,6 +78,59 @@ Test(json, floats_read_back_and_stay_floats)
     mpw_free(&w);
 }
 
+/* The shortest round-trip text, the slow way: what the fast path must
+ * reproduce byte for byte. */
+static size_t reference_double(double d, char *out)
+{
+    if (!isfinite(d)) {
+        strcpy(out, "null");
+        return 4;
+    }
+    int n = 0;
+    for (int prec = 15; prec <= 17; prec++) {
+        n = snprintf(out, 40, "%.*g", prec, d);
+        if (strtod(out, NULL) == d)
+            break;
+    }
+    if (!strpbrk(out, ".en")) {
+        strcpy(out + n, ".0");
+        n += 2;
+    }
+    return (size_t)n;
+}
+
+Test(json, doubles_fast_path_matches_the_general_one)
+{
+    uint64_t x = 88172645463325252u;
+    for (int i = 0; i < 400000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        double d;
+        switch (i % 4) {
+        case 0: /* a short decimal: k fraction digits, like trace times */
+            d = (double)(x % 100000000000u) / pow(10, (double)(x >> 60));
+            break;
+        case 1: /* any bit pattern */
+            memcpy(&d, &x, sizeof d);
+            break;
+        case 2: /* around the fixed/exponent borders */
+            d = (double)(x % 2000) * pow(10, (double)((int)(x >> 59) - 8));
+            break;
+        default: /* times since the epoch with microseconds */
+            d = 1764600000.0 + (double)(x % 100000000u) / 1e6;
+            break;
+        }
+        if (x & 1)
+            d = -d;
+        char got[LCT_DOUBLE_BUFSIZE], want[40];
+        size_t n = lct_json_format_double(d, got);
+        size_t m = reference_double(d, want);
+        cr_assert_eq(n, m, "%.17g: got %s, want %s", d, got, want);
+        cr_assert_str_eq(got, want, "%.17g", d);
+    }
+}
+
 Test(json, strings_escape_per_rfc8259)
 {
     mpw w;
@@ -193,6 +246,83 @@ Test(json, keys_equal_for_python_or_as_text_print_once)
     const char *got = render(&w);
     cr_expect(strncmp(got, "{\"1.5\":3,\"k0\":0,", 16) == 0, "%s", got);
     cr_expect(strstr(got, ",\"k19\":19,\"0\":4}") != NULL, "%s", got);
+    mpw_free(&w);
+}
+
+typedef struct grow {
+    char *buf;
+    size_t len, cap;
+    int calls;
+} grow;
+
+static int to_grow(void *ctx, const char *data, size_t len)
+{
+    grow *g = ctx;
+    if (g->len + len + 1 > g->cap) {
+        g->cap = (g->len + len + 1) * 2;
+        g->buf = realloc(g->buf, g->cap);
+    }
+    memcpy(g->buf + g->len, data, len);
+    g->len += len;
+    g->buf[g->len] = '\0';
+    g->calls++;
+    return 0;
+}
+
+static char *render_big(const mpw *w)
+{
+    grow g = {NULL, 0, 0, 0};
+    cr_assert_eq(lct_value_write_json(lct_value_from(w->buf, w->len), to_grow,
+                                      &g),
+                 LCT_OK);
+    return g.buf;
+}
+
+/* Maps are printed in one pass and started over when a key repeats, or
+ * when what they print outgrows the writer's buffer: nested, at the end,
+ * and past 64 KiB, the output is what the two-pass path prints. */
+Test(json, maps_started_over_print_the_same)
+{
+    mpw w;
+    mpw_init(&w);
+    /* {"a": {"k": 1, "k": 2}, "b": [{"x": 1, "x": 2}], "c": 3} */
+    mpw_map(&w, 3);
+    mpw_str(&w, "a");
+    mpw_map(&w, 2); mpw_str(&w, "k"); mpw_int(&w, 1);
+    mpw_str(&w, "k"); mpw_int(&w, 2);
+    mpw_str(&w, "b");
+    mpw_array(&w, 1);
+    mpw_map(&w, 2); mpw_str(&w, "x"); mpw_int(&w, 1);
+    mpw_str(&w, "x"); mpw_int(&w, 2);
+    mpw_str(&w, "c"); mpw_int(&w, 3);
+    cr_expect_str_eq(render(&w), "{\"a\":{\"k\":2},\"b\":[{\"x\":2}],\"c\":3}");
+
+    /* 200,000 bytes of text in a map, then a repeated key after it. */
+    static char big[200001];
+    memset(big, 'x', 200000);
+    mpw_reset(&w);
+    mpw_map(&w, 3);
+    mpw_str(&w, "s"); mpw_str(&w, big);
+    mpw_str(&w, "t"); mpw_map(&w, 2);
+    mpw_str(&w, "q"); mpw_int(&w, 1); mpw_str(&w, "q"); mpw_int(&w, 2);
+    mpw_str(&w, "s"); mpw_str(&w, "y");
+    char *got = render_big(&w);
+    cr_expect_str_eq(got, "{\"s\":\"y\",\"t\":{\"q\":2}}");
+    free(got);
+
+    /* The same size without a repeat, nested two deep. */
+    mpw_reset(&w);
+    mpw_map(&w, 1);
+    mpw_str(&w, "o");
+    mpw_map(&w, 2);
+    mpw_str(&w, "s"); mpw_str(&w, big);
+    mpw_str(&w, "n"); mpw_int(&w, 7);
+    got = render_big(&w);
+    size_t len = strlen(got);
+    cr_expect_eq(len, 200000 + strlen("{\"o\":{\"s\":\"\",\"n\":7}}"));
+    cr_expect(strncmp(got, "{\"o\":{\"s\":\"xxx", 12) == 0, "%.20s", got);
+    cr_expect_str_eq(got + len - 11, "xx\",\"n\":7}}");
+    free(got);
     mpw_free(&w);
 }
 

@@ -296,6 +296,10 @@ int cmd_dump(int argc, char **argv)
     if (o.follow && strcmp(a.file, "-") == 0) {
         setvbuf(stdout, NULL, _IOLBF, 0);
         o.follow = false;
+    } else if (!o.follow) {
+        /* Lines by the thousand: write(2) them in large pieces. */
+        static char out_buf[256 * 1024];
+        setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
     }
     /* Following re-maps a growing file; one pass is faster streamed. */
     unsigned flags = (o.lazy ? LCT_LAZY : 0) |
