@@ -115,52 +115,104 @@ static char *u64_digits(uint64_t v, char *end)
     return p;
 }
 
-static const double pow10_table[16] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,
-                                       1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                       1e12, 1e13, 1e14, 1e15};
+typedef unsigned __int128 u128;
+
+static u128 pow10_u128(unsigned k)
+{
+    u128 p = 1;
+    while (k--)
+        p *= 10;
+    return p;
+}
+
+/* d rounded to `prec` significant digits, as %.*g rounds the exact binary
+ * value: *digits (prec digits, or prec+1 = 10^prec when rounding carried)
+ * for d = m / 2^s, scaled by 10^t.  Returns whether that decimal reads
+ * back to d, decided exactly: within half an ulp of d (a quarter below a
+ * power of two), a tie only for an even mantissa. */
+static bool round_trip_digits(uint64_t m, unsigned s, unsigned t,
+                              uint64_t *digits)
+{
+    u128 x = (u128)m * pow10_u128(t); /* < 2^53 * 10^21 < 2^123 */
+    u128 unit = (u128)1 << s;
+    u128 q = x >> s, rem = x & (unit - 1);
+    /* Round half to even, as printf does for an exact tie. */
+    if (rem * 2 > unit || (rem * 2 == unit && (q & 1)))
+        q++;
+    *digits = (uint64_t)q;
+    u128 back = q << s; /* the decimal, on d's scale */
+    bool below = back < x;
+    u128 err = below ? x - back : back - x;
+    u128 limit = pow10_u128(t);                 /* 10^t = one ulp, scaled */
+    bool narrow = below && m == (UINT64_C(1) << 52); /* half gap below */
+    u128 twice = err * (narrow ? 4 : 2);
+    return twice < limit || (twice == limit && (m & 1) == 0);
+}
 
 /*
- * The fast case of the shortest round-trip text: a double that some
- * decimal with at most 15 significant digits, in fixed notation, reads
- * back to.  m / 10^k is computed exactly rounded (m < 2^53, 10^k exact),
- * which is what strtod gives for that decimal, so the check is exact; and
- * within 15 digits, %.15g prints those same digits.  Returns the length,
- * or 0 to leave it to the general path.
+ * The shortest of 15, 16, 17 significant digits that reads back to d, as
+ * the general path finds with snprintf and strtod, but by exact 128-bit
+ * integer arithmetic, for 1e-4 <= |d| < 1e15 (where %g writes fixed
+ * notation and d = m / 2^s with s in 3..66).  Returns the length, or 0
+ * to leave d to the general path.
  */
-static size_t format_short_fixed(double d, char *out)
+static size_t format_fixed_exact(double d, char *out)
 {
     double a = d < 0 ? -d : d;
-    if (!(a >= 1e-4 && a < 1e15)) /* %g would use an exponent, or 0/NaN */
+    if (!(a >= 1e-4 && a < 1e15))
         return 0;
-    for (int k = 0; k < 16; k++) {
-        double scaled = a * pow10_table[k];
-        if (scaled >= 1e15) /* 16 or more significant digits */
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int exp2 = (int)(bits >> 52) - 1075; /* a = m * 2^exp2 */
+    uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52);
+    if (exp2 > 0 || exp2 < -66)
+        return 0;
+    unsigned s = (unsigned)-exp2;
+    int e10 = 0; /* 10^e10 <= a < 10^(e10+1), fixed below if off by one */
+    for (double p = 1; p * 10 <= a; p *= 10)
+        e10++;
+    for (double p = 1; p > a; p /= 10)
+        e10--;
+    for (unsigned prec = 15; prec <= 17; prec++) {
+        int t = (int)prec - 1 - e10;
+        if (t < 0 || t > 21)
             return 0;
-        uint64_t m = (uint64_t)(scaled + 0.5);
-        if ((double)m / pow10_table[k] != a)
+        uint64_t dg;
+        bool ok = round_trip_digits(m, s, (unsigned)t, &dg);
+        int point = e10; /* exponent of the first digit */
+        if (dg >= (uint64_t)pow10_u128(prec)) { /* 9.99.. rounded up */
+            dg /= 10;
+            point++;
+        } else if (dg < (uint64_t)pow10_u128(prec - 1)) {
+            return 0; /* e10 misjudged: leave it to the general path */
+        }
+        if (!ok)
             continue;
-        char digits[24], *q = out;
-        char *dp = u64_digits(m, digits + sizeof digits);
-        size_t nd = (size_t)(digits + sizeof digits - dp);
+        char digits[24], *end = digits + sizeof digits;
+        char *dp = u64_digits(dg, end);
+        size_t nd = (size_t)(end - dp);
+        while (nd > 1 && dp[nd - 1] == '0') /* %g drops trailing zeros */
+            nd--;
+        char *q = out;
         if (d < 0)
             *q++ = '-';
-        if (nd <= (size_t)k) { /* 0.000ddd */
+        if (point < 0) {
             *q++ = '0';
             *q++ = '.';
-            for (size_t z = nd; z < (size_t)k; z++)
+            for (int z = -1; z > point; z--)
                 *q++ = '0';
             memcpy(q, dp, nd);
             q += nd;
         } else {
-            size_t whole = nd - (size_t)k;
-            memcpy(q, dp, whole);
-            q += whole;
+            size_t whole = (size_t)point + 1;
+            for (size_t i = 0; i < whole; i++)
+                *q++ = i < nd ? dp[i] : '0';
             *q++ = '.';
-            if (k == 0) {
-                *q++ = '0'; /* keep it a float for readers: 1 -> 1.0 */
+            if (nd > whole) {
+                memcpy(q, dp + whole, nd - whole);
+                q += nd - whole;
             } else {
-                memcpy(q, dp + whole, (size_t)k);
-                q += k;
+                *q++ = '0'; /* keep it a float for readers: 1 -> 1.0 */
             }
         }
         *q = '\0';
@@ -175,7 +227,7 @@ size_t lct_json_format_double(double d, char out[LCT_DOUBLE_BUFSIZE])
         memcpy(out, "null", 5);
         return 4;
     }
-    size_t fast = format_short_fixed(d, out);
+    size_t fast = format_fixed_exact(d, out);
     if (fast)
         return fast;
     int n = 0;

@@ -1001,6 +1001,43 @@ Test(cli, mmap_and_stream_print_the_same)
     }
 }
 
+/* dump --fields: only what was asked, in that order; idx counts records
+ * as the reader yields them, filtered or not. */
+Test(cli, dump_fields_projects_each_record)
+{
+    char *path = fixture("malformed_mixed", ".lct");
+    run all = run_lct(NULL, "dump", "-q", path, NULL);
+    run some = run_lct(NULL, "dump", "-q", "--fields", "qualname,idx,t_mono",
+                       path, NULL);
+    cr_assert_eq(some.status, all.status);
+    const char *a = all.out, *b = some.out;
+    uint64_t idx = 0;
+    for (; *a && *b; idx++) {
+        const char *na = strchr(a, '\n'), *nb = strchr(b, '\n');
+        cr_assert(na && nb);
+        jv *full = json_parse(a, (size_t)(na - a));
+        jv *proj = json_parse(b, (size_t)(nb - b));
+        cr_assert(full && proj, "%.*s", (int)(nb - b), b);
+        cr_expect_eq(proj->n, 3, "three members");
+        cr_expect(jv_equal(json_get(proj, "qualname"), json_get(full, "qualname")));
+        cr_expect(jv_equal(json_get(proj, "t_mono"), json_get(full, "t_mono")));
+        cr_expect_eq(json_get(proj, "idx")->u, idx);
+        cr_expect(strncmp(b, "{\"qualname\":", 12) == 0, "in the order asked");
+        json_free(full);
+        json_free(proj);
+        a = na + 1;
+        b = nb + 1;
+    }
+    cr_expect(!*a && !*b, "as many lines");
+    run bad = run_lct(NULL, "dump", "--fields", "t_mono,nope", path, NULL);
+    cr_expect_eq(bad.status, 2);
+    cr_expect(strstr(bad.err, "--fields"), "%s", bad.err);
+    run_free(&all);
+    run_free(&some);
+    run_free(&bad);
+    free(path);
+}
+
 /* MARK: files that change while read */
 
 Test(cli, file_truncated_during_dump_is_an_error_not_a_crash)

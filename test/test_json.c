@@ -102,7 +102,7 @@ static size_t reference_double(double d, char *out)
 Test(json, doubles_fast_path_matches_the_general_one)
 {
     uint64_t x = 88172645463325252u;
-    for (int i = 0; i < 400000; i++) {
+    for (int i = 0; i < 1000000; i++) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
@@ -120,6 +120,18 @@ Test(json, doubles_fast_path_matches_the_general_one)
         default: /* times since the epoch with microseconds */
             d = 1764600000.0 + (double)(x % 100000000u) / 1e6;
             break;
+        }
+        if (i % 8 == 5) { /* a running sum, as trace clocks are */
+            static double t;
+            t += (double)(x % 2000) / 1e6;
+            d = t;
+        }
+        if (i % 16 == 9) { /* powers of two and their neighbours */
+            d = ldexp(1.0, (int)(x % 60) - 13);
+            if (x & 2)
+                d = nextafter(d, 0);
+            else if (x & 4)
+                d = nextafter(d, 1e300);
         }
         if (x & 1)
             d = -d;

@@ -25,6 +25,9 @@ static void help(void)
            "  --since T           only records with t_mono >= T seconds\n"
            "  --until T           only records with t_mono <= T seconds\n"
            "  -n, --limit N       stop after N records printed\n"
+           "  --fields LIST       only these fields, in this order (any of\n"
+           "                      offset,idx,t_mono,t_wall,qualname,args;\n"
+           "                      idx is the record number from 0)\n"
            "  --lazy              skip args validation (faster; may print\n"
            "                      records the reference reader would skip)\n"
            "  -f, --follow        keep printing records as they are appended,\n"
@@ -167,11 +170,20 @@ typedef struct dump_opts {
     bool have_since, have_until;
     double since, until;
     long long limit; /* -1: no limit */
+    bool project;
+    tool_fields fields; /* --fields, when project */
     char **patterns;
     size_t npatterns;
 } dump_opts;
 
-enum { OPT_HEADER = 300, OPT_QUALNAME, OPT_SINCE, OPT_UNTIL, OPT_LAZY };
+enum {
+    OPT_HEADER = 300,
+    OPT_QUALNAME,
+    OPT_SINCE,
+    OPT_UNTIL,
+    OPT_LAZY,
+    OPT_FIELDS
+};
 
 static void dump_option(void *ctx, int c, const char *arg)
 {
@@ -189,6 +201,13 @@ static void dump_option(void *ctx, int c, const char *arg)
         break;
     case 'n': o->limit = tool_parse_count("dump", "--limit", arg); break;
     case OPT_LAZY: o->lazy = true; break;
+    case OPT_FIELDS:
+        if (!tool_fields_parse(arg, &o->fields))
+            tool_usage_error("dump", "--fields '%s': a comma-separated list "
+                             "of offset, idx, t_mono, t_wall, qualname, args",
+                             arg);
+        o->project = true;
+        break;
     case 'f': o->follow = true; break;
     default: break; /* getopt returns only the options listed */
     }
@@ -204,11 +223,14 @@ static bool wanted(const dump_opts *o, const lct_record *rec)
 /* One record as one line; EXIT_OK, EXIT_DAMAGED (args dropped, said on
  * stderr), EXIT_REFUSED (out of memory), or -1 to stop quietly (the file
  * shrank under the record, or stdout failed: reported later). */
-static int print_record(lct_reader *r, const lct_record *rec, line *out)
+static int print_record(lct_reader *r, const dump_opts *o,
+                        const lct_record *rec, uint64_t idx, line *out)
 {
     out->len = 0;
     int rc = EXIT_OK;
-    lct_status wrc = lct_record_write_json(rec, line_write, out);
+    lct_status wrc =
+        o->project ? tool_fields_write(&o->fields, rec, idx, line_write, out)
+                   : lct_record_write_json(rec, line_write, out);
     if (!lct_record_intact(r, rec))
         return -1;
     if (wrc == LCT_ERR_SYS) {
@@ -244,18 +266,20 @@ static int print_records(lct_reader *r, const dump_opts *o, bool quiet)
     tool_progress_start(&progress, r, quiet || o->follow);
     lct_record rec;
     long long printed = 0;
+    uint64_t idx = 0; /* record number, wanted or not */
     int rc = EXIT_OK;
     line out = {NULL, 0, 0};
-    while ((o->limit < 0 || printed < o->limit) && !interrupted) {
+    for (; (o->limit < 0 || printed < o->limit) && !interrupted; idx++) {
         if (lct_next(r, &rec) != 1) {
             if (!o->follow || !wait_for_more(r))
                 break;
+            idx--;
             continue;
         }
         tool_progress_update(&progress, r);
         if (!wanted(o, &rec))
             continue;
-        int one = print_record(r, &rec, &out);
+        int one = print_record(r, o, &rec, idx, &out);
         if (one < 0 || one == EXIT_REFUSED) {
             rc = one < 0 ? rc : one;
             break;
@@ -278,6 +302,7 @@ int cmd_dump(int argc, char **argv)
         {"until", required_argument, NULL, OPT_UNTIL},
         {"limit", required_argument, NULL, 'n'},
         {"lazy", no_argument, NULL, OPT_LAZY},
+        {"fields", required_argument, NULL, OPT_FIELDS},
         {"follow", no_argument, NULL, 'f'},
         {NULL, 0, NULL, 0}};
     dump_opts o = {.limit = -1};

@@ -224,6 +224,30 @@ bool tool_tally_run(lct_reader *r, const tool_args *a, size_t state_size,
                     lct_stats *st);
 void tool_tally_free(tool_tally *t);
 
+/* MARK: dump --fields */
+
+enum {
+    TOOL_FIELD_OFFSET,
+    TOOL_FIELD_IDX, /* record number, from 0, as the reader yields them */
+    TOOL_FIELD_T_MONO,
+    TOOL_FIELD_T_WALL,
+    TOOL_FIELD_QUALNAME,
+    TOOL_FIELD_ARGS,
+    TOOL_FIELD_COUNT
+};
+
+/* The fields asked for, in the order asked. */
+typedef struct tool_fields {
+    unsigned n;
+    unsigned char order[TOOL_FIELD_COUNT];
+} tool_fields;
+
+/* "t_mono,qualname" -> fields; false for an unknown or repeated name. */
+bool tool_fields_parse(const char *list, tool_fields *out);
+/* One record as a JSON object of those fields (no newline). */
+lct_status tool_fields_write(const tool_fields *fl, const lct_record *rec,
+                             uint64_t idx, lct_write_fn write, void *ctx);
+
 /* MARK: subcommands */
 
 int cmd_info(int argc, char **argv);
