@@ -298,6 +298,22 @@ static inline bool plain_word(const unsigned char *p)
 
 static void put_string(jw *w, const unsigned char *s, size_t n)
 {
+    /* Most strings are short and plain: copied while checked, straight
+     * into the buffer; anything else takes the general loop below. */
+    if (w->key_depth == 0 && n < 64 && n + 2 <= sizeof w->buf - w->len) {
+        char *o = w->buf + w->len + 1;
+        size_t i = 0;
+        while (i < n && !escape_class[s[i]]) {
+            o[i] = (char)s[i];
+            i++;
+        }
+        if (i == n) {
+            o[-1] = '"';
+            o[n] = '"';
+            w->len += n + 2;
+            return;
+        }
+    }
     put_c(w, '\"');
     int valid = -1; /* unknown until a high byte asks */
     size_t start = 0;
@@ -343,10 +359,10 @@ static void put_base64(jw *w, const unsigned char *p, size_t n)
         for (size_t g = 0; g < groups; g++, i += 3, q += 4) {
             uint32_t v =
                 (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-            q[0] = a[v >> 18];
-            q[1] = a[(v >> 12) & 63];
-            q[2] = a[(v >> 6) & 63];
-            q[3] = a[v & 63];
+            /* Four characters, one store (byte order: q[0] first). */
+            char four[4] = {a[v >> 18], a[(v >> 12) & 63], a[(v >> 6) & 63],
+                            a[v & 63]};
+            memcpy(q, four, 4);
         }
         w->len += groups * 4;
     }
@@ -901,7 +917,8 @@ static int render_map_fast(jw *w, const lct__mp_head *h, lct_value v,
             break;
         }
         for (uint32_t j = 0; j < i && rc == LCT_OK; j++)
-            if (lct_str_cmp(keys[j], keys[i]) == 0)
+            if (keys[j].len == keys[i].len &&
+                memcmp(keys[j].ptr, keys[i].ptr, keys[i].len) == 0)
                 rc = RETRY;
         if (rc != LCT_OK)
             break;
@@ -935,6 +952,22 @@ static int render(jw *w, lct_value v, unsigned depth,
         after = &ignored;
     if (depth > LCT_MAX_DEPTH)
         return LCT_ERR_DEPTH;
+    /* The commonest values, decoded from their first byte. */
+    if (v.ptr && v.len) {
+        unsigned b = v.ptr[0];
+        if ((b & 0xe0) == 0xa0 && (size_t)(b & 0x1f) < v.len) { /* fixstr */
+            put_string(w, v.ptr + 1, b & 0x1f);
+            *after = v.ptr + 1 + (b & 0x1f);
+            return LCT_OK;
+        }
+        if (b < 0x80) { /* positive fixint */
+            char digits[4], *e = digits + sizeof digits;
+            char *d = u64_digits(b, e);
+            put(w, d, (size_t)(e - d));
+            *after = v.ptr + 1;
+            return LCT_OK;
+        }
+    }
     lct__mp_head h;
     if (!v.ptr || lct__mp_head_parse(v.ptr, v.ptr + v.len, &h) != LCT_OK)
         return LCT_ERR_MALFORMED;
