@@ -166,7 +166,7 @@ __attribute__((noinline)) static uint64_t run_parallel(const lct_index *idx,
     memset(accs, 0, sizeof accs);
     for (unsigned t = 0; t < 64; t++)
         states[t] = &accs[t];
-    lct_scan scan = {threads, full_record, NULL, states};
+    lct_scan scan = {threads, full_record, NULL, states, NULL};
     lct_stats st;
     lct_error err;
     if (lct_scan_run(idx, &scan, &st, &err) != LCT_OK) {

@@ -664,6 +664,10 @@ typedef struct lct_scan {
     /** states[t] is passed to thread t's callbacks; NULL passes NULL.
      *  Must hold lct_scan_threads() entries. */
     void **states;
+    /** lct_scan_file only: empty a state again (free what on_record
+     *  gathered), for when the file must be read again by one thread.
+     *  Without it, lct_scan_file uses one thread. */
+    void (*on_reset)(void *state);
 } lct_scan;
 
 /** How many threads lct_scan_run will use for @p scan on @p index
@@ -683,6 +687,27 @@ unsigned lct_scan_threads(const lct_scan *scan, const lct_index *index);
  */
 lct_status lct_scan_run(const lct_index *index, const lct_scan *scan,
                  lct_stats *out, lct_error *err);
+
+/**
+ * Like lct_scan_run, in one pass over the file and without an index: the
+ * file is split by bytes, each thread finds the first record frame at or
+ * after its split point (the bytes every recorded record begins with,
+ * after a plausible length) and reads its range with pread(2) into its
+ * own buffer.  A split holds when the previous thread's chain of frames
+ * lands exactly on the next thread's start; if one does not (damage, or
+ * record-like bytes inside a string), every state is passed to
+ * scan->on_reset and the file is read again by one thread.  So the
+ * records, skips, warnings (through the reader's log, after the threads,
+ * in file order) and stats always equal lct_next's.  Views passed to the
+ * callbacks live only during the call.  The reader must read a regular
+ * file (mapped, or LCT_STREAM); its position and counters are untouched.
+ * Memory: a buffer per thread, bounded by its largest frame; 8 bytes per
+ * skipped frame.
+ * @return LCT_OK, LCT_ERR_INVALID (a pipe or a buffer; NULL arguments),
+ *         LCT_ERR_SYS (a thread could not start), LCT_ERR_NOMEM.
+ */
+lct_status lct_scan_file(const lct_reader *reader, const lct_scan *scan,
+                         lct_stats *out, lct_error *err);
 
 /* MARK: - JSON rendering */
 

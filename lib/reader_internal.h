@@ -41,6 +41,11 @@ typedef enum lct__outcome {
     LCT__LOST     /* the file no longer holds it: *cut says from where */
 } lct__outcome;
 
+/* Decoding alone, for frames that are copies (a stream's), which no
+ * shrink can change after they were read (yield.c). */
+lct__outcome lct__frame_decode(unsigned flags, const lct__frame *f,
+                               lct_record *rec, char *why);
+
 /* The one path from a whole frame to a record (yield.c). */
 lct__outcome lct__frame_record(const lct_reader *r, const lct__frame *f,
                                lct_record *rec, char *why, uint64_t *cut);

@@ -27,6 +27,14 @@
  * decoder names the same type it would from the whole body. */
 #define DOOMED_KEEP 16
 
+/* Where the current frame starts in the buffer (a valid pointer even
+ * before anything was read, so that no arithmetic is done on NULL). */
+static const unsigned char *at_start(const lct__source *s)
+{
+    static const unsigned char nothing[1];
+    return s->buf ? s->buf + s->start : nothing;
+}
+
 /* The current frame's bytes in the buffer: buf[start..fill). */
 static size_t have(const lct__source *s)
 {
@@ -54,27 +62,28 @@ static ssize_t read_some(lct__source *s, unsigned char *into, size_t room)
     }
 }
 
-/* Room to read `want` bytes of the current frame, and a chunk more: move
- * the frame to the front when the tail is short (once per buffer, not per
- * frame), grow when the frame itself does not fit. */
-static bool make_room(lct__source *s, size_t want)
+/* Room for the next read: move the current frame to the front when the
+ * tail runs short (once per buffer, not per frame), and grow (doubling)
+ * only when the frame's bytes already fill it: never by what a length
+ * claims, only by what has arrived. */
+static bool make_room(lct__source *s)
 {
-    if (s->cap - s->fill >= STREAM_CHUNK / 4 && s->cap - s->start >= want)
+    if (s->cap - s->fill >= STREAM_CHUNK / 4)
         return true;
     if (s->start > 0) {
         memmove(s->buf, s->buf + s->start, have(s));
         s->fill -= s->start;
         s->base += s->start;
         s->start = 0;
+        if (s->cap - s->fill >= STREAM_CHUNK / 4)
+            return true;
     }
     size_t cap = s->cap ? s->cap : STREAM_CHUNK;
-    while (cap < want + STREAM_CHUNK / 4) {
+    if (s->cap) {
         if (cap > SIZE_MAX / 2)
             return false;
         cap *= 2;
     }
-    if (cap == s->cap)
-        return true;
     unsigned char *grown = realloc(s->buf, cap);
     if (!grown)
         return false;
@@ -90,7 +99,7 @@ static int fill_to(lct__source *s, size_t want, bool follow)
     while (have(s) < want) {
         if (s->eof && !follow)
             return 0;
-        if (!make_room(s, want)) {
+        if (!make_room(s)) {
             s->read_errno = ENOMEM;
             return -1;
         }
@@ -165,7 +174,7 @@ static lct__frame_status doomed_body(lct__source *s, bool follow,
 {
     uint64_t keep = f->length < DOOMED_KEEP ? f->length : DOOMED_KEEP;
     int rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)keep, follow);
-    f->body = s->buf + s->start + LCT__PREFIX_SIZE;
+    f->body = at_start(s) + LCT__PREFIX_SIZE;
     if (rc != 1) {
         f->available = have(s) - LCT__PREFIX_SIZE;
         return short_or_error(rc, LCT__FRAME_SHORT_BODY);
@@ -189,7 +198,7 @@ lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
     drop_before(s, pos);
     f->offset = pos;
     f->length = 0;
-    f->body = s->buf + s->start;
+    f->body = at_start(s);
     f->available = 0;
     f->kept = 0;
     int rc = fill_to(s, LCT__PREFIX_SIZE, follow);
@@ -199,8 +208,8 @@ lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
             return LCT__FRAME_READ_ERROR;
         return have(s) == 0 ? LCT__FRAME_END : LCT__FRAME_SHORT_PREFIX;
     }
-    f->length = lct__be32(s->buf + s->start);
-    f->body = s->buf + s->start + LCT__PREFIX_SIZE;
+    f->length = lct__be32(at_start(s));
+    f->body = at_start(s) + LCT__PREFIX_SIZE;
     /* Streams fed by a writer (follow) keep every byte: frames there are
      * the recorder's, and a doomed one would be waited for the same way. */
     if (!follow && f->length > 0) {
@@ -210,7 +219,7 @@ lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
     }
     rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)f->length, follow);
     /* The buffer may have moved, or the frame within it. */
-    f->body = s->buf + s->start + LCT__PREFIX_SIZE;
+    f->body = at_start(s) + LCT__PREFIX_SIZE;
     if (rc != 1) {
         f->available = have(s) - LCT__PREFIX_SIZE;
         return short_or_error(rc, LCT__FRAME_SHORT_BODY);

@@ -33,16 +33,23 @@ bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
     return *cut < end;
 }
 
-lct__outcome lct__frame_record(const lct_reader *r, const lct__frame *f,
-                               lct_record *rec, char *why, uint64_t *cut)
+lct__outcome lct__frame_decode(unsigned flags, const lct__frame *f,
+                               lct_record *rec, char *why)
 {
-    uint64_t end = f->offset + LCT__PREFIX_SIZE + (uint64_t)f->length;
-    int rc = lct__record_decode(f->body, (size_t)f->kept, r->flags, rec, why);
-    if (lct__shrank_before(r, end, rc != LCT_OK, cut))
-        return LCT__LOST;
-    if (rc != LCT_OK)
+    if (lct__record_decode(f->body, (size_t)f->kept, flags, rec, why) !=
+        LCT_OK)
         return LCT__SKIPPED;
     rec->offset = f->offset;
     rec->length = f->length;
     return LCT__RECORD;
+}
+
+lct__outcome lct__frame_record(const lct_reader *r, const lct__frame *f,
+                               lct_record *rec, char *why, uint64_t *cut)
+{
+    uint64_t end = f->offset + LCT__PREFIX_SIZE + (uint64_t)f->length;
+    lct__outcome got = lct__frame_decode(r->flags, f, rec, why);
+    if (lct__shrank_before(r, end, got != LCT__RECORD, cut))
+        return LCT__LOST;
+    return got;
 }

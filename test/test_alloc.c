@@ -182,7 +182,7 @@ Test(alloc, iteration_makes_no_heap_allocation)
     cr_assert_eq(lct_index_build(r, &idx, NULL), LCT_OK);
     walk_state states[2] = {{0}, {0}};
     void *ptrs[2] = {&states[0], &states[1]};
-    lct_scan scan = {2, scan_walk, NULL, ptrs};
+    lct_scan scan = {2, scan_walk, NULL, ptrs, NULL};
     lct_stats st;
     before = allocations;
     cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);

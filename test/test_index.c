@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "files.h"
 #include "lct.h"
 #include "mpw.h"
 
@@ -85,7 +87,7 @@ static void check_scan_matches(lct_reader *r, const seq *s)
     }
 
     for (unsigned threads = 1; threads <= 4; threads++) {
-        lct_scan scan = {threads, part_record, part_skip, NULL};
+        lct_scan scan = {threads, part_record, part_skip, NULL, NULL};
         unsigned n = lct_scan_threads(&scan, idx);
         cr_assert_leq(n, threads);
         part *parts = calloc(n, sizeof *parts);
@@ -193,6 +195,139 @@ Test(index, scans_match_sequential_on_a_large_trace)
     mpw_free(&more);
 }
 
+/* MARK: one-pass file scans (lct_scan_file) */
+
+static void part_reset(void *state)
+{
+    part *p = state;
+    p->nrec = p->nskip = 0;
+    p->sum_t_mono = 0;
+}
+
+/* lct_scan_file on the file at path, read mapped and streamed, on 1 to 4
+ * threads: the records, warnings and stats of the sequential reader. */
+static void check_file_scan(const char *path, const seq *s)
+{
+    for (int streamed = 0; streamed < 2; streamed++) {
+        lct_reader *r;
+        cr_assert_eq(lct_open(path, streamed ? LCT_STREAM : 0, &r, NULL),
+                     LCT_OK);
+        for (unsigned threads = 1; threads <= 4; threads++) {
+            part parts[4];
+            void *states[4];
+            for (unsigned t = 0; t < 4; t++) {
+                parts[t] = (part){calloc(s->nrec + 1, 8), calloc(s->nskip + 1, 8),
+                                  0, 0, 0};
+                states[t] = &parts[t];
+            }
+            lct_scan scan = {threads, part_record, part_skip, states,
+                             part_reset};
+            static seq given;
+            memset(&given, 0, sizeof given);
+            lct_reader_set_log(r, seq_log, &given);
+            lct_stats st;
+            cr_assert_eq(lct_scan_file(r, &scan, &st, NULL), LCT_OK);
+            size_t ri = 0;
+            for (unsigned t = 0; t < 4; t++) {
+                for (size_t k = 0; k < parts[t].nrec; k++, ri++)
+                    cr_expect_eq(parts[t].rec[k], ri < s->nrec ? s->rec[ri] : 0,
+                                 "%s: %u threads, record %zu", path, threads, ri);
+                free(parts[t].rec);
+                free(parts[t].skip);
+            }
+            cr_expect_eq(ri, s->nrec, "%s: %u threads", path, threads);
+            cr_expect_eq(st.records, s->nrec);
+            cr_expect_eq(st.skipped, s->nskip);
+            cr_expect_eq(given.nskip, s->nskip);
+            for (size_t k = 0; k < given.nskip && k < s->nskip; k++)
+                cr_expect_eq(given.skip[k], s->skip[k]);
+            cr_expect_str_eq(given.truncation, s->truncation, "%s", path);
+            cr_expect_eq(given.truncation_offset, s->truncation_offset);
+            cr_expect_eq(st.truncated, s->truncation[0] != '\0');
+        }
+        lct_close(r);
+    }
+}
+
+Test(pscan, one_pass_file_scans_match_sequential_on_every_fixture)
+{
+    static seq s;
+    for (size_t f = 0; f < sizeof fixtures / sizeof *fixtures; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.lct", LCT_FIXTURES_DIR, fixtures[f]);
+        lct_reader *r;
+        cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK, "%s", path);
+        sequential(r, &s);
+        lct_close(r);
+        check_file_scan(path, &s);
+    }
+}
+
+/* A large trace with a skip and a cut tail, and then one whose middle
+ * record carries bin bytes that look exactly like record frames: a thread
+ * that starts there starts wrong, the seam does not hold, and the scan is
+ * done again by one thread, with the same answer. */
+Test(pscan, false_starts_and_damage_give_the_sequential_answer)
+{
+    for (int fake = 0; fake < 2; fake++) {
+        mpw file, body;
+        mpw_init(&file);
+        mpw_init(&body);
+        mpw_simple_trace(&file, 3000);
+        mpw_record_begin(&body, 1e6, 1e6, "fake.op");
+        mpw_map(&body, 1);
+        mpw_str(&body, "b");
+        static unsigned char lure[60000];
+        for (size_t i = 0; i + 17 <= sizeof lure; i += 17) {
+            static const unsigned char frame_start[17] = {
+                0, 0, 0, 16, 0x85, 0xa4, 't', 'y', 'p', 'e', 0xa6,
+                'r', 'e', 'c', 'o', 'r', 'd'};
+            memcpy(lure + i, frame_start, fake ? 17 : 0);
+        }
+        mpw_bin(&body, lure, sizeof lure);
+        mpw_frame(&file, &body);
+        mpw_reset(&body);
+        mpw_array(&body, 0); /* a malformed frame */
+        mpw_frame(&file, &body);
+        mpw more;
+        mpw_init(&more);
+        mpw_simple_trace(&more, 3000);
+        size_t header = 4 + ((size_t)more.buf[2] << 8 | more.buf[3]);
+        mpw_raw(&file, more.buf + header, more.len - header);
+        mpw_raw(&file, "\x00\x00\x01", 3); /* a cut tail */
+        char *path = tmp_file_with(file.buf, file.len);
+        lct_reader *r;
+        cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+        static seq s;
+        sequential(r, &s);
+        lct_close(r);
+        cr_assert_eq(s.nrec, 6001);
+        cr_assert_eq(s.nskip, 1);
+        check_file_scan(path, &s);
+        unlink(path);
+        free(path);
+        mpw_free(&file);
+        mpw_free(&body);
+        mpw_free(&more);
+    }
+}
+
+Test(pscan, pipes_and_buffers_are_refused)
+{
+    mpw file;
+    mpw_init(&file);
+    mpw_simple_trace(&file, 3);
+    lct_reader *r;
+    cr_assert_eq(lct_open_buffer(file.buf, file.len, "b", 0, &r, NULL), LCT_OK);
+    lct_scan scan = {2, part_record, NULL, NULL, NULL};
+    lct_error err;
+    memset(&err, 0xa5, sizeof err);
+    cr_expect_eq(lct_scan_file(r, &scan, NULL, &err), LCT_ERR_INVALID);
+    cr_expect_eq(err.code, LCT_ERR_INVALID);
+    lct_close(r);
+    mpw_free(&file);
+}
+
 Test(index, stopping_a_thread_early)
 {
     mpw file;
@@ -203,7 +338,7 @@ Test(index, stopping_a_thread_early)
     lct_index *idx;
     cr_assert_eq(lct_index_build(r, &idx, NULL), LCT_OK);
     int stop_after_one(void *state, const lct_record *rec);
-    lct_scan scan = {1, stop_after_one, NULL, NULL};
+    lct_scan scan = {1, stop_after_one, NULL, NULL, NULL};
     lct_stats st;
     cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
     cr_expect_eq(st.records, 1);

@@ -175,6 +175,34 @@ Test(stream, a_huge_frame_that_can_never_decode_is_counted_not_kept,
     huge_non_map_frame(200u << 20, 3u << 20, LCT_ERR_TRUNCATED);
 }
 
+/* A length that claims 4 GB (and a map, so the frame could decode) is
+ * never allocated up front: the buffer grows only with what arrives. */
+Test(stream, a_huge_claimed_length_is_not_allocated)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 3);
+    mpw_raw(&t, "\xf0\x00\x00\x00\x85\xa4type", 10);
+    char *path = tmp_file_with(t.buf, t.len);
+    long before = max_rss_kib();
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, LCT_STREAM | LCT_QUIET, &r, NULL), LCT_OK);
+    lct_record rec;
+    int n = 0;
+    while (lct_next(r, &rec) == 1)
+        n++;
+    cr_expect_eq(n, 3);
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    cr_expect(st.truncated);
+    cr_expect_eq(lct_reader_status(r), LCT_ERR_TRUNCATED, "not a failed read");
+    cr_expect_lt(max_rss_kib() - before, 16 * 1024, "allocated by the claim");
+    lct_close(r);
+    unlink(path);
+    free(path);
+    mpw_free(&t);
+}
+
 Test(stream, a_long_pipe_is_read_in_bounded_memory, .timeout = 60)
 {
     mpw t;

@@ -46,6 +46,11 @@ static int no_op(void *state, const lct_record *rec)
     return 0;
 }
 
+static void nothing_to_reset(void *state)
+{
+    (void)state;
+}
+
 static void help(void)
 {
     printf("usage: lct check [--json] [-q] [-j N] FILE\n"
@@ -132,8 +137,8 @@ int cmd_check(int argc, char **argv)
         fputs(",\"problems\":[", stdout);
     }
     tool_run run;
-    bool ran = tool_records(r, a.jobs, a.quiet, 1, no_op, on_problem, &rep,
-                            &run);
+    bool ran = tool_records(r, a.jobs, a.quiet, 1, no_op, nothing_to_reset,
+                            on_problem, &rep, &run);
     lct_stats st = run.stats;
     tool_run_free(&run);
     bool clean = st.skipped == 0 && !st.truncated;

@@ -60,11 +60,7 @@ unsigned tool_source_flags(const tool_args *a)
      * here than a fresh mapping, whose every page costs a first touch
      * (bench/README.md, "Sources").  Several threads (-j N) work on a
      * mapping and its index. */
-    if (a->source == TOOL_SOURCE_MMAP)
-        return 0;
-    if (a->source == TOOL_SOURCE_STREAM)
-        return LCT_STREAM;
-    return a->jobs > 1 ? 0 : LCT_STREAM;
+    return a->source == TOOL_SOURCE_MMAP ? 0 : LCT_STREAM;
 }
 
 lct_reader *tool_start(const tool_cmd *cmd, int argc, char **argv,
@@ -121,7 +117,9 @@ static bool run_sequential(lct_reader *r, bool quiet, tool_record_fn on_record,
 /* What each scan thread carries besides the caller's state. */
 typedef struct lane {
     void *state;
+    size_t state_size;
     tool_record_fn on_record;
+    tool_reset_fn reset;
     bool failed;
     tool_progress *progress; /* thread 0 only */
     uint64_t first, span;    /* thread 0's byte range, for progress */
@@ -141,6 +139,16 @@ static int lane_record(void *state, const lct_record *rec)
     return 0;
 }
 
+/* The file is read again by one thread: empty the state. */
+static void lane_reset(void *state)
+{
+    lane *l = state;
+    if (l->reset)
+        l->reset(l->state);
+    memset(l->state, 0, l->state_size);
+    l->failed = false;
+}
+
 /* A skipped frame is progress too (its warning comes from the library). */
 static void lane_skip(void *state, uint64_t offset, const char *reason)
 {
@@ -151,35 +159,49 @@ static void lane_skip(void *state, uint64_t offset, const char *reason)
                                (double)(offset - l->first) / (double)l->span);
 }
 
-/* The index, then a scan: the library gives the warnings in file order. */
+/* A mapped file: the index, then a scan over it.  A streamed file: one
+ * pass, each thread reading its own range.  Either way the library gives
+ * the warnings, in file order. */
+static lct_status scan_file(lct_reader *r, lct_scan *scan, lct_stats *st,
+                            lct_error *err)
+{
+    if (!lct_reader_data(r).ptr)
+        return lct_scan_file(r, scan, st, err);
+    lct_index *idx;
+    lct_status rc = lct_index_build(r, &idx, err);
+    if (rc == LCT_OK)
+        rc = lct_scan_run(idx, scan, st, err);
+    lct_index_free(idx);
+    return rc;
+}
+
 static bool run_parallel(lct_reader *r, unsigned jobs, bool quiet,
                          size_t state_size, tool_record_fn on_record,
-                         tool_run *run)
+                         tool_reset_fn reset, tool_run *run)
 {
-    lct_index *idx;
-    lct_error err;
-    if (lct_index_build(r, &idx, &err) != LCT_OK) {
-        fprintf(stderr, "%s: %s\n", tool_name, err.message);
-        return false;
-    }
-    lct_scan scan = {jobs, lane_record, lane_skip, NULL};
-    unsigned n = lct_scan_threads(&scan, idx);
+    lct_scan scan = {jobs, lane_record, lane_skip, NULL, lane_reset};
+    unsigned n = lct_scan_threads(&scan, NULL);
     lane *lanes = calloc(n, sizeof *lanes);
     void **lane_ptrs = calloc(n, sizeof *lane_ptrs);
     bool ok = lanes && lane_ptrs && alloc_states(run, n, state_size);
     tool_progress progress;
     tool_progress_start(&progress, r, quiet);
+    lct_stats st;
+    lct_reader_stats(r, &st);
     for (unsigned t = 0; ok && t < n; t++) {
-        lanes[t].state = tool_run_state(run, t);
-        lanes[t].on_record = on_record;
+        lanes[t] = (lane){.state = tool_run_state(run, t),
+                          .state_size = state_size,
+                          .on_record = on_record,
+                          .reset = reset};
         lane_ptrs[t] = &lanes[t];
     }
     if (ok) {
         lanes[0].progress = &progress;
-        lanes[0].first = lct_index_offset(idx, 0);
-        lanes[0].span = lct_reader_data(r).len / n;
+        lanes[0].first = lct_reader_header(r)->size;
+        lanes[0].span = st.file_size / n;
         scan.states = lane_ptrs;
-        ok = lct_scan_run(idx, &scan, &run->stats, &err) == LCT_OK;
+        lct_error err;
+        ok = scan_file(r, &scan, &run->stats, &err) == LCT_OK;
         if (!ok)
             fprintf(stderr, "%s: %s\n", tool_name, err.message);
     }
@@ -188,23 +210,26 @@ static bool run_parallel(lct_reader *r, unsigned jobs, bool quiet,
         ok = !lanes[t].failed;
     free(lanes);
     free(lane_ptrs);
-    lct_index_free(idx);
     return ok;
 }
 
 bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
-                  size_t state_size, tool_record_fn on_record, lct_log_fn log,
-                  void *log_ctx, tool_run *run)
+                  size_t state_size, tool_record_fn on_record,
+                  tool_reset_fn reset, lct_log_fn log, void *log_ctx,
+                  tool_run *run)
 {
     memset(run, 0, sizeof *run);
     lct_reader_set_log(r, log, log_ctx);
-    /* A stream has no index: it is read by one thread. */
-    size_t size = lct_reader_data(r).len;
+    lct_stats st;
+    lct_reader_stats(r, &st);
     if (jobs == 0)
-        jobs = size >= TOOL_PARALLEL_MIN_BYTES ? 0 : 1;
-    bool ok = jobs == 1 || size == 0
-                  ? alloc_states(run, 1, state_size) &&
-                        run_sequential(r, quiet, on_record, run)
-                  : run_parallel(r, jobs, quiet, state_size, on_record, run);
+        jobs = st.file_size >= TOOL_PARALLEL_MIN_BYTES ? 0 : 1;
+    /* Several threads need a regular file (a pipe is read by one). */
+    bool parallel = jobs != 1 && (lct_reader_data(r).ptr || st.file_size) &&
+                    strcmp(lct_reader_path(r), "<stdin>") != 0;
+    bool ok = parallel ? run_parallel(r, jobs, quiet, state_size, on_record,
+                                      reset, run)
+                       : alloc_states(run, 1, state_size) &&
+                             run_sequential(r, quiet, on_record, run);
     return !run->stats.shrank && ok;
 }

@@ -151,6 +151,9 @@ void tool_progress_end(tool_progress *p);
 unsigned tool_parse_jobs(const char *cmd, const char *arg);
 
 typedef int (*tool_record_fn)(void *state, const lct_record *rec);
+/* Free what a state gathered (it is zeroed after): a parallel read that
+ * must start over with one thread calls it. */
+typedef void (*tool_reset_fn)(void *state);
 
 /*
  * The records of a run: one state (sequential) or one per thread, each
@@ -171,8 +174,9 @@ typedef struct tool_run {
  * the file shrank while it was read (lct_guard_install is in effect).
  */
 bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
-                  size_t state_size, tool_record_fn on_record, lct_log_fn log,
-                  void *log_ctx, tool_run *run);
+                  size_t state_size, tool_record_fn on_record,
+                  tool_reset_fn reset, lct_log_fn log, void *log_ctx,
+                  tool_run *run);
 void *tool_run_state(const tool_run *run, unsigned t);
 void tool_run_free(tool_run *run);
 

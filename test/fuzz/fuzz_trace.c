@@ -48,6 +48,11 @@ typedef struct outcome {
     uint64_t digest; /* offsets and bodies of the records */
 } outcome;
 
+static void reset_count(void *state)
+{
+    *(uint64_t *)state = 0;
+}
+
 static void read_stream(const uint8_t *data, size_t size, outcome *o)
 {
     memset(o, 0, sizeof *o);
@@ -66,6 +71,16 @@ static void read_stream(const uint8_t *data, size_t size, outcome *o)
             o->digest = o->digest * 131 + rec.body.ptr[i];
     }
     lct_reader_stats(r, &o->st);
+    /* The one-pass parallel scan, split three ways, agrees. */
+    uint64_t counts[3] = {0, 0, 0};
+    void *states[3] = {&counts[0], &counts[1], &counts[2]};
+    lct_scan scan = {3, scan_count, NULL, states, reset_count};
+    lct_stats pst;
+    if (lct_scan_file(r, &scan, &pst, NULL) != LCT_OK ||
+        pst.records != o->st.records || pst.skipped != o->st.skipped ||
+        pst.truncated != o->st.truncated ||
+        counts[0] + counts[1] + counts[2] != o->st.records)
+        abort(); /* the split scan and lct_next disagree */
     lct_close(r);
 }
 
@@ -113,7 +128,7 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
             abort(); /* every complete frame yielded or skipped */
         uint64_t scanned = 0;
         void *states[1] = {&scanned};
-        lct_scan scan = {1, scan_count, NULL, states};
+        lct_scan scan = {1, scan_count, NULL, states, NULL};
         lct_stats sst;
         if (lct_scan_run(idx, &scan, &sst, NULL) == LCT_OK &&
             (sst.records != st.records || sst.skipped != st.skipped ||
