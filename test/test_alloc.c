@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "files.h"
 #include "lct.h"
 #include "mpw.h"
 
@@ -202,5 +205,57 @@ Test(alloc, iteration_makes_no_heap_allocation)
         ;
     cr_expect_eq(allocations - before, 0);
     lct_close(r);
+    mpw_free(&file);
+}
+
+static void reset_walk(void *state)
+{
+    memset(state, 0, sizeof(walk_state));
+}
+
+static int discard_json(void *ctx, const char *data, size_t len)
+{
+    (void)data;
+    *(size_t *)ctx += len;
+    return 0;
+}
+
+/* The streamed source and the one-pass file scan: after open, a buffer
+ * that grows only for a frame larger than it, so nothing per record; and
+ * rendering every record as JSON allocates nothing either. */
+Test(alloc, streaming_scanning_and_rendering_make_no_allocation_per_record)
+{
+    mpw file;
+    mpw_init(&file);
+    build_trace(&file, 50000);
+    char *path = tmp_file_with(file.buf, file.len);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, LCT_STREAM, &r, NULL), LCT_OK);
+    unsigned long before = allocations;
+    lct_record rec;
+    size_t n = 0, out = 0;
+    while (lct_next(r, &rec) == 1) {
+        cr_assert_eq(lct_record_write_json(&rec, discard_json, &out), LCT_OK);
+        n++;
+    }
+    cr_expect_eq(n, 50000);
+    cr_expect_gt(out, n * 100);
+    cr_expect_eq(allocations - before, 0, "%lu allocations while streaming",
+                 allocations - before);
+
+    walk_state states[2] = {{0}, {0}};
+    void *ptrs[2] = {&states[0], &states[1]};
+    lct_scan scan = {2, scan_walk, NULL, ptrs, reset_walk};
+    lct_stats st;
+    before = allocations;
+    cr_assert_eq(lct_scan_file(r, &scan, &st, NULL), LCT_OK);
+    cr_expect_eq(st.records, 50000);
+    /* The thread array, and each thread's buffer (one, or a few doublings
+     * for its largest frame): a handful, not one per record. */
+    cr_expect_leq(allocations - before, 8, "%lu allocations in a file scan",
+                  allocations - before);
+    lct_close(r);
+    unlink(path);
+    free(path);
     mpw_free(&file);
 }
