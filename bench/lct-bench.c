@@ -15,6 +15,13 @@
  *             every value of every args map
  *   parallel  full, split over -j threads with lct_scan_run (index built
  *             beforehand, timed in its own row)
+ *   validate  lct_next with default validation and nothing else
+ *   stream    validate, on a reader opened with LCT_STREAM (read(2) into a
+ *             reused buffer instead of the warm mapping)
+ *   pscan     full, over -j threads with lct_scan_file (one pass, each
+ *             thread preads its own range; no index)
+ *   json      lct_record_write_json of every record into a sink that
+ *             counts bytes (the output rate is printed too)
  *
  * Uses only the public header.  Built by `make bench`; see bench/README.md.
  */
@@ -178,6 +185,64 @@ __attribute__((noinline)) static uint64_t run_parallel(const lct_index *idx,
     return st.records;
 }
 
+__attribute__((noinline)) static uint64_t run_validate(lct_reader *r)
+{
+    lct_reader_rewind(r);
+    lct_record rec;
+    uint64_t n = 0;
+    while (lct_next(r, &rec) == 1)
+        n++;
+    sink += n;
+    return n;
+}
+
+static void reset_acc(void *state)
+{
+    memset(state, 0, sizeof(walk_acc));
+}
+
+__attribute__((noinline)) static uint64_t run_pscan(lct_reader *r,
+                                                    unsigned threads)
+{
+    walk_acc accs[64];
+    void *states[64];
+    memset(accs, 0, sizeof accs);
+    for (unsigned t = 0; t < 64; t++)
+        states[t] = &accs[t];
+    lct_scan scan = {threads, full_record, NULL, states, reset_acc};
+    lct_stats st;
+    lct_error err;
+    if (lct_scan_file(r, &scan, &st, &err) != LCT_OK) {
+        fprintf(stderr, "lct-bench: %s\n", err.message);
+        exit(1);
+    }
+    for (unsigned t = 0; t < 64; t++)
+        sink += accs[t].values;
+    return st.records;
+}
+
+static uint64_t json_bytes; /* output of the last json run */
+
+static int count_bytes(void *ctx, const char *data, size_t len)
+{
+    (void)data;
+    *(uint64_t *)ctx += len;
+    return 0;
+}
+
+__attribute__((noinline)) static uint64_t run_json(lct_reader *r)
+{
+    lct_reader_rewind(r);
+    lct_record rec;
+    uint64_t n = 0;
+    json_bytes = 0;
+    while (lct_next(r, &rec) == 1) {
+        lct_record_write_json(&rec, count_bytes, &json_bytes);
+        n++;
+    }
+    return n;
+}
+
 /* MARK: driver */
 
 static void usage(void)
@@ -192,7 +257,7 @@ static void usage(void)
             "  --runs R      timed runs per row, median reported (default 5)\n"
             "  -j N          threads for the parallel row (default 2)\n"
             "  --only ROWS   comma-separated subset: memscan,framehop,index,\n"
-            "                lazy,full,parallel\n"
+            "                lazy,full,parallel,validate,stream,pscan,json\n"
             "  --json        one JSON object instead of the table\n");
     exit(2);
 }
@@ -280,10 +345,11 @@ int main(int argc, char **argv)
         }
     }
 
-    lct_reader *full, *lazy;
+    lct_reader *full, *lazy, *streamed;
     lct_error err;
     if (lct_open(path, 0, &full, &err) != LCT_OK ||
-        lct_open(path, LCT_LAZY, &lazy, &err) != LCT_OK) {
+        lct_open(path, LCT_LAZY, &lazy, &err) != LCT_OK ||
+        lct_open(path, LCT_STREAM, &streamed, &err) != LCT_OK) {
         fprintf(stderr, "lct-bench: %s\n", err.message);
         return 1;
     }
@@ -300,11 +366,25 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    enum { MEMSCAN, FRAMEHOP, INDEX, LAZY, FULL, PARALLEL, NROWS };
+    enum {
+        MEMSCAN,
+        FRAMEHOP,
+        INDEX,
+        LAZY,
+        FULL,
+        PARALLEL,
+        VALIDATE,
+        STREAM,
+        PSCAN,
+        JSON,
+        NROWS
+    };
     result res[NROWS] = {
-        {"memscan", 0, 0, NULL, 0},   {"framehop", 0, 0, NULL, 0},
-        {"index", 0, 0, NULL, 0},     {"lazy", 0, 0, "framehop", 0},
-        {"full", 0, 0, "memscan", 0}, {"parallel", 0, 0, "memscan", 0},
+        {"memscan", 0, 0, NULL, 0},    {"framehop", 0, 0, NULL, 0},
+        {"index", 0, 0, NULL, 0},      {"lazy", 0, 0, "framehop", 0},
+        {"full", 0, 0, "memscan", 0},  {"parallel", 0, 0, "memscan", 0},
+        {"validate", 0, 0, NULL, 0},   {"stream", 0, 0, NULL, 0},
+        {"pscan", 0, 0, NULL, 0},      {"json", 0, 0, NULL, 0},
     };
     double *times = calloc((size_t)runs, sizeof *times);
     for (int row = 0; row < NROWS; row++) {
@@ -336,6 +416,10 @@ int main(int argc, char **argv)
             case LAZY: items = run_lazy(lazy); break;
             case FULL: items = run_full(full); break;
             case PARALLEL: items = run_parallel(idx, threads); break;
+            case VALIDATE: items = run_validate(full); break;
+            case STREAM: items = run_validate(streamed); break;
+            case PSCAN: items = run_pscan(streamed, threads); break;
+            case JSON: items = run_json(full); break;
             }
             times[i] = now() - t0;
             res[row].items = items;
@@ -393,9 +477,14 @@ int main(int argc, char **argv)
         if (res[FULL].seconds && res[PARALLEL].seconds)
             printf("parallel speed-up over full: %.2fx on %u threads\n",
                    res[FULL].seconds / res[PARALLEL].seconds, threads);
+        if (res[JSON].seconds)
+            printf("json: %.0f MB/s of output (%.0f bytes/record)\n",
+                   (double)json_bytes / 1e6 / res[JSON].seconds,
+                   (double)json_bytes / (double)nrec);
     }
     lct_index_free(idx);
     lct_close(full);
     lct_close(lazy);
+    lct_close(streamed);
     return 0;
 }
