@@ -12,9 +12,11 @@
 #include "frame_internal.h"
 #include "msgpack_internal.h"
 #include "reader_internal.h"
+#include "threads_internal.h"
 #include "warn_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -160,26 +162,10 @@ typedef struct worker {
     uint64_t lost;
     /* Frames skipped, by index, for the warnings given after the run
      * (8 bytes per damaged frame, nothing for a clean trace). */
-    uint64_t *skips;
-    size_t nskips, capskips;
+    lct__u64s skips;
     pthread_t thread;
     char pad[64]; /* workers are written by different threads */
 } worker;
-
-static void note_skip(worker *w, uint64_t i)
-{
-    if (w->nskips == w->capskips) {
-        size_t cap = w->capskips ? w->capskips * 2 : 64;
-        uint64_t *grown = reallocarray(w->skips, cap, sizeof *grown);
-        if (!grown) {
-            w->failed = true;
-            return;
-        }
-        w->skips = grown;
-        w->capskips = cap;
-    }
-    w->skips[w->nskips++] = i;
-}
 
 static void *work(void *arg)
 {
@@ -202,7 +188,8 @@ static void *work(void *arg)
             continue;
         }
         w->skipped++;
-        note_skip(w, i);
+        if (!lct__u64s_push(&w->skips, i))
+            w->failed = true;
         if (w->scan->on_skip)
             w->scan->on_skip(w->state, f.offset, why);
     }
@@ -218,10 +205,10 @@ static void give_warnings(const lct_index *idx, const worker *workers,
     char why[LCT__WHY_SIZE];
     lct_record rec;
     for (unsigned t = 0; t < n; t++) {
-        for (size_t k = 0; k < workers[t].nskips; k++) {
+        for (size_t k = 0; k < workers[t].skips.n; k++) {
             lct__frame f;
             uint64_t cut;
-            frame_of(idx, workers[t].skips[k], &f);
+            frame_of(idx, workers[t].skips.v[k], &f);
             if (lct__frame_record(r, &f, &rec, why, &cut) == LCT__SKIPPED)
                 lct__warn_skip(r, f.offset, why);
         }
@@ -279,27 +266,6 @@ static void split(const lct_index *idx, const lct_scan *scan,
     }
 }
 
-/* Run worker 0 here and the others on threads; LCT_OK or LCT_ERR_SYS. */
-static lct_status run_workers(worker *workers, unsigned n, lct_error *err)
-{
-    lct_status rc = LCT_OK;
-    unsigned started = 1;
-    for (unsigned t = 1; t < n; t++, started++) {
-        int e = pthread_create(&workers[t].thread, NULL, work, &workers[t]);
-        if (e != 0) {
-            rc = lct__fail(err, LCT_ERR_SYS, e, 0,
-                           "lct_scan_run: cannot start a thread: %s",
-                           strerror(e));
-            break;
-        }
-    }
-    if (rc == LCT_OK)
-        work(&workers[0]);
-    for (unsigned t = 1; t < started; t++)
-        pthread_join(workers[t].thread, NULL);
-    return rc;
-}
-
 /* What the threads saw, as one lct_stats. */
 static void sum_stats(const lct_index *idx, const worker *workers,
                       unsigned n, lct_stats *out)
@@ -341,7 +307,9 @@ lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan,
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
                          "lct_scan_run: out of memory");
     split(idx, scan, workers, n);
-    lct_status rc = run_workers(workers, n, err);
+    lct_status rc = lct__run_threads(workers, sizeof *workers,
+                                     offsetof(worker, thread), n, work,
+                                     "lct_scan_run", err);
     for (unsigned t = 0; t < n && rc == LCT_OK; t++)
         if (workers[t].failed)
             rc = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
@@ -353,7 +321,7 @@ lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan,
     if (out && rc == LCT_OK)
         *out = st;
     for (unsigned t = 0; t < n; t++)
-        free(workers[t].skips);
+        free(workers[t].skips.v);
     free(workers);
     return rc;
 }

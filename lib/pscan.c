@@ -17,9 +17,11 @@
 #include "decode_internal.h"
 #include "error_internal.h"
 #include "reader_internal.h"
+#include "threads_internal.h"
 #include "warn_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +43,7 @@ typedef struct pworker {
     lct__frame tail;      /* the frame it stopped at, when not OK */
     int read_errno;
     bool failed, stopped;
-    uint64_t *skips; /* offsets of skipped frames, for the warnings */
-    size_t nskips, capskips;
+    lct__u64s skips; /* offsets of skipped frames, for the warnings */
     pthread_t thread;
     char pad[64];
 } pworker;
@@ -56,21 +57,6 @@ static void stream_at(const lct_reader *r, uint64_t at, lct__source *s)
     s->seekable = true;
     s->size = r->source.size;
     s->base = s->consumed = at;
-}
-
-static void note_skip(pworker *w, uint64_t offset)
-{
-    if (w->nskips == w->capskips) {
-        size_t cap = w->capskips ? w->capskips * 2 : 64;
-        uint64_t *grown = reallocarray(w->skips, cap, sizeof *grown);
-        if (!grown) {
-            w->failed = true;
-            return;
-        }
-        w->skips = grown;
-        w->capskips = cap;
-    }
-    w->skips[w->nskips++] = offset;
 }
 
 static void *pwork(void *arg)
@@ -97,7 +83,8 @@ static void *pwork(void *arg)
             w->stopped = w->scan->on_record(w->state, &rec) != 0;
         } else {
             w->skipped++;
-            note_skip(w, f.offset);
+            if (!lct__u64s_push(&w->skips, f.offset))
+                w->failed = true;
             if (w->scan->on_skip)
                 w->scan->on_skip(w->state, f.offset, why);
         }
@@ -155,26 +142,6 @@ static unsigned split(const lct_reader *r, const lct_scan *scan,
     return used;
 }
 
-static lct_status run_threads(pworker *w, unsigned n, lct_error *err)
-{
-    lct_status rc = LCT_OK;
-    unsigned started = 1;
-    for (unsigned t = 1; t < n; t++, started++) {
-        int e = pthread_create(&w[t].thread, NULL, pwork, &w[t]);
-        if (e != 0) {
-            rc = lct__fail(err, LCT_ERR_SYS, e, 0,
-                           "lct_scan_file: cannot start a thread: %s",
-                           strerror(e));
-            break;
-        }
-    }
-    if (rc == LCT_OK)
-        pwork(&w[0]);
-    for (unsigned t = 1; t < started; t++)
-        pthread_join(w[t].thread, NULL);
-    return rc;
-}
-
 /* Every chain reached the next start exactly (and none ended early). */
 static bool seams_hold(const pworker *w, unsigned n)
 {
@@ -207,8 +174,8 @@ static void finish(const lct_reader *r, const pworker *w, unsigned n,
     for (unsigned t = 0; t < n; t++) {
         st->records += w[t].records;
         st->skipped += w[t].skipped;
-        for (size_t k = 0; k < w[t].nskips; k++)
-            warn_skip_at(r, w[t].skips[k]);
+        for (size_t k = 0; k < w[t].skips.n; k++)
+            warn_skip_at(r, w[t].skips.v[k]);
     }
     const pworker *last = &w[n - 1];
     st->bytes_read = last->end;
@@ -245,12 +212,13 @@ lct_status lct_scan_file(const lct_reader *r, const lct_scan *scan,
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
                          "lct_scan_file: out of memory");
     n = split(r, scan, w, n);
-    lct_status rc = run_threads(w, n, err);
+    lct_status rc = lct__run_threads(w, sizeof *w, offsetof(pworker, thread),
+                                     n, pwork, "lct_scan_file", err);
     if (rc == LCT_OK && n > 1 && !seams_hold(w, n)) {
         /* A false start, or damage across a seam: read it all again. */
         for (unsigned t = 0; t < n; t++) {
             scan->on_reset(w[t].state);
-            free(w[t].skips);
+            free(w[t].skips.v);
         }
         memset(&w[1], 0, sizeof *w * (n - 1));
         pworker again = {.reader = r, .scan = scan, .state = w[0].state,
@@ -270,7 +238,7 @@ lct_status lct_scan_file(const lct_reader *r, const lct_scan *scan,
             *out = st;
     }
     for (unsigned t = 0; t < n; t++)
-        free(w[t].skips);
+        free(w[t].skips.v);
     free(w);
     return rc;
 }
