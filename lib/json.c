@@ -911,8 +911,11 @@ static int render_map_fast(jw *w, const lct__mp_head *h, lct_value v,
     w->hold++;
     put_c(w, '{');
     for (uint32_t i = 0; i < h->n && rc == LCT_OK; i++) {
-        if (lct_value_get_str((lct_value){p, (size_t)(end - p)}, &keys[i]) !=
-            LCT_OK) {
+        if (p < end && (*p & 0xe0) == 0xa0 &&
+            (size_t)(*p & 0x1f) < (size_t)(end - p)) { /* a fixstr key */
+            keys[i] = (lct_str){(const char *)p + 1, *p & 0x1fu};
+        } else if (lct_value_get_str((lct_value){p, (size_t)(end - p)},
+                                     &keys[i]) != LCT_OK) {
             rc = RETRY; /* not a str, or cut: the general path says */
             break;
         }
@@ -1056,10 +1059,11 @@ lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
         return LCT_ERR_INVALID;
     jw w;
     jw_init(&w, write, ctx);
-    char buf[48];
-    int n = snprintf(buf, sizeof buf, "{\"offset\":%" PRIu64 ",\"t_mono\":",
-                     rec->offset);
-    put(&w, buf, (size_t)n);
+    char digits[24], *end = digits + sizeof digits;
+    char *d = u64_digits(rec->offset, end);
+    puts_(&w, "{\"offset\":");
+    put(&w, d, (size_t)(end - d));
+    puts_(&w, ",\"t_mono\":");
     put_double(&w, rec->t_mono);
     puts_(&w, ",\"t_wall\":");
     put_double(&w, rec->t_wall);
