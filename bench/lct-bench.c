@@ -165,7 +165,15 @@ __attribute__((noinline)) static uint64_t run_index(lct_reader *r,
     return lct_index_count(*out);
 }
 
+static void reset_acc(void *state)
+{
+    memset(state, 0, sizeof(walk_acc));
+}
+
+/* full on `threads` threads: over the index (lct_scan_run) when given one,
+ * else in one pass over the reader's file (lct_scan_file). */
 __attribute__((noinline)) static uint64_t run_parallel(const lct_index *idx,
+                                                       lct_reader *r,
                                                        unsigned threads)
 {
     walk_acc accs[64];
@@ -173,10 +181,11 @@ __attribute__((noinline)) static uint64_t run_parallel(const lct_index *idx,
     memset(accs, 0, sizeof accs);
     for (unsigned t = 0; t < 64; t++)
         states[t] = &accs[t];
-    lct_scan scan = {threads, full_record, NULL, states, NULL};
+    lct_scan scan = {threads, full_record, NULL, states, reset_acc};
     lct_stats st;
     lct_error err;
-    if (lct_scan_run(idx, &scan, &st, &err) != LCT_OK) {
+    if ((idx ? lct_scan_run(idx, &scan, &st, &err)
+             : lct_scan_file(r, &scan, &st, &err)) != LCT_OK) {
         fprintf(stderr, "lct-bench: %s\n", err.message);
         exit(1);
     }
@@ -194,31 +203,6 @@ __attribute__((noinline)) static uint64_t run_validate(lct_reader *r)
         n++;
     sink += n;
     return n;
-}
-
-static void reset_acc(void *state)
-{
-    memset(state, 0, sizeof(walk_acc));
-}
-
-__attribute__((noinline)) static uint64_t run_pscan(lct_reader *r,
-                                                    unsigned threads)
-{
-    walk_acc accs[64];
-    void *states[64];
-    memset(accs, 0, sizeof accs);
-    for (unsigned t = 0; t < 64; t++)
-        states[t] = &accs[t];
-    lct_scan scan = {threads, full_record, NULL, states, reset_acc};
-    lct_stats st;
-    lct_error err;
-    if (lct_scan_file(r, &scan, &st, &err) != LCT_OK) {
-        fprintf(stderr, "lct-bench: %s\n", err.message);
-        exit(1);
-    }
-    for (unsigned t = 0; t < 64; t++)
-        sink += accs[t].values;
-    return st.records;
 }
 
 static uint64_t json_bytes; /* output of the last json run */
@@ -400,7 +384,7 @@ int main(int argc, char **argv)
             if (row == FULL)
                 run_full(full);
             else if (row == PARALLEL)
-                run_parallel(idx, threads);
+                run_parallel(idx, NULL, threads);
         }
         for (int i = 0; i < runs; i++) {
             double t0 = now();
@@ -415,10 +399,10 @@ int main(int argc, char **argv)
                 break;
             case LAZY: items = run_lazy(lazy); break;
             case FULL: items = run_full(full); break;
-            case PARALLEL: items = run_parallel(idx, threads); break;
+            case PARALLEL: items = run_parallel(idx, NULL, threads); break;
             case VALIDATE: items = run_validate(full); break;
             case STREAM: items = run_validate(streamed); break;
-            case PSCAN: items = run_pscan(streamed, threads); break;
+            case PSCAN: items = run_parallel(NULL, streamed, threads); break;
             case JSON: items = run_json(full); break;
             }
             times[i] = now() - t0;

@@ -1132,6 +1132,29 @@ Test(cli, dump_follow_waits_for_an_empty_file_and_prints_appends)
     mpw_free(&t);
 }
 
+/* Start lct with args (NULL-terminated) and its standard descriptors on
+ * the given ones (-1 keeps the test's); the child closes every other end
+ * listed in `close_in_child` (-1 terminated). */
+static pid_t spawn_lct(int in, int out, int err, const int *close_in_child,
+                       const char *const *args)
+{
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        if (in >= 0)
+            dup2(in, 0);
+        if (out >= 0)
+            dup2(out, 1);
+        if (err >= 0)
+            dup2(err, 2);
+        for (const int *c = close_in_child; *c >= 0; c++)
+            close(*c);
+        execv(LCT_TOOL, (char *const *)args);
+        _exit(127);
+    }
+    return pid;
+}
+
 /* Read lines from fd until `want` newlines arrived or it ends. */
 static int read_lines(int fd, char *out, size_t cap, int want)
 {
@@ -1160,16 +1183,10 @@ Test(cli, stdin_is_streamed_record_by_record, .timeout = 30)
         int in[2], out[2];
         cr_assert_eq(pipe(in), 0);
         cr_assert_eq(pipe(out), 0);
-        pid_t pid = fork();
-        if (pid == 0) {
-            dup2(in[0], 0);
-            dup2(out[1], 1);
-            close(in[1]);
-            close(out[0]);
-            execl(LCT_TOOL, LCT_TOOL, "dump", modes[m][0], modes[m][1], "-",
-                  (char *)NULL);
-            _exit(127);
-        }
+        const char *args[] = {LCT_TOOL, "dump", modes[m][0], modes[m][1],
+                              "-", NULL};
+        pid_t pid = spawn_lct(in[0], out[1], -1,
+                              (const int[]){in[1], out[0], -1}, args);
         close(in[0]);
         close(out[1]);
         cr_assert_eq(write(in[1], t.buf, t.len), (ssize_t)t.len);
@@ -1198,15 +1215,9 @@ Test(cli, dump_follow_exits_1_when_the_file_shrinks, .timeout = 30)
     int out[2], err[2];
     cr_assert_eq(pipe(out), 0);
     cr_assert_eq(pipe(err), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        close(out[0]);
-        close(err[0]);
-        execl(LCT_TOOL, LCT_TOOL, "dump", "-f", path, (char *)NULL);
-        _exit(127);
-    }
+    const char *args[] = {LCT_TOOL, "dump", "-f", path, NULL};
+    pid_t pid = spawn_lct(-1, out[1], err[1],
+                          (const int[]){out[0], err[0], -1}, args);
     close(out[1]);
     close(err[1]);
     char text[4096];
