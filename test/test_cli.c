@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1201,6 +1202,32 @@ Test(cli, stdin_is_streamed_record_by_record, .timeout = 30)
         cr_expect(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
         close(out[0]);
     }
+    mpw_free(&t);
+}
+
+/* -j 2 on a FIFO (no size, no seeking): read by one thread, not refused. */
+Test(cli, threads_on_a_fifo_fall_back_to_one, .timeout = 30)
+{
+    char dir[] = "/tmp/lct-cli-fifo-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/t.lct", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 50);
+    pid_t writer = fork();
+    if (writer == 0) {
+        int fd = open(path, O_WRONLY);
+        _exit(fd >= 0 && write(fd, t.buf, t.len) == (ssize_t)t.len ? 0 : 1);
+    }
+    run r = run_lct(NULL, "check", "-j", "2", path, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, ": ok: 50 records"), "%s", r.out);
+    waitpid(writer, NULL, 0);
+    run_free(&r);
+    unlink(path);
+    rmdir(dir);
     mpw_free(&t);
 }
 

@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void tool_report_shrink(const lct_reader *r, const char *message)
 {
@@ -224,9 +225,12 @@ bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
     lct_reader_stats(r, &st);
     if (jobs == 0)
         jobs = st.file_size >= TOOL_PARALLEL_MIN_BYTES ? 0 : 1;
-    /* Several threads need a regular file (a pipe is read by one). */
-    bool parallel = jobs != 1 && (lct_reader_data(r).ptr || st.file_size) &&
-                    strcmp(lct_reader_path(r), "<stdin>") != 0;
+    /* Several threads need a regular file with a size: a pipe, a FIFO
+     * or a /proc file is read by one. */
+    struct stat info;
+    bool parallel = jobs != 1 && strcmp(lct_reader_path(r), "<stdin>") != 0 &&
+                    stat(lct_reader_path(r), &info) == 0 &&
+                    S_ISREG(info.st_mode) && info.st_size > 0;
     bool ok = parallel ? run_parallel(r, jobs, quiet, state_size, on_record,
                                       reset, run)
                        : alloc_states(run, 1, state_size) &&
