@@ -118,12 +118,17 @@ static char *u64_digits(uint64_t v, char *end)
 
 typedef unsigned __int128 u128;
 
+static const uint64_t pow10_u64[20] = {
+    1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
+    1000000000u, 10000000000u, 100000000000u, 1000000000000u,
+    10000000000000u, 100000000000000u, 1000000000000000u,
+    10000000000000000u, 100000000000000000u, 1000000000000000000u,
+    10000000000000000000u};
+
+/* 10^k for k <= 38, from the table. */
 static u128 pow10_u128(unsigned k)
 {
-    u128 p = 1;
-    while (k--)
-        p *= 10;
-    return p;
+    return k < 20 ? pow10_u64[k] : (u128)pow10_u64[19] * pow10_u64[k - 19];
 }
 
 /* d rounded to `prec` significant digits, as %.*g rounds the exact binary
@@ -169,11 +174,18 @@ static size_t format_fixed_exact(double d, char *out)
     if (exp2 > 0 || exp2 < -66)
         return 0;
     unsigned s = (unsigned)-exp2;
-    int e10 = 0; /* 10^e10 <= a < 10^(e10+1), fixed below if off by one */
-    for (double p = 1; p * 10 <= a; p *= 10)
+    /* 10^e10 <= a < 10^(e10+1): from the binary exponent (log10(2) is
+     * about 1233/4096), then one step to correct the estimate, counted on
+     * the exact integer part or, below 1, on a's scaled value. */
+    int e10 = ((exp2 + 52) * 1233) >> 12;
+    if (e10 >= 0 && a >= (double)pow10_u64[e10 + 1])
         e10++;
-    for (double p = 1; p > a; p /= 10)
+    else if (e10 >= 0 && a < (double)pow10_u64[e10])
         e10--;
+    else if (e10 < 0 && a * (double)pow10_u64[-e10] < 1.0)
+        e10--;
+    else if (e10 < 0 && a * (double)pow10_u64[-e10 - 1] >= 1.0)
+        e10++;
     for (unsigned prec = 15; prec <= 17; prec++) {
         int t = (int)prec - 1 - e10;
         if (t < 0 || t > 21)
@@ -304,6 +316,10 @@ static void put_string(jw *w, const unsigned char *s, size_t n)
     if (w->key_depth == 0 && n < 64 && n + 2 <= sizeof w->buf - w->len) {
         char *o = w->buf + w->len + 1;
         size_t i = 0;
+        while (i + 8 <= n && plain_word(s + i)) { /* whole words inside s */
+            memcpy(o + i, s + i, 8);
+            i += 8;
+        }
         while (i < n && !escape_class[s[i]]) {
             o[i] = (char)s[i];
             i++;
