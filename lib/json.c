@@ -292,9 +292,6 @@ static void put_escape(jw *w, unsigned c)
     put(w, e, n);
 }
 
-/* A JSON string: runs of plain bytes copied whole, escapes between them.
- * UTF-8 is checked only when a byte >= 0x80 turns up; invalid text
- * (possible only under LCT_LAZY) has every such byte as U+FFFD. */
 /* Whether none of 8 bytes needs attention (below 0x20, '"', '\\', 0x7f
  * and above): the usual case, tested a word at a time. */
 static inline bool plain_word(const unsigned char *p)
@@ -309,28 +306,11 @@ static inline bool plain_word(const unsigned char *p)
     return (hit & high) == 0;
 }
 
-static void put_string(jw *w, const unsigned char *s, size_t n)
+/* Any string: runs of plain bytes copied whole, escapes between them.
+ * UTF-8 is checked only when a byte >= 0x80 turns up; invalid text
+ * (possible only under LCT_LAZY) has every such byte as U+FFFD. */
+static void put_string_general(jw *w, const unsigned char *s, size_t n)
 {
-    /* Most strings are short and plain: copied while checked, straight
-     * into the buffer; anything else takes the general loop below. */
-    if (w->key_depth == 0 && n < 64 && n + 2 <= sizeof w->buf - w->len) {
-        char *o = w->buf + w->len + 1;
-        size_t i = 0;
-        while (i + 8 <= n && plain_word(s + i)) { /* whole words inside s */
-            memcpy(o + i, s + i, 8);
-            i += 8;
-        }
-        while (i < n && !escape_class[s[i]]) {
-            o[i] = (char)s[i];
-            i++;
-        }
-        if (i == n) {
-            o[-1] = '"';
-            o[n] = '"';
-            w->len += n + 2;
-            return;
-        }
-    }
     put_c(w, '\"');
     int valid = -1; /* unknown until a high byte asks */
     size_t start = 0;
@@ -358,6 +338,31 @@ static void put_string(jw *w, const unsigned char *s, size_t n)
     }
     put(w, (const char *)s + start, n - start);
     put_c(w, '\"');
+}
+
+/* A JSON string.  Most are short and plain: copied while checked,
+ * straight into the buffer, inline; the rest go the general way. */
+static inline void put_string(jw *w, const unsigned char *s, size_t n)
+{
+    if (w->key_depth == 0 && n < 64 && n + 2 <= sizeof w->buf - w->len) {
+        char *o = w->buf + w->len + 1;
+        size_t i = 0;
+        while (i + 8 <= n && plain_word(s + i)) { /* whole words inside s */
+            memcpy(o + i, s + i, 8);
+            i += 8;
+        }
+        while (i < n && !escape_class[s[i]]) {
+            o[i] = (char)s[i];
+            i++;
+        }
+        if (i == n) {
+            o[-1] = '"';
+            o[n] = '"';
+            w->len += n + 2;
+            return;
+        }
+    }
+    put_string_general(w, s, n);
 }
 
 static const char base64_alphabet[] =
