@@ -62,9 +62,9 @@
  *     default.  Call lct_guard_install() once and those pages read as
  *     zeros too.  Without the guard a program must handle SIGBUS itself,
  *     or open with LCT_NO_MMAP or LCT_STREAM to read a copy.
- *   - lct_next(), lct_scan_run(), lct_index_record() and following never
- *     hand out a record whose bytes were not all in the file when they
- *     were read: before a mapped record is believed, the length prefix
+ *   - lct_next(), lct_scan_run(), lct_index_record(), lct_scan_file()
+ *     (which reads copies) and following never hand out a record whose
+ *     bytes were not all in the file when they were read: before a mapped record is believed, the length prefix
  *     after it is read, and when that reads 0, faulted, or is past the
  *     data (or the frame did not decode), the file's size is taken with
  *     fstat(2); a record reaching past it is not yielded.  Reading then
@@ -680,8 +680,13 @@ unsigned lct_scan_threads(const lct_scan *scan, const lct_index *index);
  * (ranges split by bytes, so threads get similar work) and sees its
  * records in file order; merge per-thread states in thread order to get
  * file order.  @p out (may be NULL) receives records and skipped summed
- * over threads, and the truncation found when the index was built.
- * Allocation: one small array per run, none per record.
+ * over threads, the truncation found when the index was built, and a
+ * shrink if one was found.  The warnings lct_next would give (skips, the
+ * cut tail, a shrink) go to the reader's log after the threads are done,
+ * in file order and in the same words; the reader's position and
+ * counters are untouched.
+ * Allocation: one small array per run, 8 bytes per skipped frame, none
+ * per record.
  * @return LCT_OK, LCT_ERR_SYS (a thread could not start), LCT_ERR_NOMEM,
  *         LCT_ERR_INVALID.
  */
