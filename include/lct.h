@@ -750,6 +750,24 @@ lct_status lct_value_write_json(lct_value v, lct_write_fn write, void *ctx);
 lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
                           void *ctx);
 
+/** Options of the _opts renderers. */
+enum {
+    /** Print a codec wrapper {"__t__": T, "v": V} as V, at every depth, so
+     *  a path does not depend on whether keys were a list or a tuple. */
+    LCT_JSON_UNWRAP = 1u << 0,
+    /** Print bin as lowercase hex instead of base64 (LMCache's logs show
+     *  hashes in hex). */
+    LCT_JSON_BIN_HEX = 1u << 1
+};
+
+/** lct_value_write_json and lct_record_write_json with options
+ *  (LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX, or 0 for the plain ones).  Return
+ *  as those. */
+lct_status lct_value_write_json_opts(lct_value v, unsigned flags,
+                                     lct_write_fn write, void *ctx);
+lct_status lct_record_write_json_opts(const lct_record *rec, unsigned flags,
+                                      lct_write_fn write, void *ctx);
+
 /**
  * Render a header as one JSON object, without a newline: format_version,
  * level, trace_schema_version, t_mono_start, t_wall_start, sm_config_json,

@@ -28,6 +28,7 @@ typedef struct jw {
      * is not flushed; what does not fit sets overflow instead. */
     unsigned hold;
     bool overflow;
+    unsigned flags; /* LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX */
     size_t len;
     char buf[64 * 1024];
 } jw;
@@ -381,9 +382,26 @@ static void fill_base64_pairs(void)
     }
 }
 
+/* LCT_JSON_BIN_HEX: bytes as lowercase hex, as LMCache's logs show
+ * hashes. */
+static void put_hex(jw *w, const unsigned char *p, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    put_c(w, '"');
+    for (size_t i = 0; i < n; i++) {
+        char two[2] = {hex[p[i] >> 4], hex[p[i] & 15]};
+        put(w, two, 2);
+    }
+    put_c(w, '"');
+}
+
 /* Standard base64 with padding, written straight into the buffer. */
 static void put_base64(jw *w, const unsigned char *p, size_t n)
 {
+    if (w->flags & LCT_JSON_BIN_HEX) {
+        put_hex(w, p, n);
+        return;
+    }
     const char *a = base64_alphabet;
     pthread_once(&base64_pairs_once, fill_base64_pairs);
     put_c(w, '"');
@@ -983,6 +1001,25 @@ static int render_map_fast(jw *w, const lct__mp_head *h, lct_value v,
     return RETRY;
 }
 
+/* LCT_JSON_UNWRAP: a codec wrapper {"__t__": T, "v": V} is printed as V;
+ * other maps as usual (the two-pass path, so the map's end is known). */
+static int render_unwrapped(jw *w, lct_value v, unsigned depth,
+                            const unsigned char **after)
+{
+    lct_value payload;
+    size_t size;
+    lct_status rc = lct_value_size(v, &size);
+    if (rc != LCT_OK)
+        return rc;
+    *after = v.ptr + size;
+    if (lct_value_codec(v, NULL, &payload))
+        return render(w, payload, depth + 1, NULL);
+    lct_iter it;
+    rc = lct_map_iter_init(v, &it);
+    const unsigned char *ignored;
+    return rc != LCT_OK ? rc : render_map(w, it, depth, &ignored);
+}
+
 static int render(jw *w, lct_value v, unsigned depth,
                   const unsigned char **after)
 {
@@ -1039,6 +1076,8 @@ static int render(jw *w, lct_value v, unsigned depth,
     case LCT_TYPE_EXT: render_ext(w, &h, payload); return LCT_OK;
     case LCT_TYPE_ARRAY: return render_array(w, &h, v, depth, after);
     case LCT_TYPE_MAP:
+        if (w->flags & LCT_JSON_UNWRAP)
+            return render_unwrapped(w, v, depth, after);
         rc = render_map_fast(w, &h, v, depth, after);
         if (rc != RETRY || w->overflow)
             return rc;
@@ -1059,6 +1098,7 @@ static int finish(jw *w, int rc)
 
 static void jw_init(jw *w, lct_write_fn write, void *ctx)
 {
+    w->flags = 0;
     w->write = write;
     w->ctx = ctx;
     w->failed = 0;
@@ -1068,13 +1108,20 @@ static void jw_init(jw *w, lct_write_fn write, void *ctx)
     w->len = 0;
 }
 
-lct_status lct_value_write_json(lct_value v, lct_write_fn write, void *ctx)
+lct_status lct_value_write_json_opts(lct_value v, unsigned flags,
+                                     lct_write_fn write, void *ctx)
 {
     if (!write)
         return LCT_ERR_INVALID;
     jw w;
     jw_init(&w, write, ctx);
+    w.flags = flags;
     return finish(&w, render(&w, v, 0, NULL));
+}
+
+lct_status lct_value_write_json(lct_value v, lct_write_fn write, void *ctx)
+{
+    return lct_value_write_json_opts(v, 0, write, ctx);
 }
 
 lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
@@ -1091,10 +1138,17 @@ lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
 lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
                           void *ctx)
 {
+    return lct_record_write_json_opts(rec, 0, write, ctx);
+}
+
+lct_status lct_record_write_json_opts(const lct_record *rec, unsigned flags,
+                                      lct_write_fn write, void *ctx)
+{
     if (!rec || !write)
         return LCT_ERR_INVALID;
     jw w;
     jw_init(&w, write, ctx);
+    w.flags = flags;
     char digits[24], *end = digits + sizeof digits;
     char *d = u64_digits(rec->offset, end);
     puts_(&w, "{\"offset\":");

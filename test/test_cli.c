@@ -1039,6 +1039,64 @@ Test(cli, dump_fields_projects_each_record)
     free(path);
 }
 
+static size_t count_lines(const char *s)
+{
+    size_t n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* --qualname: exact name, suffix after a dot, or glob; a pattern that
+ * selects nothing is said on stderr.  --unwrap and --bin hex. */
+Test(cli, dump_qualname_unwrap_and_hex)
+{
+    const char *sample = LCT_SAMPLE;
+    struct {
+        const char *pattern;
+        size_t lines;
+    } cases[] = {
+        {"lmcache.v1.distributed.storage_manager.StorageManager.finish_write",
+         280},
+        {"finish_write", 280},
+        {"StorageManager.finish_write", 280},
+        {"inish_write", 0}, /* a suffix only after a dot */
+        {"*_write", 560},
+        {"__exit__", 610},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run r = run_lct(NULL, "dump", "--qualname", cases[i].pattern, sample,
+                        NULL);
+        cr_expect_eq(count_lines(r.out), cases[i].lines, "%s",
+                     cases[i].pattern);
+        cr_expect_eq(strstr(r.err, "matched no record") != NULL,
+                     cases[i].lines == 0, "%s: %s", cases[i].pattern, r.err);
+        run_free(&r);
+    }
+    run plain = run_lct(NULL, "dump", "-n", "1", sample, NULL);
+    run flat = run_lct(NULL, "dump", "-n", "1", "--unwrap", "--bin", "hex",
+                       sample, NULL);
+    cr_expect(strstr(plain.out, "\"__t__\""), "%s", plain.out);
+    cr_expect_null(strstr(flat.out, "__t__"), "%s", flat.out);
+    jv *a = json_parse(plain.out, plain.outlen);
+    jv *b = json_parse(flat.out, flat.outlen);
+    cr_assert(a && b);
+    const jv *key0 = &json_get(json_get(a, "args"), "keys")->items[0];
+    const jv *flat0 = &json_get(json_get(b, "args"), "keys")->items[0];
+    const jv *b64 = json_get(json_get(key0, "v"), "chunk_hash");
+    const jv *hex = json_get(flat0, "chunk_hash");
+    cr_assert(b64 && hex);
+    cr_expect_eq(hex->slen, 64, "32 bytes as hex: %s", hex->s);
+    cr_expect_eq(b64->slen, 44);
+    json_free(a);
+    json_free(b);
+    run_free(&plain);
+    run_free(&flat);
+    run bad = run_lct(NULL, "dump", "--bin", "octal", sample, NULL);
+    cr_expect_eq(bad.status, 2);
+    run_free(&bad);
+}
+
 /* MARK: files that change while read */
 
 Test(cli, file_truncated_during_dump_is_an_error_not_a_crash)

@@ -338,6 +338,44 @@ Test(json, maps_started_over_print_the_same)
     mpw_free(&w);
 }
 
+static const char *render_opts(const mpw *w, unsigned flags)
+{
+    static sink s;
+    memset(&s, 0, sizeof s);
+    cr_assert_eq(lct_value_write_json_opts(lct_value_from(w->buf, w->len),
+                                           flags, to_sink, &s),
+                 LCT_OK);
+    return s.buf;
+}
+
+/* Codec wrappers printed as their payload at every depth, wrappers in
+ * either key order; bin as hex. */
+Test(json, options_unwrap_and_hex)
+{
+    mpw w;
+    mpw_init(&w);
+    /* {"keys": {"__t__":"tuple","v":[{"v":{"h":bin 0a ff},"__t__":"K"}]},
+     *  "plain": {"a": 1}} */
+    mpw_map(&w, 2);
+    mpw_str(&w, "keys");
+    mpw_map(&w, 2);
+    mpw_str(&w, "__t__"); mpw_str(&w, "tuple");
+    mpw_str(&w, "v");
+    mpw_array(&w, 1);
+    mpw_map(&w, 2);
+    mpw_str(&w, "v");
+    mpw_map(&w, 1); mpw_str(&w, "h"); mpw_bin(&w, "\x0a\xff", 2);
+    mpw_str(&w, "__t__"); mpw_str(&w, "K");
+    mpw_str(&w, "plain");
+    mpw_map(&w, 1); mpw_str(&w, "a"); mpw_int(&w, 1);
+    cr_expect_str_eq(render_opts(&w, LCT_JSON_UNWRAP),
+                     "{\"keys\":[{\"h\":\"Cv8=\"}],\"plain\":{\"a\":1}}");
+    cr_expect_str_eq(render_opts(&w, LCT_JSON_UNWRAP | LCT_JSON_BIN_HEX),
+                     "{\"keys\":[{\"h\":\"0aff\"}],\"plain\":{\"a\":1}}");
+    cr_expect_str_eq(render_opts(&w, 0), render(&w), "no flags: as before");
+    mpw_free(&w);
+}
+
 Test(json, timestamps_and_other_ext)
 {
     mpw w;

@@ -4,7 +4,6 @@
  */
 #include "tool.h"
 
-#include <fnmatch.h>
 #include <signal.h>
 #include <time.h>
 #include <getopt.h>
@@ -20,11 +19,14 @@ static void help(void)
            "FILE may be -.\n"
            "\n"
            "  --header            print the header as a first JSON line\n"
-           "  --qualname PATTERN  only records whose qualname matches the shell\n"
-           "                      glob (repeatable: any match)\n"
+           "  --qualname NAME     only records of this qualname: the exact name,\n"
+           "                      a suffix after a dot (submit_prefetch_task),\n"
+           "                      or a shell glob (repeatable: any match)\n"
            "  --since T           only records with t_mono >= T seconds\n"
            "  --until T           only records with t_mono <= T seconds\n"
            "  -n, --limit N       stop after N records printed\n"
+           "  --unwrap            print codec wrappers {\"__t__\":T,\"v\":V} as V\n"
+           "  --bin hex|base64    how bin values print (default base64)\n"
            "  --fields LIST       only these fields, in this order (any of\n"
            "                      offset,idx,t_mono,t_wall,qualname,args;\n"
            "                      idx is the record number from 0)\n"
@@ -85,28 +87,6 @@ static int args_dropped(const lct_record *rec, int why, line *out)
         line_write(out, "}", 1) != 0)
         return LCT_ERR_NOMEM;
     return LCT_OK;
-}
-
-/* fnmatch needs a C string; qualnames are views.  Long ones go to the heap. */
-static bool matches(char **patterns, size_t npatterns, lct_str q)
-{
-    if (npatterns == 0)
-        return true;
-    char stack[512];
-    char *s = q.len < sizeof stack ? stack : malloc(q.len + 1);
-    if (!s)
-        return false;
-    memcpy(s, q.ptr, q.len);
-    s[q.len] = '\0';
-    bool hit = strlen(s) == q.len; /* an embedded NUL never matches */
-    if (hit) {
-        hit = false;
-        for (size_t i = 0; i < npatterns && !hit; i++)
-            hit = fnmatch(patterns[i], s, 0) == 0;
-    }
-    if (s != stack)
-        free(s);
-    return hit;
 }
 
 static volatile sig_atomic_t interrupted;
@@ -172,8 +152,8 @@ typedef struct dump_opts {
     long long limit; /* -1: no limit */
     bool project;
     tool_fields fields; /* --fields, when project */
-    char **patterns;
-    size_t npatterns;
+    tool_patterns qualnames;
+    unsigned json; /* LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX */
 } dump_opts;
 
 enum {
@@ -182,7 +162,9 @@ enum {
     OPT_SINCE,
     OPT_UNTIL,
     OPT_LAZY,
-    OPT_FIELDS
+    OPT_FIELDS,
+    OPT_UNWRAP,
+    OPT_BIN
 };
 
 static void dump_option(void *ctx, int c, const char *arg)
@@ -190,7 +172,16 @@ static void dump_option(void *ctx, int c, const char *arg)
     dump_opts *o = ctx;
     switch (c) {
     case OPT_HEADER: o->header = true; break;
-    case OPT_QUALNAME: o->patterns[o->npatterns++] = (char *)arg; break;
+    case OPT_QUALNAME: o->qualnames.text[o->qualnames.n++] = arg; break;
+    case OPT_UNWRAP: o->json |= LCT_JSON_UNWRAP; break;
+    case OPT_BIN:
+        if (strcmp(arg, "hex") == 0)
+            o->json |= LCT_JSON_BIN_HEX;
+        else if (strcmp(arg, "base64") == 0)
+            o->json &= ~(unsigned)LCT_JSON_BIN_HEX;
+        else
+            tool_usage_error("dump", "--bin is hex or base64, not '%s'", arg);
+        break;
     case OPT_SINCE:
         o->since = tool_parse_seconds("dump", "--since", arg);
         o->have_since = true;
@@ -213,11 +204,11 @@ static void dump_option(void *ctx, int c, const char *arg)
     }
 }
 
-static bool wanted(const dump_opts *o, const lct_record *rec)
+static bool wanted(dump_opts *o, const lct_record *rec)
 {
     return !(o->have_since && !(rec->t_mono >= o->since)) &&
            !(o->have_until && !(rec->t_mono <= o->until)) &&
-           matches(o->patterns, o->npatterns, rec->qualname);
+           tool_qualname_wanted(&o->qualnames, rec->qualname);
 }
 
 /* One record as one line; EXIT_OK, EXIT_DAMAGED (args dropped, said on
@@ -229,8 +220,9 @@ static int print_record(lct_reader *r, const dump_opts *o,
     out->len = 0;
     int rc = EXIT_OK;
     lct_status wrc =
-        o->project ? tool_fields_write(&o->fields, rec, idx, line_write, out)
-                   : lct_record_write_json(rec, line_write, out);
+        o->project
+            ? tool_fields_write(&o->fields, rec, idx, o->json, line_write, out)
+            : lct_record_write_json_opts(rec, o->json, line_write, out);
     if (!lct_record_intact(r, rec))
         return -1;
     if (wrc == LCT_ERR_SYS) {
@@ -260,7 +252,7 @@ static int print_record(lct_reader *r, const dump_opts *o,
 }
 
 /* Every wanted record, until the end (or, following, an interrupt). */
-static int print_records(lct_reader *r, const dump_opts *o, bool quiet)
+static int print_records(lct_reader *r, dump_opts *o, bool quiet)
 {
     tool_progress progress;
     tool_progress_start(&progress, r, quiet || o->follow);
@@ -303,11 +295,14 @@ int cmd_dump(int argc, char **argv)
         {"limit", required_argument, NULL, 'n'},
         {"lazy", no_argument, NULL, OPT_LAZY},
         {"fields", required_argument, NULL, OPT_FIELDS},
+        {"unwrap", no_argument, NULL, OPT_UNWRAP},
+        {"bin", required_argument, NULL, OPT_BIN},
         {"follow", no_argument, NULL, 'f'},
         {NULL, 0, NULL, 0}};
     dump_opts o = {.limit = -1};
-    o.patterns = reallocarray(NULL, (size_t)argc, sizeof *o.patterns);
-    if (!o.patterns) {
+    o.qualnames.text = reallocarray(NULL, (size_t)argc, sizeof(char *));
+    o.qualnames.hits = calloc((size_t)argc, sizeof(uint64_t));
+    if (!o.qualnames.text || !o.qualnames.hits) {
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return EXIT_REFUSED;
     }
@@ -348,6 +343,9 @@ int cmd_dump(int argc, char **argv)
         rc = EXIT_REFUSED;
     tool_finish_stdout();
     lct_close(r);
-    free(o.patterns);
+    if (rc != EXIT_REFUSED && !interrupted && !a.quiet)
+        tool_patterns_report(&o.qualnames, "dump");
+    free(o.qualnames.text);
+    free(o.qualnames.hits);
     return rc;
 }

@@ -42,7 +42,7 @@ bool tool_fields_parse(const char *list, tool_fields *out)
 
 /* One field's "name": and value. */
 static lct_status write_field(unsigned f, const lct_record *rec, uint64_t idx,
-                              lct_write_fn write, void *ctx)
+                              unsigned json, lct_write_fn write, void *ctx)
 {
     char buf[LCT_DOUBLE_BUFSIZE + 32];
     int n = snprintf(buf, sizeof buf, "\"%s\":", field_names[f]);
@@ -67,18 +67,19 @@ static lct_status write_field(unsigned f, const lct_record *rec, uint64_t idx,
         return lct_json_write_string(rec->qualname.ptr, rec->qualname.len,
                                      write, ctx);
     if (f == TOOL_FIELD_ARGS)
-        return lct_value_write_json(rec->args, write, ctx);
+        return lct_value_write_json_opts(rec->args, json, write, ctx);
     return LCT_OK;
 }
 
 lct_status tool_fields_write(const tool_fields *fl, const lct_record *rec,
-                             uint64_t idx, lct_write_fn write, void *ctx)
+                             uint64_t idx, unsigned json, lct_write_fn write,
+                             void *ctx)
 {
     lct_status rc = write(ctx, "{", 1) != 0 ? LCT_ERR_SYS : LCT_OK;
     for (unsigned i = 0; i < fl->n && rc == LCT_OK; i++) {
         if (i && write(ctx, ",", 1) != 0)
             return LCT_ERR_SYS;
-        rc = write_field(fl->order[i], rec, idx, write, ctx);
+        rc = write_field(fl->order[i], rec, idx, json, write, ctx);
     }
     if (rc == LCT_OK && write(ctx, "}", 1) != 0)
         rc = LCT_ERR_SYS;

@@ -228,6 +228,21 @@ bool tool_tally_run(lct_reader *r, const tool_args *a, size_t state_size,
                     lct_stats *st);
 void tool_tally_free(tool_tally *t);
 
+/* MARK: --qualname patterns */
+
+/* Patterns, and how many records each one selected. */
+typedef struct tool_patterns {
+    const char **text;
+    uint64_t *hits;
+    size_t n;
+} tool_patterns;
+
+/* Whether q is selected: any pattern, as a glob when it holds * ? [, else
+ * the exact name or a suffix after a dot; no patterns select all. */
+bool tool_qualname_wanted(tool_patterns *p, lct_str q);
+/* Say on stderr which patterns selected nothing. */
+void tool_patterns_report(const tool_patterns *p, const char *cmd);
+
 /* MARK: dump --fields */
 
 enum {
@@ -248,9 +263,11 @@ typedef struct tool_fields {
 
 /* "t_mono,qualname" -> fields; false for an unknown or repeated name. */
 bool tool_fields_parse(const char *list, tool_fields *out);
-/* One record as a JSON object of those fields (no newline). */
+/* One record as a JSON object of those fields (no newline); json: the
+ * lct_value_write_json_opts flags for args. */
 lct_status tool_fields_write(const tool_fields *fl, const lct_record *rec,
-                             uint64_t idx, lct_write_fn write, void *ctx);
+                             uint64_t idx, unsigned json, lct_write_fn write,
+                             void *ctx);
 
 /* MARK: subcommands */
 
