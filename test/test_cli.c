@@ -702,11 +702,15 @@ Test(cli, stat_gaps_are_nearest_rank)
     cr_expect_eq(json_get(a, "last_t_mono")->d, 10.0);
     cr_expect_eq(json_get(&ops->items[1], "gap_p50")->t, J_NULL,
                  "one record has no gaps");
+    cr_expect_eq(json_get(a, "gap_max")->d, 4.0);
+    cr_expect_eq(json_get(a, "backwards")->u, 0);
+    cr_expect_eq(json_get(got, "skipped")->u, 0);
+    cr_expect_eq(json_get(got, "truncated")->b, false);
     json_free(got);
     run_free(&r);
 
     r = run_lct(NULL, "stat", "--csv", path, NULL);
-    cr_expect(strncmp(r.out, "qualname,count,share_pct,", 25) == 0);
+    cr_expect(strncmp(r.out, "qualname,count,share,", 21) == 0, "%s", r.out);
     char *lines[8];
     cr_expect_eq(lines_of(r.out, lines, 8), 3);
     run_free(&r);
@@ -1095,6 +1099,81 @@ Test(cli, dump_qualname_unwrap_and_hex)
     run bad = run_lct(NULL, "dump", "--bin", "octal", sample, NULL);
     cr_expect_eq(bad.status, 2);
     run_free(&bad);
+}
+
+/* stat: the largest gap and the record ending it, t_mono going back
+ * counted and said, skips and a cut tail in every format, filters. */
+Test(cli, stat_reports_gap_max_backwards_and_damage)
+{
+    mpw file, body;
+    mpw_init(&file);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    mpw_frame(&file, &body);
+    /* a.op at 0, 5, 4 (back by 1), 4.5; b.op at 1 */
+    const double times[] = {0, 5, 4, 4.5};
+    uint64_t offset_of[4];
+    for (int i = 0; i < 4; i++) {
+        mpw_reset(&body);
+        mpw_record_begin(&body, times[i], times[i], "x.a.op");
+        mpw_map(&body, 0);
+        offset_of[i] = file.len;
+        mpw_frame(&file, &body);
+        if (i == 1) { /* a malformed frame in between */
+            mpw_reset(&body);
+            mpw_array(&body, 0);
+            mpw_frame(&file, &body);
+        }
+    }
+    mpw_reset(&body);
+    mpw_record_begin(&body, 1, 1, "x.b.op");
+    mpw_map(&body, 0);
+    mpw_frame(&file, &body);
+    mpw_raw(&file, "\x00\x00", 2); /* a cut tail */
+    char *path = tmp_file_with(file.buf, file.len);
+    run r = run_lct(NULL, "stat", "--json", "-q", path, NULL);
+    jv *got = json_parse(r.out, r.outlen);
+    cr_assert_not_null(got, "%s", r.out);
+    cr_expect_eq(json_get(got, "skipped")->u, 1);
+    cr_expect_eq(json_get(got, "truncated")->b, true);
+    cr_expect_eq(json_get(got, "backwards")->u, 1);
+    const jv *a = &json_get(got, "ops")->items[0];
+    cr_expect_eq(json_get(a, "gap_max")->d, 5.0);
+    cr_expect_eq(json_get(a, "gap_max_offset")->u, offset_of[1]);
+    cr_expect_eq(json_get(a, "backwards")->u, 1);
+    cr_expect_eq(json_get(a, "share")->d, 0.8);
+    json_free(got);
+    run_free(&r);
+    r = run_lct(NULL, "stat", "-q", path, NULL);
+    cr_expect(strstr(r.out, "damaged: 1 frames skipped, tail cut short"),
+              "%s", r.out);
+    cr_expect(strstr(r.out, "note: 1 records have a t_mono below"), "%s",
+              r.out);
+    run_free(&r);
+    r = run_lct(NULL, "stat", "--csv", "-q", path, NULL);
+    cr_expect(strstr(r.out, ",1,true\n"), "skipped and truncated: %s", r.out);
+    run_free(&r);
+    /* Filters: a suffix, a time window, and a pattern that selects none. */
+    r = run_lct(NULL, "stat", "--json", "-q", "--qualname", "b.op", path,
+                NULL);
+    got = json_parse(r.out, r.outlen);
+    cr_expect_eq(json_get(got, "records")->u, 1);
+    json_free(got);
+    run_free(&r);
+    r = run_lct(NULL, "stat", "--json", "-q", "--since", "4", "--until",
+                "4.5", path, NULL);
+    got = json_parse(r.out, r.outlen);
+    cr_expect_eq(json_get(got, "records")->u, 2);
+    json_free(got);
+    run_free(&r);
+    r = run_lct(NULL, "stat", "--qualname", "zzz", path, NULL);
+    cr_expect(strstr(r.err, "--qualname 'zzz' matched no record"), "%s",
+              r.err);
+    run_free(&r);
+    unlink(path);
+    free(path);
+    mpw_free(&file);
+    mpw_free(&body);
 }
 
 /* MARK: files that change while read */

@@ -8,6 +8,7 @@
  */
 #include "tool.h"
 
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,36 +99,55 @@ static row row_of(qentry *e, uint64_t total)
 
 static void help(void)
 {
-    printf("usage: lct stat [--csv | --json] [-q] [-j N] FILE\n"
+    printf("usage: lct stat [--csv | --json] [-q] [-j N] [--qualname NAME]\n"
+           "                [--since T] [--until T] FILE\n"
            "\n"
            "Per qualname: count, share of records, first and last t_mono,\n"
-           "inter-arrival gap mean/p50/p99 (seconds, nearest-rank), mean args\n"
-           "size in bytes; then overall records, duration (largest t_mono)\n"
-           "and rate.  FILE may be -.\n"
+           "inter-arrival gap mean/p50/p99 (seconds, nearest-rank), the\n"
+           "largest gap and the offset of the record that ends it, mean args\n"
+           "size in bytes; then overall records, duration (largest t_mono),\n"
+           "rate, frames skipped and a cut tail.  Records whose t_mono goes\n"
+           "back are counted (their gaps are negative).  FILE may be -.\n"
            "\n"
-           "  --csv      comma-separated values with a header row\n"
-           "  --json     one JSON object\n"
-           "  -q         no warnings on stderr\n"
-           "  -j N       threads (default: all CPUs for files over 64 MiB)\n"
-           "  -h, --help this text\n");
+           "  --qualname NAME  only this qualname: exact, a suffix after a dot,\n"
+           "                   or a glob (repeatable: any match)\n"
+           "  --since T        only records with t_mono >= T seconds\n"
+           "  --until T        only records with t_mono <= T seconds\n"
+           "  --csv            comma-separated values with a header row\n"
+           "  --json           one JSON object\n"
+           "  -q               no warnings on stderr\n"
+           "  -j N             threads (default: all CPUs for files over 64 MiB)\n"
+           "  --mmap, --stream how to read the file (default: stream)\n"
+           "  -h, --help       this text\n");
 }
 
-static void print_csv(struct qtable *ops, uint64_t total)
+/* The run, as the printers need it. */
+typedef struct stat_view {
+    struct qtable *ops;
+    uint64_t total, backwards;
+    double duration, rate;
+    lct_stats st;
+} stat_view;
+
+static void print_csv(const stat_view *v)
 {
-    fputs("qualname,count,share_pct,first_t_mono,last_t_mono,gap_mean,"
-          "gap_p50,gap_p99,args_mean_bytes\n",
+    fputs("qualname,count,share,first_t_mono,last_t_mono,gap_mean,gap_p50,"
+          "gap_p99,gap_max,gap_max_offset,backwards,args_mean_bytes,skipped,"
+          "truncated\n",
           stdout);
     qentry *e;
-    RB_FOREACH(e, qtable, ops) {
-        row w = row_of(e, total);
+    RB_FOREACH(e, qtable, v->ops) {
+        row w = row_of(e, v->total);
         tool_put_csv(stdout, e->qualname.ptr, e->qualname.len);
-        printf(",%" PRIu64 ",%.4f,%.9g,%.9g,", e->count, w.share, e->first,
-               e->last);
+        printf(",%" PRIu64 ",%.6f,%.9g,%.9g,", e->count, w.share / 100.0,
+               e->first, e->last);
         if (w.have_gaps)
-            printf("%.9g,%.9g,%.9g", w.gap_mean, w.p50, w.p99);
+            printf("%.9g,%.9g,%.9g,%.9g,%" PRIu64, w.gap_mean, w.p50, w.p99,
+                   e->gap_max, e->gap_max_offset);
         else
-            fputs(",,", stdout);
-        printf(",%.1f\n", w.args_mean);
+            fputs(",,,,", stdout);
+        printf(",%" PRIu64 ",%.1f,%" PRIu64 ",%s\n", e->backwards,
+               w.args_mean, v->st.skipped, v->st.truncated ? "true" : "false");
     }
 }
 
@@ -150,74 +170,153 @@ static void print_json_op(qentry *e, uint64_t total, bool first)
         json_field("gap_mean", w.gap_mean);
         json_field("gap_p50", w.p50);
         json_field("gap_p99", w.p99);
+        json_field("gap_max", e->gap_max);
+        printf(",\"gap_max_offset\":%" PRIu64, e->gap_max_offset);
     } else {
-        fputs(",\"gap_mean\":null,\"gap_p50\":null,\"gap_p99\":null", stdout);
+        fputs(",\"gap_mean\":null,\"gap_p50\":null,\"gap_p99\":null,"
+              "\"gap_max\":null,\"gap_max_offset\":null",
+              stdout);
     }
+    printf(",\"backwards\":%" PRIu64, e->backwards);
     json_field("args_mean_bytes", w.args_mean);
     fputc('}', stdout);
 }
 
-static void print_json(struct qtable *ops, uint64_t total, double duration,
-                       double rate)
+static void print_json(const stat_view *v)
 {
-    printf("{\"records\":%" PRIu64, total);
-    json_field("duration", duration);
-    json_field("rate", rate);
-    fputs(",\"ops\":[", stdout);
+    printf("{\"records\":%" PRIu64, v->total);
+    json_field("duration", v->duration);
+    json_field("rate", v->rate);
+    printf(",\"skipped\":%" PRIu64 ",\"truncated\":%s", v->st.skipped,
+           v->st.truncated ? "true" : "false");
+    if (v->st.truncated)
+        printf(",\"truncated_offset\":%" PRIu64, v->st.truncated_offset);
+    printf(",\"backwards\":%" PRIu64 ",\"ops\":[", v->backwards);
     bool first = true;
     qentry *e;
-    RB_FOREACH(e, qtable, ops) {
-        print_json_op(e, total, first);
+    RB_FOREACH(e, qtable, v->ops) {
+        print_json_op(e, v->total, first);
         first = false;
     }
     fputs("]}\n", stdout);
 }
 
-static void print_text(struct qtable *ops, uint64_t total, double duration,
-                       double rate)
+static void print_text(const stat_view *v)
 {
-    printf("%10s %7s %12s %12s %11s %11s %11s %9s  %s\n", "count", "share",
-           "first", "last", "gap_mean", "gap_p50", "gap_p99", "args_B",
-           "qualname");
+    printf("%10s %7s %12s %12s %11s %11s %11s %11s %9s  %s\n", "count",
+           "share", "first", "last", "gap_mean", "gap_p50", "gap_p99",
+           "gap_max", "args_B", "qualname");
     qentry *e;
-    RB_FOREACH(e, qtable, ops) {
-        row w = row_of(e, total);
+    RB_FOREACH(e, qtable, v->ops) {
+        row w = row_of(e, v->total);
         printf("%10" PRIu64 " %6.2f%% %12.6f %12.6f ", e->count, w.share,
                e->first, e->last);
         if (w.have_gaps)
-            printf("%11.6f %11.6f %11.6f", w.gap_mean, w.p50, w.p99);
+            printf("%11.6f %11.6f %11.6f %11.6f", w.gap_mean, w.p50, w.p99,
+                   e->gap_max);
         else
-            printf("%11s %11s %11s", "-", "-", "-");
+            printf("%11s %11s %11s %11s", "-", "-", "-", "-");
         printf(" %9.1f  ", w.args_mean);
         tool_put_vis(stdout, e->qualname.ptr, e->qualname.len);
         fputc('\n', stdout);
     }
     printf("total: %" PRIu64 " records, duration %.3fs, %.1f records/s\n",
-           total, duration, rate);
+           v->total, v->duration, v->rate);
+    if (v->st.skipped || v->st.truncated)
+        printf("damaged: %" PRIu64 " frames skipped, %s\n", v->st.skipped,
+               v->st.truncated ? "tail cut short" : "tail whole");
+    if (v->backwards)
+        printf("note: %" PRIu64 " records have a t_mono below their "
+               "qualname's previous one; their gaps are negative and count "
+               "in the percentiles\n",
+               v->backwards);
+}
+
+/* --qualname, --since, --until: read by every thread, never written. */
+typedef struct stat_filter {
+    tool_patterns qualnames;
+    bool have_since, have_until;
+    double since, until;
+} stat_filter;
+
+static stat_filter filter;
+
+enum { OPT_QUALNAME = 300, OPT_SINCE, OPT_UNTIL };
+
+static void stat_option(void *ctx, int c, const char *arg)
+{
+    stat_filter *f = ctx;
+    if (c == OPT_QUALNAME) {
+        f->qualnames.text[f->qualnames.n++] = arg;
+    } else if (c == OPT_SINCE) {
+        f->since = tool_parse_seconds("stat", "--since", arg);
+        f->have_since = true;
+    } else if (c == OPT_UNTIL) {
+        f->until = tool_parse_seconds("stat", "--until", arg);
+        f->have_until = true;
+    }
+}
+
+static int stat_record(void *state, const lct_record *rec)
+{
+    if ((filter.have_since && !(rec->t_mono >= filter.since)) ||
+        (filter.have_until && !(rec->t_mono <= filter.until)) ||
+        !tool_qualname_selects(&filter.qualnames, rec->qualname))
+        return 0;
+    return tool_tally_gaps(state, rec);
+}
+
+/* Which patterns selected a record, from the table (not counted by the
+ * threads, which share the patterns). */
+static void report_unmatched(struct qtable *ops)
+{
+    qentry *e;
+    RB_FOREACH(e, qtable, ops)
+        (void)tool_qualname_wanted(&filter.qualnames, e->qualname);
+    tool_patterns_report(&filter.qualnames, "stat");
 }
 
 int cmd_stat(int argc, char **argv)
 {
-    static const tool_cmd cmd = {.name = "stat",
-                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON |
-                                           TOOL_CSV | TOOL_SRC,
-                                 .help = help};
+    static const struct option own[] = {
+        {"qualname", required_argument, NULL, OPT_QUALNAME},
+        {"since", required_argument, NULL, OPT_SINCE},
+        {"until", required_argument, NULL, OPT_UNTIL},
+        {NULL, 0, NULL, 0}};
+    filter.qualnames.text = reallocarray(NULL, (size_t)argc, sizeof(char *));
+    filter.qualnames.hits = calloc((size_t)argc, sizeof(uint64_t));
+    if (!filter.qualnames.text || !filter.qualnames.hits)
+        return EXIT_REFUSED;
+    tool_cmd cmd = {.name = "stat",
+                    .shared = TOOL_Q | TOOL_J | TOOL_JSON | TOOL_CSV |
+                              TOOL_SRC,
+                    .own = own, .on_option = stat_option, .ctx = &filter,
+                    .help = help};
     tool_args a;
     lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
     if (!r)
         return EXIT_REFUSED;
     tool_tally t;
-    lct_stats st;
-    bool ok = tool_tally_run(r, &a, sizeof t, tool_tally_gaps, true, &t, &st);
-    double rate = t.duration > 0 ? (double)t.total / t.duration : 0;
+    stat_view v = {.ops = &t.ops};
+    bool ok = tool_tally_run(r, &a, sizeof t, stat_record, true, &t, &v.st);
+    v.total = t.total;
+    v.duration = t.duration;
+    v.rate = t.duration > 0 ? (double)t.total / t.duration : 0;
+    qentry *e;
+    RB_FOREACH(e, qtable, &t.ops)
+        v.backwards += e->backwards;
     if (ok && a.csv)
-        print_csv(&t.ops, t.total);
+        print_csv(&v);
     else if (ok && a.json)
-        print_json(&t.ops, t.total, t.duration, rate);
+        print_json(&v);
     else if (ok)
-        print_text(&t.ops, t.total, t.duration, rate);
+        print_text(&v);
+    if (ok && !a.quiet)
+        report_unmatched(&t.ops);
     tool_finish_stdout();
     tool_tally_free(&t);
     lct_close(r);
+    free(filter.qualnames.text);
+    free(filter.qualnames.hits);
     return ok ? EXIT_OK : EXIT_REFUSED;
 }

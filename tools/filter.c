@@ -41,15 +41,29 @@ static bool glob_matches(const char *pattern, lct_str q)
     return hit;
 }
 
+static bool pattern_hit(const tool_patterns *p, size_t i, lct_str q)
+{
+    return is_glob(p->text[i]) ? glob_matches(p->text[i], q)
+                               : name_or_suffix(p->text[i], q);
+}
+
+bool tool_qualname_selects(const tool_patterns *p, lct_str q)
+{
+    if (p->n == 0)
+        return true;
+    for (size_t i = 0; i < p->n; i++)
+        if (pattern_hit(p, i, q))
+            return true;
+    return false;
+}
+
 bool tool_qualname_wanted(tool_patterns *p, lct_str q)
 {
     if (p->n == 0)
         return true;
     bool any = false;
     for (size_t i = 0; i < p->n; i++) {
-        bool hit = is_glob(p->text[i]) ? glob_matches(p->text[i], q)
-                                        : name_or_suffix(p->text[i], q);
-        if (hit) {
+        if (pattern_hit(p, i, q)) {
             p->hits[i]++;
             any = true;
         }

@@ -36,6 +36,16 @@ qentry *qtable_get(struct qtable *t, lct_str qualname)
     return e;
 }
 
+/* A gap of e's ends at `offset`: the largest so far?  Going back? */
+static void note_gap(qentry *e, double gap, uint64_t offset, bool first_gap)
+{
+    if (first_gap || gap > e->gap_max) {
+        e->gap_max = gap;
+        e->gap_max_offset = offset;
+    }
+    e->backwards += gap < 0;
+}
+
 bool qtable_add(struct qtable *t, const lct_record *rec, bool keep_gaps)
 {
     qentry *e = qtable_get(t, rec->qualname);
@@ -43,7 +53,11 @@ bool qtable_add(struct qtable *t, const lct_record *rec, bool keep_gaps)
         return false;
     if (e->count == 0) {
         e->first = rec->t_mono;
-    } else if (keep_gaps) {
+        e->first_offset = rec->offset;
+    } else {
+        note_gap(e, rec->t_mono - e->last, rec->offset, e->count == 1);
+    }
+    if (e->count > 0 && keep_gaps) {
         if (e->ngaps == e->capgaps) {
             size_t cap = e->capgaps ? e->capgaps * 2 : 64;
             double *g = reallocarray(e->gaps, cap, sizeof *g);
@@ -91,6 +105,17 @@ bool qtable_merge(struct qtable *into, struct qtable *later, bool keep_gaps)
                 memcpy(mine->gaps + mine->ngaps, e->gaps,
                        e->ngaps * sizeof *e->gaps);
             mine->ngaps += e->ngaps;
+        }
+        /* The gap across the seam, then the later part's own. */
+        note_gap(mine, e->first - mine->last, e->first_offset,
+                 mine->count == 1);
+        if (e->count > 1) {
+            bool larger = e->gap_max > mine->gap_max;
+            mine->backwards += e->backwards;
+            if (larger) {
+                mine->gap_max = e->gap_max;
+                mine->gap_max_offset = e->gap_max_offset;
+            }
         }
         mine->count += e->count;
         mine->last = e->last;

@@ -187,6 +187,10 @@ typedef struct qentry {
     lct_str qualname;
     uint64_t count;
     double first, last; /* t_mono */
+    uint64_t first_offset;   /* of the first record */
+    double gap_max;          /* the largest gap (count > 1) ... */
+    uint64_t gap_max_offset; /* ... and the offset of the record ending it */
+    uint64_t backwards;      /* records whose t_mono went back */
     uint64_t args_bytes;
     double *gaps; /* inter-arrival gaps, kept only when asked */
     size_t ngaps, capgaps;
@@ -237,6 +241,8 @@ typedef struct tool_patterns {
     size_t n;
 } tool_patterns;
 
+/* tool_qualname_wanted without counting (safe from several threads). */
+bool tool_qualname_selects(const tool_patterns *p, lct_str q);
 /* Whether q is selected: any pattern, as a glob when it holds * ? [, else
  * the exact name or a suffix after a dot; no patterns select all. */
 bool tool_qualname_wanted(tool_patterns *p, lct_str q);
