@@ -344,6 +344,21 @@ void lct_reader_rewind(lct_reader *reader);
  */
 lct_status lct_reader_refresh(lct_reader *reader, lct_error *err);
 
+/**
+ * Decode the frame whose length prefix is at file @p offset (as a warning
+ * names it) as lct_next would, without moving the reader.  A frame the
+ * reader would skip still has rec->offset, rec->length and rec->body (its
+ * bytes) filled, for a look at what is there.  Mapped and read-whole
+ * readers only.
+ * @return 1 with @p rec filled; 0 for a malformed frame (the reason in
+ *         @p why, a thread-local string, when not NULL);
+ *         LCT_ERR_TRUNCATED (no whole frame there), LCT_ERR_CHANGED (its
+ *         bytes are gone), LCT_ERR_INVALID (a streamed reader, an offset
+ *         inside the header or past the end, NULL arguments).
+ */
+int lct_record_at(const lct_reader *reader, uint64_t offset, lct_record *rec,
+                  const char **why);
+
 /** What a reader has seen so far. */
 typedef struct lct_stats {
     uint64_t records;          /**< records yielded */

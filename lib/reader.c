@@ -397,6 +397,31 @@ int lct_next(lct_reader *r, lct_record *rec)
     return 0;
 }
 
+int lct_record_at(const lct_reader *r, uint64_t offset, lct_record *rec,
+                  const char **why)
+{
+    static _Thread_local char reason[LCT__WHY_SIZE];
+    if (!r || !rec || r->source.kind == LCT__SOURCE_STREAM ||
+        offset < r->header.size || offset > r->source.size)
+        return LCT_ERR_INVALID;
+    lct__frame f;
+    if (lct__frame_at(r->source.data, r->source.size, offset, &f) !=
+        LCT__FRAME_OK)
+        return LCT_ERR_TRUNCATED;
+    uint64_t cut;
+    switch (lct__frame_record(r, &f, rec, reason, &cut)) {
+    case LCT__LOST: return LCT_ERR_CHANGED;
+    case LCT__RECORD: return 1;
+    case LCT__SKIPPED: break;
+    }
+    rec->offset = offset;
+    rec->length = f.length;
+    rec->body = (lct_value){f.body, f.length};
+    if (why)
+        *why = reason;
+    return 0;
+}
+
 bool lct_record_intact(const lct_reader *r, const lct_record *rec)
 {
     if (!r || !rec)

@@ -1176,6 +1176,60 @@ Test(cli, stat_reports_gap_max_backwards_and_damage)
     mpw_free(&body);
 }
 
+/* --range by record number with Python's slice rules; --at by offset,
+ * a skipped frame shown with why. */
+Test(cli, dump_range_and_at)
+{
+    char *path = fixture("malformed_mixed", ".lct");
+    run all = run_lct(NULL, "dump", "-q", path, NULL);
+    char *lines[64];
+    size_t n = lines_of(all.out, lines, 64);
+    cr_assert_geq(n, 5);
+    struct {
+        const char *range;
+        size_t from, to;
+    } cases[] = {{"1:3", 1, 3}, {":2", 0, 2}, {"-2:", n - 2, n},
+                 {"-3:-1", n - 3, n - 1}, {"5:2", 0, 0}, {":", 0, n},
+                 {"100:", 0, 0}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        run r = run_lct(NULL, "dump", "-q", "--range", cases[c].range, path,
+                        NULL);
+        char *got[64];
+        size_t m = lines_of(r.out, got, 64);
+        size_t want = cases[c].to > cases[c].from ? cases[c].to - cases[c].from
+                                                  : 0;
+        cr_expect_eq(m, want, "--range %s", cases[c].range);
+        for (size_t i = 0; i < m && i < want; i++)
+            cr_expect_str_eq(got[i], lines[cases[c].from + i], "--range %s",
+                             cases[c].range);
+        run_free(&r);
+    }
+    /* --at: a record's own offset gives its line; a skipped frame's gives
+     * why, and its body. */
+    jv *first = json_parse(lines[0], strlen(lines[0]));
+    char off[32];
+    snprintf(off, sizeof off, "%llu",
+             (unsigned long long)json_get(first, "offset")->u);
+    run at = run_lct(NULL, "dump", "--at", off, path, NULL);
+    cr_expect_eq(at.status, 0);
+    cr_expect(strncmp(at.out, lines[0], strlen(lines[0])) == 0, "%s", at.out);
+    run_free(&at);
+    at = run_lct(NULL, "dump", "--at", "1102", path, NULL);
+    cr_expect_eq(at.status, 3);
+    jv *bad = json_parse(at.out, at.outlen);
+    cr_assert_not_null(bad, "%s", at.out);
+    cr_expect(strstr(json_get(bad, "error")->s, "missing required field"));
+    cr_expect_eq(json_get(bad, "body")->t, J_OBJ);
+    run_free(&at);
+    at = run_lct(NULL, "dump", "--at", "3", path, NULL);
+    cr_expect_eq(at.status, 1, "inside the header");
+    run_free(&at);
+    json_free(first);
+    json_free(bad);
+    run_free(&all);
+    free(path);
+}
+
 /* MARK: files that change while read */
 
 Test(cli, file_truncated_during_dump_is_an_error_not_a_crash)

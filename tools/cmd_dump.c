@@ -27,6 +27,10 @@ static void help(void)
            "  -n, --limit N       stop after N records printed\n"
            "  --unwrap            print codec wrappers {\"__t__\":T,\"v\":V} as V\n"
            "  --bin hex|base64    how bin values print (default base64)\n"
+           "  --range A:B         records A to before B by number, from 0\n"
+           "                      (Python's slices: -5: is the last five)\n"
+           "  --at OFFSET         the frame at this file offset (as warnings\n"
+           "                      name them), even one that would be skipped\n"
            "  --fields LIST       only these fields, in this order (any of\n"
            "                      offset,idx,t_mono,t_wall,qualname,args;\n"
            "                      idx is the record number from 0)\n"
@@ -154,6 +158,10 @@ typedef struct dump_opts {
     tool_fields fields; /* --fields, when project */
     tool_patterns qualnames;
     unsigned json; /* LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX */
+    const char *at; /* --at OFFSET */
+    bool ranged;    /* --range: records [from, to) */
+    tool_range range;
+    uint64_t from, to;
 } dump_opts;
 
 enum {
@@ -164,7 +172,9 @@ enum {
     OPT_LAZY,
     OPT_FIELDS,
     OPT_UNWRAP,
-    OPT_BIN
+    OPT_BIN,
+    OPT_AT,
+    OPT_RANGE
 };
 
 static void dump_option(void *ctx, int c, const char *arg)
@@ -174,6 +184,14 @@ static void dump_option(void *ctx, int c, const char *arg)
     case OPT_HEADER: o->header = true; break;
     case OPT_QUALNAME: o->qualnames.text[o->qualnames.n++] = arg; break;
     case OPT_UNWRAP: o->json |= LCT_JSON_UNWRAP; break;
+    case OPT_AT: o->at = arg; break;
+    case OPT_RANGE:
+        if (!tool_range_parse(arg, &o->range))
+            tool_usage_error("dump", "--range '%s' is not A:B (record "
+                             "numbers, either may be left out or negative)",
+                             arg);
+        o->ranged = true;
+        break;
     case OPT_BIN:
         if (strcmp(arg, "hex") == 0)
             o->json |= LCT_JSON_BIN_HEX;
@@ -269,7 +287,9 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
             continue;
         }
         tool_progress_update(&progress, r);
-        if (!wanted(o, &rec))
+        if (o->ranged && idx >= o->to)
+            break;
+        if ((o->ranged && idx < o->from) || !wanted(o, &rec))
             continue;
         int one = print_record(r, o, &rec, idx, &out);
         if (one < 0 || one == EXIT_REFUSED) {
@@ -285,6 +305,21 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
     return rc;
 }
 
+/* --range: resolve it, counting the records first when a side is
+ * negative (a file only: a pipe cannot be read twice). */
+static void ranged_start(lct_reader *r, dump_opts *o, bool quiet)
+{
+    uint64_t count = UINT64_MAX;
+    if (tool_range_needs_count(&o->range)) {
+        if (!lct_reader_data(r).ptr && strcmp(lct_reader_path(r), "<stdin>") == 0)
+            tool_usage_error("dump", "a negative --range needs a file, not "
+                             "standard input");
+        count = tool_count_records(r);
+        lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
+    }
+    tool_range_resolve(&o->range, count, &o->from, &o->to);
+}
+
 int cmd_dump(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -297,6 +332,8 @@ int cmd_dump(int argc, char **argv)
         {"fields", required_argument, NULL, OPT_FIELDS},
         {"unwrap", no_argument, NULL, OPT_UNWRAP},
         {"bin", required_argument, NULL, OPT_BIN},
+        {"at", required_argument, NULL, OPT_AT},
+        {"range", required_argument, NULL, OPT_RANGE},
         {"follow", no_argument, NULL, 'f'},
         {NULL, 0, NULL, 0}};
     dump_opts o = {.limit = -1};
@@ -324,6 +361,8 @@ int cmd_dump(int argc, char **argv)
     /* Following re-maps a growing file; one pass is faster streamed. */
     unsigned flags = (o.lazy ? LCT_LAZY : 0) |
                      (o.follow ? LCT_FOLLOW : tool_source_flags(&a));
+    if (o.at) /* a frame by its offset: random access, so the mapping */
+        flags = o.lazy ? LCT_LAZY : 0;
     if (o.follow) { /* end cleanly, output flushed, when interrupted */
         signal(SIGINT, on_interrupt);
         signal(SIGTERM, on_interrupt);
@@ -331,11 +370,15 @@ int cmd_dump(int argc, char **argv)
     lct_reader *r = o.follow ? open_when_ready(a.file, flags, a.quiet)
                              : tool_open(a.file, flags, a.quiet);
     int rc = interrupted ? EXIT_OK : EXIT_REFUSED;
+    if (r && o.ranged)
+        ranged_start(r, &o, a.quiet);
     if (r && o.header) {
         lct_header_write_json(lct_reader_header(r), tool_stdout_write, NULL);
         fputc('\n', stdout);
     }
-    if (r)
+    if (r && o.at)
+        rc = tool_dump_at(r, o.at, o.json);
+    else if (r)
         rc = print_records(r, &o, a.quiet);
     lct_stats st;
     lct_reader_stats(r, &st);

@@ -275,6 +275,25 @@ lct_status tool_fields_write(const tool_fields *fl, const lct_record *rec,
                              uint64_t idx, unsigned json, lct_write_fn write,
                              void *ctx);
 
+/* MARK: dump --at, --range */
+
+/* A:B, either side optional, negative from the end. */
+typedef struct tool_range {
+    bool has_from, has_to;
+    int64_t from, to;
+} tool_range;
+
+bool tool_range_parse(const char *text, tool_range *out);
+/* Whether resolving needs the number of records (a negative side). */
+bool tool_range_needs_count(const tool_range *rg);
+/* Record numbers [*from, *to) of `count` records, as Python slices. */
+void tool_range_resolve(const tool_range *rg, uint64_t count, uint64_t *from,
+                        uint64_t *to);
+/* Print the frame at the offset in `text`; returns the exit status. */
+int tool_dump_at(lct_reader *r, const char *text, unsigned json);
+/* Records of r (a pass without warnings), and back to the start. */
+uint64_t tool_count_records(lct_reader *r);
+
 /* MARK: subcommands */
 
 int cmd_info(int argc, char **argv);

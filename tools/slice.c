@@ -1,0 +1,114 @@
+/*
+ * slice.c - `lct dump --at OFFSET` (the frame at a file offset, even one
+ * the reader would skip, with why) and `--range A:B` (records by number,
+ * Python's slice rules: from A to before B, negative counting from the
+ * end, either side may be left out).
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One side of A:B: empty, or a whole number that may be negative. */
+static bool range_side(const char *s, size_t len, bool *given, int64_t *v)
+{
+    *given = len > 0;
+    if (!len)
+        return true;
+    char buf[32];
+    if (len >= sizeof buf)
+        return false;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    const char *err;
+    *v = strtonum(buf, LLONG_MIN + 1, LLONG_MAX, &err);
+    return err == NULL;
+}
+
+bool tool_range_parse(const char *text, tool_range *out)
+{
+    const char *colon = strchr(text, ':');
+    if (!colon)
+        return false;
+    return range_side(text, (size_t)(colon - text), &out->has_from,
+                      &out->from) &&
+           range_side(colon + 1, strlen(colon + 1), &out->has_to, &out->to);
+}
+
+bool tool_range_needs_count(const tool_range *rg)
+{
+    return (rg->has_from && rg->from < 0) || (rg->has_to && rg->to < 0);
+}
+
+/* A side against `count` records, as Python clamps it. */
+static uint64_t clamp(bool given, int64_t v, uint64_t dflt, uint64_t count)
+{
+    if (!given)
+        return dflt;
+    if (v < 0)
+        return (uint64_t)-v > count ? 0 : count - (uint64_t)-v;
+    return (uint64_t)v > count ? count : (uint64_t)v;
+}
+
+void tool_range_resolve(const tool_range *rg, uint64_t count, uint64_t *from,
+                        uint64_t *to)
+{
+    *from = clamp(rg->has_from, rg->from, 0, count);
+    *to = clamp(rg->has_to, rg->to, count, count);
+}
+
+/* A frame the reader skips: its place, why, and its body if it is one
+ * whole msgpack value (else null). */
+static lct_status print_skipped(const lct_record *rec, const char *why,
+                                unsigned json)
+{
+    printf("{\"offset\":%" PRIu64 ",\"length\":%" PRIu32 ",\"error\":",
+           rec->offset, rec->length);
+    tool_put_json_str(why, strlen(why));
+    fputs(",\"body\":", stdout);
+    size_t size;
+    if (lct_value_size(rec->body, &size) == LCT_OK && size == rec->length)
+        lct_value_write_json_opts(rec->body, json, tool_stdout_write, NULL);
+    else
+        fputs("null", stdout);
+    fputs("}\n", stdout);
+    return LCT_OK;
+}
+
+int tool_dump_at(lct_reader *r, const char *text, unsigned json)
+{
+    const char *err;
+    long long offset = strtonum(text, 0, LLONG_MAX, &err);
+    if (err)
+        tool_usage_error("dump", "--at '%s' is %s", text, err);
+    lct_record rec;
+    const char *why = "";
+    int rc = lct_record_at(r, (uint64_t)offset, &rec, &why);
+    if (rc == 1) {
+        lct_record_write_json_opts(&rec, json, tool_stdout_write, NULL);
+        fputc('\n', stdout);
+        return EXIT_OK;
+    }
+    if (rc == 0) {
+        print_skipped(&rec, why, json);
+        return EXIT_DAMAGED;
+    }
+    fprintf(stderr, "%s dump: no whole frame at offset %lld: %s\n", tool_name,
+            offset, lct_strerror(rc));
+    return EXIT_REFUSED;
+}
+
+uint64_t tool_count_records(lct_reader *r)
+{
+    lct_log_fn none = NULL;
+    lct_reader_set_log(r, none, NULL); /* the second pass says it all */
+    lct_record rec;
+    uint64_t n = 0;
+    while (lct_next(r, &rec) == 1)
+        n++;
+    lct_reader_rewind(r);
+    return n;
+}
