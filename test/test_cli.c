@@ -1230,6 +1230,41 @@ Test(cli, dump_range_and_at)
     free(path);
 }
 
+/* --since/--until: seconds bound t_mono, a UTC time bounds t_wall. */
+Test(cli, time_windows_on_t_mono_and_t_wall)
+{
+    run all = run_lct(NULL, "dump", "-q", "--fields", "t_mono,t_wall",
+                      LCT_SAMPLE, NULL);
+    size_t by_mono = 0, by_wall = 0;
+    for (char *line = all.out; line && *line;) {
+        char *nl = strchr(line, '\n');
+        jv *v = json_parse(line, (size_t)(nl - line));
+        double m = json_get(v, "t_mono")->d, w = json_get(v, "t_wall")->d;
+        by_mono += m >= 1.0 && m <= 1.5;
+        by_wall += w >= 1764600002.0 && w <= 1764600002.5; /* 14:40:02Z */
+        json_free(v);
+        line = nl + 1;
+    }
+    cr_assert_gt(by_mono, 0);
+    cr_assert_gt(by_wall, 0);
+    run m = run_lct(NULL, "dump", "--since", "1", "--until", "1.5", LCT_SAMPLE,
+                    NULL);
+    run w = run_lct(NULL, "dump", "--since", "2025-12-01T14:40:02Z", "--until",
+                    "2025-12-01T14:40:02.5Z", LCT_SAMPLE, NULL);
+    run s = run_lct(NULL, "stat", "--json", "--since", "2025-12-01T14:40:02Z",
+                    "--until", "2025-12-01T14:40:02.5Z", LCT_SAMPLE, NULL);
+    cr_expect_eq(count_lines(m.out), by_mono);
+    cr_expect_eq(count_lines(w.out), by_wall);
+    jv *st = json_parse(s.out, s.outlen);
+    cr_assert_not_null(st, "%s", s.out);
+    cr_expect_eq(json_get(st, "records")->u, by_wall);
+    json_free(st);
+    run_free(&all);
+    run_free(&m);
+    run_free(&w);
+    run_free(&s);
+}
+
 /* MARK: files that change while read */
 
 Test(cli, file_truncated_during_dump_is_an_error_not_a_crash)

@@ -22,8 +22,9 @@ static void help(void)
            "  --qualname NAME     only records of this qualname: the exact name,\n"
            "                      a suffix after a dot (submit_prefetch_task),\n"
            "                      or a shell glob (repeatable: any match)\n"
-           "  --since T           only records with t_mono >= T seconds\n"
-           "  --until T           only records with t_mono <= T seconds\n"
+           "  --since T           only records with t_mono >= T seconds, or\n"
+           "                      t_wall >= T for a UTC time (2026-12-01T10:00:00Z)\n"
+           "  --until T           only records with t_mono (t_wall) <= T\n"
            "  -n, --limit N       stop after N records printed\n"
            "  --unwrap            print codec wrappers {\"__t__\":T,\"v\":V} as V\n"
            "  --bin hex|base64    how bin values print (default base64)\n"
@@ -151,8 +152,7 @@ static bool wait_for_more(lct_reader *r)
 /* What dump's own options asked for. */
 typedef struct dump_opts {
     bool header, lazy, follow;
-    bool have_since, have_until;
-    double since, until;
+    tool_window window;
     long long limit; /* -1: no limit */
     bool project;
     tool_fields fields; /* --fields, when project */
@@ -201,12 +201,10 @@ static void dump_option(void *ctx, int c, const char *arg)
             tool_usage_error("dump", "--bin is hex or base64, not '%s'", arg);
         break;
     case OPT_SINCE:
-        o->since = tool_parse_seconds("dump", "--since", arg);
-        o->have_since = true;
+        tool_window_set(&o->window, "dump", false, arg);
         break;
     case OPT_UNTIL:
-        o->until = tool_parse_seconds("dump", "--until", arg);
-        o->have_until = true;
+        tool_window_set(&o->window, "dump", true, arg);
         break;
     case 'n': o->limit = tool_parse_count("dump", "--limit", arg); break;
     case OPT_LAZY: o->lazy = true; break;
@@ -224,8 +222,7 @@ static void dump_option(void *ctx, int c, const char *arg)
 
 static bool wanted(dump_opts *o, const lct_record *rec)
 {
-    return !(o->have_since && !(rec->t_mono >= o->since)) &&
-           !(o->have_until && !(rec->t_mono <= o->until)) &&
+    return tool_window_holds(&o->window, rec) &&
            tool_qualname_wanted(&o->qualnames, rec->qualname);
 }
 

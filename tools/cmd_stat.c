@@ -111,8 +111,9 @@ static void help(void)
            "\n"
            "  --qualname NAME  only this qualname: exact, a suffix after a dot,\n"
            "                   or a glob (repeatable: any match)\n"
-           "  --since T        only records with t_mono >= T seconds\n"
-           "  --until T        only records with t_mono <= T seconds\n"
+           "  --since T        only records with t_mono >= T seconds, or\n"
+           "                   t_wall >= T for a UTC time (2026-12-01T10:00:00Z)\n"
+           "  --until T        only records with t_mono (t_wall) <= T\n"
            "  --csv            comma-separated values with a header row\n"
            "  --json           one JSON object\n"
            "  -q               no warnings on stderr\n"
@@ -235,8 +236,7 @@ static void print_text(const stat_view *v)
 /* --qualname, --since, --until: read by every thread, never written. */
 typedef struct stat_filter {
     tool_patterns qualnames;
-    bool have_since, have_until;
-    double since, until;
+    tool_window window;
 } stat_filter;
 
 static stat_filter filter;
@@ -248,19 +248,14 @@ static void stat_option(void *ctx, int c, const char *arg)
     stat_filter *f = ctx;
     if (c == OPT_QUALNAME) {
         f->qualnames.text[f->qualnames.n++] = arg;
-    } else if (c == OPT_SINCE) {
-        f->since = tool_parse_seconds("stat", "--since", arg);
-        f->have_since = true;
-    } else if (c == OPT_UNTIL) {
-        f->until = tool_parse_seconds("stat", "--until", arg);
-        f->have_until = true;
+    } else if (c == OPT_SINCE || c == OPT_UNTIL) {
+        tool_window_set(&f->window, "stat", c == OPT_UNTIL, arg);
     }
 }
 
 static int stat_record(void *state, const lct_record *rec)
 {
-    if ((filter.have_since && !(rec->t_mono >= filter.since)) ||
-        (filter.have_until && !(rec->t_mono <= filter.until)) ||
+    if (!tool_window_holds(&filter.window, rec) ||
         !tool_qualname_selects(&filter.qualnames, rec->qualname))
         return 0;
     return tool_tally_gaps(state, rec);

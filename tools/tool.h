@@ -249,6 +249,24 @@ bool tool_qualname_wanted(tool_patterns *p, lct_str q);
 /* Say on stderr which patterns selected nothing. */
 void tool_patterns_report(const tool_patterns *p, const char *cmd);
 
+/* --since / --until: a number of seconds bounds t_mono, a UTC time
+ * (2026-12-01T10:00:00Z) bounds t_wall. */
+typedef struct tool_bound {
+    bool set, wall;
+    double value;
+} tool_bound;
+
+typedef struct tool_window {
+    tool_bound since, until;
+} tool_window;
+
+/* Set --since (until false) or --until from its argument; usage error if
+ * it is neither seconds nor a UTC time. */
+void tool_window_set(tool_window *w, const char *cmd, bool until,
+                     const char *arg);
+/* Whether the record lies in the window (NaN times lie outside a bound). */
+bool tool_window_holds(const tool_window *w, const lct_record *rec);
+
 /* MARK: dump --fields */
 
 enum {
