@@ -1457,6 +1457,62 @@ Test(cli, threads_on_a_fifo_fall_back_to_one, .timeout = 30)
     mpw_free(&t);
 }
 
+/* Like tail -F: a file that is not there yet is waited for; --from-end
+ * prints only what is appended after the start. */
+Test(cli, dump_follow_waits_for_a_missing_file_and_from_end, .timeout = 60)
+{
+    char dir[] = "/tmp/lct-cli-follow-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[64];
+    snprintf(path, sizeof path, "%s/t.lct", dir);
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 5);
+    struct timespec pause = {0, 400 * 1000 * 1000};
+    for (int from_end = 0; from_end < 2; from_end++) {
+        unlink(path);
+        if (from_end) { /* five records there before it starts */
+            int fd = open(path, O_WRONLY | O_CREAT, 0644);
+            cr_assert_eq(write(fd, t.buf, t.len), (ssize_t)t.len);
+            close(fd);
+        }
+        int out[2];
+        cr_assert_eq(pipe(out), 0);
+        const char *args[] = {LCT_TOOL, "dump", "-f", "-q",
+                              from_end ? "--from-end" : "--header", path,
+                              NULL};
+        pid_t pid = spawn_lct(-1, out[1], -1, (const int[]){out[0], -1},
+                              args);
+        close(out[1]);
+        nanosleep(&pause, NULL);
+        /* Not there yet (first round), or appended to (second). */
+        int fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        size_t header = 4 + ((size_t)t.buf[2] << 8 | t.buf[3]);
+        if (from_end) /* five more records */
+            cr_assert_eq(write(fd, t.buf + header, t.len - header),
+                         (ssize_t)(t.len - header));
+        else
+            cr_assert_eq(write(fd, t.buf, t.len), (ssize_t)t.len);
+        close(fd);
+        char text[8192];
+        int want = from_end ? 5 : 6; /* 5 appended; or header + 5 */
+        cr_expect_eq(read_lines(out[0], text, sizeof text, want), want,
+                     "round %d", from_end);
+        kill(pid, SIGINT);
+        int ws;
+        waitpid(pid, &ws, 0);
+        cr_expect(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "status %d", ws);
+        /* Nothing more was printed: --from-end skipped the first five. */
+        ssize_t more = read(out[0], text, sizeof text);
+        cr_expect_leq(more, 0, "round %d: %.*s", from_end,
+                      (int)(more > 0 ? more : 0), text);
+        close(out[0]);
+    }
+    unlink(path);
+    rmdir(dir);
+    mpw_free(&t);
+}
+
 /* A followed file that shrinks ends `dump -f` with status 1, as lct(1)
  * says, and the message names the new size. */
 Test(cli, dump_follow_exits_1_when_the_file_shrinks, .timeout = 30)

@@ -38,8 +38,9 @@ static void help(void)
            "  --lazy              skip args validation (faster; may print\n"
            "                      records the reference reader would skip)\n"
            "  -f, --follow        keep printing records as they are appended,\n"
-           "                      like tail -f, until interrupted; waits for\n"
-           "                      a file that is still empty\n"
+           "                      like tail -F, until interrupted; waits for\n"
+           "                      a file that is not there yet or empty\n"
+           "  --from-end          with -f: only records appended from now on\n"
            "  -q                  no warnings on stderr\n"
            "  -h, --help          this text\n");
 }
@@ -94,64 +95,10 @@ static int args_dropped(const lct_record *rec, int why, line *out)
     return LCT_OK;
 }
 
-static volatile sig_atomic_t interrupted;
-
-static void on_interrupt(int sig)
-{
-    (void)sig;
-    interrupted = 1;
-}
-
-static void nap(void)
-{
-    struct timespec ts = {0, 200 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-}
-
-/* --follow: the recorder writes the header lazily, so a live trace can be
- * empty, or hold half a header, for a while. */
-static lct_reader *open_when_ready(const char *path, unsigned flags,
-                                   bool quiet)
-{
-    for (;;) {
-        lct_reader *r;
-        lct_error err;
-        int rc = lct_open(path, flags | (quiet ? LCT_QUIET : 0), &r, &err);
-        if (rc == LCT_OK) {
-            lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
-            return r;
-        }
-        if ((rc != LCT_ERR_EMPTY && rc != LCT_ERR_TRUNCATED) || interrupted) {
-            if (!interrupted)
-                fprintf(stderr, "%s: %s\n", tool_name, err.message);
-            return NULL;
-        }
-        nap();
-    }
-}
-
-/* Flush what was printed, wait, and map what was appended.  False when
- * reading cannot go on (interrupted, or the file shrank or vanished). */
-static bool wait_for_more(lct_reader *r)
-{
-    lct_stats st;
-    lct_reader_stats(r, &st);
-    if (st.shrank)
-        return false;
-    if (fflush(stdout) != 0)
-        return false;
-    nap();
-    lct_error err;
-    int rc = interrupted ? LCT_OK : lct_reader_refresh(r, &err);
-    /* A shrink is in the reader's stats: the caller reports it. */
-    if (rc != LCT_OK && rc != LCT_ERR_CHANGED)
-        fprintf(stderr, "%s: %s\n", tool_name, err.message);
-    return rc == LCT_OK && !interrupted;
-}
 
 /* What dump's own options asked for. */
 typedef struct dump_opts {
-    bool header, lazy, follow;
+    bool header, lazy, follow, from_end;
     tool_window window;
     long long limit; /* -1: no limit */
     bool project;
@@ -174,7 +121,8 @@ enum {
     OPT_UNWRAP,
     OPT_BIN,
     OPT_AT,
-    OPT_RANGE
+    OPT_RANGE,
+    OPT_FROM_END
 };
 
 static void dump_option(void *ctx, int c, const char *arg)
@@ -185,6 +133,7 @@ static void dump_option(void *ctx, int c, const char *arg)
     case OPT_QUALNAME: o->qualnames.text[o->qualnames.n++] = arg; break;
     case OPT_UNWRAP: o->json |= LCT_JSON_UNWRAP; break;
     case OPT_AT: o->at = arg; break;
+    case OPT_FROM_END: o->from_end = true; break;
     case OPT_RANGE:
         if (!tool_range_parse(arg, &o->range))
             tool_usage_error("dump", "--range '%s' is not A:B (record "
@@ -276,9 +225,9 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
     uint64_t idx = 0; /* record number, wanted or not */
     int rc = EXIT_OK;
     line out = {NULL, 0, 0};
-    for (; (o->limit < 0 || printed < o->limit) && !interrupted; idx++) {
+    for (; (o->limit < 0 || printed < o->limit) && !tool_interrupted; idx++) {
         if (lct_next(r, &rec) != 1) {
-            if (!o->follow || !wait_for_more(r))
+            if (!o->follow || !tool_wait_for_more(r))
                 break;
             idx--;
             continue;
@@ -331,6 +280,7 @@ int cmd_dump(int argc, char **argv)
         {"bin", required_argument, NULL, OPT_BIN},
         {"at", required_argument, NULL, OPT_AT},
         {"range", required_argument, NULL, OPT_RANGE},
+        {"from-end", no_argument, NULL, OPT_FROM_END},
         {"follow", no_argument, NULL, 'f'},
         {NULL, 0, NULL, 0}};
     dump_opts o = {.limit = -1};
@@ -360,13 +310,16 @@ int cmd_dump(int argc, char **argv)
                      (o.follow ? LCT_FOLLOW : tool_source_flags(&a));
     if (o.at) /* a frame by its offset: random access, so the mapping */
         flags = o.lazy ? LCT_LAZY : 0;
-    if (o.follow) { /* end cleanly, output flushed, when interrupted */
-        signal(SIGINT, on_interrupt);
-        signal(SIGTERM, on_interrupt);
+    if (o.follow) { /* end cleanly, output flushed, when tool_interrupted */
+        tool_catch_interrupts();
     }
-    lct_reader *r = o.follow ? open_when_ready(a.file, flags, a.quiet)
+    lct_reader *r = o.follow ? tool_open_when_ready(a.file, flags, a.quiet)
                              : tool_open(a.file, flags, a.quiet);
-    int rc = interrupted ? EXIT_OK : EXIT_REFUSED;
+    int rc = tool_interrupted ? EXIT_OK : EXIT_REFUSED;
+    if (o.from_end && !o.follow)
+        tool_usage_error("dump", "--from-end goes with --follow");
+    if (r && o.from_end && !tool_skip_to_end(r))
+        o.limit = 0; /* interrupted while passing what was there */
     if (r && o.ranged)
         ranged_start(r, &o, a.quiet);
     if (r && o.header) {
@@ -383,7 +336,7 @@ int cmd_dump(int argc, char **argv)
         rc = EXIT_REFUSED;
     tool_finish_stdout();
     lct_close(r);
-    if (rc != EXIT_REFUSED && !interrupted && !a.quiet)
+    if (rc != EXIT_REFUSED && !tool_interrupted && !a.quiet)
         tool_patterns_report(&o.qualnames, "dump");
     free(o.qualnames.text);
     free(o.qualnames.hits);

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/tree.h>
 
@@ -311,6 +312,21 @@ void tool_range_resolve(const tool_range *rg, uint64_t count, uint64_t *from,
 int tool_dump_at(lct_reader *r, const char *text, unsigned json);
 /* Records of r (a pass without warnings), and back to the start. */
 uint64_t tool_count_records(lct_reader *r);
+
+/* MARK: dump --follow */
+
+/* Set by SIGINT or SIGTERM once tool_catch_interrupts() was called. */
+extern volatile sig_atomic_t tool_interrupted;
+void tool_catch_interrupts(void);
+/* Open path, waiting while it does not exist, is empty or holds half a
+ * header; NULL (after a message) on any other refusal or an interrupt. */
+lct_reader *tool_open_when_ready(const char *path, unsigned flags,
+                                 bool quiet);
+/* Flush, wait, take in what was appended; false when reading cannot go on
+ * (interrupted, or the file shrank: the log has said so). */
+bool tool_wait_for_more(lct_reader *r);
+/* --from-end: pass the records already there; false if interrupted. */
+bool tool_skip_to_end(lct_reader *r);
 
 /* MARK: subcommands */
 
