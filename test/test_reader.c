@@ -404,6 +404,50 @@ Test(end, reader_status_keeps_the_worst)
     cr_expect_eq(lct_reader_status(NULL), LCT_ERR_INVALID);
 }
 
+/* lct_record_at: any frame by its offset, the reader's position and
+ * counters untouched; a skipped frame still shows its bytes and why. */
+Test(end, record_at_an_offset)
+{
+    mpw bodies[3], file;
+    mpw_init(&file);
+    for (int i = 0; i < 3; i++)
+        mpw_init(&bodies[i]);
+    mpw_record_begin(&bodies[0], 1, 1, "first");
+    good_args(&bodies[0]);
+    mpw_array(&bodies[1], 0); /* malformed */
+    mpw_record_begin(&bodies[2], 3, 3, "third");
+    good_args(&bodies[2]);
+    trace_of(&file, bodies, 3);
+    uint64_t third = file.len - (4 + bodies[2].len);
+    uint64_t bad = third - (4 + bodies[1].len);
+    uint64_t first = bad - (4 + bodies[0].len);
+    lct_reader *r;
+    cr_assert_eq(lct_open_buffer(file.buf, file.len, "mem", LCT_QUIET, &r,
+                                 NULL),
+                 LCT_OK);
+    lct_record rec;
+    const char *why = NULL;
+    cr_expect_eq(lct_record_at(r, third, &rec, &why), 1);
+    cr_expect_eq(rec.t_mono, 3);
+    cr_expect_eq(rec.offset, third);
+    cr_expect_eq(lct_record_at(r, bad, &rec, &why), 0);
+    cr_expect(why && strstr(why, "not a map"), "%s", why ? why : "");
+    cr_expect_eq(rec.offset, bad);
+    cr_expect_eq(rec.body.len, bodies[1].len);
+    cr_expect_eq(lct_record_at(r, first + 1, &rec, NULL), LCT_ERR_TRUNCATED,
+                 "inside a frame: its bytes do not make a whole frame");
+    cr_expect_eq(lct_record_at(r, 0, &rec, NULL), LCT_ERR_INVALID, "header");
+    cr_expect_eq(lct_record_at(r, file.len + 1, &rec, NULL), LCT_ERR_INVALID);
+    cr_expect_eq(lct_record_at(NULL, third, &rec, NULL), LCT_ERR_INVALID);
+    /* The reader did not move. */
+    cr_expect_eq(lct_next(r, &rec), 1);
+    cr_expect_eq(rec.t_mono, 1);
+    lct_close(r);
+    for (int i = 0; i < 3; i++)
+        mpw_free(&bodies[i]);
+    mpw_free(&file);
+}
+
 /* MARK: - the end of the records */
 
 static void cut_trace(mpw *file, uint64_t *frame2)

@@ -134,8 +134,18 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
             (sst.records != st.records || sst.skipped != st.skipped ||
              sst.truncated != st.truncated || scanned != st.records))
             abort(); /* the scan and lct_next disagree */
-        for (uint64_t i = 0; i < lct_index_count(idx) && i < 64; i++)
-            lct_index_record(idx, i, &rec, NULL);
+        for (uint64_t i = 0; i < lct_index_count(idx) && i < 64; i++) {
+            lct_record at;
+            int by_index = lct_index_record(idx, i, &rec, NULL);
+            int by_offset = lct_record_at(r, lct_index_offset(idx, i), &at,
+                                          NULL);
+            if (by_index != by_offset ||
+                (by_index == 1 && at.offset != rec.offset))
+                abort(); /* a frame by its offset, as by its index */
+        }
+        /* Any offset at all: an answer, never a crash. */
+        for (uint64_t off = 0; off < size && off < 256; off += 7)
+            (void)lct_record_at(r, off, &rec, NULL);
         lct_index_free(idx);
     }
     lct_close(r);
