@@ -120,8 +120,6 @@ void lct_index_free(lct_index *idx)
     free(idx);
 }
 
-static _Thread_local char index_why[LCT__WHY_SIZE];
-
 /* Frame i as the framing sees it (the index holds only whole frames). */
 static void frame_of(const lct_index *idx, uint64_t i, lct__frame *f)
 {
@@ -134,20 +132,7 @@ int lct_index_record(const lct_index *idx, uint64_t i, lct_record *rec,
 {
     if (!idx || !rec || i >= idx->count)
         return LCT_ERR_INVALID;
-    lct__frame f;
-    frame_of(idx, i, &f);
-    uint64_t cut;
-    switch (lct__frame_record(idx->reader, &f, rec, index_why, &cut)) {
-    case LCT__LOST:
-        return LCT_ERR_CHANGED;
-    case LCT__SKIPPED:
-        if (why)
-            *why = index_why;
-        return 0;
-    case LCT__RECORD:
-        break;
-    }
-    return 1;
+    return lct_record_at(idx->reader, idx->offsets[i], rec, why);
 }
 
 /* MARK: parallel scans */

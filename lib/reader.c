@@ -73,19 +73,22 @@ static lct__frame_status frame_here(lct_reader *r, lct__frame *f)
     return lct__frame_at(s->data, s->size, r->pos, f);
 }
 
-/* Keep the header's bytes where the source will not move them. */
-static int pin_header(lct_reader *r, const lct__frame *f, lct_error *err)
+/* The header's bytes, where its views may point: the frame itself, or a
+ * copy when the source will not keep it (a stream reuses its buffer; a
+ * followed file is mapped anew). */
+static int header_bytes(lct_reader *r, const lct__frame *f,
+                        const unsigned char **body, lct_error *err)
 {
-    lct_header *h = &r->header;
-    r->header_copy = malloc(f->length);
+    *body = f->body;
+    if (r->source.kind != LCT__SOURCE_STREAM && !(r->flags & LCT_FOLLOW))
+        return LCT_OK;
+    r->header_copy = malloc(f->kept ? f->kept : 1);
     if (!r->header_copy)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
                          "trace file '%s': out of memory copying the header",
                          r->shown_name);
-    memcpy(r->header_copy, f->body, f->length);
-    char why[LCT__WHY_SIZE];
-    (void)lct__header_decode(r->header_copy, f->length, h, why);
-    h->size = LCT__PREFIX_SIZE + (uint64_t)f->length;
+    memcpy(r->header_copy, f->body, f->kept);
+    *body = r->header_copy;
     return LCT_OK;
 }
 
@@ -122,11 +125,15 @@ static int open_header(lct_reader *r, lct_error *err)
 
     char why[LCT__WHY_SIZE];
     lct_header *h = &r->header;
-    if (lct__header_decode(f.body, f.kept, h, why) != LCT_OK)
+    const unsigned char *body;
+    int rc = header_bytes(r, &f, &body, err);
+    if (rc != LCT_OK)
+        return rc;
+    if (lct__header_decode(body, f.kept, h, why) != LCT_OK)
         return lct__fail(err, LCT_ERR_MALFORMED, 0, 0,
                          "trace file '%s': undecodable header at offset 0: %s",
                          name, why);
-    h->size = 4 + (uint64_t)f.length;
+    h->size = LCT__PREFIX_SIZE + (uint64_t)f.length;
 
     if (h->magic.len != 4 || memcmp(h->magic.ptr, "LMCT", 4) != 0) {
         char got[64];
@@ -153,8 +160,6 @@ static int open_header(lct_reader *r, lct_error *err)
                          "%s (this build reads 1, 2)",
                          name, version);
     }
-    if (r->source.kind == LCT__SOURCE_STREAM || (r->flags & LCT_FOLLOW))
-        return pin_header(r, &f, err);
     return LCT_OK;
 }
 
