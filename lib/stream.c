@@ -6,11 +6,13 @@
  * (256 KiB to start) holds the current frame and what was read past it,
  * and grows only when a frame's bytes have arrived and do not fit, never
  * by what a length prefix claims.  Frames are consumed by moving an
- * index; bytes are moved to the front only when the tail runs short.  A frame whose first body byte is
- * not a msgpack map can never decode, so past its first few bytes its body
- * is counted, not kept: `yes | lct info -` costs a 64 KiB buffer, and the
- * answer (malformed, or truncated if the input ends first) is still the
- * one the reference reader gives after reading the same bytes.
+ * index; bytes are moved to the front only when the tail runs short.
+ *
+ * A frame whose first body byte is not a msgpack map can never decode, so
+ * past its first few bytes its body is counted, not kept (on a regular
+ * file, stepped over unread): `yes | lct info -` costs the one buffer,
+ * and the answer (malformed, or truncated if the input ends first) is
+ * still the one the reference reader gives after reading the same bytes.
  */
 #include "msgpack_internal.h"
 #include "source_internal.h"

@@ -103,8 +103,7 @@ int tool_dump_at(lct_reader *r, const char *text, unsigned json)
 
 uint64_t tool_count_records(lct_reader *r)
 {
-    lct_log_fn none = NULL;
-    lct_reader_set_log(r, none, NULL); /* the second pass says it all */
+    lct_reader_set_log(r, NULL, NULL); /* the second pass says it all */
     lct_record rec;
     uint64_t n = 0;
     while (lct_next(r, &rec) == 1)
