@@ -13,6 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: lct COMMAND [OPTIONS] FILE\n"
+            "       lct sql [OPTIONS] QUERY FILE...\n"
             "\n"
             "Read LMCache trace files (.lct). FILE may be - for standard input.\n"
             "\n"
@@ -21,6 +22,7 @@ static void usage(FILE *f)
             "  dump   one JSON object per record (JSONL)\n"
             "  check  validate the whole file; exit 3 if damaged (--json)\n"
             "  stat   per-qualname counts, timing and sizes (--csv, --json)\n"
+            "  sql    SQL (SQLite) over one or more traces (--csv, --json)\n"
             "  gen    write a realistic synthetic storage-level trace\n"
             "\n"
             "Run 'lct COMMAND --help' for a command's options; see lct(1).\n"
@@ -59,7 +61,8 @@ int main(int argc, char **argv)
                     {"dump", cmd_dump},
                     {"check", cmd_check},
                     {"stat", cmd_stat},
-                    {"gen", cmd_gen}};
+                    {"gen", cmd_gen},
+                    {"sql", cmd_sql}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);

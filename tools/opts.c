@@ -150,9 +150,13 @@ void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
     if (out->csv && out->json)
         tool_usage_error(cmd->name, "--csv and --json exclude each other");
     const char *operand = cmd->operand ? cmd->operand : "FILE";
-    if (optind != argc - 1)
-        tool_usage_error(cmd->name, argc - optind < 1 ? "missing %s"
-                                                      : "too many arguments",
-                         operand);
+    int given = argc - optind;
+    int least = cmd->min_operands ? cmd->min_operands : 1;
+    if (given < least)
+        tool_usage_error(cmd->name, "missing %s", operand);
+    if (!cmd->min_operands && given > 1)
+        tool_usage_error(cmd->name, "too many arguments");
     out->file = argv[optind];
+    out->operands = argv + optind;
+    out->noperands = given;
 }

@@ -77,6 +77,7 @@ typedef struct tool_cmd {
     void *ctx;
     void (*help)(void);
     const char *operand;         /* "FILE" (the default) or "OUT" */
+    int min_operands;            /* 0: exactly one; else at least this */
 } tool_cmd;
 
 /* What the shared options said, and the one operand. */
@@ -84,11 +85,13 @@ typedef struct tool_args {
     bool quiet, json, csv;
     unsigned jobs; /* 0: choose */
     tool_source source;
-    const char *file;
+    const char *file;    /* the first operand */
+    char **operands;     /* all of them (argv's) */
+    int noperands;
 } tool_args;
 
 /* Parse argv: -h prints help and exits 0; a bad option, a missing value,
- * --csv with --json or not exactly one operand exits 2 (tool_usage_error). */
+ * --csv with --json or a wrong number of operands exits 2 (tool_usage_error). */
 void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
                      tool_args *out);
 
@@ -335,5 +338,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+int cmd_sql(int argc, char **argv);
 
 #endif

@@ -1,0 +1,78 @@
+/*
+ * lct_sqlite.h - liblct as SQLite virtual tables.
+ *
+ * Two modules over trace files, read through liblct without copying the
+ * file into SQLite:
+ *
+ *   lct_records  one row per record the reader yields, in file order:
+ *     idx INTEGER        record number from 0 in its file (the rowid of a
+ *                        one-file table; with several files the rowid is
+ *                        (file number << 40) | idx, so rows stay distinct)
+ *     offset INTEGER     file offset of the record's frame
+ *     t_mono REAL, t_wall REAL, qualname TEXT
+ *     args TEXT          the args map as JSON (lct_value_write_json),
+ *                        rendered only when a query reads the column
+ *     args_bytes INTEGER size of the msgpack args
+ *     file TEXT          the file the row comes from, as given
+ *   lct_header   one row per file: file, magic, format_version, level,
+ *     trace_schema_version, t_mono_start, t_wall_start, sm_config_json,
+ *     sm_config_digest, level_meta (JSON, NULL when absent), header_bytes.
+ *
+ * Use them as table-valued functions, one file each:
+ *     SELECT * FROM lct_records('run.lct');
+ *     SELECT * FROM lct_header('run.lct');
+ * or create tables over several files:
+ *     CREATE VIRTUAL TABLE records USING lct_records('a.lct', 'b.lct');
+ *
+ * What the planner is told (EXPLAIN QUERY PLAN shows it as the index
+ * string): `idx` equality and ranges (and the rowid of a one-file table)
+ * jump to the record through an index of record offsets, built in
+ * parallel once per file and connection, instead of rendering what comes
+ * before; `qualname = ?` (BINARY collation) and ranges on `t_mono` and
+ * `t_wall` drop other records before any column is produced.  SQLite
+ * checks every constraint again, so push-down never changes an answer.
+ *
+ * A damaged trace gives exactly the rows the reference reader yields;
+ * each warning goes to the log given at registration once per file and
+ * connection (a second pass does not repeat it).  Files are read as they
+ * are when a query runs; the record index is rebuilt when a file's size
+ * has changed.  Pipes cannot be queried (a query may read a file twice).
+ *
+ * The loadable extension (lct_sqlite.so, built and installed by make)
+ * registers both modules with the default options:
+ *     sqlite3> .load /usr/local/lib/liblct/lct_sqlite
+ */
+#ifndef LCT_SQLITE_H
+#define LCT_SQLITE_H
+
+#include <sqlite3.h>
+
+#include "lct.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** How the modules read traces.  A zero struct is the default. */
+typedef struct lct_sqlite_options {
+    /** lct_open flags added to every open: LCT_LAZY (no deep validation,
+     *  may yield records the reference reader skips) is the one that
+     *  makes sense; 0 is the reference's behaviour. */
+    unsigned open_flags;
+    /** Receives each reader warning once; NULL: lct_log_stderr. */
+    lct_log_fn log;
+    void *log_ctx;
+} lct_sqlite_options;
+
+/**
+ * Register lct_records and lct_header on @p db.  @p options is copied;
+ * NULL means defaults.
+ * @return SQLITE_OK or SQLite's error code.
+ */
+int lct_sqlite_register(sqlite3 *db, const lct_sqlite_options *options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,507 @@
+/*
+ * sqlite.c - liblct's SQLite modules: registration, the loadable
+ * extension's entry point, the files a table reads (opened once per
+ * connection, warnings passed on once), and the lct_header table.  The
+ * lct_records table is in sqlite_records.c.
+ *
+ * Built twice: into the lct tool with SQLITE_CORE defined (sqlite3ext.h
+ * is then plain sqlite3.h), and into lct_sqlite.so without it, where
+ * every sqlite3_* call goes through the routines SQLite hands the
+ * extension at load.
+ */
+#include "sqlite_internal.h"
+SQLITE_EXTENSION_INIT1
+
+#include "threads_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* MARK: - files */
+
+void lct__sqltab_error(lct__sqltab *tab, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sqlite3_free(tab->base.zErrMsg);
+    tab->base.zErrMsg = sqlite3_vmprintf(fmt, ap);
+    va_end(ap);
+}
+
+void lct__sqlfile_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                      uint64_t offset, const char *message)
+{
+    lct__sqlfile *f = ctx;
+    /* Warnings come in file order; a later pass meets the same ones. */
+    if (f->logged_any && offset <= f->logged_to)
+        return;
+    f->logged_any = true;
+    f->logged_to = offset;
+    lct_log_fn log = f->options->log ? f->options->log : lct_log_stderr;
+    log(f->options->log_ctx, r, kind, offset, message);
+}
+
+static void file_close(lct__sqlfile *f)
+{
+    lct_close(f->map);
+    f->map = NULL;
+    free(f->records);
+    f->records = NULL;
+    f->nrecords = 0;
+    f->indexed = false;
+}
+
+static uint64_t size_now(const char *path, uint64_t otherwise)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return otherwise;
+    return (uint64_t)st.st_size;
+}
+
+bool lct__sqlfile_map(lct__sqltab *tab, lct__sqlfile *f)
+{
+    if (f->map) {
+        lct_stats st;
+        lct_reader_stats(f->map, &st);
+        if (f->users > 0 || size_now(f->path, st.file_size) == st.file_size)
+            return true;
+        file_close(f); /* grew or shrank: read it as it is now */
+    }
+    lct_error err;
+    if (lct_open(f->path, f->options->open_flags, &f->map, &err) != LCT_OK) {
+        lct__sqltab_error(tab, "%s", err.message);
+        return false;
+    }
+    if (!lct_reader_data(f->map).ptr) {
+        lct__sqltab_error(tab, "trace file '%s': not a regular file (a "
+                          "query may need to read it twice)", f->path);
+        file_close(f);
+        return false;
+    }
+    lct_reader_set_log(f->map, lct__sqlfile_log, f);
+    return true;
+}
+
+static int collect_offset(void *state, const lct_record *rec)
+{
+    return lct__u64s_push(state, rec->offset) ? 0 : 1;
+}
+
+static void collect_reset(void *state)
+{
+    ((lct__u64s *)state)->n = 0;
+}
+
+/* One parallel pass (lct_scan_file) noting each record's offset; thread
+ * t's list holds its range's records in order, so concatenation is file
+ * order. */
+bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
+{
+    if (!lct__sqlfile_map(tab, f))
+        return false;
+    if (f->indexed)
+        return true;
+    lct_scan scan = {0, collect_offset, NULL, NULL, collect_reset};
+    unsigned n = lct_scan_threads(&scan, NULL);
+    lct__u64s *lists = calloc(n, sizeof *lists);
+    void **states = calloc(n, sizeof *states);
+    bool ok = lists && states;
+    for (unsigned t = 0; ok && t < n; t++)
+        states[t] = &lists[t];
+    scan.states = states;
+    lct_error err = {0};
+    lct_stats st;
+    ok = ok && lct_scan_file(f->map, &scan, &st, &err) == LCT_OK;
+    uint64_t total = 0;
+    for (unsigned t = 0; ok && t < n; t++)
+        total += lists[t].n;
+    ok = ok && total == st.records; /* a thread that ran out of memory */
+    if (ok && (f->records = malloc((total ? total : 1) * sizeof *f->records))) {
+        uint64_t at = 0;
+        for (unsigned t = 0; t < n; t++) {
+            memcpy(f->records + at, lists[t].v, lists[t].n * sizeof(uint64_t));
+            at += lists[t].n;
+        }
+        f->nrecords = total;
+        f->indexed = true;
+    } else {
+        lct__sqltab_error(tab, "%s", err.code ? err.message
+                                              : "out of memory indexing");
+    }
+    for (unsigned t = 0; lists && t < n; t++)
+        free(lists[t].v);
+    free(lists);
+    free(states);
+    return f->indexed;
+}
+
+/* A module argument: an SQL string literal ('a.lct', "a.lct") or a bare
+ * word, as sqlite3 hands it over (unparsed). */
+static char *dequote(const char *arg)
+{
+    while (*arg == ' ')
+        arg++;
+    size_t len = strlen(arg);
+    while (len && arg[len - 1] == ' ')
+        len--;
+    char q = len >= 2 ? arg[0] : 0;
+    if ((q != '\'' && q != '"') || arg[len - 1] != q)
+        return sqlite3_mprintf("%.*s", (int)len, arg);
+    char *out = sqlite3_malloc64(len);
+    if (!out)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 1; i + 1 < len; i++) {
+        out[n++] = arg[i];
+        if (arg[i] == q && arg[i + 1] == q)
+            i++;
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* A new file of the table, or NULL (out of memory). */
+static lct__sqlfile *add_file(lct__sqltab *tab, char *path)
+{
+    lct__sqlfile **grown = sqlite3_realloc64(
+        tab->files, (uint64_t)(tab->nfiles + 1) * sizeof *grown);
+    lct__sqlfile *f = sqlite3_malloc(sizeof *f);
+    if (grown)
+        tab->files = grown;
+    if (!grown || !f || !path) {
+        sqlite3_free(f);
+        sqlite3_free(path);
+        return NULL;
+    }
+    *f = (lct__sqlfile){
+        .path = path,
+        .options = &tab->options,
+        .rowid_base = (uint64_t)tab->nfiles << LCT__ROWID_FILE_SHIFT};
+    tab->files[tab->nfiles++] = f;
+    return f;
+}
+
+int lct__sqltab_init(lct__sqltab *tab, const lct_sqlite_options *options,
+                     int argc, const char *const *argv, char **err)
+{
+    tab->options = *options;
+    tab->fixed = argc > 3; /* argv: module, database, table, arguments */
+    for (int i = 3; i < argc; i++) {
+        lct__sqlfile *f = add_file(tab, dequote(argv[i]));
+        if (!f)
+            return SQLITE_NOMEM;
+        if (!lct__sqlfile_map(tab, f)) { /* refuse a bad file up front */
+            *err = tab->base.zErrMsg;
+            tab->base.zErrMsg = NULL;
+            return SQLITE_ERROR;
+        }
+    }
+    return SQLITE_OK;
+}
+
+lct__sqlfile *lct__sqltab_file(lct__sqltab *tab, const char *path)
+{
+    for (int i = 0; i < tab->nfiles; i++)
+        if (strcmp(tab->files[i]->path, path) == 0)
+            return lct__sqlfile_map(tab, tab->files[i]) ? tab->files[i]
+                                                        : NULL;
+    lct__sqlfile *f = add_file(tab, sqlite3_mprintf("%s", path));
+    if (!f) {
+        lct__sqltab_error(tab, "out of memory");
+        return NULL;
+    }
+    f->rowid_base = 0; /* one file per call */
+    return lct__sqlfile_map(tab, f) ? f : NULL;
+}
+
+void lct__sqltab_free(lct__sqltab *tab)
+{
+    for (int i = 0; i < tab->nfiles; i++) {
+        file_close(tab->files[i]);
+        sqlite3_free(tab->files[i]->path);
+        sqlite3_free(tab->files[i]);
+    }
+    sqlite3_free(tab->files);
+    sqlite3_free(tab->base.zErrMsg);
+    sqlite3_free(tab);
+}
+
+/* MARK: - lct_header */
+
+enum {
+    H_FILE, H_MAGIC, H_FORMAT_VERSION, H_LEVEL, H_SCHEMA, H_T_MONO_START,
+    H_T_WALL_START, H_SM_CONFIG_JSON, H_SM_CONFIG_DIGEST, H_LEVEL_META,
+    H_HEADER_BYTES, H_PATH
+};
+
+typedef struct header_cursor {
+    sqlite3_vtab_cursor base;
+    lct__sqlfile *one; /* the table-valued function's file */
+    int row, rows;
+    char *level_meta;  /* JSON of the current row's level_meta */
+    size_t level_meta_len;
+} header_cursor;
+
+static int connect_any(sqlite3 *db, void *aux, int argc,
+                       const char *const *argv, sqlite3_vtab **out,
+                       char **err, const char *schema)
+{
+    int rc = sqlite3_declare_vtab(db, schema);
+    if (rc != SQLITE_OK)
+        return rc;
+    lct__sqltab *tab = sqlite3_malloc(sizeof *tab);
+    if (!tab)
+        return SQLITE_NOMEM;
+    memset(tab, 0, sizeof *tab);
+    rc = lct__sqltab_init(tab, aux, argc, argv, err);
+    if (rc != SQLITE_OK) {
+        lct__sqltab_free(tab);
+        return rc;
+    }
+    *out = &tab->base;
+    return SQLITE_OK;
+}
+
+static int header_connect(sqlite3 *db, void *aux, int argc,
+                          const char *const *argv, sqlite3_vtab **out,
+                          char **err)
+{
+    return connect_any(db, aux, argc, argv, out, err,
+                       "CREATE TABLE x(file TEXT, magic TEXT, "
+                       "format_version INTEGER, level TEXT, "
+                       "trace_schema_version INTEGER, t_mono_start REAL, "
+                       "t_wall_start REAL, sm_config_json TEXT, "
+                       "sm_config_digest TEXT, level_meta TEXT, "
+                       "header_bytes INTEGER, path HIDDEN)");
+}
+
+static int table_disconnect(sqlite3_vtab *vtab)
+{
+    lct__sqltab_free((lct__sqltab *)vtab);
+    return SQLITE_OK;
+}
+
+static int header_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
+{
+    lct__sqltab *tab = (lct__sqltab *)vtab;
+    info->estimatedCost = 10;
+    for (int i = 0; i < info->nConstraint; i++) {
+        const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+        if (c->iColumn != H_PATH || tab->fixed)
+            continue;
+        if (c->op != SQLITE_INDEX_CONSTRAINT_EQ || !c->usable)
+            return SQLITE_CONSTRAINT;
+        info->aConstraintUsage[i].argvIndex = 1;
+        info->aConstraintUsage[i].omit = 1;
+        info->idxNum = 1;
+    }
+    return SQLITE_OK;
+}
+
+static int header_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
+{
+    (void)vtab;
+    header_cursor *c = sqlite3_malloc(sizeof *c);
+    if (!c)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    *out = &c->base;
+    return SQLITE_OK;
+}
+
+static int header_close(sqlite3_vtab_cursor *cur)
+{
+    header_cursor *c = (header_cursor *)cur;
+    free(c->level_meta);
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static int header_filter(sqlite3_vtab_cursor *cur, int idx_num,
+                         const char *idx_str, int argc, sqlite3_value **argv)
+{
+    (void)idx_str;
+    header_cursor *c = (header_cursor *)cur;
+    lct__sqltab *tab = (lct__sqltab *)cur->pVtab;
+    c->row = 0;
+    c->one = NULL;
+    if (tab->fixed) {
+        c->rows = tab->nfiles;
+        for (int i = 0; i < tab->nfiles; i++)
+            if (!lct__sqlfile_map(tab, tab->files[i]))
+                return SQLITE_ERROR;
+        return SQLITE_OK;
+    }
+    const char *path = idx_num == 1 && argc == 1
+                           ? (const char *)sqlite3_value_text(argv[0])
+                           : NULL;
+    if (!path) {
+        lct__sqltab_error(tab, "lct_header: name a file: "
+                          "SELECT * FROM lct_header('run.lct')");
+        return SQLITE_ERROR;
+    }
+    c->one = lct__sqltab_file(tab, path);
+    c->rows = 1;
+    return c->one ? SQLITE_OK : SQLITE_ERROR;
+}
+
+static int header_next(sqlite3_vtab_cursor *cur)
+{
+    ((header_cursor *)cur)->row++;
+    return SQLITE_OK;
+}
+
+static int header_eof(sqlite3_vtab_cursor *cur)
+{
+    header_cursor *c = (header_cursor *)cur;
+    return c->row >= c->rows;
+}
+
+/* lct_write_fn appending to the cursor's malloc'd string. */
+static int append_text(void *ctx, const char *data, size_t len)
+{
+    header_cursor *c = ctx;
+    char *grown = realloc(c->level_meta, c->level_meta_len + len + 1);
+    if (!grown) {
+        errno = ENOMEM;
+        return -1;
+    }
+    memcpy(grown + c->level_meta_len, data, len);
+    c->level_meta = grown;
+    c->level_meta_len += len;
+    return 0;
+}
+
+static void result_str(sqlite3_context *ctx, lct_str s)
+{
+    sqlite3_result_text64(ctx, s.ptr ? s.ptr : "", s.len, SQLITE_TRANSIENT,
+                          SQLITE_UTF8);
+}
+
+static int header_level_meta(sqlite3_context *ctx, header_cursor *c,
+                             const lct_header *h)
+{
+    if (!h->level_meta.ptr) {
+        sqlite3_result_null(ctx);
+        return SQLITE_OK;
+    }
+    c->level_meta_len = 0;
+    if (lct_value_write_json(h->level_meta, append_text, c) != LCT_OK) {
+        sqlite3_result_error_nomem(ctx);
+        return SQLITE_NOMEM;
+    }
+    sqlite3_result_text64(ctx, c->level_meta ? c->level_meta : "",
+                          c->level_meta_len, SQLITE_TRANSIENT, SQLITE_UTF8);
+    return SQLITE_OK;
+}
+
+static int header_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
+                         int col)
+{
+    header_cursor *c = (header_cursor *)cur;
+    lct__sqltab *tab = (lct__sqltab *)cur->pVtab;
+    lct__sqlfile *f = c->one ? c->one : tab->files[c->row];
+    const lct_header *h = lct_reader_header(f->map);
+    switch (col) {
+    case H_FILE:
+    case H_PATH:
+        sqlite3_result_text(ctx, f->path, -1, SQLITE_TRANSIENT);
+        break;
+    case H_MAGIC:
+        sqlite3_result_text64(ctx, (const char *)h->magic.ptr, h->magic.len,
+                              SQLITE_TRANSIENT, SQLITE_UTF8);
+        break;
+    case H_FORMAT_VERSION: sqlite3_result_int64(ctx, h->format_version); break;
+    case H_LEVEL: result_str(ctx, h->level); break;
+    case H_SCHEMA: sqlite3_result_int64(ctx, h->trace_schema_version); break;
+    case H_T_MONO_START: sqlite3_result_double(ctx, h->t_mono_start); break;
+    case H_T_WALL_START: sqlite3_result_double(ctx, h->t_wall_start); break;
+    case H_SM_CONFIG_JSON: result_str(ctx, h->sm_config_json); break;
+    case H_SM_CONFIG_DIGEST: result_str(ctx, h->sm_config_digest); break;
+    case H_LEVEL_META: return header_level_meta(ctx, c, h);
+    case H_HEADER_BYTES: sqlite3_result_int64(ctx, (sqlite3_int64)h->size); break;
+    default: sqlite3_result_null(ctx);
+    }
+    return SQLITE_OK;
+}
+
+static int header_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = ((header_cursor *)cur)->row;
+    return SQLITE_OK;
+}
+
+static const sqlite3_module header_module = {
+    .iVersion = 0,
+    .xCreate = header_connect, /* the same as connect: also eponymous */
+    .xConnect = header_connect,
+    .xBestIndex = header_best_index,
+    .xDisconnect = table_disconnect,
+    .xDestroy = table_disconnect,
+    .xOpen = header_open,
+    .xClose = header_close,
+    .xFilter = header_filter,
+    .xNext = header_next,
+    .xEof = header_eof,
+    .xColumn = header_column,
+    .xRowid = header_rowid,
+};
+
+/* MARK: - registration */
+
+int lct__records_connect(sqlite3 *db, void *aux, int argc,
+                         const char *const *argv, sqlite3_vtab **out,
+                         char **err)
+{
+    return connect_any(db, aux, argc, argv, out, err,
+                       "CREATE TABLE x(idx INTEGER, offset INTEGER, "
+                       "t_mono REAL, t_wall REAL, qualname TEXT, args TEXT, "
+                       "args_bytes INTEGER, file TEXT, path HIDDEN)");
+}
+
+int lct__records_disconnect(sqlite3_vtab *vtab)
+{
+    return table_disconnect(vtab);
+}
+
+static void free_options(void *p)
+{
+    sqlite3_free(p);
+}
+
+static int register_module(sqlite3 *db, const char *name,
+                           const sqlite3_module *module,
+                           const lct_sqlite_options *options)
+{
+    lct_sqlite_options *copy = sqlite3_malloc(sizeof *copy);
+    if (!copy)
+        return SQLITE_NOMEM;
+    *copy = options ? *options : (lct_sqlite_options){0};
+    return sqlite3_create_module_v2(db, name, module, copy, free_options);
+}
+
+int lct_sqlite_register(sqlite3 *db, const lct_sqlite_options *options)
+{
+    int rc = register_module(db, "lct_records", &lct__records_module, options);
+    if (rc == SQLITE_OK)
+        rc = register_module(db, "lct_header", &header_module, options);
+    return rc;
+}
+
+#ifndef SQLITE_CORE
+/* The entry point SQLite derives from the file name lct_sqlite.so. */
+__attribute__((visibility("default"))) int
+sqlite3_lctsqlite_init(sqlite3 *db, char **err,
+                       const sqlite3_api_routines *api);
+int sqlite3_lctsqlite_init(sqlite3 *db, char **err,
+                           const sqlite3_api_routines *api)
+{
+    (void)err;
+    SQLITE_EXTENSION_INIT2(api);
+    return lct_sqlite_register(db, NULL);
+}
+#endif

@@ -1,0 +1,70 @@
+/*
+ * sqlite_internal.h - what the two SQLite modules share (sqlite.c,
+ * sqlite_records.c): a table's files, each opened once per connection,
+ * with its warnings logged once and its record index built on demand.
+ */
+#ifndef LCT_SQLITE_INTERNAL_H
+#define LCT_SQLITE_INTERNAL_H
+
+#include <sqlite3ext.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lct_sqlite.h"
+
+/* One trace file of a table. */
+typedef struct lct__sqlfile {
+    char *path;
+    const lct_sqlite_options *options;
+    lct_reader *map;       /* mapped reader: header, random access */
+    uint64_t *records;     /* file offset of every record, when built */
+    uint64_t nrecords;
+    bool indexed;
+    int users;             /* cursors reading map: no reopen meanwhile */
+    bool logged_any;       /* a warning was passed on already */
+    uint64_t logged_to;    /* the offset of the last one */
+    uint64_t rowid_base;   /* (file number << 40) */
+} lct__sqlfile;
+
+/* A table: a fixed list of files (CREATE VIRTUAL TABLE ... USING m(f,..)),
+ * or none for the table-valued function, whose files are opened as
+ * queries name them and kept for the connection. */
+typedef struct lct__sqltab {
+    sqlite3_vtab base;
+    lct_sqlite_options options;
+    bool fixed;
+    lct__sqlfile **files; /* each allocated once: readers log to it */
+    int nfiles;
+} lct__sqltab;
+
+#define LCT__ROWID_FILE_SHIFT 40
+
+/* The module's arguments (SQL string literals) as files; the error in
+ * *err (sqlite3_mprintf'd) on failure. */
+int lct__sqltab_init(lct__sqltab *tab, const lct_sqlite_options *options,
+                     int argc, const char *const *argv, char **err);
+void lct__sqltab_free(lct__sqltab *tab);
+/* The file at path for the table-valued function (opened once), or NULL
+ * with tab->base.zErrMsg set. */
+lct__sqlfile *lct__sqltab_file(lct__sqltab *tab, const char *path);
+/* Open f->map if it is not open (or reopen it if the file's size
+ * changed); false with the message in tab->base.zErrMsg. */
+bool lct__sqlfile_map(lct__sqltab *tab, lct__sqlfile *f);
+/* Build f->records if needed; false with the message set. */
+bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f);
+/* The log every reader of f gets: passes each warning on once. */
+void lct__sqlfile_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                      uint64_t offset, const char *message);
+/* Replace the table's error message. */
+void lct__sqltab_error(lct__sqltab *tab, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+extern const sqlite3_module lct__records_module;
+/* lct_records' connect and disconnect (in sqlite.c, beside lct_header's,
+ * which they share). */
+int lct__records_connect(sqlite3 *db, void *aux, int argc,
+                         const char *const *argv, sqlite3_vtab **out,
+                         char **err);
+int lct__records_disconnect(sqlite3_vtab *vtab);
+
+#endif
