@@ -1583,3 +1583,100 @@ Test(cli, gen_writes_a_trace_that_reads_back_cleanly)
     free(b);
     free(c);
 }
+
+/* MARK: lct sql */
+
+Test(cli, sql_prints_aligned_csv_and_json)
+{
+    const char *q = "SELECT qualname, count(*) AS n FROM records "
+                    "GROUP BY qualname ORDER BY n DESC, qualname LIMIT 2";
+    run t = run_lct(NULL, "sql", q, LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    char *lines[8];
+    size_t n = lines_of(t.out, lines, 8);
+    cr_assert_eq(n, 4, "%s", t.out);
+    cr_expect(strncmp(lines[0], "qualname ", 9) == 0, "%s", lines[0]);
+    cr_expect(strstr(lines[0], "  n"), "%s", lines[0]);
+    cr_expect(strspn(lines[1], "- ") == strlen(lines[1]), "%s", lines[1]);
+    /* Columns line up: n starts at the same place in every line. */
+    size_t at = (size_t)(strstr(lines[0], "  n") - lines[0]) + 2;
+    cr_expect(strncmp(lines[2] + at, "610", 3) == 0, "%s", lines[2]);
+    run_free(&t);
+
+    t = run_lct(NULL, "sql", "--csv", "SELECT 'a,\"b' AS x, 1.5 AS y, "
+                "NULL AS z", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect_str_eq(t.out, "x,y,z\r\n\"a,\"\"b\",1.5,\r\n");
+    run_free(&t);
+
+    t = run_lct(NULL, "sql", "--json", "SELECT idx, qualname, t_mono, args "
+                "FROM records WHERE idx = 2", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *row = json_parse(t.out, t.outlen);
+    cr_assert(row, "%s", t.out);
+    cr_expect_eq(json_get(row, "idx")->u, 2);
+    cr_expect_eq(json_get(row, "qualname")->t, J_STR);
+    cr_expect_eq(json_get(row, "t_mono")->t, J_FLOAT);
+    const jv *args = json_get(row, "args");
+    cr_assert(args && args->t == J_STR);
+    jv *inner = json_parse(args->s, args->slen);
+    cr_expect(inner && inner->t == J_OBJ, "%s", args->s);
+    json_free(inner);
+    json_free(row);
+    run_free(&t);
+}
+
+Test(cli, sql_exit_codes_and_messages)
+{
+    run t = run_lct(NULL, "sql", "SELEC 1", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "syntax error"), "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "sql", "SELECT nope FROM records", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "no such column: nope"), "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "sql", "SELECT 1", NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "missing FILE"), "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "sql", "SELECT 1", "-", NULL);
+    cr_expect_eq(t.status, 2);
+    run_free(&t);
+    t = run_lct(NULL, "sql", "SELECT 1", "/nonexistent.lct", NULL);
+    cr_expect_eq(t.status, 1);
+    cr_expect(strstr(t.err, "/nonexistent.lct"), "%s", t.err);
+    run_free(&t);
+
+    char *mixed = fixture("malformed_mixed", ".lct");
+    t = run_lct(NULL, "sql", "SELECT count(*) FROM records; "
+                "SELECT count(*) FROM records", mixed, NULL);
+    cr_expect_eq(t.status, 3);
+    cr_expect_str_eq(t.out, "count(*)\n--------\n13\n\ncount(*)\n--------\n13\n");
+    /* Five skipped frames, each said once although read twice. */
+    size_t warnings = 0;
+    for (const char *p = t.err; (p = strstr(p, "skipping malformed")); p++)
+        warnings++;
+    cr_expect_eq(warnings, 5, "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "sql", "-q", "SELECT count(*) FROM records", mixed,
+                NULL);
+    cr_expect_eq(t.status, 3);
+    cr_expect_eq(t.errlen, 0, "%s", t.err);
+    run_free(&t);
+    free(mixed);
+}
+
+Test(cli, sql_over_several_files)
+{
+    char *clean = fixture("clean", ".lct"), *events = fixture("events", ".lct");
+    run t = run_lct(NULL, "sql", "--csv",
+                    "SELECT h.level, count(*) FROM records r JOIN header h "
+                    "USING (file) GROUP BY file ORDER BY h.level",
+                    clean, events, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect_str_eq(t.out, "level,count(*)\r\nevents,8\r\nstorage,40\r\n");
+    run_free(&t);
+    free(clean);
+    free(events);
+}

@@ -1,0 +1,454 @@
+/*
+ * test_sql.c - the SQLite modules through SQLite's C API: every fixture's
+ * rows and header against its expectation, refusals, push-down that never
+ * changes an answer (each pushed query against the same query written so
+ * SQLite cannot push it down), the record index against a scan on a
+ * damaged trace, warnings once per file, several files, a growing file.
+ */
+#define _GNU_SOURCE /* memmem */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "files.h"
+#include "json.h"
+#include "lct_sqlite.h"
+
+TestSuite(sql, .timeout = 120);
+
+static void count_warning(void *ctx, const lct_reader *r,
+                          lct_warning_kind kind, uint64_t offset,
+                          const char *message)
+{
+    (void)r, (void)kind, (void)offset, (void)message;
+    (*(int *)ctx)++;
+}
+
+static sqlite3 *new_db(int *warnings)
+{
+    sqlite3 *db;
+    cr_assert_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+    lct_sqlite_options o = {.log = count_warning, .log_ctx = warnings};
+    cr_assert_eq(lct_sqlite_register(db, &o), SQLITE_OK);
+    return db;
+}
+
+/* Every row of sql as "a|b|c\n" lines; NULL (with *err) on an error. */
+static char *rows(sqlite3 *db, const char *sql, char **err)
+{
+    sqlite3_stmt *st;
+    char *out = sqlite3_mprintf("%s", "");
+    if (err)
+        *err = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        if (err)
+            *err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+        sqlite3_free(out);
+        return NULL;
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < sqlite3_column_count(st); i++)
+            out = sqlite3_mprintf("%z%s%s", out, i ? "|" : "",
+                                  (const char *)sqlite3_column_text(st, i));
+        out = sqlite3_mprintf("%z\n", out);
+    }
+    if (rc != SQLITE_DONE) {
+        if (err)
+            *err = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+        sqlite3_free(out);
+        out = NULL;
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+static char *rowsf(sqlite3 *db, const char *fmt, const char *path)
+{
+    char *sql = sqlite3_mprintf(fmt, path);
+    char *err;
+    char *out = rows(db, sql, &err);
+    cr_assert(out, "%s: %s", sql, err);
+    sqlite3_free(sql);
+    return out;
+}
+
+static bool jv_equal(const jv *a, const jv *b)
+{
+    if (a->t != b->t)
+        return (a->t == J_INT || a->t == J_FLOAT) &&
+               (b->t == J_INT || b->t == J_FLOAT) &&
+               (a->t == J_FLOAT ? a->d : a->neg ? (double)a->i : (double)a->u) ==
+                   (b->t == J_FLOAT ? b->d : b->neg ? (double)b->i : (double)b->u);
+    switch (a->t) {
+    case J_NULL: return true;
+    case J_BOOL: return a->b == b->b;
+    case J_INT: return a->neg == b->neg && a->i == b->i && a->u == b->u;
+    case J_FLOAT: return a->d == b->d;
+    case J_STR: return a->slen == b->slen && !memcmp(a->s, b->s, a->slen);
+    default: break;
+    }
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->t == J_OBJ && (a->keylens[i] != b->keylens[i] ||
+                              memcmp(a->keys[i], b->keys[i], a->keylens[i])))
+            return false;
+        if (!jv_equal(&a->items[i], &b->items[i]))
+            return false;
+    }
+    return true;
+}
+
+static char *fixture(const char *name, const char *ext)
+{
+    return sqlite3_mprintf("%s/%s.%s", LCT_FIXTURES_DIR, name, ext);
+}
+
+static const char *fixtures[] = {
+    "bad_magic", "clean", "empty", "events", "format_v2", "header_only",
+    "huge_length", "malformed_mixed", "schema_v1_readable", "schema_v3",
+    "trunc_header_body", "trunc_header_prefix", "trunc_tail_2",
+    "trunc_tail_74"};
+
+static void check_records(sqlite3 *db, const char *path, const jv *want)
+{
+    sqlite3_stmt *st;
+    char *sql = sqlite3_mprintf("SELECT idx, t_mono, t_wall, qualname, args "
+                                "FROM lct_records(%Q)", path);
+    cr_assert_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    const jv *recs = json_get(want, "records");
+    size_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        cr_assert_lt(n, recs->n, "%s: more rows than records", path);
+        const jv *e = &recs->items[n];
+        cr_expect_eq(sqlite3_column_int64(st, 0), (sqlite3_int64)n);
+        cr_expect_eq(sqlite3_column_double(st, 1), json_get(e, "t_mono")->d);
+        cr_expect_eq(sqlite3_column_double(st, 2), json_get(e, "t_wall")->d);
+        cr_expect_str_eq((const char *)sqlite3_column_text(st, 3),
+                         json_get(e, "qualname")->s);
+        const char *args = (const char *)sqlite3_column_text(st, 4);
+        jv *got = json_parse(args, strlen(args));
+        cr_assert(got, "%s row %zu: args are not JSON: %s", path, n, args);
+        cr_expect(jv_equal(got, json_get(e, "args")), "%s row %zu args: %s",
+                  path, n, args);
+        json_free(got);
+        n++;
+    }
+    cr_expect_eq(n, recs->n, "%s: %zu rows, %zu records", path, n, recs->n);
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+}
+
+static double num(const jv *v)
+{
+    return v->t == J_FLOAT ? v->d : v->neg ? (double)v->i : (double)v->u;
+}
+
+static void check_header(sqlite3 *db, const char *path, const jv *want)
+{
+    const jv *h = json_get(want, "header");
+    char *expect = sqlite3_mprintf(
+        "%s|%lld|%!.17g|%!.17g|%s|LMCT|%s\n", json_get(h, "level")->s,
+        (long long)json_get(h, "trace_schema_version")->u,
+        num(json_get(h, "t_mono_start")), num(json_get(h, "t_wall_start")),
+        json_get(h, "sm_config_digest")->s, path);
+    /* SQLite prints reals its own way: compare through the same printf. */
+    char *got = rowsf(db, "SELECT level, trace_schema_version, "
+                          "printf('%%!.17g', t_mono_start), "
+                          "printf('%%!.17g', t_wall_start), "
+                          "sm_config_digest, magic, file FROM lct_header(%Q)",
+                      path);
+    cr_expect_str_eq(got, expect, "%s header", path);
+    sqlite3_free(got);
+    sqlite3_free(expect);
+}
+
+Test(sql, every_fixture_as_the_reference_reads_it)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
+        char *path = fixture(fixtures[i], "lct");
+        char *epath = fixture(fixtures[i], "expect.json");
+        size_t len;
+        char *text = read_whole_file(epath, &len);
+        jv *want = json_parse(text, len);
+        cr_assert(want);
+        const jv *open_error = json_get(want, "open_error");
+        if (open_error->t == J_STR) {
+            char *sql = sqlite3_mprintf("SELECT * FROM lct_records(%Q)", path);
+            char *err;
+            cr_expect_null(rows(db, sql, &err), "%s opened", path);
+            cr_expect(err && strstr(err, path), "%s: %s", path, err);
+            sqlite3_free(err);
+            sqlite3_free(sql);
+        } else {
+            check_records(db, path, want);
+            check_header(db, path, want);
+        }
+        json_free(want);
+        free(text);
+        sqlite3_free(path);
+        sqlite3_free(epath);
+    }
+    sqlite3_close(db);
+}
+
+/* MARK: push-down never changes an answer */
+
+/* A trace of n records (qualnames a.op, b.op, A.OP in turn; t_mono = i),
+ * every `every`-th made malformed (invalid UTF-8 in its args), so record
+ * numbers and frame numbers part ways.  The path is malloc'd. */
+static char *damaged_trace(int n, int every)
+{
+    char *path = tmp_file_with("", 0);
+    lct_writer *w;
+    cr_assert_eq(lct_writer_open(path, false, &w, NULL), LCT_OK);
+    lct_header h = {.level = {"storage", 7}, .trace_schema_version = 2,
+                    .sm_config_json = {"", 0}, .sm_config_digest = {"", 0}};
+    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
+    static const char *names[] = {"a.op", "b.op", "A.OP"};
+    for (int i = 0; i < n; i++) {
+        lct_writer_record_begin(w, i, 1.7e9 + i, names[i % 3], 4);
+        lct_writer_map(w, 2);
+        lct_writer_cstr(w, "i");
+        lct_writer_int(w, i);
+        lct_writer_cstr(w, "s");
+        lct_writer_cstr(w, every && i % every == every - 1 ? "#DAMAGE#"
+                                                           : "intact!!");
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    size_t len;
+    char *data = read_whole_file(path, &len);
+    for (char *p = data; (p = memmem(p, len - (size_t)(p - data), "#DAMAGE#", 8));)
+        *p = (char)0xff;
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(data, 1, len, f) == len);
+    fclose(f);
+    free(data);
+    return path;
+}
+
+static void same_rows(sqlite3 *db, const char *path, const char *pushed,
+                      const char *plain)
+{
+    char *a = rowsf(db, pushed, path);
+    char *b = rowsf(db, plain, path);
+    cr_expect_str_eq(a, b, "%s\nand\n%s\ndiffer", pushed, plain);
+    sqlite3_free(a);
+    sqlite3_free(b);
+}
+
+#define FROM " FROM lct_records(%Q) "
+
+Test(sql, record_index_equals_a_scan_on_a_damaged_trace)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *path = damaged_trace(6000, 997);
+    char *count = rowsf(db, "SELECT count(*)" FROM, path);
+    cr_expect_str_eq(count, "5994\n"); /* 6 frames skipped */
+    cr_expect_eq(warnings, 6);
+    sqlite3_free(count);
+    /* idx >= 4500 is far in: the record index is built here. */
+    same_rows(db, path, "SELECT idx, offset, t_mono, args" FROM "WHERE idx >= 4500",
+              "SELECT idx, offset, t_mono, args" FROM "WHERE idx + 0 >= 4500");
+    same_rows(db, path, "SELECT idx, offset, args" FROM "WHERE idx = 5000",
+              "SELECT idx, offset, args" FROM "WHERE idx + 0 = 5000");
+    same_rows(db, path, "SELECT idx, offset" FROM "WHERE rowid = 5001",
+              "SELECT idx, offset" FROM "WHERE rowid + 0 = 5001");
+    same_rows(db, path, "SELECT idx" FROM "WHERE idx > 4999.5 AND idx < 5003.2",
+              "SELECT idx" FROM "WHERE idx + 0 > 4999.5 AND idx + 0 < 5003.2");
+    same_rows(db, path, "SELECT idx, offset" FROM "WHERE idx BETWEEN 990 AND 1000",
+              "SELECT idx, offset" FROM "WHERE idx + 0 BETWEEN 990 AND 1000");
+    same_rows(db, path, "SELECT idx" FROM "WHERE idx < 3 OR idx = 5993",
+              "SELECT idx" FROM "WHERE idx + 0 < 3 OR idx + 0 = 5993");
+    char *none = rowsf(db, "SELECT idx" FROM "WHERE idx = -1 OR idx >= 1e30 "
+                           "OR idx = 5994", path);
+    cr_expect_str_eq(none, "");
+    sqlite3_free(none);
+    /* The record at idx 996 is the frame after the first skipped one. */
+    char *after = rowsf(db, "SELECT json_extract(args, '$.i')" FROM
+                            "WHERE idx = 996", path);
+    cr_expect_str_eq(after, "997\n");
+    sqlite3_free(after);
+    cr_expect_eq(warnings, 6, "a second pass repeated warnings");
+    sqlite3_close(db);
+    unlink(path);
+    free(path);
+}
+
+Test(sql, qualname_and_time_bounds_keep_sqlite_semantics)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *path = damaged_trace(300, 0);
+    same_rows(db, path, "SELECT idx" FROM "WHERE qualname = 'a.op'",
+              "SELECT idx" FROM "WHERE qualname || '' = 'a.op'");
+    same_rows(db, path,
+              "SELECT idx" FROM "WHERE qualname = 'a.op' COLLATE NOCASE",
+              "SELECT idx" FROM "WHERE lower(qualname) = 'a.op'");
+    same_rows(db, path, "SELECT idx" FROM "WHERE t_mono > 100 AND t_mono <= 150",
+              "SELECT idx" FROM "WHERE t_mono + 0 > 100 AND t_mono + 0 <= 150");
+    same_rows(db, path, "SELECT idx" FROM "WHERE t_mono = 42",
+              "SELECT idx" FROM "WHERE t_mono + 0 = 42");
+    same_rows(db, path,
+              "SELECT idx" FROM "WHERE t_wall >= 1700000010.5 AND "
+              "t_wall < 1700000020 AND qualname = 'b.op'",
+              "SELECT idx" FROM "WHERE t_wall + 0 >= 1700000010.5 AND "
+              "t_wall + 0 < 1700000020 AND qualname || '' = 'b.op'");
+    /* A text operand: the column's REAL affinity makes '1' a number. */
+    char *all = rowsf(db, "SELECT count(*)" FROM "WHERE t_wall > '1'", path);
+    cr_expect_str_eq(all, "300\n");
+    sqlite3_free(all);
+    char *none = rowsf(db, "SELECT count(*)" FROM "WHERE qualname = 7", path);
+    cr_expect_str_eq(none, "0\n");
+    sqlite3_free(none);
+    sqlite3_close(db);
+    unlink(path);
+    free(path);
+}
+
+Test(sql, explain_query_plan_shows_what_is_pushed_down)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *path = fixture("clean", "lct");
+    char *plan = rowsf(db, "EXPLAIN QUERY PLAN SELECT args" FROM
+                           "WHERE idx = 3 AND qualname = 'x' AND t_mono > 1",
+                       path);
+    cr_expect(strstr(plan, "idx="), "%s", plan);
+    cr_expect(strstr(plan, "qualname="), "%s", plan);
+    cr_expect(strstr(plan, "t_mono>"), "%s", plan);
+    sqlite3_free(plan);
+    plan = rowsf(db, "EXPLAIN QUERY PLAN SELECT args" FROM
+                     "WHERE qualname LIKE 'x%%'", path);
+    cr_expect(!strstr(plan, "qualname="), "%s", plan);
+    sqlite3_free(plan);
+    sqlite3_free(path);
+    sqlite3_close(db);
+}
+
+/* MARK: files */
+
+Test(sql, warnings_once_per_file_and_connection)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *mixed = fixture("malformed_mixed", "lct");
+    char *cut = fixture("trunc_tail_2", "lct");
+    for (int pass = 0; pass < 3; pass++) {
+        sqlite3_free(rowsf(db, "SELECT count(args)" FROM, mixed));
+        sqlite3_free(rowsf(db, "SELECT count(*)" FROM, cut));
+    }
+    cr_expect_eq(warnings, 5 + 1);
+    sqlite3_free(mixed);
+    sqlite3_free(cut);
+    sqlite3_close(db);
+}
+
+Test(sql, several_files_in_one_table)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *a = fixture("clean", "lct"), *b = fixture("events", "lct");
+    char *sql = sqlite3_mprintf(
+        "CREATE VIRTUAL TABLE r USING lct_records(%Q, %Q);"
+        "CREATE VIRTUAL TABLE h USING lct_header(%Q, \"%w\")", a, b, a, b);
+    cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s",
+                 sqlite3_errmsg(db));
+    char *got = rows(db, "SELECT count(*), count(DISTINCT rowid), "
+                         "sum(file = (SELECT file FROM h WHERE level = 'events'))"
+                         " FROM r", NULL);
+    cr_expect_str_eq(got, "48|48|8\n");
+    sqlite3_free(got);
+    got = rows(db, "SELECT idx, file = (SELECT min(file) FROM h WHERE "
+                   "level = 'events') FROM r WHERE idx = 7", NULL);
+    cr_expect_str_eq(got, "7|0\n7|1\n");
+    sqlite3_free(got);
+    got = rows(db, "SELECT count(*) FROM h", NULL);
+    cr_expect_str_eq(got, "2\n");
+    sqlite3_free(got);
+    sqlite3_free(sql);
+    sqlite3_free(a);
+    sqlite3_free(b);
+    sqlite3_close(db);
+}
+
+Test(sql, refusals_name_the_file_or_the_missing_argument)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *err;
+    cr_expect_null(rows(db, "SELECT * FROM lct_records", &err));
+    cr_expect(err && strstr(err, "name a file"), "%s", err);
+    sqlite3_free(err);
+    cr_expect_null(rows(db, "SELECT * FROM lct_header('/nonexistent.lct')",
+                        &err));
+    cr_expect(err && strstr(err, "/nonexistent.lct"), "%s", err);
+    sqlite3_free(err);
+    cr_expect_null(rows(db, "SELECT * FROM lct_records('/dev/null')", &err));
+    cr_expect(err != NULL);
+    sqlite3_free(err);
+    cr_expect_neq(sqlite3_exec(db, "CREATE VIRTUAL TABLE t USING "
+                                   "lct_records('/nonexistent.lct')",
+                               NULL, NULL, NULL),
+                  SQLITE_OK);
+    cr_expect(strstr(sqlite3_errmsg(db), "/nonexistent.lct"), "%s",
+              sqlite3_errmsg(db));
+    sqlite3_close(db);
+}
+
+Test(sql, args_bytes_is_the_msgpack_size)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *path = fixture("clean", "lct");
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    lct_record rec;
+    char *want = sqlite3_mprintf("%s", "");
+    while (lct_next(r, &rec) == 1) {
+        size_t size;
+        cr_assert_eq(lct_value_size(rec.args, &size), LCT_OK);
+        want = sqlite3_mprintf("%z%llu|%llu\n", want, /* %z frees */
+                               (unsigned long long)rec.offset,
+                               (unsigned long long)size);
+    }
+    lct_close(r);
+    char *got = rowsf(db, "SELECT offset, args_bytes" FROM, path);
+    cr_expect_str_eq(got, want);
+    sqlite3_free(got);
+    sqlite3_free(want);
+    sqlite3_free(path);
+    sqlite3_close(db);
+}
+
+Test(sql, a_grown_file_is_indexed_again)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *path = damaged_trace(5000, 0);
+    char *got = rowsf(db, "SELECT count(*)" FROM "WHERE idx >= 4096", path);
+    cr_expect_str_eq(got, "904\n");
+    sqlite3_free(got);
+    lct_writer *w;
+    cr_assert_eq(lct_writer_open(path, true, &w, NULL), LCT_OK);
+    for (int i = 0; i < 100; i++) {
+        lct_writer_record_begin(w, 5000 + i, 0, "c.op", 4);
+        lct_writer_map(w, 0);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    got = rowsf(db, "SELECT count(*), max(idx)" FROM "WHERE idx >= 4096", path);
+    cr_expect_str_eq(got, "1004|5099\n");
+    sqlite3_free(got);
+    sqlite3_close(db);
+    unlink(path);
+    free(path);
+}
