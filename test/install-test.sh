@@ -17,7 +17,8 @@ sed "s|^prefix=.*|prefix=$root$prefix|" "$root$prefix/lib/pkgconfig/lct.pc" \
     > "$root/pc/lct.pc"
 export PKG_CONFIG_PATH="$root/pc"
 
-for f in bin/lct include/lct.h lib/liblct.a lib/pkgconfig/lct.pc \
+for f in bin/lct include/lct.h include/lct_sqlite.h lib/liblct.a \
+         lib/liblct_sqlite.a lib/liblct/lct_sqlite.so lib/pkgconfig/lct.pc \
          share/man/man1/lct.1 share/man/man3/lct.3; do
     [ -f "$root$prefix/$f" ] || { echo "install-test: $f not installed"; exit 1; }
 done
@@ -29,6 +30,15 @@ out=$("$root/count" "$src/examples/sample.lct")
 grep -q "3000  records (0 skipped)" <<<"$out" || {
     echo "install-test: unexpected output:"; echo "$out"; exit 1; }
 "$root$prefix/bin/lct" --version >/dev/null
+
+# The installed extension loads in the sqlite3 shell (not in the
+# sanitizer build, whose extension needs the sanitizer runtime preloaded).
+if ! ldd "$root$prefix/lib/liblct/lct_sqlite.so" | grep -q libasan; then
+    n=$(printf '.load %s\nSELECT count(*) FROM lct_records(%s);\n' \
+        "$root$prefix/lib/liblct/lct_sqlite" "'$src/examples/sample.lct'" |
+        sqlite3 -bail :memory:)
+    [ "$n" = 3000 ] || { echo "install-test: extension gave '$n'"; exit 1; }
+fi
 
 make -C "$build" uninstall DESTDIR="$root" >/dev/null
 left=$(find "$root$prefix" -type f | wc -l)
