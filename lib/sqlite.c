@@ -123,7 +123,9 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
     if (ok && (f->records = malloc((total ? total : 1) * sizeof *f->records))) {
         uint64_t at = 0;
         for (unsigned t = 0; t < n; t++) {
-            memcpy(f->records + at, lists[t].v, lists[t].n * sizeof(uint64_t));
+            if (lists[t].n) /* an empty list has no buffer at all */
+                memcpy(f->records + at, lists[t].v,
+                       lists[t].n * sizeof(uint64_t));
             at += lists[t].n;
         }
         f->nrecords = total;

@@ -404,6 +404,31 @@ Test(sql, refusals_name_the_file_or_the_missing_argument)
     sqlite3_close(db);
 }
 
+Test(sql, record_index_of_every_fixture_equals_a_scan)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    for (size_t i = 0; i < sizeof fixtures / sizeof *fixtures; i++) {
+        char *path = fixture(fixtures[i], "lct");
+        char *sql = sqlite3_mprintf("SELECT * FROM lct_header(%Q)", path);
+        char *err;
+        char *ok = rows(db, sql, &err);
+        if (ok) { /* opens: build the index, then read through it */
+            sqlite3_free(rowsf(db, "SELECT count(*)" FROM "WHERE idx >= 5000",
+                               path));
+            same_rows(db, path,
+                      "SELECT idx, offset, args" FROM "WHERE idx >= 0 AND "
+                      "idx < 1000000",
+                      "SELECT idx, offset, args" FROM "WHERE idx + 0 >= 0");
+        }
+        sqlite3_free(ok);
+        sqlite3_free(err);
+        sqlite3_free(sql);
+        sqlite3_free(path);
+    }
+    sqlite3_close(db);
+}
+
 Test(sql, args_bytes_is_the_msgpack_size)
 {
     int warnings = 0;
