@@ -1,0 +1,520 @@
+/*
+ * test_lmcache.c - the typed accessors for LMCache's codec types, each in
+ * its current and older forms, on frames written by the project's writer:
+ * values, defaults, wrong shapes reported as LCT_ERR_TYPE with what was
+ * found, layout bytes, the key hash, and the key iterator over records.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "files.h"
+#include "lct.h"
+
+/* MARK: writing values */
+
+static void object_key(lct_writer *w, unsigned char seed, int rank, int group,
+                       const char *salt)
+{
+    unsigned char hash[4] = {seed, 1, 2, 3};
+    lct_writer_codec(w, "ObjectKey");
+    lct_writer_map(w, 3 + (group >= 0) + (salt != NULL));
+    lct_writer_cstr(w, "chunk_hash");
+    lct_writer_bin(w, hash, sizeof hash);
+    lct_writer_cstr(w, "model_name");
+    lct_writer_cstr(w, "m");
+    lct_writer_cstr(w, "kv_rank");
+    lct_writer_int(w, rank);
+    if (group >= 0) {
+        lct_writer_cstr(w, "object_group_id");
+        lct_writer_int(w, group);
+    }
+    if (salt) {
+        lct_writer_cstr(w, "cache_salt");
+        lct_writer_cstr(w, salt);
+    }
+}
+
+/* One tensor [a, b] of dtype, shapes as torch.Size, dtypes wrapped. */
+static void layout(lct_writer *w, int a, int b, const char *dtype)
+{
+    lct_writer_codec(w, "MemoryLayoutDesc");
+    lct_writer_map(w, 2);
+    lct_writer_cstr(w, "shapes");
+    lct_writer_array(w, 1);
+    lct_writer_codec(w, "torch.Size");
+    lct_writer_array(w, 2);
+    lct_writer_int(w, a);
+    lct_writer_int(w, b);
+    lct_writer_cstr(w, "dtypes");
+    lct_writer_array(w, 1);
+    lct_writer_codec(w, "torch.dtype");
+    lct_writer_cstr(w, dtype);
+}
+
+static void enum_member(lct_writer *w, const char *tag, const char *name)
+{
+    lct_writer_codec(w, tag);
+    lct_writer_cstr(w, name);
+}
+
+/* The records of the test trace, in order. */
+enum {
+    R_KEYS_LIST,   /* keys (list) + layout_desc: reserve_write today */
+    R_KEYS_TUPLE,  /* keys as a tuple, no layout */
+    R_SPEC,        /* a PrefetchRequestSpec with group layouts */
+    R_SPEC_OLD,    /* the older spec: extra_count, one layout_desc */
+    R_HANDLE,      /* a PrefetchHandle */
+    R_NO_KEYS,
+    R_BAD_KEYS,    /* keys: an int */
+    R_BAD_KEY,     /* keys: [ObjectKey, 5] */
+    R_COUNT
+};
+
+static void write_spec(lct_writer *w)
+{
+    lct_writer_codec(w, "PrefetchRequestSpec");
+    lct_writer_map(w, 7);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, 2);
+    object_key(w, 10, 0, 0, "salt");
+    object_key(w, 11, 1, 1, NULL);
+    lct_writer_cstr(w, "num_kv_readers");
+    lct_writer_int(w, 4);
+    lct_writer_cstr(w, "policy");
+    enum_member(w, "TrimPolicy", "PREFIX");
+    lct_writer_cstr(w, "attn_desc");
+    lct_writer_codec(w, "AttnWindowDesc");
+    lct_writer_map(w, 2);
+    lct_writer_cstr(w, "num_chunks_in_sw");
+    lct_writer_array(w, 2);
+    lct_writer_int(w, 3);
+    lct_writer_int(w, 5);
+    lct_writer_cstr(w, "world_size");
+    lct_writer_int(w, 8);
+    lct_writer_cstr(w, "group_layout_descs");
+    lct_writer_map(w, 2);
+    lct_writer_cstr(w, "0");
+    layout(w, 4, 8, "torch.float32");  /* 128 bytes */
+    lct_writer_cstr(w, "1");
+    layout(w, 2, 3, "torch.float8_e4m3fn"); /* 6 bytes */
+    lct_writer_cstr(w, "mode");
+    enum_member(w, "PrefetchMode", "LOOKUP");
+    lct_writer_cstr(w, "generation");
+    lct_writer_int(w, 7);
+}
+
+static void write_spec_old(lct_writer *w)
+{
+    lct_writer_codec(w, "PrefetchRequestSpec");
+    lct_writer_map(w, 4);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, 1);
+    object_key(w, 12, 0, -1, NULL);
+    lct_writer_cstr(w, "extra_count");
+    lct_writer_int(w, 2);
+    lct_writer_cstr(w, "attn_desc");
+    lct_writer_codec(w, "AttnWindowDesc");
+    lct_writer_array(w, 1);
+    lct_writer_int(w, 9);
+    lct_writer_cstr(w, "layout_desc");
+    layout(w, 10, 10, "torch.int64"); /* 800 bytes */
+}
+
+static void write_handle(lct_writer *w)
+{
+    lct_writer_codec(w, "PrefetchHandle");
+    lct_writer_map(w, 5);
+    lct_writer_cstr(w, "prefetch_request_id");
+    lct_writer_int(w, 42);
+    lct_writer_cstr(w, "external_request_id");
+    lct_writer_cstr(w, "req-1");
+    lct_writer_cstr(w, "l1_prefix_hit_count");
+    lct_writer_int(w, 3);
+    lct_writer_cstr(w, "submit_time");
+    lct_writer_float64(w, 12.5);
+    lct_writer_cstr(w, "generation");
+    lct_writer_int(w, 2);
+}
+
+static void write_args(lct_writer *w, int r)
+{
+    switch (r) {
+    case R_KEYS_LIST:
+        lct_writer_map(w, 2);
+        lct_writer_cstr(w, "keys");
+        lct_writer_array(w, 3);
+        object_key(w, 1, 0, -1, NULL);
+        object_key(w, 2, 1, 3, "s");
+        object_key(w, 1, 0, -1, NULL); /* the same key again */
+        lct_writer_cstr(w, "layout_desc");
+        layout(w, 2, 16, "torch.bfloat16"); /* 64 bytes */
+        break;
+    case R_KEYS_TUPLE:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "keys");
+        lct_writer_codec(w, "tuple");
+        lct_writer_array(w, 1);
+        object_key(w, 3, 0, -1, NULL);
+        break;
+    case R_SPEC:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "spec");
+        write_spec(w);
+        break;
+    case R_SPEC_OLD:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "request");
+        write_spec_old(w);
+        break;
+    case R_HANDLE:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "handle");
+        write_handle(w);
+        break;
+    case R_NO_KEYS:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "x");
+        lct_writer_int(w, 1);
+        break;
+    case R_BAD_KEYS:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "keys");
+        lct_writer_int(w, 5);
+        break;
+    default:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "keys");
+        lct_writer_array(w, 2);
+        object_key(w, 4, 0, -1, NULL);
+        lct_writer_int(w, 5);
+    }
+}
+
+static lct_reader *reader;
+static lct_record records[R_COUNT];
+static char *trace_path;
+
+static void setup(void)
+{
+    trace_path = tmp_file_with("", 0);
+    lct_writer *w;
+    cr_assert_eq(lct_writer_open(trace_path, false, &w, NULL), LCT_OK);
+    lct_header h = {.level = {"storage", 7}, .trace_schema_version = 2,
+                    .sm_config_json = {"", 0}, .sm_config_digest = {"", 0}};
+    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
+    for (int r = 0; r < R_COUNT; r++) {
+        lct_writer_record_begin(w, r, r, "q", 1);
+        write_args(w, r);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK, "record %d", r);
+    }
+    lct_writer_close(w);
+    cr_assert_eq(lct_open(trace_path, 0, &reader, NULL), LCT_OK);
+    for (int r = 0; r < R_COUNT; r++)
+        cr_assert_eq(lct_next(reader, &records[r]), 1);
+}
+
+static void teardown(void)
+{
+    lct_close(reader);
+    unlink(trace_path);
+    free(trace_path);
+}
+
+TestSuite(lmcache, .init = setup, .fini = teardown);
+
+static lct_value arg(int r, const char *name)
+{
+    lct_value v;
+    cr_assert_eq(lct_map_find(records[r].args, name, &v), LCT_OK);
+    return v;
+}
+
+static bool str_is(lct_str s, const char *text)
+{
+    return lct_str_eq(s, text);
+}
+
+/* MARK: types */
+
+Test(lmcache, object_key_current_and_older_forms)
+{
+    lct_value keys, k;
+    lct_iter it;
+    lct_object_key key;
+    keys = arg(R_KEYS_LIST, "keys");
+    cr_assert_eq(lct_array_iter_init(keys, &it), LCT_OK);
+    cr_assert_eq(lct_array_iter_next(&it, &k), 1);
+    cr_assert_eq(lct_object_key_get(k, &key, NULL), LCT_OK);
+    /* The older form: no object_group_id, no cache_salt. */
+    cr_expect_eq(key.chunk_hash.len, 4);
+    cr_expect_eq(key.chunk_hash.ptr[0], 1);
+    cr_expect(str_is(key.model_name, "m"));
+    cr_expect_eq(key.kv_rank, 0);
+    cr_expect_eq(key.object_group_id, 0);
+    cr_expect_eq(key.cache_salt.len, 0);
+    cr_assert_eq(lct_array_iter_next(&it, &k), 1);
+    cr_assert_eq(lct_object_key_get(k, &key, NULL), LCT_OK);
+    cr_expect_eq(key.kv_rank, 1);
+    cr_expect_eq(key.object_group_id, 3);
+    cr_expect(str_is(key.cache_salt, "s"));
+    /* The bare payload is accepted too. */
+    lct_value payload;
+    cr_assert(lct_value_codec(k, NULL, &payload));
+    lct_object_key bare;
+    cr_assert_eq(lct_object_key_get(payload, &bare, NULL), LCT_OK);
+    cr_expect_eq(lct_object_key_hash(&bare), lct_object_key_hash(&key));
+}
+
+Test(lmcache, wrong_shapes_are_type_errors_saying_what_was_found)
+{
+    lct_error err;
+    lct_object_key key;
+    err.code = 0;
+    cr_expect_eq(lct_object_key_get(arg(R_KEYS_LIST, "layout_desc"), &key,
+                                     &err),
+                 LCT_ERR_TYPE);
+    cr_expect_eq(err.code, LCT_ERR_TYPE);
+    cr_expect(strstr(err.message, "expected ObjectKey, found MemoryLayoutDesc"),
+              "%s", err.message);
+    cr_expect_eq(lct_object_key_get(arg(R_NO_KEYS, "x"), &key, &err),
+                 LCT_ERR_TYPE);
+    cr_expect(strstr(err.message, "found int"), "%s", err.message);
+    lct_layout_desc l;
+    cr_expect_eq(lct_layout_desc_get(arg(R_NO_KEYS, "x"), &l, &err),
+                 LCT_ERR_TYPE);
+    lct_str name;
+    cr_expect_eq(lct_enum_get(arg(R_KEYS_LIST, "layout_desc"), "TrimPolicy",
+                              &name, &err),
+                 LCT_ERR_TYPE);
+    lct_prefetch_spec spec;
+    cr_expect_eq(lct_prefetch_spec_get(arg(R_HANDLE, "handle"), &spec, &err),
+                 LCT_ERR_TYPE);
+    cr_expect(strstr(err.message, "found PrefetchHandle"), "%s", err.message);
+}
+
+Test(lmcache, key_hash_is_stable_and_covers_every_field)
+{
+    static const unsigned char h[] = {1, 2, 3};
+    lct_object_key a = {{h, 3}, {"m", 1}, 0, 0, {"", 0}};
+    /* The documented function, pinned (the value was computed separately,
+     * in Python, from lct.h's description): obj_ids must not move between
+     * releases. */
+    cr_expect_eq(lct_object_key_hash(&a), UINT64_C(0x42f144781ce7e02c),
+                 "%#llx", (unsigned long long)lct_object_key_hash(&a));
+    lct_object_key b = a;
+    b.kv_rank = 1;
+    cr_expect_neq(lct_object_key_hash(&a), lct_object_key_hash(&b));
+    b = a;
+    b.object_group_id = 1;
+    cr_expect_neq(lct_object_key_hash(&a), lct_object_key_hash(&b));
+    b = a;
+    b.cache_salt = (lct_str){"x", 1};
+    cr_expect_neq(lct_object_key_hash(&a), lct_object_key_hash(&b));
+    b = a;
+    b.model_name = (lct_str){"n", 1};
+    cr_expect_neq(lct_object_key_hash(&a), lct_object_key_hash(&b));
+    b = a;
+    b.chunk_hash.len = 2;
+    cr_expect_neq(lct_object_key_hash(&a), lct_object_key_hash(&b));
+}
+
+Test(lmcache, layout_bytes_and_dtype_sizes)
+{
+    lct_layout_desc l;
+    uint64_t bytes;
+    cr_assert_eq(lct_layout_desc_get(arg(R_KEYS_LIST, "layout_desc"), &l,
+                                     NULL),
+                 LCT_OK);
+    cr_expect_eq(l.count, 1);
+    cr_assert_eq(lct_layout_bytes(&l, &bytes, NULL), LCT_OK);
+    cr_expect_eq(bytes, 2 * 16 * 2);
+    static const struct {
+        const char *name;
+        unsigned size;
+    } cases[] = {{"torch.bfloat16", 2}, {"torch.float16", 2},
+                 {"torch.float32", 4},  {"torch.float64", 8},
+                 {"torch.float8_e4m3fn", 1}, {"torch.float8_e5m2", 1},
+                 {"torch.int8", 1},     {"torch.uint8", 1},
+                 {"torch.bool", 1},     {"torch.int16", 2},
+                 {"torch.int32", 4},    {"torch.int64", 8},
+                 {"bfloat16", 2}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        unsigned size = 0;
+        lct_str s = {cases[i].name, strlen(cases[i].name)};
+        cr_expect_eq(lct_dtype_size(s, &size), LCT_OK, "%s", cases[i].name);
+        cr_expect_eq(size, cases[i].size, "%s", cases[i].name);
+    }
+    unsigned size;
+    cr_expect_eq(lct_dtype_size((lct_str){"torch.complex64", 15}, &size),
+                 LCT_ERR_TYPE);
+    cr_expect_eq(lct_dtype_size((lct_str){"torch.", 6}, &size), LCT_ERR_TYPE);
+}
+
+Test(lmcache, unknown_dtype_is_an_error_not_a_guess)
+{
+    char *path = tmp_file_with("", 0);
+    lct_writer *w;
+    cr_assert_eq(lct_writer_open(path, false, &w, NULL), LCT_OK);
+    lct_header h = {.level = {"storage", 7}, .trace_schema_version = 2,
+                    .sm_config_json = {"", 0}, .sm_config_digest = {"", 0}};
+    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
+    lct_writer_record_begin(w, 0, 0, "q", 1);
+    lct_writer_map(w, 2);
+    lct_writer_cstr(w, "a");
+    layout(w, 2, 2, "torch.complex64");
+    lct_writer_cstr(w, "b"); /* two shapes, one dtype */
+    lct_writer_codec(w, "MemoryLayoutDesc");
+    lct_writer_map(w, 2);
+    lct_writer_cstr(w, "shapes");
+    lct_writer_array(w, 2);
+    lct_writer_array(w, 0);
+    lct_writer_array(w, 0);
+    lct_writer_cstr(w, "dtypes");
+    lct_writer_array(w, 1);
+    lct_writer_cstr(w, "torch.int8");
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    lct_writer_close(w);
+    lct_reader *r;
+    lct_record rec;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    cr_assert_eq(lct_next(r, &rec), 1);
+    lct_value v;
+    lct_layout_desc l;
+    lct_error err;
+    uint64_t bytes = 99;
+    cr_assert_eq(lct_map_find(rec.args, "a", &v), LCT_OK);
+    cr_assert_eq(lct_layout_desc_get(v, &l, NULL), LCT_OK);
+    cr_expect_eq(lct_layout_bytes(&l, &bytes, &err), LCT_ERR_TYPE);
+    cr_expect(strstr(err.message, "unknown dtype 'torch.complex64'"), "%s",
+              err.message);
+    cr_assert_eq(lct_map_find(rec.args, "b", &v), LCT_OK);
+    cr_expect_eq(lct_layout_desc_get(v, &l, &err), LCT_ERR_TYPE);
+    cr_expect(strstr(err.message, "2 shapes but 1 dtypes"), "%s", err.message);
+    lct_close(r);
+    unlink(path);
+    free(path);
+}
+
+Test(lmcache, prefetch_spec_current_form)
+{
+    lct_prefetch_spec s;
+    cr_assert_eq(lct_prefetch_spec_get(arg(R_SPEC, "spec"), &s, NULL), LCT_OK);
+    cr_expect_eq(s.num_kv_readers, 4);
+    cr_expect(str_is(s.policy, "PREFIX"));
+    cr_expect(str_is(s.mode, "LOOKUP"));
+    cr_expect_eq(s.generation, 7);
+    cr_expect(s.has_attn);
+    cr_expect_eq(s.attn.world_size, 8);
+    lct_iter it;
+    cr_assert_eq(lct_array_iter_init(s.attn.num_chunks_in_sw, &it), LCT_OK);
+    cr_expect_eq(it.count, 2);
+    cr_assert_eq(lct_array_iter_init(s.keys, &it), LCT_OK);
+    cr_expect_eq(it.count, 2);
+    lct_layout_desc l;
+    uint64_t bytes;
+    cr_assert_eq(lct_prefetch_spec_layout(&s, 1, &l, NULL), LCT_OK);
+    cr_assert_eq(lct_layout_bytes(&l, &bytes, NULL), LCT_OK);
+    cr_expect_eq(bytes, 6);
+    cr_expect_eq(lct_prefetch_spec_layout(&s, 2, &l, NULL), LCT_ERR_NOT_FOUND);
+}
+
+Test(lmcache, prefetch_spec_and_attn_window_older_forms)
+{
+    lct_prefetch_spec s;
+    cr_assert_eq(lct_prefetch_spec_get(arg(R_SPEC_OLD, "request"), &s, NULL),
+                 LCT_OK);
+    cr_expect_eq(s.num_kv_readers, 3, "extra_count 2 is 3 readers");
+    cr_expect_eq(s.policy.len, 0);
+    cr_expect(s.has_attn);
+    cr_expect_eq(s.attn.world_size, 0);
+    lct_iter it;
+    cr_assert_eq(lct_array_iter_init(s.attn.num_chunks_in_sw, &it), LCT_OK);
+    cr_expect_eq(it.count, 1);
+    cr_expect_null(s.group_layouts.ptr);
+    lct_layout_desc l;
+    uint64_t bytes;
+    cr_assert_eq(lct_prefetch_spec_layout(&s, 5, &l, NULL), LCT_OK);
+    cr_assert_eq(lct_layout_bytes(&l, &bytes, NULL), LCT_OK);
+    cr_expect_eq(bytes, 800);
+}
+
+Test(lmcache, prefetch_handle_enums_and_lists)
+{
+    lct_prefetch_handle h;
+    cr_assert_eq(lct_prefetch_handle_get(arg(R_HANDLE, "handle"), &h, NULL),
+                 LCT_OK);
+    int64_t id;
+    cr_assert_eq(lct_value_get_int64(h.prefetch_request_id, &id), LCT_OK);
+    cr_expect_eq(id, 42);
+    cr_expect(lct_value_str_eq(h.external_request_id, "req-1"));
+    cr_expect_eq(h.l1_prefix_hit_count, 3);
+    cr_expect_eq(h.submit_time, 12.5);
+    cr_expect_eq(h.generation, 2);
+    cr_expect_null(h.l2_orig_indices.ptr);
+    lct_value array;
+    uint32_t n;
+    cr_assert_eq(lct_list_get(arg(R_KEYS_TUPLE, "keys"), &array, &n, NULL),
+                 LCT_OK);
+    cr_expect_eq(n, 1);
+    lct_error err;
+    cr_expect_eq(lct_list_get(arg(R_KEYS_LIST, "layout_desc"), &array, &n,
+                              &err),
+                 LCT_ERR_TYPE);
+    lct_str dtype;
+    lct_layout_desc l;
+    cr_assert_eq(lct_layout_desc_get(arg(R_KEYS_LIST, "layout_desc"), &l,
+                                     NULL),
+                 LCT_OK);
+    lct_value d;
+    cr_assert_eq(lct_array_iter_init(l.dtypes, &(lct_iter){0}), LCT_OK);
+    lct_iter it;
+    lct_array_iter_init(l.dtypes, &it);
+    cr_assert_eq(lct_array_iter_next(&it, &d), 1);
+    cr_assert_eq(lct_dtype_get(d, &dtype, NULL), LCT_OK);
+    cr_expect(str_is(dtype, "torch.bfloat16"));
+}
+
+/* MARK: the key iterator */
+
+static int keys_of(int r, uint64_t *hashes, uint64_t *bytes, int max,
+                   lct_status *status)
+{
+    lct_key_iter it;
+    *status = lct_key_iter_init(&records[r], &it, NULL);
+    if (*status != LCT_OK)
+        return 0;
+    lct_object_key k;
+    int n = 0, rc;
+    while (n < max && (rc = lct_key_iter_next(&it, &k, &bytes[n], NULL)) == 1)
+        hashes[n++] = lct_object_key_hash(&k);
+    if (n < max && rc < 0)
+        *status = rc;
+    return n;
+}
+
+Test(lmcache, key_iterator_over_records)
+{
+    uint64_t h[8], b[8];
+    lct_status st;
+    cr_expect_eq(keys_of(R_KEYS_LIST, h, b, 8, &st), 3);
+    cr_expect_eq(st, LCT_OK);
+    cr_expect_eq(h[0], h[2], "the same key twice");
+    cr_expect_neq(h[0], h[1]);
+    cr_expect(b[0] == 64 && b[1] == 64 && b[2] == 64);
+    cr_expect_eq(keys_of(R_KEYS_TUPLE, h, b, 8, &st), 1);
+    cr_expect_eq(b[0], 0, "no layout: unknown");
+    cr_expect_eq(keys_of(R_SPEC, h, b, 8, &st), 2);
+    cr_expect_eq(b[0], 128, "group 0's layout");
+    cr_expect_eq(b[1], 6, "group 1's layout");
+    cr_expect_eq(keys_of(R_SPEC_OLD, h, b, 8, &st), 1);
+    cr_expect_eq(b[0], 800);
+    cr_expect_eq(keys_of(R_NO_KEYS, h, b, 8, &st), 0);
+    cr_expect_eq(st, LCT_OK);
+    cr_expect_eq(keys_of(R_HANDLE, h, b, 8, &st), 0);
+    cr_expect_eq(keys_of(R_BAD_KEYS, h, b, 8, &st), 0);
+    cr_expect_eq(st, LCT_ERR_TYPE);
+    cr_expect_eq(keys_of(R_BAD_KEY, h, b, 8, &st), 1);
+    cr_expect_eq(st, LCT_ERR_TYPE);
+}
