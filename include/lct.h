@@ -972,6 +972,91 @@ size_t lct_json_format_double(double d, char out[LCT_DOUBLE_BUFSIZE]);
 lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
                           void *ctx);
 
+/* MARK: - Key reference streams and miss-ratio curves */
+
+/**
+ * A key reference stream: one entry per cache access (a key read or
+ * written), in trace order, as `lct keys` makes it from records.  About
+ * 24 bytes per reference; appending grows it (amortised, not per record).
+ */
+typedef struct lct_refs lct_refs;
+
+lct_status lct_refs_new(lct_refs **out);
+void lct_refs_free(lct_refs *refs);
+
+/**
+ * Append a reference: the key's id (lct_object_key_hash), what it weighs
+ * in bytes (0: unknown), when (t_mono), and whether it is a read (a cache
+ * lookup) or a write (a store).
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID.
+ */
+lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
+                        double t_mono, bool is_read);
+
+/** References appended so far. */
+uint64_t lct_refs_count(const lct_refs *refs);
+
+/**
+ * Write the stream in libCacheSim's oracleGeneral binary format: 24
+ * packed little-endian bytes per reference, `uint32 timestamp` (whole
+ * seconds of t_mono, clamped to 0..2^32-1), `uint64 obj_id`, `uint32
+ * obj_size` (bytes, saturated; 1 when unknown), `int64
+ * next_access_vtime` (the position in this stream of the next reference
+ * to the same id, -1 if none).  Reads and writes alike.
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_SYS (the sink stopped).
+ */
+lct_status lct_refs_write_oracle_general(const lct_refs *refs,
+                                         lct_write_fn write, void *ctx,
+                                         lct_error *err);
+
+/**
+ * LRU miss-ratio curves of a reference stream, every capacity at once
+ * (Mattson's stack distances, O(n log n) with a Fenwick tree over
+ * positions): every reference makes its key the most recent; a read hits
+ * at capacity C keys when its key is among the C most recently used
+ * distinct keys, and at capacity B bytes when its own size plus the sizes
+ * of the distinct keys used since its last reference fit in B (a key
+ * weighs what its latest reference that gave a size said).  Writes are never hits or
+ * misses.
+ */
+typedef struct lct_mrc lct_mrc;
+
+/** What a curve was computed over.  Under sampling, counts are of the
+ *  references kept, and `scaled` ones estimate the whole stream. */
+typedef struct lct_mrc_totals {
+    uint64_t reads, writes;      /**< references kept */
+    uint64_t distinct_keys;      /**< kept */
+    uint64_t compulsory_misses;  /**< reads of a key never referenced before */
+    double infinite_hit_ratio;   /**< hit ratio of an unbounded cache */
+    double sample_rate;          /**< 1: exact */
+    uint64_t bytes_unknown;      /**< kept references that weigh 0 */
+    double mean_key_bytes;       /**< over distinct keys, at their last size */
+} lct_mrc_totals;
+
+/**
+ * Compute the curves.  @p sample_rate 1 is exact; below 1, SHARDS spatial
+ * sampling keeps a key when its id (taken as a uniform 64-bit number)
+ * falls under sample_rate * 2^64 and scales distances by 1 / sample_rate.
+ * Ids should be well mixed (lct_object_key_hash's are).
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (a rate outside (0, 1]).
+ */
+lct_status lct_mrc_compute(const lct_refs *refs, double sample_rate,
+                           lct_mrc **out, lct_error *err);
+
+void lct_mrc_totals_get(const lct_mrc *mrc, lct_mrc_totals *out);
+
+/** Hit ratio of an LRU cache of @p keys keys (0 when there are no reads). */
+double lct_mrc_hit_ratio(const lct_mrc *mrc, uint64_t keys);
+
+/** Hit ratio of an LRU cache of @p bytes bytes. */
+double lct_mrc_byte_hit_ratio(const lct_mrc *mrc, uint64_t bytes);
+
+/** The largest finite stack distance of a read, in keys (scaled under
+ *  sampling): capacities above it hit what an infinite cache hits. */
+uint64_t lct_mrc_max_distance(const lct_mrc *mrc);
+
+void lct_mrc_free(lct_mrc *mrc);
+
 /* MARK: - Writing traces */
 
 /**

@@ -1,0 +1,116 @@
+/*
+ * refs.c - key reference streams (lct_refs): appending, and writing them
+ * as libCacheSim's oracleGeneral records, whose next-access positions
+ * take one backward pass over the stream.
+ */
+#include "error_internal.h"
+#include "refs_internal.h"
+#include "u64map_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+lct_status lct_refs_new(lct_refs **out)
+{
+    if (!out)
+        return LCT_ERR_INVALID;
+    *out = calloc(1, sizeof **out);
+    return *out ? LCT_OK : LCT_ERR_NOMEM;
+}
+
+void lct_refs_free(lct_refs *refs)
+{
+    if (!refs)
+        return;
+    free(refs->v);
+    free(refs);
+}
+
+lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
+                        double t_mono, bool is_read)
+{
+    if (!refs)
+        return LCT_ERR_INVALID;
+    if (refs->n == refs->cap) {
+        size_t cap = refs->cap ? refs->cap * 2 : 4096;
+        lct__ref *grown = reallocarray(refs->v, cap, sizeof *grown);
+        if (!grown)
+            return LCT_ERR_NOMEM;
+        refs->v = grown;
+        refs->cap = cap;
+    }
+    uint32_t seconds = !(t_mono > 0)           ? 0
+                       : t_mono >= 4294967295.0 ? UINT32_MAX
+                                                : (uint32_t)t_mono;
+    refs->v[refs->n++] = (lct__ref){obj_id, bytes, seconds, is_read};
+    return LCT_OK;
+}
+
+uint64_t lct_refs_count(const lct_refs *refs)
+{
+    return refs ? refs->n : 0;
+}
+
+static void put_le(unsigned char *p, uint64_t x, unsigned bytes)
+{
+    for (unsigned i = 0; i < bytes; i++)
+        p[i] = (unsigned char)(x >> (8 * i));
+}
+
+/* next[i]: the position of the next reference to refs[i]'s id, or -1. */
+static int64_t *next_positions(const lct_refs *refs)
+{
+    int64_t *next = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *next);
+    lct__u64map seen = {0};
+    for (size_t i = refs->n; next && i-- > 0;) {
+        bool added;
+        lct__u64map_entry *e = lct__u64map_get(&seen, refs->v[i].obj_id,
+                                               &added);
+        if (!e) {
+            free(next);
+            next = NULL;
+            break;
+        }
+        next[i] = added ? -1 : (int64_t)e->a;
+        e->a = i;
+    }
+    lct__u64map_free(&seen);
+    return next;
+}
+
+lct_status lct_refs_write_oracle_general(const lct_refs *refs,
+                                         lct_write_fn write, void *ctx,
+                                         lct_error *err)
+{
+    if (!refs || !write)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_refs_write_oracle_general: invalid argument");
+    int64_t *next = next_positions(refs);
+    if (!next)
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "out of memory for next-access positions");
+    enum { RECORD = 24, BATCH = 2730 }; /* 64 KiB of records at a time */
+    unsigned char buf[RECORD * BATCH];
+    size_t fill = 0;
+    lct_status st = LCT_OK;
+    for (size_t i = 0; i < refs->n && st == LCT_OK; i++) {
+        const lct__ref *r = &refs->v[i];
+        unsigned char *p = buf + fill;
+        uint64_t size = r->bytes == 0 ? 1 : r->bytes;
+        put_le(p, r->seconds, 4);
+        put_le(p + 4, r->obj_id, 8);
+        put_le(p + 12, size > UINT32_MAX ? UINT32_MAX : size, 4);
+        put_le(p + 16, (uint64_t)next[i], 8);
+        fill += RECORD;
+        if ((fill == sizeof buf || i + 1 == refs->n) &&
+            write(ctx, (const char *)buf, fill) != 0)
+            st = lct__fail(err, LCT_ERR_SYS, errno, 0,
+                           "writing oracleGeneral records failed");
+        if (fill == sizeof buf)
+            fill = 0;
+    }
+    free(next);
+    return st;
+}

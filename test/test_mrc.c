@@ -1,0 +1,250 @@
+/*
+ * test_mrc.c - miss-ratio curves against a brute-force LRU simulation
+ * (every capacity, in keys and in bytes) on generated reference streams
+ * with controlled reuse: keys repeated within one call, writes before
+ * reads, keys never reused; SHARDS sampling close to the exact curve; and
+ * the oracleGeneral records byte for byte.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lct.h"
+
+typedef struct ref {
+    uint64_t id, bytes;
+    bool read;
+} ref;
+
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* A mixed id for key k, and a size fixed per key (1..1000 bytes). */
+static uint64_t id_of(uint64_t k)
+{
+    uint64_t z = k * 0x9e3779b97f4a7c15u + 12345;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    return z ^ (z >> 31);
+}
+
+/* n references over `universe` keys: skewed reuse (the square of a
+ * uniform draw favours small keys), a quarter of them writes, some keys
+ * twice in a row (as inside one call), and every 7th reference a key
+ * never seen again. */
+static ref *stream(size_t n, uint64_t universe, uint64_t seed)
+{
+    rng_state = seed;
+    ref *v = calloc(n, sizeof *v);
+    for (size_t i = 0; i < n; i++) {
+        double u = (double)(rng() >> 11) / 9007199254740992.0;
+        uint64_t k = (uint64_t)(u * u * (double)universe);
+        if (i % 7 == 6)
+            k = universe + i; /* never reused */
+        if (i > 0 && rng() % 5 == 0)
+            k = v[i - 1].id; /* the same key again in the same call */
+        else
+            k = id_of(k);
+        v[i] = (ref){k, 1 + k % 1000, rng() % 4 != 0};
+    }
+    return v;
+}
+
+static lct_refs *refs_of(const ref *v, size_t n)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(lct_refs_add(r, v[i].id, v[i].bytes, (double)i / 10,
+                                  v[i].read),
+                     LCT_OK);
+    return r;
+}
+
+/* Read hits of an LRU cache of `cap` keys (bytes_mode: of `cap` bytes),
+ * simulated on a list, most recent first. */
+static uint64_t brute_hits(const ref *v, size_t n, uint64_t cap,
+                           bool bytes_mode)
+{
+    uint64_t *list = calloc(n + 1, sizeof *list), *size = calloc(n + 1, 8);
+    size_t len = 0;
+    uint64_t hits = 0, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t at = len;
+        for (size_t j = 0; j < len; j++)
+            if (list[j] == v[i].id) {
+                at = j;
+                break;
+            }
+        if (v[i].read && at < len)
+            hits++;
+        if (at < len) {
+            total -= size[at];
+            memmove(list + 1, list, at * sizeof *list);
+            memmove(size + 1, size, at * sizeof *size);
+        } else {
+            memmove(list + 1, list, len * sizeof *list);
+            memmove(size + 1, size, len * sizeof *size);
+            len++;
+        }
+        list[0] = v[i].id;
+        size[0] = v[i].bytes;
+        total += v[i].bytes;
+        while (len > 0 && (bytes_mode ? total > cap : len > cap))
+            total -= size[--len];
+    }
+    free(list);
+    free(size);
+    return hits;
+}
+
+static uint64_t reads_of(const ref *v, size_t n)
+{
+    uint64_t reads = 0;
+    for (size_t i = 0; i < n; i++)
+        reads += v[i].read;
+    return reads;
+}
+
+Test(mrc, exact_curve_equals_brute_force_lru_at_every_capacity)
+{
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        size_t n = 2000;
+        ref *v = stream(n, 100, seed);
+        lct_refs *r = refs_of(v, n);
+        lct_mrc *m;
+        cr_assert_eq(lct_mrc_compute(r, 1.0, &m, NULL), LCT_OK);
+        uint64_t reads = reads_of(v, n);
+        lct_mrc_totals t;
+        lct_mrc_totals_get(m, &t);
+        cr_expect_eq(t.reads, reads);
+        cr_expect_eq(t.reads + t.writes, n);
+        uint64_t distinct = t.distinct_keys;
+        for (uint64_t c = 0; c <= distinct + 1; c++) {
+            uint64_t hits = brute_hits(v, n, c, false);
+            cr_expect_eq(lct_mrc_hit_ratio(m, c), (double)hits / (double)reads,
+                         "seed %llu, %llu keys: %f vs %llu/%llu",
+                         (unsigned long long)seed, (unsigned long long)c,
+                         lct_mrc_hit_ratio(m, c), (unsigned long long)hits,
+                         (unsigned long long)reads);
+        }
+        uint64_t all = brute_hits(v, n, n + 1, false);
+        cr_expect_eq(t.infinite_hit_ratio, (double)all / (double)reads);
+        cr_expect_eq(t.compulsory_misses, reads - all);
+        for (uint64_t b = 0; b < 200000; b = b * 3 / 2 + 7) {
+            uint64_t hits = brute_hits(v, n, b, true);
+            cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
+                         (double)hits / (double)reads,
+                         "seed %llu, %llu bytes", (unsigned long long)seed,
+                         (unsigned long long)b);
+        }
+        lct_mrc_free(m);
+        lct_refs_free(r);
+        free(v);
+    }
+}
+
+Test(mrc, writes_only_never_hit_and_cold_reads_miss)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    /* write a, read a (hit at 1), read b (cold), write a, read b: b is at
+     * distance 1 (a was used since), so it hits from 2 keys. */
+    lct_refs_add(r, 1, 10, 0, false);
+    lct_refs_add(r, 1, 10, 0, true);
+    lct_refs_add(r, 2, 10, 0, true);
+    lct_refs_add(r, 1, 10, 0, false);
+    lct_refs_add(r, 2, 10, 0, true);
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(r, 1, &m, NULL), LCT_OK);
+    cr_expect_eq(lct_mrc_hit_ratio(m, 1), 1.0 / 3);
+    cr_expect_eq(lct_mrc_hit_ratio(m, 2), 2.0 / 3);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 19), 1.0 / 3);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 20), 2.0 / 3);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(m, &t);
+    cr_expect_eq(t.compulsory_misses, 1);
+    cr_expect_eq(t.writes, 2);
+    cr_expect_eq(t.distinct_keys, 2);
+    cr_expect_eq(lct_mrc_max_distance(m), 1);
+    lct_mrc_free(m);
+    cr_expect_eq(lct_mrc_compute(r, 0, &m, NULL), LCT_ERR_INVALID);
+    cr_expect_eq(lct_mrc_compute(r, 1.5, &m, NULL), LCT_ERR_INVALID);
+    lct_refs_free(r);
+}
+
+Test(mrc, shards_sampling_is_close_to_exact)
+{
+    size_t n = 400000;
+    ref *v = stream(n, 40000, 99);
+    lct_refs *r = refs_of(v, n);
+    lct_mrc *exact, *sampled;
+    cr_assert_eq(lct_mrc_compute(r, 1, &exact, NULL), LCT_OK);
+    cr_assert_eq(lct_mrc_compute(r, 0.1, &sampled, NULL), LCT_OK);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(sampled, &t);
+    cr_expect_eq(t.sample_rate, 0.1);
+    cr_expect(t.reads > 20000 && t.reads < 40000, "%llu kept reads",
+              (unsigned long long)t.reads);
+    double err = 0;
+    int points = 0;
+    for (uint64_t c = 1; c < 100000; c *= 2, points++)
+        err += fabs(lct_mrc_hit_ratio(exact, c) - lct_mrc_hit_ratio(sampled, c));
+    cr_expect_lt(err / points, 0.02, "mean absolute error %f", err / points);
+    lct_mrc_free(exact);
+    lct_mrc_free(sampled);
+    lct_refs_free(r);
+    free(v);
+}
+
+static int collect(void *ctx, const char *data, size_t len)
+{
+    char **buf = ctx;
+    static size_t used;
+    if (!*buf)
+        used = 0;
+    *buf = realloc(*buf, used + len + 1);
+    memcpy(*buf + used, data, len);
+    used += len;
+    return 0;
+}
+
+static uint64_t le(const unsigned char *p, unsigned bytes)
+{
+    uint64_t x = 0;
+    for (unsigned i = 0; i < bytes; i++)
+        x |= (uint64_t)p[i] << (8 * i);
+    return x;
+}
+
+Test(mrc, oracle_general_records)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    lct_refs_add(r, 7, 100, 1.9, true);
+    lct_refs_add(r, 8, 0, 2.5, false);          /* size unknown: 1 */
+    lct_refs_add(r, 7, 1ull << 40, 3e10, true); /* saturated size, time */
+    lct_refs_add(r, 8, 5, -1, true);
+    char *buf = NULL;
+    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL),
+                 LCT_OK);
+    const unsigned char *p = (const unsigned char *)buf;
+    static const uint64_t want[4][4] = {{1, 7, 100, 2},
+                                        {2, 8, 1, 3},
+                                        {UINT32_MAX, 7, UINT32_MAX, UINT64_MAX},
+                                        {0, 8, 5, UINT64_MAX}};
+    for (int i = 0; i < 4; i++, p += 24) {
+        cr_expect_eq(le(p, 4), want[i][0], "record %d timestamp", i);
+        cr_expect_eq(le(p + 4, 8), want[i][1], "record %d obj_id", i);
+        cr_expect_eq(le(p + 12, 4), want[i][2], "record %d size", i);
+        cr_expect_eq(le(p + 16, 8), want[i][3], "record %d next", i);
+    }
+    free(buf);
+    lct_refs_free(r);
+}
