@@ -320,7 +320,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "lct-bench: writing %llu records to %s ...\n",
                     records, path);
             int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fd < 0 || gen_trace(fd, records, 32, 0x5eed) != 0 ||
+            if (fd < 0 || gen_trace(fd, records, 32, 0, 0x5eed) != 0 ||
                 close(fd) != 0) {
                 fprintf(stderr, "lct-bench: cannot write %s: %s\n", path,
                         strerror(errno));

@@ -1030,6 +1030,8 @@ typedef struct lct_mrc_totals {
     double infinite_hit_ratio;   /**< hit ratio of an unbounded cache */
     double sample_rate;          /**< 1: exact */
     uint64_t bytes_unknown;      /**< kept references that weigh 0 */
+    uint64_t min_key_bytes;      /**< the least and the most a kept */
+    uint64_t max_key_bytes;      /**< reference weighed (0: none known) */
     double mean_key_bytes;       /**< over distinct keys, at their last size */
 } lct_mrc_totals;
 

@@ -120,6 +120,11 @@ static bool step(pass *p, const lct__ref *r)
     /* A reference that does not say its size keeps the known one. */
     uint64_t size = r->bytes ? r->bytes : added ? 0 : e->b;
     m->totals.bytes_unknown += r->bytes == 0;
+    if (r->bytes && (!m->totals.min_key_bytes ||
+                     r->bytes < m->totals.min_key_bytes))
+        m->totals.min_key_bytes = r->bytes;
+    if (r->bytes > m->totals.max_key_bytes)
+        m->totals.max_key_bytes = r->bytes;
     if (!added) {
         node before = tree_prefix(p->tree, e->a - 1);
         uint64_t d = p->live - before.count;

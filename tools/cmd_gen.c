@@ -13,24 +13,28 @@
 
 static void help(void)
 {
-    printf("usage: lct gen -n N [--seed S] [--max-keys K] OUT\n"
+    printf("usage: lct gen -n N [--seed S] [--max-keys K] [--docs D] OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
            "for standard output): prefetches and writes of 1 to K (default\n"
            "32) codec-wrapped ObjectKeys with 32-byte chunk hashes, up to\n"
-           "2 ms apart.  The same seed gives the same bytes.\n"
+           "2 ms apart.  A request's keys are the first chunks of one of D\n"
+           "documents (default 1000) drawn by Zipf's law, so requests share\n"
+           "prefixes and keys are reused; --docs 0 gives every request keys\n"
+           "of its own.  The same seed gives the same bytes.\n"
            "\n"
            "  -n, --records N  records to write\n"
            "  --seed S         generator seed (default 1)\n"
            "  --max-keys K     keys per call, at most (1 to 1024)\n"
+           "  --docs D         documents keys are drawn from (0 to 1000000)\n"
            "  -h, --help       this text\n");
 }
 
 typedef struct gen_opts {
-    long long records, seed, max_keys;
+    long long records, seed, max_keys, docs;
 } gen_opts;
 
-enum { OPT_SEED = 300, OPT_MAX_KEYS };
+enum { OPT_SEED = 300, OPT_MAX_KEYS, OPT_DOCS };
 
 static void gen_option(void *ctx, int c, const char *arg)
 {
@@ -43,6 +47,10 @@ static void gen_option(void *ctx, int c, const char *arg)
         o->max_keys = tool_parse_count("gen", "--max-keys", arg);
         if (o->max_keys < 1 || o->max_keys > 1024)
             tool_usage_error("gen", "--max-keys is 1 to 1024");
+    } else if (c == OPT_DOCS) {
+        o->docs = tool_parse_count("gen", "--docs", arg);
+        if (o->docs > 1000000)
+            tool_usage_error("gen", "--docs is 0 to 1000000");
     }
 }
 
@@ -52,8 +60,9 @@ int cmd_gen(int argc, char **argv)
         {"records", required_argument, NULL, 'n'},
         {"seed", required_argument, NULL, OPT_SEED},
         {"max-keys", required_argument, NULL, OPT_MAX_KEYS},
+        {"docs", required_argument, NULL, OPT_DOCS},
         {NULL, 0, NULL, 0}};
-    gen_opts o = {-1, 1, 32};
+    gen_opts o = {-1, 1, 32, 1000};
     tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",
                     .on_option = gen_option, .ctx = &o, .help = help,
                     .operand = "OUT"};
@@ -73,7 +82,7 @@ int cmd_gen(int argc, char **argv)
         return EXIT_REFUSED;
     }
     int rc = gen_trace(fd, (uint64_t)records, (unsigned)max_keys,
-                       (uint64_t)seed);
+                       (unsigned)o.docs, (uint64_t)seed);
     if (fd != STDOUT_FILENO && close(fd) != 0)
         rc = -1;
     if (rc != 0) {

@@ -23,6 +23,8 @@ static void usage(FILE *f)
             "  check  validate the whole file; exit 3 if damaged (--json)\n"
             "  stat   per-qualname counts, timing and sizes (--csv, --json)\n"
             "  sql    SQL (SQLite) over one or more traces (--csv, --json)\n"
+            "  keys   the key reference stream (JSONL, --csv, --oracle-general)\n"
+            "  mrc    LRU miss-ratio curves from the keys (--csv, --json, --svg)\n"
             "  gen    write a realistic synthetic storage-level trace\n"
             "\n"
             "Run 'lct COMMAND --help' for a command's options; see lct(1).\n"
@@ -62,7 +64,9 @@ int main(int argc, char **argv)
                     {"check", cmd_check},
                     {"stat", cmd_stat},
                     {"gen", cmd_gen},
-                    {"sql", cmd_sql}};
+                    {"sql", cmd_sql},
+                    {"keys", cmd_keys},
+                    {"mrc", cmd_mrc}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);

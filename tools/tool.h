@@ -271,6 +271,57 @@ void tool_window_set(tool_window *w, const char *cmd, bool until,
 /* Whether the record lies in the window (NaN times lie outside a bound). */
 bool tool_window_holds(const tool_window *w, const lct_record *rec);
 
+/* MARK: key references (lct keys, lct mrc) */
+
+/* Which calls are cache reads and writes: --read / --write patterns
+ * (as --qualname's), by default submit_prefetch_task and reserve_write;
+ * with --all, other calls that carry keys too. */
+typedef struct tool_keyops {
+    tool_patterns read, write;
+    bool all;
+} tool_keyops;
+
+typedef enum tool_key_op {
+    TOOL_KEY_NONE = 0,
+    TOOL_KEY_READ,
+    TOOL_KEY_WRITE,
+    TOOL_KEY_OTHER /* --all: op is the qualname */
+} tool_key_op;
+
+/* Room for as many patterns as there are arguments. */
+void tool_keyops_init(tool_keyops *o, int argc);
+void tool_keyops_add(tool_keyops *o, bool write, const char *pattern);
+/* The defaults for a side given no pattern. */
+void tool_keyops_defaults(tool_keyops *o);
+void tool_keyops_free(tool_keyops *o);
+tool_key_op tool_key_op_of(tool_keyops *o, lct_str qualname);
+/* "read", "write", or the qualname (not NUL-terminated: *len). */
+const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len);
+
+/* One key reference; non-zero stops the walk. */
+typedef int (*tool_key_fn)(void *ctx, const lct_record *rec, uint64_t idx,
+                           tool_key_op op, const lct_object_key *key,
+                           uint64_t bytes);
+/* Every key reference of r's records in trace order (a record whose keys
+ * cannot be read is warned about with its offset and skipped).  False
+ * when the trace was damaged (the reader warned). */
+bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
+                    tool_key_fn fn, void *ctx);
+
+/* MARK: lct mrc's curve, and its SVG chart */
+
+typedef struct tool_curve {
+    size_t n;
+    uint64_t *keys;    /* capacities, ascending */
+    double *hit;       /* hit ratio at keys[i] */
+    double *byte_hit;  /* at keys[i] * mean_bytes, or NULL */
+    double mean_bytes; /* 0: sizes unknown */
+    double lo, hi;     /* the x range */
+} tool_curve;
+
+/* Write the chart (title already XML-escaped). */
+void tool_svg_curve(FILE *f, const tool_curve *c, const char *title);
+
 /* MARK: dump --fields */
 
 enum {
@@ -339,5 +390,7 @@ int cmd_check(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
+int cmd_keys(int argc, char **argv);
+int cmd_mrc(int argc, char **argv);
 
 #endif

@@ -24,12 +24,13 @@ static uint64_t rng(void)
 }
 
 
-static void object_keys(lct_writer *w, unsigned n, uint64_t seed)
+/* n keys: chunks first..first+n-1 of one stream of chunks. */
+static void object_keys(lct_writer *w, unsigned n, uint64_t first)
 {
     lct_writer_array(w, n);
     for (unsigned i = 0; i < n; i++) {
         unsigned char hash[32];
-        uint64_t s = seed * 131 + i;
+        uint64_t s = first + i;
         for (int b = 0; b < 32; b++)
             hash[b] = (unsigned char)((s * 2654435761u) >> (b % 8 * 4));
         lct_writer_codec(w, "ObjectKey");
@@ -68,6 +69,52 @@ static void enum_value(lct_writer *w, const char *tag, const char *member)
     lct_writer_cstr(w, member);
 }
 
+/* Documents drawn with Zipf's law (s = 1): document d with probability
+ * proportional to 1 / (d + 1), from one uniform draw, so the number of
+ * random draws per record stays what it was without documents. */
+typedef struct docs {
+    double *cdf;
+    unsigned n;
+} docs;
+
+static int docs_init(docs *d, unsigned n)
+{
+    d->n = n;
+    d->cdf = NULL;
+    if (n == 0)
+        return 0;
+    if (!(d->cdf = malloc(n * sizeof *d->cdf)))
+        return -1;
+    double sum = 0;
+    for (unsigned i = 0; i < n; i++)
+        d->cdf[i] = sum += 1.0 / (i + 1);
+    for (unsigned i = 0; i < n; i++)
+        d->cdf[i] /= sum;
+    return 0;
+}
+
+/* The first chunk number of a request's keys: a document's chunk 0 (so
+ * requests for one document share a prefix of keys), or without
+ * documents a place of the request's own. */
+static uint64_t first_chunk(const docs *d, uint64_t pick)
+{
+    if (d->n == 0)
+        return pick * 131;
+    double u = (double)(pick >> 12) / 4503599627370496.0; /* 2^52 */
+    unsigned lo = 0, hi = d->n - 1;
+    while (lo < hi) {
+        unsigned mid = (lo + hi) / 2;
+        if (d->cdf[mid] < u)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* A document's place: as random-looking as a request's own. */
+    uint64_t z = ((uint64_t)lo + 1) * 0x9e3779b97f4a7c15u;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    return (z ^ (z >> 31)) * 131;
+}
+
 static int write_header(lct_writer *w)
 {
     lct_header h;
@@ -82,14 +129,14 @@ static int write_header(lct_writer *w)
 }
 
 /* submit_prefetch_task's args: the request as the recorder passes it. */
-static void prefetch_args(lct_writer *w, unsigned nkeys, uint64_t pick,
+static void prefetch_args(lct_writer *w, unsigned nkeys, uint64_t first,
                           uint64_t request)
 {
     char ext_id[32];
     snprintf(ext_id, sizeof ext_id, "req-%llu", (unsigned long long)request);
     lct_writer_map(w, 8);
     lct_writer_cstr(w, "keys");
-    object_keys(w, nkeys, pick);
+    object_keys(w, nkeys, first);
     lct_writer_cstr(w, "layout_desc");
     layout_desc(w);
     lct_writer_cstr(w, "extra_count");
@@ -108,20 +155,20 @@ static void prefetch_args(lct_writer *w, unsigned nkeys, uint64_t pick,
 
 /* The args of step `step` of a prefetch (4 calls) or a write (2 calls). */
 static void step_args(lct_writer *w, bool prefetch, int step, unsigned nkeys,
-                      uint64_t pick, uint64_t request)
+                      uint64_t first, uint64_t request)
 {
     if (prefetch && step == 0) {
-        prefetch_args(w, nkeys, pick, request);
+        prefetch_args(w, nkeys, first, request);
     } else if (prefetch && step == 3) {
         lct_writer_map(w, 2);
         lct_writer_cstr(w, "keys");
-        object_keys(w, nkeys, pick);
+        object_keys(w, nkeys, first);
         lct_writer_cstr(w, "extra_count");
         lct_writer_uint(w, 0);
     } else if (!prefetch && step == 0) {
         lct_writer_map(w, 3);
         lct_writer_cstr(w, "keys");
-        object_keys(w, nkeys, pick);
+        object_keys(w, nkeys, first);
         lct_writer_cstr(w, "layout_desc");
         layout_desc(w);
         lct_writer_cstr(w, "mode");
@@ -129,11 +176,12 @@ static void step_args(lct_writer *w, bool prefetch, int step, unsigned nkeys,
     } else {
         lct_writer_map(w, 1);
         lct_writer_cstr(w, "keys");
-        object_keys(w, nkeys, pick);
+        object_keys(w, nkeys, first);
     }
 }
 
-int gen_trace(int fd, uint64_t records, unsigned max_keys, uint64_t seed)
+int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
+              uint64_t seed)
 {
     static const char *prefetch_ops[] = {
         QN "submit_prefetch_task", QN "read_prefetched_results.__enter__",
@@ -141,8 +189,13 @@ int gen_trace(int fd, uint64_t records, unsigned max_keys, uint64_t seed)
     static const char *write_ops[] = {QN "reserve_write", QN "finish_write"};
     rng_state = seed;
     lct_writer *w;
-    if (lct_writer_open_fd(fd, &w, NULL) != LCT_OK)
+    docs d;
+    if (docs_init(&d, ndocs) != 0)
         return -1;
+    if (lct_writer_open_fd(fd, &w, NULL) != LCT_OK) {
+        free(d.cdf);
+        return -1;
+    }
     int rc = write_header(w);
     double t = 0.0;
     uint64_t request = 0, written = 0;
@@ -157,12 +210,14 @@ int gen_trace(int fd, uint64_t records, unsigned max_keys, uint64_t seed)
             t += (double)(rng() % 2000) / 1e6; /* up to 2 ms apart */
             const char *op = prefetch ? prefetch_ops[step] : write_ops[step];
             lct_writer_record_begin(w, t, 1764600000.0 + t, op, strlen(op));
-            step_args(w, prefetch, step, nkeys, pick, request);
+            step_args(w, prefetch, step, nkeys, first_chunk(&d, pick),
+                      request);
             if (lct_writer_end(w, NULL) != LCT_OK)
                 rc = -1;
             written++;
         }
     }
     lct_writer_close(w);
+    free(d.cdf);
     return rc;
 }

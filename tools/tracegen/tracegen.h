@@ -15,9 +15,13 @@
  * Write a header and `records` records to fd, one write per frame: prefetches
  * (submit, read enter/exit, finish) and writes (reserve, finish), 1 to
  * max_keys ObjectKeys per call with 32-byte chunk hashes, codec-wrapped as
- * the recorder wraps them.  The same seed gives the same bytes.
- * Returns 0, or -1 if a write failed.
+ * the recorder wraps them.  With ndocs > 0 a request's keys are the first
+ * chunks of one of ndocs documents drawn by Zipf's law (s = 1), so keys
+ * are reused the way shared prompt prefixes reuse them; with 0 every
+ * request has keys of its own.  The same arguments give the same bytes.
+ * Returns 0, or -1 if a write failed (or memory ran out).
  */
-int gen_trace(int fd, uint64_t records, unsigned max_keys, uint64_t seed);
+int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
+              uint64_t seed);
 
 #endif

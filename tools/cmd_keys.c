@@ -1,0 +1,183 @@
+/*
+ * cmd_keys.c - `lct keys`: the key reference stream of a trace, one row
+ * per key a read or write call carried, in trace order (JSONL, --csv), or
+ * libCacheSim's oracleGeneral binary (--oracle-general OUT).
+ */
+#include "tool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <string.h>
+
+enum { OPT_READ = 300, OPT_WRITE, OPT_ALL, OPT_ORACLE };
+
+typedef struct keys_opts {
+    tool_keyops ops;
+    const char *oracle;  /* --oracle-general OUT */
+    bool csv;
+    lct_refs *refs;      /* gathered for --oracle-general */
+    bool failed;
+} keys_opts;
+
+static void help(void)
+{
+    printf("usage: lct keys [-q] [--csv] [--read PAT] [--write PAT] [--all]\n"
+           "                [--oracle-general OUT] FILE\n"
+           "\n"
+           "One row per key reference, in trace order: idx (record number),\n"
+           "t_mono, op (read, write), chunk_hash (hex), model_name, kv_rank,\n"
+           "object_group_id, cache_salt, obj_id (the key's stable 64-bit id,\n"
+           "hex) and bytes (the call's layout bytes: a layout describes one\n"
+           "chunk, so each key of a call weighs that much; 0 unknown).\n"
+           "\n"
+           "  --read PAT   calls that are cache reads (default\n"
+           "               submit_prefetch_task); repeatable\n"
+           "  --write PAT  calls that are cache writes (default\n"
+           "               reserve_write); repeatable\n"
+           "               PAT is an exact qualname, a suffix after a dot,\n"
+           "               or a glob, as dump --qualname\n"
+           "  --all        also other calls that carry keys (op: qualname)\n"
+           "  --csv        CSV with a header line (default: JSON lines)\n"
+           "  --oracle-general OUT\n"
+           "               write libCacheSim's oracleGeneral binary to OUT\n"
+           "               (24 bytes per reference) instead of rows\n");
+}
+
+static void on_option(void *ctx, int c, const char *arg)
+{
+    keys_opts *o = ctx;
+    if (c == OPT_READ || c == OPT_WRITE)
+        tool_keyops_add(&o->ops, c == OPT_WRITE, arg);
+    else if (c == OPT_ALL)
+        o->ops.all = true;
+    else if (c == OPT_ORACLE)
+        o->oracle = arg;
+}
+
+static void put_hex(const unsigned char *p, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        putchar(digits[p[i] >> 4]);
+        putchar(digits[p[i] & 15]);
+    }
+}
+
+static void put_csv_row(const lct_record *rec, uint64_t idx, lct_str op,
+                        const lct_object_key *k, uint64_t bytes)
+{
+    printf("%" PRIu64 ",", idx);
+    tool_put_json_double(rec->t_mono);
+    putchar(',');
+    tool_put_csv(stdout, op.ptr, op.len);
+    putchar(',');
+    put_hex(k->chunk_hash.ptr, k->chunk_hash.len);
+    putchar(',');
+    tool_put_csv(stdout, k->model_name.ptr, k->model_name.len);
+    printf(",%" PRId64 ",%" PRId64 ",", k->kv_rank, k->object_group_id);
+    tool_put_csv(stdout, k->cache_salt.ptr, k->cache_salt.len);
+    printf(",%016" PRIx64 ",%" PRIu64 "\r\n", lct_object_key_hash(k), bytes);
+}
+
+static void put_json_row(const lct_record *rec, uint64_t idx, lct_str op,
+                         const lct_object_key *k, uint64_t bytes)
+{
+    printf("{\"idx\":%" PRIu64 ",\"t_mono\":", idx);
+    tool_put_json_double(rec->t_mono);
+    fputs(",\"op\":", stdout);
+    tool_put_json_str(op.ptr, op.len);
+    fputs(",\"chunk_hash\":\"", stdout);
+    put_hex(k->chunk_hash.ptr, k->chunk_hash.len);
+    fputs("\",\"model_name\":", stdout);
+    tool_put_json_str(k->model_name.ptr, k->model_name.len);
+    printf(",\"kv_rank\":%" PRId64 ",\"object_group_id\":%" PRId64
+           ",\"cache_salt\":",
+           k->kv_rank, k->object_group_id);
+    tool_put_json_str(k->cache_salt.ptr, k->cache_salt.len);
+    printf(",\"obj_id\":\"%016" PRIx64 "\",\"bytes\":%" PRIu64 "}\n",
+           lct_object_key_hash(k), bytes);
+}
+
+static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
+                  tool_key_op op, const lct_object_key *key, uint64_t bytes)
+{
+    keys_opts *o = ctx;
+    if (!o->refs) {
+        lct_str name;
+        name.ptr = tool_key_op_name(op, rec->qualname, &name.len);
+        if (o->csv)
+            put_csv_row(rec, idx, name, key, bytes);
+        else
+            put_json_row(rec, idx, name, key, bytes);
+        return 0;
+    }
+    if (lct_refs_add(o->refs, lct_object_key_hash(key), bytes, rec->t_mono,
+                     op == TOOL_KEY_READ) != LCT_OK) {
+        fprintf(stderr, "%s keys: out of memory\n", tool_name);
+        o->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+/* Write the gathered stream to o->oracle; false after a message. */
+static bool write_oracle(keys_opts *o)
+{
+    FILE *f = fopen(o->oracle, "wb");
+    lct_error err;
+    if (!f) {
+        fprintf(stderr, "%s keys: %s: %s\n", tool_name, o->oracle,
+                strerror(errno));
+        return false;
+    }
+    lct_status st = lct_refs_write_oracle_general(o->refs, tool_file_write,
+                                                  f, &err);
+    if (fclose(f) != 0 && st == LCT_OK)
+        st = LCT_ERR_SYS;
+    if (st != LCT_OK) {
+        fprintf(stderr, "%s keys: %s: writing failed\n", tool_name,
+                o->oracle);
+        return false;
+    }
+    return true;
+}
+
+int cmd_keys(int argc, char **argv)
+{
+    static const struct option own[] = {
+        {"read", required_argument, NULL, OPT_READ},
+        {"write", required_argument, NULL, OPT_WRITE},
+        {"all", no_argument, NULL, OPT_ALL},
+        {"oracle-general", required_argument, NULL, OPT_ORACLE},
+        {NULL, 0, NULL, 0}};
+    keys_opts o = {0};
+    tool_keyops_init(&o.ops, argc);
+    tool_cmd cmd = {.name = "keys", .shared = TOOL_Q | TOOL_CSV | TOOL_SRC,
+                    .own = own, .on_option = on_option, .ctx = &o,
+                    .help = help};
+    tool_args a;
+    lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
+    if (!r)
+        return EXIT_REFUSED;
+    tool_keyops_defaults(&o.ops);
+    o.csv = a.csv;
+    if (o.oracle && lct_refs_new(&o.refs) != LCT_OK)
+        tool_usage_error("keys", "out of memory");
+    if (o.csv && !o.oracle)
+        fputs("idx,t_mono,op,chunk_hash,model_name,kv_rank,object_group_id,"
+              "cache_salt,obj_id,bytes\r\n", stdout);
+    bool whole = tool_keys_walk(r, &o.ops, "keys", on_key, &o);
+    bool ok = !o.failed && (!o.oracle || write_oracle(&o));
+    if (!a.quiet) {
+        tool_patterns_report(&o.ops.read, "keys");
+        tool_patterns_report(&o.ops.write, "keys");
+    }
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    lct_refs_free(o.refs);
+    tool_keyops_free(&o.ops);
+    lct_close(r);
+    tool_finish_stdout();
+    return !ok || st.shrank ? EXIT_REFUSED : whole ? EXIT_OK : EXIT_DAMAGED;
+}

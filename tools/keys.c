@@ -1,0 +1,117 @@
+/*
+ * keys.c - the key reference stream of a trace, shared by `lct keys` and
+ * `lct mrc`: which calls are reads (lookups) and writes (stores), and
+ * every ObjectKey those records carry, in trace order, with what it
+ * weighs (lib/lmcache.c does the decoding).
+ */
+#include "tool.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tool_keyops_init(tool_keyops *o, int argc)
+{
+    memset(o, 0, sizeof *o);
+    tool_patterns *sets[] = {&o->read, &o->write};
+    for (int i = 0; i < 2; i++) {
+        sets[i]->text = reallocarray(NULL, (size_t)argc + 1, sizeof(char *));
+        sets[i]->hits = calloc((size_t)argc + 1, sizeof(uint64_t));
+        if (!sets[i]->text || !sets[i]->hits)
+            tool_usage_error(NULL, "out of memory");
+    }
+}
+
+void tool_keyops_add(tool_keyops *o, bool write, const char *pattern)
+{
+    tool_patterns *p = write ? &o->write : &o->read;
+    p->text[p->n++] = pattern;
+}
+
+void tool_keyops_defaults(tool_keyops *o)
+{
+    if (o->read.n == 0)
+        tool_keyops_add(o, false, "submit_prefetch_task");
+    if (o->write.n == 0)
+        tool_keyops_add(o, true, "reserve_write");
+}
+
+void tool_keyops_free(tool_keyops *o)
+{
+    free(o->read.text);
+    free(o->read.hits);
+    free(o->write.text);
+    free(o->write.hits);
+}
+
+tool_key_op tool_key_op_of(tool_keyops *o, lct_str qualname)
+{
+    /* Counting which patterns selected something, for the report. */
+    if (tool_qualname_wanted(&o->read, qualname))
+        return TOOL_KEY_READ;
+    if (tool_qualname_wanted(&o->write, qualname))
+        return TOOL_KEY_WRITE;
+    return o->all ? TOOL_KEY_OTHER : TOOL_KEY_NONE;
+}
+
+/* A record whose keys cannot be read: said with its offset, skipped. */
+static void bad_keys(const lct_reader *r, const lct_record *rec,
+                     const char *cmd, const lct_error *err)
+{
+    const char *path = lct_reader_path(r);
+    fprintf(stderr, "%s %s: WARNING: ", tool_name, cmd);
+    tool_put_vis(stderr, path, strlen(path));
+    fprintf(stderr, ": record at offset %" PRIu64 ": keys not read: ",
+            rec->offset);
+    tool_put_vis(stderr, err->message, strlen(err->message));
+    fputc('\n', stderr);
+}
+
+static bool record_keys(lct_reader *r, const lct_record *rec, uint64_t idx,
+                        tool_key_op op, const char *cmd, tool_key_fn fn,
+                        void *ctx)
+{
+    lct_key_iter it;
+    lct_error err;
+    lct_object_key key;
+    uint64_t bytes;
+    if (lct_key_iter_init(rec, &it, &err) != LCT_OK) {
+        bad_keys(r, rec, cmd, &err);
+        return true;
+    }
+    int rc;
+    while ((rc = lct_key_iter_next(&it, &key, &bytes, &err)) == 1)
+        if (fn(ctx, rec, idx, op, &key, bytes) != 0)
+            return false;
+    if (rc < 0)
+        bad_keys(r, rec, cmd, &err);
+    return true;
+}
+
+bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
+                    tool_key_fn fn, void *ctx)
+{
+    lct_record rec;
+    uint64_t idx = 0;
+    tool_progress progress;
+    tool_progress_start(&progress, r, false);
+    for (; lct_next(r, &rec) == 1; idx++) {
+        tool_progress_update(&progress, r);
+        tool_key_op op = tool_key_op_of(o, rec.qualname);
+        if (op != TOOL_KEY_NONE && !record_keys(r, &rec, idx, op, cmd, fn, ctx))
+            break;
+    }
+    tool_progress_end(&progress);
+    return lct_reader_status(r) == LCT_OK;
+}
+
+const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len)
+{
+    static const char *names[] = {"", "read", "write"};
+    if (op == TOOL_KEY_OTHER) {
+        *len = qualname.len;
+        return qualname.ptr;
+    }
+    *len = strlen(names[op]);
+    return names[op];
+}

@@ -1,0 +1,99 @@
+/*
+ * svg.c - the miss-ratio chart of `lct mrc --svg`: one self-contained SVG
+ * file (no scripts, no external fonts or styles) that any browser opens;
+ * hit ratio against cache capacity on a log axis, labelled in keys below
+ * and in GiB above.
+ */
+#include "tool.h"
+
+#include <math.h>
+#include <string.h>
+
+enum { W = 760, H = 460, LEFT = 70, RIGHT = 30, TOP = 60, BOTTOM = 60 };
+
+static double x_of(double keys, double lo, double hi)
+{
+    double span = log10(hi) - log10(lo);
+    double t = span > 0 ? (log10(keys) - log10(lo)) / span : 0;
+    return LEFT + t * (W - LEFT - RIGHT);
+}
+
+static double y_of(double ratio)
+{
+    return TOP + (1 - ratio) * (H - TOP - BOTTOM);
+}
+
+static void frame(FILE *f, const char *title)
+{
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+               "height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "font-family=\"sans-serif\" font-size=\"12\">\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+               "<text x=\"%d\" y=\"20\" font-size=\"15\">",
+            W, H, W, H, LEFT);
+    fputs(title, f); /* the caller's text, already escaped */
+    fputs("</text>\n", f);
+    for (int i = 0; i <= 10; i++) { /* y grid, hit ratio 0..1 */
+        double y = y_of(i / 10.0);
+        fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+                   "stroke=\"#ddd\"/>\n<text x=\"%d\" y=\"%.1f\" "
+                   "text-anchor=\"end\">%.1f</text>\n",
+                LEFT, W - RIGHT, y, y, LEFT - 6, y + 4, i / 10.0);
+    }
+    fprintf(f, "<text transform=\"translate(18 %d) rotate(-90)\" "
+               "text-anchor=\"middle\">hit ratio (LRU)</text>\n"
+               "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">cache "
+               "capacity (keys, log scale)</text>\n",
+            (TOP + H - BOTTOM) / 2, (LEFT + W - RIGHT) / 2, H - 12);
+}
+
+/* Decades along the bottom in keys, and the same places in GiB on top. */
+static void x_axis(FILE *f, double lo, double hi, double mean_bytes)
+{
+    for (double d = pow(10, floor(log10(lo))); d <= hi * 1.0001; d *= 10) {
+        if (d < lo)
+            continue;
+        double x = x_of(d, lo, hi);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+                   "stroke=\"#ddd\"/>\n<text x=\"%.1f\" y=\"%d\" "
+                   "text-anchor=\"middle\">%.0f</text>\n",
+                x, x, TOP, H - BOTTOM, x, H - BOTTOM + 16, d);
+        if (mean_bytes > 0)
+            fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" "
+                       "fill=\"#555\">%.3g</text>\n",
+                    x, TOP - 8, d * mean_bytes / 1073741824.0);
+    }
+    if (mean_bytes > 0)
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
+                   "fill=\"#555\">GiB</text>\n", W - RIGHT, TOP - 24);
+}
+
+static void line(FILE *f, const tool_curve *c, const double *ratio,
+                 const char *style)
+{
+    fputs("<polyline fill=\"none\" stroke-width=\"2\" ", f);
+    fputs(style, f);
+    fputs(" points=\"", f);
+    for (size_t i = 0; i < c->n; i++)
+        fprintf(f, "%.1f,%.1f ", x_of((double)c->keys[i], c->lo, c->hi),
+                y_of(ratio[i]));
+    fputs("\"/>\n", f);
+}
+
+void tool_svg_curve(FILE *f, const tool_curve *c, const char *title)
+{
+    frame(f, title);
+    x_axis(f, c->lo, c->hi, c->mean_bytes);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+               "fill=\"none\" stroke=\"#333\"/>\n",
+            LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
+    line(f, c, c->hit, "stroke=\"#1f6feb\"");
+    if (c->byte_hit)
+        line(f, c, c->byte_hit, "stroke=\"#d9480f\" stroke-dasharray=\"6 4\"");
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#1f6feb\">keys-capacity LRU"
+               "</text>\n", LEFT + 10, TOP + 18);
+    if (c->byte_hit)
+        fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#d9480f\">bytes-capacity "
+                   "LRU (keys x mean key size)</text>\n", LEFT + 10, TOP + 34);
+    fputs("</svg>\n", f);
+}
