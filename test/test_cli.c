@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "files.h"
+#include "lct.h"
 #include "json.h"
 #include "mpw.h"
 
@@ -1679,4 +1680,147 @@ Test(cli, sql_over_several_files)
     run_free(&t);
     free(clean);
     free(events);
+}
+
+/* MARK: lct keys, lct mrc */
+
+static int tool_file_write_for_test(void *ctx, const char *data, size_t len)
+{
+    return fwrite(data, 1, len, ctx) == len ? 0 : -1;
+}
+
+/* The sample's key references through the library, as lct keys should
+ * list them: read and write calls (by qualname suffix), each key. */
+static lct_refs *sample_refs(uint64_t *rows)
+{
+    lct_reader *r;
+    cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, NULL), LCT_OK);
+    lct_refs *refs;
+    cr_assert_eq(lct_refs_new(&refs), LCT_OK);
+    lct_record rec;
+    *rows = 0;
+    while (lct_next(r, &rec) == 1) {
+        bool read = lct_str_has_suffix(rec.qualname, ".submit_prefetch_task");
+        bool write = lct_str_has_suffix(rec.qualname, ".reserve_write");
+        if (!read && !write)
+            continue;
+        lct_key_iter it;
+        lct_object_key k;
+        uint64_t bytes;
+        cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK);
+        while (lct_key_iter_next(&it, &k, &bytes, NULL) == 1) {
+            lct_refs_add(refs, lct_object_key_hash(&k), bytes, rec.t_mono,
+                         read);
+            (*rows)++;
+        }
+    }
+    lct_close(r);
+    return refs;
+}
+
+Test(cli, keys_lists_every_reference_and_writes_oracle_general)
+{
+    uint64_t rows;
+    lct_refs *refs = sample_refs(&rows);
+    cr_assert_gt(rows, 1000);
+    run t = run_lct(NULL, "keys", "--csv", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect_eq(count_lines(t.out), rows + 1);
+    cr_expect(strncmp(t.out, "idx,t_mono,op,chunk_hash,", 25) == 0);
+    run_free(&t);
+
+    t = run_lct(NULL, "keys", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0);
+    char *nl = strchr(t.out, '\n');
+    jv *first = json_parse(t.out, (size_t)(nl - t.out));
+    cr_assert(first);
+    cr_expect_str_eq(json_get(first, "op")->s, "read");
+    cr_expect_eq(json_get(first, "bytes")->u, 2 * 32 * 256 * 8 * 128 * 2);
+    cr_expect_eq(json_get(first, "chunk_hash")->slen, 64);
+    json_free(first);
+    run_free(&t);
+
+    char *out = tmp_file_with("", 0);
+    t = run_lct(NULL, "keys", "--oracle-general", out, LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    size_t len;
+    unsigned char *bin = (unsigned char *)read_whole_file(out, &len);
+    cr_assert_eq(len, 24 * rows);
+    char *want = NULL;
+    size_t wantlen = 0;
+    FILE *mem = open_memstream(&want, &wantlen);
+    cr_assert_eq(lct_refs_write_oracle_general(refs, tool_file_write_for_test,
+                                               mem, NULL),
+                 LCT_OK);
+    fclose(mem);
+    cr_expect_eq(wantlen, len);
+    cr_expect(memcmp(want, bin, len) == 0, "oracleGeneral bytes differ");
+    free(want);
+    free(bin);
+    unlink(out);
+    free(out);
+    run_free(&t);
+
+    t = run_lct(NULL, "keys", "--all", "--csv", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0);
+    cr_expect_gt(count_lines(t.out), rows + 1);
+    cr_expect(strstr(t.out, ",lmcache.v1.distributed.storage_manager."
+                            "StorageManager.finish_write,"));
+    run_free(&t);
+    lct_refs_free(refs);
+}
+
+Test(cli, mrc_matches_the_library_and_draws_svg)
+{
+    uint64_t rows;
+    lct_refs *refs = sample_refs(&rows);
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(refs, 1, &m, NULL), LCT_OK);
+    run t = run_lct(NULL, "mrc", "--json", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    lct_mrc_totals tot;
+    lct_mrc_totals_get(m, &tot);
+    cr_expect_eq(json_get(j, "reads")->u, tot.reads);
+    cr_expect_eq(json_get(j, "writes")->u, tot.writes);
+    cr_expect_gt(tot.infinite_hit_ratio, 0.5, "the sample reuses keys");
+    const jv *curve = json_get(j, "curve");
+    cr_assert(curve && curve->n > 5);
+    double prev = 0;
+    for (size_t i = 0; i < curve->n; i++) {
+        const jv *p = &curve->items[i];
+        double hit = json_get(p, "hit_ratio")->t == J_FLOAT
+                         ? json_get(p, "hit_ratio")->d
+                         : (double)json_get(p, "hit_ratio")->u;
+        cr_expect_eq(hit, lct_mrc_hit_ratio(m, json_get(p, "keys")->u));
+        cr_expect_geq(hit, prev);
+        prev = hit;
+    }
+    cr_expect_eq(prev, tot.infinite_hit_ratio, "the curve reaches the top");
+    json_free(j);
+    run_free(&t);
+
+    char *svg = tmp_file_with("", 0);
+    t = run_lct(NULL, "mrc", "--sample", "0.5", "--svg", svg, LCT_SAMPLE,
+                NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "SHARDS sample rate 0.5"), "%s", t.out);
+    size_t len;
+    char *text = read_whole_file(svg, &len);
+    cr_expect(strncmp(text, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
+    cr_expect(strstr(text, "<polyline"));
+    cr_expect(strstr(text, "GiB"));
+    cr_expect(strstr(text, "</svg>\n"));
+    free(text);
+    unlink(svg);
+    free(svg);
+    run_free(&t);
+
+    t = run_lct(NULL, "mrc", "--sample", "0", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "--sample"), "%s", t.err);
+    run_free(&t);
+    lct_mrc_free(m);
+    lct_refs_free(refs);
 }
