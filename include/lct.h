@@ -756,10 +756,15 @@ lct_status lct_object_key_get(lct_value v, lct_object_key *out,
 
 /**
  * A stable 64-bit identity of the whole key (every field), the obj_id of
- * `lct keys` and `lct mrc`: FNV-1a 64 over the fields in order (chunk_hash,
- * model_name, cache_salt each preceded by its length as 4 little-endian
- * bytes; kv_rank and object_group_id as 8 little-endian bytes each), then
- * the splitmix64 finaliser so every bit is usable for sampling.
+ * `lct keys` and `lct mrc`.  The fields are laid out as bytes: chunk_hash,
+ * model_name and cache_salt each preceded by its length as 4
+ * little-endian bytes, kv_rank and object_group_id as 8 little-endian
+ * bytes each, in the order chunk_hash, model_name, kv_rank,
+ * object_group_id, cache_salt.  Starting from h = 0x9e3779b97f4a7c15,
+ * each 8-byte little-endian word w of that layout (the last one padded
+ * with zero bytes) does h = (h ^ w) * 0xff51afd7ed558ccd; h ^= h >> 32;
+ * then h ^= the layout's length, and splitmix64's finaliser mixes h so
+ * every bit is usable for sampling.
  */
 uint64_t lct_object_key_hash(const lct_object_key *key);
 
@@ -995,6 +1000,14 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
 
 /** References appended so far. */
 uint64_t lct_refs_count(const lct_refs *refs);
+
+/**
+ * Move every reference of @p src to the end of @p dst, in order (joining
+ * streams gathered by threads over consecutive parts of a trace); @p src
+ * is left empty.  Into an empty @p dst nothing is copied.
+ * @return LCT_OK, LCT_ERR_NOMEM (both unchanged), LCT_ERR_INVALID.
+ */
+lct_status lct_refs_append(lct_refs *dst, lct_refs *src);
 
 /**
  * Write the stream in libCacheSim's oracleGeneral binary format: 24

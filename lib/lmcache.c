@@ -5,6 +5,7 @@
  * wrappers, each accepting the older forms; the stable key hash; and the
  * iterator over the keys a record carries.  Nothing here allocates.
  */
+#include "bytes_internal.h"
 #include "error_internal.h"
 
 #include <stdio.h>
@@ -60,22 +61,6 @@ static lct_status int_field(lct_value m, const char *what, const char *key,
     return LCT_OK;
 }
 
-static lct_status str_field(lct_value m, const char *what, const char *key,
-                            bool required, lct_str *out, lct_error *err)
-{
-    lct_value v;
-    lct_status st = field(m, key, &v);
-    *out = (lct_str){"", 0};
-    if (st == LCT_ERR_NOT_FOUND && !required)
-        return LCT_OK;
-    if (st == LCT_ERR_NOT_FOUND)
-        return lct__fail(err, LCT_ERR_TYPE, 0, 0, "%s: no field `%s`", what,
-                         key);
-    if (st != LCT_OK || lct_value_get_str(v, out) != LCT_OK)
-        return wrong(err, what, "a str", v);
-    return LCT_OK;
-}
-
 static lct_status map_payload(lct_value v, const char *tag, lct_value *m,
                               lct_error *err)
 {
@@ -107,59 +92,126 @@ lct_status lct_list_get(lct_value v, lct_value *array, uint32_t *count,
     return LCT_OK;
 }
 
-lct_status lct_object_key_get(lct_value v, lct_object_key *out,
-                              lct_error *err)
+/* ObjectKey's fields, found in one pass over its map (the last of a
+ * repeated key wins, as in the reference decoder). */
+enum { K_HASH, K_MODEL, K_RANK, K_GROUP, K_SALT, K_COUNT };
+
+static int key_field(lct_value name)
 {
-    lct_value m, hash;
-    memset(out, 0, sizeof *out);
-    lct_status st = map_payload(v, "ObjectKey", &m, err);
-    if (st != LCT_OK)
-        return st;
-    if (field(m, "chunk_hash", &hash) != LCT_OK)
+    /* Called for every field of every key of a trace: by length first. */
+    static const struct {
+        const char *text;
+        size_t len;
+    } names[K_COUNT] = {{"chunk_hash", 10}, {"model_name", 10},
+                        {"kv_rank", 7},     {"object_group_id", 15},
+                        {"cache_salt", 10}};
+    lct_str s;
+    if (lct_value_get_str(name, &s) != LCT_OK)
+        return -1;
+    for (int i = 0; i < K_COUNT; i++)
+        if (s.len == names[i].len && memcmp(s.ptr, names[i].text, s.len) == 0)
+            return i;
+    return -1;
+}
+
+static lct_status key_values(const lct_value *f, lct_object_key *out,
+                             lct_error *err)
+{
+    if (!f[K_HASH].ptr || !f[K_MODEL].ptr || !f[K_RANK].ptr)
         return lct__fail(err, LCT_ERR_TYPE, 0, 0,
-                         "ObjectKey: no field `chunk_hash`");
-    if (lct_value_get_bin(hash, &out->chunk_hash) != LCT_OK)
-        return wrong(err, "ObjectKey chunk_hash", "bytes", hash);
-    if ((st = str_field(m, "ObjectKey model_name", "model_name", true,
-                        &out->model_name, err)) != LCT_OK ||
-        (st = int_field(m, "ObjectKey kv_rank", "kv_rank", true,
-                        &out->kv_rank, err)) != LCT_OK ||
-        (st = int_field(m, "ObjectKey object_group_id", "object_group_id",
-                        false, &out->object_group_id, err)) != LCT_OK)
-        return st;
-    lct_value salt;
-    if (field(m, "cache_salt", &salt) == LCT_OK && !lct_value_is_nil(salt))
-        return str_field(m, "ObjectKey cache_salt", "cache_salt", false,
-                         &out->cache_salt, err);
+                         "ObjectKey: needs `chunk_hash`, `model_name` and "
+                         "`kv_rank`");
+    if (lct_value_get_bin(f[K_HASH], &out->chunk_hash) != LCT_OK)
+        return wrong(err, "ObjectKey chunk_hash", "bytes", f[K_HASH]);
+    if (lct_value_get_str(f[K_MODEL], &out->model_name) != LCT_OK)
+        return wrong(err, "ObjectKey model_name", "a str", f[K_MODEL]);
+    if (lct_value_get_int64(f[K_RANK], &out->kv_rank) != LCT_OK)
+        return wrong(err, "ObjectKey kv_rank", "an int", f[K_RANK]);
+    if (f[K_GROUP].ptr &&
+        lct_value_get_int64(f[K_GROUP], &out->object_group_id) != LCT_OK)
+        return wrong(err, "ObjectKey object_group_id", "an int", f[K_GROUP]);
+    if (f[K_SALT].ptr && !lct_value_is_nil(f[K_SALT]) &&
+        lct_value_get_str(f[K_SALT], &out->cache_salt) != LCT_OK)
+        return wrong(err, "ObjectKey cache_salt", "a str", f[K_SALT]);
     return LCT_OK;
 }
 
-static uint64_t fnv_bytes(uint64_t h, const void *p, size_t n)
+lct_status lct_object_key_get(lct_value v, lct_object_key *out,
+                              lct_error *err)
 {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3u;
-    return h;
+    lct_value m, name, value, f[K_COUNT] = {{0}};
+    memset(out, 0, sizeof *out);
+    out->cache_salt = (lct_str){"", 0};
+    lct_status st = map_payload(v, "ObjectKey", &m, err);
+    lct_iter it;
+    if (st == LCT_OK && (st = lct_map_iter_init(m, &it)) != LCT_OK)
+        return lct__fail(err, st, 0, 0, "ObjectKey: not a well-formed map");
+    int rc = 0, i;
+    while (st == LCT_OK && (rc = lct_map_iter_next(&it, &name, &value)) == 1)
+        if ((i = key_field(name)) >= 0)
+            f[i] = value;
+    if (st != LCT_OK)
+        return st;
+    if (rc < 0)
+        return lct__fail(err, rc, 0, 0, "ObjectKey: not a well-formed map");
+    return key_values(f, out, err);
 }
 
-static uint64_t fnv_le(uint64_t h, uint64_t x, unsigned bytes)
+/* The key hash: the fields laid out as lct.h says, consumed as 64-bit
+ * little-endian words (the last one padded with zeros), each mixed in
+ * with one multiply, then the length and splitmix64's finaliser. */
+typedef struct key_hasher {
+    uint64_t h, word, total;
+    unsigned fill; /* bytes in word */
+} key_hasher;
+
+static void hash_word(key_hasher *k, uint64_t w)
 {
-    for (unsigned i = 0; i < bytes; i++)
-        h = (h ^ ((x >> (8 * i)) & 0xff)) * 0x100000001b3u;
-    return h;
+    k->h = (k->h ^ w) * 0xff51afd7ed558ccdu;
+    k->h ^= k->h >> 32;
 }
 
-uint64_t lct_object_key_hash(const lct_object_key *k)
+static void hash_bytes(key_hasher *k, const unsigned char *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325u;
-    h = fnv_le(h, k->chunk_hash.len, 4);
-    h = fnv_bytes(h, k->chunk_hash.ptr, k->chunk_hash.len);
-    h = fnv_le(h, k->model_name.len, 4);
-    h = fnv_bytes(h, k->model_name.ptr, k->model_name.len);
-    h = fnv_le(h, (uint64_t)k->kv_rank, 8);
-    h = fnv_le(h, (uint64_t)k->object_group_id, 8);
-    h = fnv_le(h, k->cache_salt.len, 4);
-    h = fnv_bytes(h, k->cache_salt.ptr, k->cache_salt.len);
+    k->total += n;
+    while (n && k->fill) { /* finish a started word */
+        k->word |= (uint64_t)*p++ << (8 * k->fill);
+        n--;
+        if (++k->fill == 8) {
+            hash_word(k, k->word);
+            k->word = 0;
+            k->fill = 0;
+        }
+    }
+    for (; n >= 8; p += 8, n -= 8)
+        hash_word(k, le64dec(p));
+    for (; n; n--)
+        k->word |= (uint64_t)*p++ << (8 * k->fill++);
+}
+
+static void hash_le(key_hasher *k, uint64_t x, unsigned bytes)
+{
+    unsigned char b[8];
+    le64enc(b, x);
+    hash_bytes(k, b, bytes);
+}
+
+uint64_t lct_object_key_hash(const lct_object_key *key)
+{
+    key_hasher k = {0x9e3779b97f4a7c15u, 0, 0, 0};
+    hash_le(&k, key->chunk_hash.len, 4);
+    hash_bytes(&k, key->chunk_hash.ptr, key->chunk_hash.len);
+    hash_le(&k, key->model_name.len, 4);
+    hash_bytes(&k, (const unsigned char *)key->model_name.ptr,
+               key->model_name.len);
+    hash_le(&k, (uint64_t)key->kv_rank, 8);
+    hash_le(&k, (uint64_t)key->object_group_id, 8);
+    hash_le(&k, key->cache_salt.len, 4);
+    hash_bytes(&k, (const unsigned char *)key->cache_salt.ptr,
+               key->cache_salt.len);
+    if (k.fill)
+        hash_word(&k, k.word);
+    uint64_t h = k.h ^ k.total;
     h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64's finaliser */
     h = (h ^ (h >> 27)) * 0x94d049bb133111ebu;
     return h ^ (h >> 31);

@@ -86,7 +86,8 @@ typedef struct pass {
     lct_mrc *m;
     node *tree;
     uint64_t n;            /* kept references: the tree's size */
-    lct__u64map last;      /* id -> a: position + 1, b: size */
+    lct__u64map last;      /* id -> its latest position + 1 */
+    uint64_t *size_at;     /* size_at[pos]: what the key there weighs */
     uint64_t live, live_bytes, pos;
     uint64_t *hist;        /* hist[d]: re-reads at key distance d */
     uint64_t nhist;
@@ -117,8 +118,10 @@ static bool step(pass *p, const lct__ref *r)
     lct__u64map_entry *e = lct__u64map_get(&p->last, r->obj_id, &added);
     if (!e)
         return false;
+    uint64_t last = added ? 0 : e->value - 1;
+    uint64_t old = added ? 0 : p->size_at[last];
     /* A reference that does not say its size keeps the known one. */
-    uint64_t size = r->bytes ? r->bytes : added ? 0 : e->b;
+    uint64_t size = r->bytes ? r->bytes : old;
     m->totals.bytes_unknown += r->bytes == 0;
     if (r->bytes && (!m->totals.min_key_bytes ||
                      r->bytes < m->totals.min_key_bytes))
@@ -126,11 +129,11 @@ static bool step(pass *p, const lct__ref *r)
     if (r->bytes > m->totals.max_key_bytes)
         m->totals.max_key_bytes = r->bytes;
     if (!added) {
-        node before = tree_prefix(p->tree, e->a - 1);
+        node before = tree_prefix(p->tree, last);
         uint64_t d = p->live - before.count;
         uint64_t others = p->live_bytes - before.bytes;
-        tree_add(p->tree, p->n, e->a - 1, UINT64_MAX, ~e->b + 1);
-        p->live_bytes -= e->b;
+        tree_add(p->tree, p->n, last, UINT64_MAX, ~old + 1);
+        p->live_bytes -= old;
         if (r->is_read) {
             double scaled = (double)others * m->scale + (double)size;
             m->bytes[m->nbytes++] = scaled >= 1.8e19 ? UINT64_MAX
@@ -144,8 +147,8 @@ static bool step(pass *p, const lct__ref *r)
     }
     tree_add(p->tree, p->n, p->pos, 1, size);
     p->live_bytes += size;
-    e->a = ++p->pos;
-    e->b = size;
+    p->size_at[p->pos] = size;
+    e->value = ++p->pos;
     m->totals.reads += r->is_read;
     m->totals.writes += !r->is_read;
     return true;
@@ -192,18 +195,23 @@ lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
     uint64_t threshold = all ? UINT64_MAX : (uint64_t)ldexp(rate, 64);
     pass p = {.n = kept_count(refs, threshold, all)};
     p.m = calloc(1, sizeof *p.m);
-    p.tree = calloc(p.n + 1, sizeof *p.tree);
-    bool ok = p.m && p.tree &&
+    p.tree = lct__big_calloc(p.n + 1, sizeof *p.tree);
+    p.size_at = reallocarray(NULL, p.n ? p.n : 1, sizeof *p.size_at);
+    bool ok = p.m && p.tree && p.size_at &&
               (p.m->bytes = reallocarray(NULL, p.n ? p.n : 1, sizeof(uint64_t)));
     if (ok) {
         p.m->scale = 1 / rate;
         p.m->totals.sample_rate = rate;
     }
-    for (size_t i = 0; ok && i < refs->n; i++)
+    for (size_t i = 0; ok && i < refs->n; i++) {
+        if (i + 16 < refs->n)
+            lct__u64map_prefetch(&p.last, refs->v[i + 16].obj_id);
         if (all || refs->v[i].obj_id < threshold)
             ok = step(&p, &refs->v[i]);
+    }
     ok = ok && finish(&p);
     free(p.tree);
+    free(p.size_at);
     free(p.hist);
     lct__u64map_free(&p.last);
     if (!ok) {

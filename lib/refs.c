@@ -28,23 +28,51 @@ void lct_refs_free(lct_refs *refs)
     free(refs);
 }
 
+static bool reserve(lct_refs *refs, size_t more)
+{
+    if (refs->n + more <= refs->cap)
+        return true;
+    size_t cap = refs->cap ? refs->cap : 4096;
+    while (cap < refs->n + more)
+        cap *= 2;
+    lct__ref *grown = reallocarray(refs->v, cap, sizeof *grown);
+    if (!grown)
+        return false;
+    refs->v = grown;
+    refs->cap = cap;
+    return true;
+}
+
 lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
                         double t_mono, bool is_read)
 {
     if (!refs)
         return LCT_ERR_INVALID;
-    if (refs->n == refs->cap) {
-        size_t cap = refs->cap ? refs->cap * 2 : 4096;
-        lct__ref *grown = reallocarray(refs->v, cap, sizeof *grown);
-        if (!grown)
-            return LCT_ERR_NOMEM;
-        refs->v = grown;
-        refs->cap = cap;
-    }
+    if (!reserve(refs, 1))
+        return LCT_ERR_NOMEM;
     uint32_t seconds = !(t_mono > 0)           ? 0
                        : t_mono >= 4294967295.0 ? UINT32_MAX
                                                 : (uint32_t)t_mono;
     refs->v[refs->n++] = (lct__ref){obj_id, bytes, seconds, is_read};
+    return LCT_OK;
+}
+
+lct_status lct_refs_append(lct_refs *dst, lct_refs *src)
+{
+    if (!dst || !src)
+        return LCT_ERR_INVALID;
+    if (dst->n == 0) { /* take src's buffer as it is */
+        lct_refs empty = *dst;
+        *dst = *src;
+        *src = empty;
+        return LCT_OK;
+    }
+    if (!reserve(dst, src->n))
+        return LCT_ERR_NOMEM;
+    if (src->n)
+        memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
+    dst->n += src->n;
+    src->n = 0;
     return LCT_OK;
 }
 
@@ -73,8 +101,8 @@ static int64_t *next_positions(const lct_refs *refs)
             next = NULL;
             break;
         }
-        next[i] = added ? -1 : (int64_t)e->a;
-        e->a = i;
+        next[i] = added ? -1 : (int64_t)e->value - 1;
+        e->value = i + 1;
     }
     lct__u64map_free(&seen);
     return next;

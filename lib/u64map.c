@@ -5,25 +5,37 @@
 #include "u64map_internal.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
-/* Ids may be anything a caller hands in: mix before using low bits. */
-static uint64_t mix(uint64_t x)
+void *lct__big_calloc(size_t n, size_t size)
 {
-    x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdu;
-    return x ^ (x >> 33);
+    enum { HUGE = 2u << 20 };
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = n * size;
+    if (bytes < HUGE)
+        return calloc(n ? n : 1, size ? size : 1);
+    void *p;
+    size_t rounded = (bytes + HUGE - 1) / HUGE * HUGE;
+    if (posix_memalign(&p, HUGE, rounded) != 0)
+        return NULL;
+    madvise(p, rounded, MADV_HUGEPAGE); /* a hint: fine if refused */
+    memset(p, 0, bytes);
+    return p;
 }
 
 static bool grow(lct__u64map *m)
 {
     uint64_t n = m->slots ? (m->mask + 1) * 2 : 1024;
-    lct__u64map_entry *slots = calloc(n, sizeof *slots);
+    lct__u64map_entry *slots = lct__big_calloc(n, sizeof *slots);
     if (!slots)
         return false;
     for (uint64_t i = 0; m->slots && i <= m->mask; i++) {
-        if (!m->slots[i].used)
+        if (!m->slots[i].value)
             continue;
-        uint64_t j = mix(m->slots[i].key) & (n - 1);
-        while (slots[j].used)
+        uint64_t j = lct__u64map_mix(m->slots[i].key) & (n - 1);
+        while (slots[j].value)
             j = (j + 1) & (n - 1);
         slots[j] = m->slots[i];
     }
@@ -37,15 +49,15 @@ lct__u64map_entry *lct__u64map_get(lct__u64map *m, uint64_t key, bool *added)
 {
     if ((!m->slots || 2 * (m->used + 1) > m->mask + 1) && !grow(m))
         return NULL;
-    uint64_t j = mix(key) & m->mask;
-    while (m->slots[j].used) {
+    uint64_t j = lct__u64map_mix(key) & m->mask;
+    while (m->slots[j].value) {
         if (m->slots[j].key == key) {
             *added = false;
             return &m->slots[j];
         }
         j = (j + 1) & m->mask;
     }
-    m->slots[j] = (lct__u64map_entry){.key = key, .used = true};
+    m->slots[j] = (lct__u64map_entry){.key = key, .value = 0};
     m->used++;
     *added = true;
     return &m->slots[j];

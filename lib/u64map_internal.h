@@ -8,12 +8,14 @@
 #define LCT_U64MAP_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+/* 16 bytes, so a probe touches one cache line: a slot is free while its
+ * value is 0, so callers store values that are never 0 (a position + 1). */
 typedef struct lct__u64map_entry {
     uint64_t key;
-    uint64_t a, b; /* the caller's values */
-    bool used;
+    uint64_t value;
 } lct__u64map_entry;
 
 typedef struct lct__u64map {
@@ -22,9 +24,29 @@ typedef struct lct__u64map {
     uint64_t used;
 } lct__u64map;
 
-/* The entry for key, added (zeroed, *added true) when absent; NULL when
- * memory ran out. */
+/* The entry for key, added (value 0, *added true) when absent: store a
+ * non-zero value in it before the next call.  NULL when memory ran out. */
 lct__u64map_entry *lct__u64map_get(lct__u64map *m, uint64_t key, bool *added);
 void lct__u64map_free(lct__u64map *m);
+
+/* Zeroed memory for a large table read at random: on 2 MiB pages where
+ * the kernel offers them (one TLB entry covers 512 times as much).  Free
+ * with free(). */
+void *lct__big_calloc(size_t n, size_t size);
+
+/* Ids may be anything a caller hands in: mixed before using low bits. */
+static inline uint64_t lct__u64map_mix(uint64_t x)
+{
+    x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdu;
+    return x ^ (x >> 33);
+}
+
+/* Ask the cache for key's slot ahead of a lookup (a stream of lookups is
+ * bound by memory latency, not by work). */
+static inline void lct__u64map_prefetch(const lct__u64map *m, uint64_t key)
+{
+    if (m->slots)
+        __builtin_prefetch(&m->slots[lct__u64map_mix(key) & m->mask]);
+}
 
 #endif

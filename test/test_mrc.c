@@ -248,3 +248,35 @@ Test(mrc, oracle_general_records)
     free(buf);
     lct_refs_free(r);
 }
+
+Test(mrc, append_moves_references_in_order)
+{
+    lct_refs *a, *b, *c;
+    cr_assert_eq(lct_refs_new(&a), LCT_OK);
+    cr_assert_eq(lct_refs_new(&b), LCT_OK);
+    cr_assert_eq(lct_refs_new(&c), LCT_OK);
+    for (uint64_t i = 0; i < 5000; i++)
+        lct_refs_add(i < 3000 ? b : c, i, 1, 0, true);
+    cr_assert_eq(lct_refs_append(a, b), LCT_OK); /* into an empty one */
+    cr_assert_eq(lct_refs_append(a, c), LCT_OK);
+    cr_expect_eq(lct_refs_count(a), 5000);
+    cr_expect_eq(lct_refs_count(b), 0);
+    cr_expect_eq(lct_refs_count(c), 0);
+    lct_refs_add(b, 7, 1, 0, true); /* the emptied one is usable */
+    cr_expect_eq(lct_refs_count(b), 1);
+    /* Order kept: every id once, so 5000 compulsory misses. */
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(a, 1, &m, NULL), LCT_OK);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(m, &t);
+    cr_expect_eq(t.compulsory_misses, 5000);
+    lct_mrc_free(m);
+    char *buf = NULL;
+    cr_assert_eq(lct_refs_write_oracle_general(a, collect, &buf, NULL), LCT_OK);
+    for (uint64_t i = 0; i < 5000; i++)
+        cr_assert_eq(le((unsigned char *)buf + 24 * i + 4, 8), i);
+    free(buf);
+    lct_refs_free(a);
+    lct_refs_free(b);
+    lct_refs_free(c);
+}

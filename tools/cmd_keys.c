@@ -23,7 +23,7 @@ typedef struct keys_opts {
 static void help(void)
 {
     printf("usage: lct keys [-q] [--csv] [--read PAT] [--write PAT] [--all]\n"
-           "                [--oracle-general OUT] FILE\n"
+           "                [--oracle-general OUT [-j N]] FILE\n"
            "\n"
            "One row per key reference, in trace order: idx (record number),\n"
            "t_mono, op (read, write), chunk_hash (hex), model_name, kv_rank,\n"
@@ -41,7 +41,9 @@ static void help(void)
            "  --csv        CSV with a header line (default: JSON lines)\n"
            "  --oracle-general OUT\n"
            "               write libCacheSim's oracleGeneral binary to OUT\n"
-           "               (24 bytes per reference) instead of rows\n");
+           "               (24 bytes per reference) instead of rows; read\n"
+           "               with -j N threads (default: all CPUs for files of\n"
+           "               64 MiB or more)\n");
 }
 
 static void on_option(void *ctx, int c, const char *arg)
@@ -103,21 +105,12 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
                   tool_key_op op, const lct_object_key *key, uint64_t bytes)
 {
     keys_opts *o = ctx;
-    if (!o->refs) {
-        lct_str name;
-        name.ptr = tool_key_op_name(op, rec->qualname, &name.len);
-        if (o->csv)
-            put_csv_row(rec, idx, name, key, bytes);
-        else
-            put_json_row(rec, idx, name, key, bytes);
-        return 0;
-    }
-    if (lct_refs_add(o->refs, lct_object_key_hash(key), bytes, rec->t_mono,
-                     op == TOOL_KEY_READ) != LCT_OK) {
-        fprintf(stderr, "%s keys: out of memory\n", tool_name);
-        o->failed = true;
-        return 1;
-    }
+    lct_str name;
+    name.ptr = tool_key_op_name(op, rec->qualname, &name.len);
+    if (o->csv)
+        put_csv_row(rec, idx, name, key, bytes);
+    else
+        put_json_row(rec, idx, name, key, bytes);
     return 0;
 }
 
@@ -153,7 +146,8 @@ int cmd_keys(int argc, char **argv)
         {NULL, 0, NULL, 0}};
     keys_opts o = {0};
     tool_keyops_init(&o.ops, argc);
-    tool_cmd cmd = {.name = "keys", .shared = TOOL_Q | TOOL_CSV | TOOL_SRC,
+    tool_cmd cmd = {.name = "keys",
+                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_SRC,
                     .own = own, .on_option = on_option, .ctx = &o,
                     .help = help};
     tool_args a;
@@ -167,7 +161,11 @@ int cmd_keys(int argc, char **argv)
     if (o.csv && !o.oracle)
         fputs("idx,t_mono,op,chunk_hash,model_name,kv_rank,object_group_id,"
               "cache_salt,obj_id,bytes\r\n", stdout);
-    bool whole = tool_keys_walk(r, &o.ops, "keys", on_key, &o);
+    bool whole;
+    if (o.oracle) /* no rows to print in order: on several threads */
+        o.failed = !tool_keys_collect(r, &o.ops, "keys", &a, o.refs, &whole);
+    else
+        whole = tool_keys_walk(r, &o.ops, "keys", on_key, &o);
     bool ok = !o.failed && (!o.oracle || write_oracle(&o));
     if (!a.quiet) {
         tool_patterns_report(&o.ops.read, "keys");

@@ -24,8 +24,8 @@ typedef struct mrc_opts {
 
 static void help(void)
 {
-    printf("usage: lct mrc [-q] [--csv | --json] [--svg FILE] [--sample R]\n"
-           "               [--read PAT] [--write PAT] FILE\n"
+    printf("usage: lct mrc [-q] [-j N] [--csv | --json] [--svg FILE]\n"
+           "               [--sample R] [--read PAT] [--write PAT] FILE\n"
            "\n"
            "LRU miss-ratio curves of the trace's key references (see lct\n"
            "keys): every read or write makes its key the most recent; a read\n"
@@ -39,7 +39,9 @@ static void help(void)
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
            "  --read PAT, --write PAT   which calls are reads and writes\n"
            "               (default submit_prefetch_task, reserve_write)\n"
-           "  --csv, --json  other formats\n");
+           "  --csv, --json  other formats\n"
+           "  -j N         read the trace with N threads (default: all CPUs\n"
+           "               for files of 64 MiB or more)\n");
 }
 
 static void on_option(void *ctx, int c, const char *arg)
@@ -57,18 +59,6 @@ static void on_option(void *ctx, int c, const char *arg)
             tool_usage_error("mrc", "--sample needs a rate in (0, 1], not "
                              "'%s'", arg);
     }
-}
-
-static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
-                  tool_key_op op, const lct_object_key *key, uint64_t bytes)
-{
-    (void)idx;
-    mrc_opts *o = ctx;
-    if (lct_refs_add(o->refs, lct_object_key_hash(key), bytes, rec->t_mono,
-                     op == TOOL_KEY_READ) == LCT_OK)
-        return 0;
-    o->failed = true;
-    return 1;
 }
 
 /* Capacities 1, 2, 3, 4, 6, 8, 11, ... (x sqrt 2) up to past every
@@ -246,7 +236,8 @@ int cmd_mrc(int argc, char **argv)
     mrc_opts o = {.sample = 1};
     tool_keyops_init(&o.ops, argc);
     tool_cmd cmd = {.name = "mrc",
-                    .shared = TOOL_Q | TOOL_CSV | TOOL_JSON | TOOL_SRC,
+                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
+                              TOOL_SRC,
                     .own = own, .on_option = on_option, .ctx = &o,
                     .help = help};
     tool_args a;
@@ -256,14 +247,15 @@ int cmd_mrc(int argc, char **argv)
     tool_keyops_defaults(&o.ops);
     if (lct_refs_new(&o.refs) != LCT_OK)
         tool_usage_error("mrc", "out of memory");
-    bool whole = tool_keys_walk(r, &o.ops, "mrc", on_key, &o);
+    bool whole;
+    o.failed = !tool_keys_collect(r, &o.ops, "mrc", &a, o.refs, &whole);
     lct_mrc *m = NULL;
     lct_error err;
     tool_curve c = {0};
     bool ok = !o.failed &&
               lct_mrc_compute(o.refs, o.sample, &m, &err) == LCT_OK &&
               make_curve(m, &c);
-    if (!ok)
+    if (!ok && !o.failed)
         fprintf(stderr, "%s mrc: out of memory\n", tool_name);
     lct_mrc_totals t;
     lct_mrc_totals_get(m, &t);

@@ -115,3 +115,100 @@ const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len)
     *len = strlen(names[op]);
     return names[op];
 }
+
+/* MARK: gathering the stream on several threads */
+
+/* What every thread reads and none writes, for one run (the tool runs
+ * one command per process). */
+static struct {
+    tool_keyops *ops;
+    const char *cmd;
+    lct_reader *reader;
+} shared;
+
+/* One thread's state (tool_records zeroes it, and again after a reset):
+ * its references in file order, and which patterns matched (bit i:
+ * pattern i; patterns past the 64th are not reported). */
+typedef struct keys_lane {
+    lct_refs *refs;
+    uint64_t read_bits, write_bits;
+    bool failed;
+} keys_lane;
+
+static uint64_t matching(const tool_patterns *p, lct_str q)
+{
+    uint64_t bits = 0;
+    for (size_t i = 0; i < p->n && i < 64; i++) {
+        tool_patterns one = {&p->text[i], NULL, 1};
+        if (tool_qualname_selects(&one, q))
+            bits |= UINT64_C(1) << i;
+    }
+    return bits;
+}
+
+static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
+                    tool_key_op op, const lct_object_key *key, uint64_t bytes)
+{
+    (void)idx;
+    keys_lane *l = ctx;
+    if (lct_refs_add(l->refs, lct_object_key_hash(key), bytes, rec->t_mono,
+                     op == TOOL_KEY_READ) == LCT_OK)
+        return 0;
+    l->failed = true;
+    return 1;
+}
+
+static int lane_record(void *state, const lct_record *rec)
+{
+    keys_lane *l = state;
+    if (!l->refs && lct_refs_new(&l->refs) != LCT_OK) {
+        l->failed = true;
+        return 1;
+    }
+    uint64_t r = matching(&shared.ops->read, rec->qualname);
+    uint64_t w = r ? 0 : matching(&shared.ops->write, rec->qualname);
+    l->read_bits |= r;
+    l->write_bits |= w;
+    tool_key_op op = r   ? TOOL_KEY_READ
+                     : w ? TOOL_KEY_WRITE
+                         : shared.ops->all ? TOOL_KEY_OTHER : TOOL_KEY_NONE;
+    if (op == TOOL_KEY_NONE)
+        return 0;
+    return record_keys(shared.reader, rec, 0, op, shared.cmd, lane_key, l)
+               ? 0
+               : 1;
+}
+
+static void lane_reset(void *state)
+{
+    lct_refs_free(((keys_lane *)state)->refs);
+}
+
+static void count_bits(tool_patterns *p, uint64_t bits)
+{
+    for (size_t i = 0; i < p->n && i < 64; i++)
+        p->hits[i] += (bits >> i) & 1;
+}
+
+bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
+                       const tool_args *a, lct_refs *out, bool *whole)
+{
+    shared.ops = o;
+    shared.cmd = cmd;
+    shared.reader = r;
+    tool_run run;
+    bool ok = tool_records(r, a->jobs, a->quiet, sizeof(keys_lane),
+                           lane_record, lane_reset,
+                           a->quiet ? tool_log_quiet : tool_log, NULL, &run);
+    for (unsigned t = 0; t < run.nstates; t++) {
+        keys_lane *l = tool_run_state(&run, t);
+        ok = ok && !l->failed &&
+             (!l->refs || lct_refs_append(out, l->refs) == LCT_OK);
+        count_bits(&o->read, l->read_bits);
+        count_bits(&o->write, l->write_bits);
+        lct_refs_free(l->refs);
+    }
+    *whole = !run.stats.skipped && !run.stats.truncated && !run.stats.shrank;
+    tool_run_free(&run);
+    return ok;
+}

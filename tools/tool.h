@@ -308,6 +308,13 @@ typedef int (*tool_key_fn)(void *ctx, const lct_record *rec, uint64_t idx,
 bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
                     tool_key_fn fn, void *ctx);
 
+/* The read and write references of r's records (with --all, others
+ * too) appended to out, gathered on a->jobs threads (0: by file size)
+ * and joined in file order; *whole false when the trace was damaged.
+ * False if memory ran out or the file shrank. */
+bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
+                       const tool_args *a, lct_refs *out, bool *whole);
+
 /* MARK: lct mrc's curve, and its SVG chart */
 
 typedef struct tool_curve {
