@@ -470,6 +470,16 @@ int lct__records_disconnect(sqlite3_vtab *vtab)
     return table_disconnect(vtab);
 }
 
+int lct__keys_connect(sqlite3 *db, void *aux, int argc,
+                      const char *const *argv, sqlite3_vtab **out, char **err)
+{
+    return connect_any(db, aux, argc, argv, out, err,
+                       "CREATE TABLE x(idx INTEGER, t_mono REAL, op TEXT, "
+                       "chunk_hash TEXT, model_name TEXT, kv_rank INTEGER, "
+                       "object_group_id INTEGER, cache_salt TEXT, "
+                       "obj_id TEXT, bytes INTEGER, file TEXT, path HIDDEN)");
+}
+
 static void free_options(void *p)
 {
     sqlite3_free(p);
@@ -491,6 +501,8 @@ int lct_sqlite_register(sqlite3 *db, const lct_sqlite_options *options)
     int rc = register_module(db, "lct_records", &lct__records_module, options);
     if (rc == SQLITE_OK)
         rc = register_module(db, "lct_header", &header_module, options);
+    if (rc == SQLITE_OK)
+        rc = register_module(db, "lct_keys", &lct__keys_module, options);
     return rc;
 }
 

@@ -67,4 +67,8 @@ int lct__records_connect(sqlite3 *db, void *aux, int argc,
                          char **err);
 int lct__records_disconnect(sqlite3_vtab *vtab);
 
+extern const sqlite3_module lct__keys_module;
+int lct__keys_connect(sqlite3 *db, void *aux, int argc,
+                      const char *const *argv, sqlite3_vtab **out, char **err);
+
 #endif

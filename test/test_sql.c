@@ -477,3 +477,40 @@ Test(sql, a_grown_file_is_indexed_again)
     unlink(path);
     free(path);
 }
+
+Test(sql, keys_table_is_the_key_reference_stream)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    lct_reader *r;
+    cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, NULL), LCT_OK);
+    char *want = sqlite3_mprintf("%s", "");
+    lct_record rec;
+    for (uint64_t idx = 0; lct_next(r, &rec) == 1; idx++) {
+        bool read = lct_str_has_suffix(rec.qualname, ".submit_prefetch_task");
+        if (!read && !lct_str_has_suffix(rec.qualname, ".reserve_write"))
+            continue;
+        lct_key_iter it;
+        lct_object_key k;
+        uint64_t bytes;
+        cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK);
+        while (lct_key_iter_next(&it, &k, &bytes, NULL) == 1)
+            want = sqlite3_mprintf("%z%llu|%s|%016llx|%llu|%lld\n", want,
+                                   (unsigned long long)idx,
+                                   read ? "read" : "write",
+                                   (unsigned long long)lct_object_key_hash(&k),
+                                   (unsigned long long)bytes,
+                                   (long long)k.kv_rank);
+    }
+    lct_close(r);
+    char *got = rowsf(db, "SELECT idx, op, obj_id, bytes, kv_rank "
+                          "FROM lct_keys(%Q)", LCT_SAMPLE);
+    cr_expect_str_eq(got, want);
+    sqlite3_free(got);
+    got = rowsf(db, "SELECT count(DISTINCT rowid) = count(*) "
+                    "FROM lct_keys(%Q)", LCT_SAMPLE);
+    cr_expect_str_eq(got, "1\n");
+    sqlite3_free(got);
+    sqlite3_free(want);
+    sqlite3_close(db);
+}

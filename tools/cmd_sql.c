@@ -46,6 +46,9 @@ static void help(void)
            "           trace_schema_version, t_mono_start, t_wall_start,\n"
            "           sm_config_json, sm_config_digest, level_meta (JSON),\n"
            "           header_bytes: one row per FILE\n"
+           "  keys     idx, t_mono, op, chunk_hash, model_name, kv_rank,\n"
+           "           object_group_id, cache_salt, obj_id, bytes, file:\n"
+           "           the key references, as lct keys lists them\n"
            "QUERY may hold several statements; each one's rows are printed.\n"
            "idx bounds jump through a record index; qualname = and t_mono /\n"
            "t_wall ranges drop rows before args are rendered.\n"
@@ -287,6 +290,7 @@ static sqlite3 *open_database(char **files, int nfiles, sql_run *run)
         tool_usage_error("sql", "%s", sqlite3_errmsg(db));
     create_table(db, "records", "lct_records", files, nfiles);
     create_table(db, "header", "lct_header", files, nfiles);
+    create_table(db, "keys", "lct_keys", files, nfiles);
     return db;
 }
 
