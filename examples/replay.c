@@ -1,10 +1,13 @@
 /*
  * replay.c - pace a trace like `lmcache trace replay` and report how late
  * each dispatch was, per qualname (p50 and p99, nearest rank).  A real
- * harness would issue the call where this one only takes the time.
+ * harness would issue the call where this one only takes the time; with
+ * -k it prints, per call that carries keys, what the call would read or
+ * write: its keys and their bytes, through the typed accessors
+ * (lct_key_iter_*, lct_object_key_hash).
  *
  *     cc replay.c -o replay $(pkg-config --static --cflags --libs lct)
- *     ./replay trace.lct [SPEED]
+ *     ./replay [-k] trace.lct [SPEED]
  */
 #include <lct.h>
 
@@ -32,10 +35,54 @@ static double percentile(const double *sorted, size_t n, unsigned p)
     return sorted[rank ? rank - 1 : 0];
 }
 
+/* What a call would do to a cache: read (a lookup), write (a store). */
+static const char *cache_op(lct_str qualname)
+{
+    if (lct_str_has_suffix(qualname, ".submit_prefetch_task"))
+        return "read";
+    if (lct_str_has_suffix(qualname, ".reserve_write"))
+        return "write";
+    return "-";
+}
+
+/* One line per call that carries keys: when it was due, what it does,
+ * how many keys and bytes, and the first key's id and model. */
+static void describe_keys(const lct_record *rec)
+{
+    lct_key_iter it;
+    lct_object_key key, first;
+    uint64_t bytes, total = 0, n = 0;
+    lct_error err;
+    if (lct_key_iter_init(rec, &it, &err) != LCT_OK) {
+        printf("%10.6f  keys not readable: %s\n", rec->t_mono, err.message);
+        return;
+    }
+    while (lct_key_iter_next(&it, &key, &bytes, NULL) == 1) {
+        if (n++ == 0)
+            first = key;
+        total += bytes;
+    }
+    if (n == 0)
+        return;
+    size_t dot = rec->qualname.len;
+    while (dot > 0 && rec->qualname.ptr[dot - 1] != '.')
+        dot--;
+    printf("%10.6f  %-5s %-24.*s %4llu keys %10.1f MiB  first %016llx "
+           "(rank %lld)\n",
+           rec->t_mono, cache_op(rec->qualname),
+           (int)(rec->qualname.len - dot), rec->qualname.ptr + dot,
+           (unsigned long long)n, (double)total / 1048576.0,
+           (unsigned long long)lct_object_key_hash(&first),
+           (long long)first.kv_rank);
+}
+
 int main(int argc, char **argv)
 {
+    bool show_keys = argc > 1 && strcmp(argv[1], "-k") == 0;
+    argc -= show_keys;
+    argv += show_keys;
     if (argc < 2 || argc > 3) {
-        fprintf(stderr, "usage: %s TRACE.lct [SPEED]\n", argv[0]);
+        fprintf(stderr, "usage: replay [-k] TRACE.lct [SPEED]\n");
         return 2;
     }
     double speed = argc == 3 ? strtod(argv[2], NULL) : 1.0;
@@ -61,6 +108,8 @@ int main(int argc, char **argv)
             return 1;
         }
         /* ... dispatch the call here ... */
+        if (show_keys)
+            describe_keys(&rec);
         size_t i;
         for (i = 0; i < nops; i++)
             if (ops[i].qualname.len == rec.qualname.len &&
