@@ -1051,8 +1051,12 @@ typedef struct lct_mrc_totals {
 /**
  * Compute the curves.  @p sample_rate 1 is exact; below 1, SHARDS spatial
  * sampling keeps a key when its id (taken as a uniform 64-bit number)
- * falls under sample_rate * 2^64 and scales distances by 1 / sample_rate.
- * Ids should be well mixed (lct_object_key_hash's are).
+ * falls under sample_rate * 2^64 and scales distances by 1 / sample_rate,
+ * with SHARDS-adj: the difference between rate x all reads and the reads
+ * kept counts as hits (or is taken off) at distance 0, which corrects
+ * hot keys that fell in or out of the sample.  Capacities below
+ * 1 / sample_rate keys are not resolved.  Ids should be well mixed
+ * (lct_object_key_hash's are).
  * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (a rate outside (0, 1]).
  */
 lct_status lct_mrc_compute(const lct_refs *refs, double sample_rate,

@@ -23,6 +23,7 @@ struct lct_mrc {
     uint64_t *bytes;     /* byte distances of re-reads (scaled), sorted */
     uint64_t nbytes;
     double scale;        /* 1 / sample rate */
+    double adjust;       /* SHARDS-adj: expected kept reads - kept reads */
 };
 
 /* Fenwick tree over positions 1..n: a count and a byte sum per node, in
@@ -175,12 +176,26 @@ static bool finish(pass *p)
 }
 
 static uint64_t kept_count(const lct_refs *refs, uint64_t threshold,
-                           bool all)
+                           bool all, uint64_t *reads)
 {
     uint64_t n = 0;
-    for (size_t i = 0; i < refs->n; i++)
+    *reads = 0;
+    for (size_t i = 0; i < refs->n; i++) {
         n += all || refs->v[i].obj_id < threshold;
+        *reads += refs->v[i].is_read;
+    }
     return n;
+}
+
+/* Hits over reads.  Sampled, with SHARDS-adj: the kept reads differ from
+ * rate x all reads when hot keys happen to be in (or out of) the sample,
+ * and the difference is counted as hits (or taken off) at distance 0.
+ * Clamped to [0, 1]. */
+static double adjusted(const lct_mrc *m, double hits)
+{
+    double reads = (double)m->totals.reads + m->adjust;
+    double ratio = reads > 0 ? (hits + m->adjust) / reads : 0;
+    return ratio < 0 ? 0 : ratio > 1 ? 1 : ratio;
 }
 
 lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
@@ -193,7 +208,8 @@ lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
                          "lct_mrc_compute: the sample rate must be in (0, 1]");
     bool all = rate >= 1;
     uint64_t threshold = all ? UINT64_MAX : (uint64_t)ldexp(rate, 64);
-    pass p = {.n = kept_count(refs, threshold, all)};
+    uint64_t all_reads;
+    pass p = {.n = kept_count(refs, threshold, all, &all_reads)};
     p.m = calloc(1, sizeof *p.m);
     p.tree = lct__big_calloc(p.n + 1, sizeof *p.tree);
     p.size_at = reallocarray(NULL, p.n ? p.n : 1, sizeof *p.size_at);
@@ -210,6 +226,11 @@ lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
             ok = step(&p, &refs->v[i]);
     }
     ok = ok && finish(&p);
+    if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */
+        p.m->adjust = (double)all_reads * rate - (double)p.m->totals.reads;
+        p.m->totals.infinite_hit_ratio =
+            adjusted(p.m, p.m->ncum ? (double)p.m->cum[p.m->ncum - 1] : 0);
+    }
     free(p.tree);
     free(p.size_at);
     free(p.hist);
@@ -243,7 +264,7 @@ double lct_mrc_hit_ratio(const lct_mrc *m, uint64_t keys)
         return 0;
     uint64_t d = limit >= (double)(m->ncum - 1) ? m->ncum - 1
                                                 : (uint64_t)limit;
-    return (double)m->cum[d] / (double)m->totals.reads;
+    return adjusted(m, (double)m->cum[d]);
 }
 
 double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
@@ -258,7 +279,7 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
         else
             hi = mid;
     }
-    return (double)lo / (double)m->totals.reads;
+    return adjusted(m, (double)lo);
 }
 
 uint64_t lct_mrc_max_distance(const lct_mrc *m)

@@ -192,11 +192,18 @@ Test(mrc, shards_sampling_is_close_to_exact)
     cr_expect_eq(t.sample_rate, 0.1);
     cr_expect(t.reads > 20000 && t.reads < 40000, "%llu kept reads",
               (unsigned long long)t.reads);
-    double err = 0;
+    /* At capacities the sample resolves (1/rate keys and up), doubling,
+     * and evenly spaced up to the largest distance. */
+    double err = 0, even = 0;
     int points = 0;
-    for (uint64_t c = 1; c < 100000; c *= 2, points++)
+    for (uint64_t c = 10; c < 100000; c *= 2, points++)
         err += fabs(lct_mrc_hit_ratio(exact, c) - lct_mrc_hit_ratio(sampled, c));
+    uint64_t top = lct_mrc_max_distance(exact) + 1;
+    for (uint64_t i = 1; i <= 100; i++)
+        even += fabs(lct_mrc_hit_ratio(exact, top * i / 100) -
+                     lct_mrc_hit_ratio(sampled, top * i / 100));
     cr_expect_lt(err / points, 0.02, "mean absolute error %f", err / points);
+    cr_expect_lt(even / 100, 0.02, "evenly spaced: %f", even / 100);
     lct_mrc_free(exact);
     lct_mrc_free(sampled);
     lct_refs_free(r);

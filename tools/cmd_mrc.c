@@ -62,7 +62,8 @@ static void on_option(void *ctx, int c, const char *arg)
 }
 
 /* Capacities 1, 2, 3, 4, 6, 8, 11, ... (x sqrt 2) up to past every
- * finite distance, where the curve has reached its top. */
+ * finite distance, where the curve has reached its top.  A sample at rate
+ * R cannot tell capacities below 1/R keys apart: they are left out. */
 static bool make_curve(const lct_mrc *m, tool_curve *c)
 {
     lct_mrc_totals t;
@@ -71,7 +72,8 @@ static bool make_curve(const lct_mrc *m, tool_curve *c)
     size_t cap = 8;
     memset(c, 0, sizeof *c);
     c->keys = malloc(cap * sizeof *c->keys);
-    for (double k = 1; c->keys; k *= M_SQRT2) {
+    double first = t.sample_rate < 1 ? ceil(1 / t.sample_rate) : 1;
+    for (double k = first; c->keys; k *= M_SQRT2) {
         uint64_t keys = (uint64_t)llround(k);
         if (c->n && keys <= c->keys[c->n - 1])
             continue;
@@ -96,7 +98,7 @@ static bool make_curve(const lct_mrc *m, tool_curve *c)
             c->byte_hit[i] = lct_mrc_byte_hit_ratio(
                 m, (uint64_t)llround((double)c->keys[i] * c->mean_bytes));
     }
-    c->lo = 1;
+    c->lo = first;
     c->hi = (double)c->keys[c->n - 1] > 1 ? (double)c->keys[c->n - 1] : 10;
     return true;
 }
@@ -121,7 +123,8 @@ static void print_text(const lct_mrc_totals *t, const tool_curve *c)
 {
     if (t->sample_rate < 1)
         printf("SHARDS sample rate %g: counts are of the sampled keys; "
-               "capacities are scaled\n", t->sample_rate);
+               "capacities below %.0f keys are not resolved\n",
+               t->sample_rate, ceil(1 / t->sample_rate));
     printf("%" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64
            " distinct keys, %" PRIu64 " compulsory misses\n"
            "infinite cache hit ratio %.4f",
