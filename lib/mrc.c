@@ -212,9 +212,9 @@ lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
     pass p = {.n = kept_count(refs, threshold, all, &all_reads)};
     p.m = calloc(1, sizeof *p.m);
     p.tree = lct__big_calloc(p.n + 1, sizeof *p.tree);
-    p.size_at = reallocarray(NULL, p.n ? p.n : 1, sizeof *p.size_at);
+    p.size_at = lct__big_calloc(p.n ? p.n : 1, sizeof *p.size_at);
     bool ok = p.m && p.tree && p.size_at &&
-              (p.m->bytes = reallocarray(NULL, p.n ? p.n : 1, sizeof(uint64_t)));
+              (p.m->bytes = lct__big_calloc(p.n ? p.n : 1, sizeof(uint64_t)));
     if (ok) {
         p.m->scale = 1 / rate;
         p.m->totals.sample_rate = rate;

@@ -40,6 +40,7 @@ static bool reserve(lct_refs *refs, size_t more)
         return false;
     refs->v = grown;
     refs->cap = cap;
+    lct__advise_huge(grown, cap * sizeof *grown);
     return true;
 }
 

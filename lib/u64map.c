@@ -8,6 +8,15 @@
 #include <string.h>
 #include <sys/mman.h>
 
+void lct__advise_huge(void *p, size_t len)
+{
+    enum { HUGE = 2u << 20 };
+    uintptr_t start = ((uintptr_t)p + HUGE - 1) / HUGE * HUGE;
+    uintptr_t end = ((uintptr_t)p + len) / HUGE * HUGE;
+    if (len >= 2 * HUGE && end > start)
+        madvise((void *)start, end - start, MADV_HUGEPAGE); /* a hint */
+}
+
 void *lct__big_calloc(size_t n, size_t size)
 {
     enum { HUGE = 2u << 20 };

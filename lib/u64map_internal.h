@@ -33,6 +33,9 @@ void lct__u64map_free(lct__u64map *m);
  * the kernel offers them (one TLB entry covers 512 times as much).  Free
  * with free(). */
 void *lct__big_calloc(size_t n, size_t size);
+/* Ask for 2 MiB pages over the whole 2 MiB pages inside [p, p + len)
+ * (an array that grows by realloc), when it is large enough to matter. */
+void lct__advise_huge(void *p, size_t len);
 
 /* Ids may be anything a caller hands in: mixed before using low bits. */
 static inline uint64_t lct__u64map_mix(uint64_t x)
