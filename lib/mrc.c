@@ -181,8 +181,9 @@ static uint64_t kept_count(const lct_refs *refs, uint64_t threshold,
     uint64_t n = 0;
     *reads = 0;
     for (size_t i = 0; i < refs->n; i++) {
-        n += all || refs->v[i].obj_id < threshold;
-        *reads += refs->v[i].is_read;
+        const lct__ref *r = lct__ref_at(refs, i);
+        n += all || r->obj_id < threshold;
+        *reads += r->is_read;
     }
     return n;
 }
@@ -221,9 +222,10 @@ lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
     }
     for (size_t i = 0; ok && i < refs->n; i++) {
         if (i + 16 < refs->n)
-            lct__u64map_prefetch(&p.last, refs->v[i + 16].obj_id);
-        if (all || refs->v[i].obj_id < threshold)
-            ok = step(&p, &refs->v[i]);
+            lct__u64map_prefetch(&p.last, lct__ref_at(refs, i + 16)->obj_id);
+        const lct__ref *r = lct__ref_at(refs, i);
+        if (all || r->obj_id < threshold)
+            ok = step(&p, r);
     }
     ok = ok && finish(&p);
     if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */

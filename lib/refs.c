@@ -24,24 +24,48 @@ void lct_refs_free(lct_refs *refs)
 {
     if (!refs)
         return;
-    free(refs->v);
+    for (size_t b = 0; b < refs->nblocks; b++)
+        free(refs->blocks[b]);
+    free(refs->blocks);
     free(refs);
 }
 
-static bool reserve(lct_refs *refs, size_t more)
+static bool add_block(lct_refs *refs, size_t size)
 {
-    if (refs->n + more <= refs->cap)
-        return true;
-    size_t cap = refs->cap ? refs->cap : 4096;
-    while (cap < refs->n + more)
-        cap *= 2;
-    lct__ref *grown = reallocarray(refs->v, cap, sizeof *grown);
+    lct__ref **grown = reallocarray(refs->blocks, refs->nblocks + 1,
+                                    sizeof *grown);
     if (!grown)
         return false;
-    refs->v = grown;
-    refs->cap = cap;
-    lct__advise_huge(grown, cap * sizeof *grown);
+    refs->blocks = grown;
+    if (!(grown[refs->nblocks] = reallocarray(NULL, size, sizeof(lct__ref))))
+        return false;
+    lct__advise_huge(grown[refs->nblocks], size * sizeof(lct__ref));
+    refs->nblocks++;
     return true;
+}
+
+/* Room for one more reference: block 0 doubles from 4096 references
+ * (most streams are short) up to a block; then whole blocks are added. */
+static bool reserve_one(lct_refs *refs)
+{
+    if (refs->nblocks == 0) {
+        refs->first_cap = 4096;
+        return add_block(refs, refs->first_cap);
+    }
+    if (refs->nblocks == 1 && refs->n == refs->first_cap &&
+        refs->first_cap < LCT__REFS_BLOCK) {
+        size_t cap = refs->first_cap * 2;
+        lct__ref *grown = reallocarray(refs->blocks[0], cap, sizeof *grown);
+        if (!grown)
+            return false;
+        refs->blocks[0] = grown;
+        refs->first_cap = cap;
+        lct__advise_huge(grown, cap * sizeof *grown);
+        return true;
+    }
+    if (refs->n < refs->first_cap + (refs->nblocks - 1) * LCT__REFS_BLOCK)
+        return true;
+    return add_block(refs, LCT__REFS_BLOCK);
 }
 
 lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
@@ -49,12 +73,13 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
 {
     if (!refs)
         return LCT_ERR_INVALID;
-    if (!reserve(refs, 1))
+    if (!reserve_one(refs))
         return LCT_ERR_NOMEM;
     uint32_t seconds = !(t_mono > 0)           ? 0
                        : t_mono >= 4294967295.0 ? UINT32_MAX
                                                 : (uint32_t)t_mono;
-    refs->v[refs->n++] = (lct__ref){obj_id, bytes, seconds, is_read};
+    *lct__ref_at(refs, refs->n++) = (lct__ref){obj_id, bytes, seconds,
+                                               is_read};
     return LCT_OK;
 }
 
@@ -62,17 +87,17 @@ lct_status lct_refs_append(lct_refs *dst, lct_refs *src)
 {
     if (!dst || !src)
         return LCT_ERR_INVALID;
-    if (dst->n == 0) { /* take src's buffer as it is */
+    if (dst->n == 0) { /* take src's blocks as they are */
         lct_refs empty = *dst;
         *dst = *src;
         *src = empty;
         return LCT_OK;
     }
-    if (!reserve(dst, src->n))
-        return LCT_ERR_NOMEM;
-    if (src->n)
-        memcpy(dst->v + dst->n, src->v, src->n * sizeof *src->v);
-    dst->n += src->n;
+    for (size_t i = 0; i < src->n; i++) {
+        if (!reserve_one(dst))
+            return LCT_ERR_NOMEM; /* dst holds a prefix of src's */
+        *lct__ref_at(dst, dst->n++) = *lct__ref_at(src, i);
+    }
     src->n = 0;
     return LCT_OK;
 }
@@ -95,7 +120,7 @@ static int64_t *next_positions(const lct_refs *refs)
     lct__u64map seen = {0};
     for (size_t i = refs->n; next && i-- > 0;) {
         bool added;
-        lct__u64map_entry *e = lct__u64map_get(&seen, refs->v[i].obj_id,
+        lct__u64map_entry *e = lct__u64map_get(&seen, lct__ref_at(refs, i)->obj_id,
                                                &added);
         if (!e) {
             free(next);
@@ -125,7 +150,7 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
     size_t fill = 0;
     lct_status st = LCT_OK;
     for (size_t i = 0; i < refs->n && st == LCT_OK; i++) {
-        const lct__ref *r = &refs->v[i];
+        const lct__ref *r = lct__ref_at(refs, i);
         unsigned char *p = buf + fill;
         uint64_t size = r->bytes == 0 ? 1 : r->bytes;
         put_le(p, r->seconds, 4);

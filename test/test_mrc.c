@@ -287,3 +287,38 @@ Test(mrc, append_moves_references_in_order)
     lct_refs_free(b);
     lct_refs_free(c);
 }
+
+Test(mrc, references_span_several_blocks)
+{
+    /* 2.5 blocks of 2^20, in two streams joined: ids cycle through 1000
+     * keys, so after the first round every read is at distance 999. */
+    lct_refs *a, *b;
+    cr_assert_eq(lct_refs_new(&a), LCT_OK);
+    cr_assert_eq(lct_refs_new(&b), LCT_OK);
+    uint64_t n = 5 * ((uint64_t)1 << 19);
+    for (uint64_t i = 0; i < n; i++)
+        cr_assert_eq(lct_refs_add(i < n / 3 ? a : b, i % 1000, 8, 0, true),
+                     LCT_OK);
+    cr_assert_eq(lct_refs_append(a, b), LCT_OK); /* a is not empty: copies */
+    cr_assert_eq(lct_refs_count(a), n);
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(a, 1, &m, NULL), LCT_OK);
+    cr_expect_eq(lct_mrc_hit_ratio(m, 999), 0);
+    cr_expect_eq(lct_mrc_hit_ratio(m, 1000), (double)(n - 1000) / (double)n);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 8000), (double)(n - 1000) / (double)n);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 7999), 0);
+    lct_mrc_free(m);
+    char *buf = NULL;
+    cr_assert_eq(lct_refs_write_oracle_general(a, collect, &buf, NULL), LCT_OK);
+    static const uint64_t probe[] = {0, 999, 1048575, 1048576, 2097151};
+    for (size_t k = 0; k < sizeof probe / sizeof *probe; k++) {
+        const unsigned char *p = (unsigned char *)buf + 24 * probe[k];
+        cr_expect_eq(le(p + 4, 8), probe[k] % 1000);
+        cr_expect_eq(le(p + 16, 8), probe[k] + 1000, "next of %llu",
+                     (unsigned long long)probe[k]);
+    }
+    cr_expect_eq(le((unsigned char *)buf + 24 * (n - 1) + 16, 8), UINT64_MAX);
+    free(buf);
+    lct_refs_free(a);
+    lct_refs_free(b);
+}
