@@ -84,6 +84,59 @@ static void read_stream(const uint8_t *data, size_t size, outcome *o)
     lct_close(r);
 }
 
+/* A typed accessor that fails must say why. */
+static void said(lct_status st, const lct_error *err)
+{
+    if (st != LCT_OK && strlen(err->message) == 0)
+        abort();
+}
+
+/* LMCache's typed accessors on every argument, and the key iterator:
+ * whatever the bytes, they must stay inside the value and explain a
+ * refusal. */
+static void typed_accessors(const lct_record *rec)
+{
+    lct_iter it;
+    lct_value k, v;
+    lct_error err;
+    if (lct_map_iter_init(rec->args, &it) == LCT_OK)
+        while (lct_map_iter_next(&it, &k, &v) == 1) {
+            lct_object_key key;
+            lct_layout_desc layout;
+            lct_prefetch_spec spec;
+            lct_prefetch_handle handle;
+            lct_attn_window attn;
+            lct_str name;
+            lct_value list;
+            uint64_t bytes;
+            err.message[0] = 0;
+            lct_status st = lct_object_key_get(v, &key, &err);
+            said(st, &err);
+            if (st == LCT_OK)
+                lct_object_key_hash(&key);
+            err.message[0] = 0;
+            if ((st = lct_layout_desc_get(v, &layout, &err)) == LCT_OK)
+                said(lct_layout_bytes(&layout, &bytes, &err), &err);
+            said(st, &err);
+            err.message[0] = 0;
+            if ((st = lct_prefetch_spec_get(v, &spec, &err)) == LCT_OK &&
+                lct_prefetch_spec_layout(&spec, 0, &layout, NULL) == LCT_OK)
+                lct_layout_bytes(&layout, &bytes, NULL);
+            said(st, &err);
+            lct_prefetch_handle_get(v, &handle, NULL);
+            lct_attn_window_get(v, &attn, NULL);
+            lct_enum_get(v, "TrimPolicy", &name, NULL);
+            lct_dtype_get(v, &name, NULL);
+            lct_list_get(v, &list, NULL, NULL);
+        }
+    lct_key_iter keys;
+    lct_object_key key;
+    uint64_t bytes;
+    if (lct_key_iter_init(rec, &keys, NULL) == LCT_OK)
+        while (lct_key_iter_next(&keys, &key, &bytes, NULL) == 1)
+            lct_object_key_hash(&key);
+}
+
 static void run(const uint8_t *data, size_t size, unsigned flags,
                 outcome *o)
 {
@@ -113,6 +166,7 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
         lct_value tmp;
         lct_map_find(rec.args, "keys", &tmp);
         lct_value_codec(rec.args, NULL, NULL);
+        typed_accessors(&rec);
         if (rec.offset + 4 + rec.length > size)
             abort(); /* a record outside the input */
     }
