@@ -1817,6 +1817,13 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
     free(svg);
     run_free(&t);
 
+    t = run_lct(NULL, "mrc", "--read", "no_such_call", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 0);
+    cr_expect(strstr(t.err, "--read 'no_such_call' matched no record"), "%s",
+              t.err);
+    cr_expect(strstr(t.out, "0 reads"), "%s", t.out);
+    run_free(&t);
+
     t = run_lct(NULL, "mrc", "--sample", "0", LCT_SAMPLE, NULL);
     cr_expect_eq(t.status, 2);
     cr_expect(strstr(t.err, "--sample"), "%s", t.err);

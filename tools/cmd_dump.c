@@ -337,7 +337,7 @@ int cmd_dump(int argc, char **argv)
     tool_finish_stdout();
     lct_close(r);
     if (rc != EXIT_REFUSED && !tool_interrupted && !a.quiet)
-        tool_patterns_report(&o.qualnames, "dump");
+        tool_patterns_report(&o.qualnames, "dump", "--qualname");
     free(o.qualnames.text);
     free(o.qualnames.hits);
     return rc;

@@ -167,10 +167,8 @@ int cmd_keys(int argc, char **argv)
     else
         whole = tool_keys_walk(r, &o.ops, "keys", on_key, &o);
     bool ok = !o.failed && (!o.oracle || write_oracle(&o));
-    if (!a.quiet) {
-        tool_patterns_report(&o.ops.read, "keys");
-        tool_patterns_report(&o.ops.write, "keys");
-    }
+    if (!a.quiet)
+        tool_keyops_report(&o.ops, "keys");
     lct_stats st;
     lct_reader_stats(r, &st);
     lct_refs_free(o.refs);

@@ -269,10 +269,8 @@ int cmd_mrc(int argc, char **argv)
     else if (ok)
         print_text(&t, &c);
     ok = ok && (!o.svg || write_svg(o.svg, a.file, &t, &c));
-    if (!a.quiet) {
-        tool_patterns_report(&o.ops.read, "mrc");
-        tool_patterns_report(&o.ops.write, "mrc");
-    }
+    if (!a.quiet)
+        tool_keyops_report(&o.ops, "mrc");
     lct_stats st;
     lct_reader_stats(r, &st);
     free_curve(&c);

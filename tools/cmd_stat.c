@@ -268,7 +268,7 @@ static void report_unmatched(struct qtable *ops)
     qentry *e;
     RB_FOREACH(e, qtable, ops)
         (void)tool_qualname_wanted(&filter.qualnames, e->qualname);
-    tool_patterns_report(&filter.qualnames, "stat");
+    tool_patterns_report(&filter.qualnames, "stat", "--qualname");
 }
 
 int cmd_stat(int argc, char **argv)

@@ -74,12 +74,13 @@ bool tool_qualname_wanted(tool_patterns *p, lct_str q)
     return any;
 }
 
-void tool_patterns_report(const tool_patterns *p, const char *cmd)
+void tool_patterns_report(const tool_patterns *p, const char *cmd,
+                          const char *option)
 {
     for (size_t i = 0; i < p->n; i++) {
         if (p->hits[i])
             continue;
-        fprintf(stderr, "%s %s: --qualname '", tool_name, cmd);
+        fprintf(stderr, "%s %s: %s '", tool_name, cmd, option);
         tool_put_vis(stderr, p->text[i], strlen(p->text[i]));
         fputs("' matched no record\n", stderr);
     }

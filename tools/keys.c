@@ -44,6 +44,12 @@ void tool_keyops_free(tool_keyops *o)
     free(o->write.hits);
 }
 
+void tool_keyops_report(const tool_keyops *o, const char *cmd)
+{
+    tool_patterns_report(&o->read, cmd, "--read");
+    tool_patterns_report(&o->write, cmd, "--write");
+}
+
 tool_key_op tool_key_op_of(tool_keyops *o, lct_str qualname)
 {
     /* Counting which patterns selected something, for the report. */

@@ -250,8 +250,10 @@ bool tool_qualname_selects(const tool_patterns *p, lct_str q);
 /* Whether q is selected: any pattern, as a glob when it holds * ? [, else
  * the exact name or a suffix after a dot; no patterns select all. */
 bool tool_qualname_wanted(tool_patterns *p, lct_str q);
-/* Say on stderr which patterns selected nothing. */
-void tool_patterns_report(const tool_patterns *p, const char *cmd);
+/* Say on stderr which patterns (of option, e.g. "--qualname") selected
+ * nothing. */
+void tool_patterns_report(const tool_patterns *p, const char *cmd,
+                          const char *option);
 
 /* --since / --until: a number of seconds bounds t_mono, a UTC time
  * (2026-12-01T10:00:00Z) bounds t_wall. */
@@ -294,6 +296,8 @@ void tool_keyops_add(tool_keyops *o, bool write, const char *pattern);
 /* The defaults for a side given no pattern. */
 void tool_keyops_defaults(tool_keyops *o);
 void tool_keyops_free(tool_keyops *o);
+/* Say on stderr which --read / --write patterns matched no record. */
+void tool_keyops_report(const tool_keyops *o, const char *cmd);
 tool_key_op tool_key_op_of(tool_keyops *o, lct_str qualname);
 /* "read", "write", or the qualname (not NUL-terminated: *len). */
 const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len);
