@@ -17,10 +17,16 @@
  *   lct_header   one row per file: file, magic, format_version, level,
  *     trace_schema_version, t_mono_start, t_wall_start, sm_config_json,
  *     sm_config_digest, level_meta (JSON, NULL when absent), header_bytes.
+ *   lct_keys     the key reference stream of `lct keys`: one row per key
+ *     that a read call (submit_prefetch_task) or a write call
+ *     (reserve_write) carried, in trace order: idx, t_mono, op ("read",
+ *     "write"), chunk_hash (hex), model_name, kv_rank, object_group_id,
+ *     cache_salt, obj_id (lct_object_key_hash in hex), bytes, file.
  *
  * Use them as table-valued functions, one file each:
  *     SELECT * FROM lct_records('run.lct');
  *     SELECT * FROM lct_header('run.lct');
+ *     SELECT op, count(DISTINCT obj_id) FROM lct_keys('run.lct') GROUP BY 1;
  * or create tables over several files:
  *     CREATE VIRTUAL TABLE records USING lct_records('a.lct', 'b.lct');
  *
@@ -39,7 +45,7 @@
  * has changed.  Pipes cannot be queried (a query may read a file twice).
  *
  * The loadable extension (lct_sqlite.so, built and installed by make)
- * registers both modules with the default options:
+ * registers the three modules with the default options:
  *     sqlite3> .load /usr/local/lib/liblct/lct_sqlite
  */
 #ifndef LCT_SQLITE_H
@@ -65,7 +71,7 @@ typedef struct lct_sqlite_options {
 } lct_sqlite_options;
 
 /**
- * Register lct_records and lct_header on @p db.  @p options is copied;
+ * Register lct_records, lct_header and lct_keys on @p db.  @p options is copied;
  * NULL means defaults.
  * @return SQLITE_OK or SQLite's error code.
  */
