@@ -19,4 +19,5 @@ if ldd "$ext.so" | grep -q libasan; then
     ASAN_OPTIONS=detect_leaks=0
     export LD_PRELOAD ASAN_OPTIONS
 fi
-exec "$py" "$LCT_SRCDIR/test/sql_clients.py" "$ext" "$LCT_SRCDIR/test/fixtures"
+exec "$py" "$LCT_SRCDIR/test/sql_clients.py" "$ext" "$LCT_SRCDIR/test/fixtures" \
+    "$LCT_SRCDIR/examples/sample.lct" "$LCT_BUILDDIR/tools/lct"

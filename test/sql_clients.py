@@ -4,7 +4,8 @@ sqlite3 shell (.load) and Python's standard sqlite3 module
 reader yields for it (the fixture's .expect.json): rows, times, args as
 values, counts per qualname, the header, and refusals.
 
-usage: sql_clients.py EXTENSION FIXTURES_DIR
+usage: sql_clients.py EXTENSION FIXTURES_DIR SAMPLE LCT
+Also: lct_keys over the sample against `lct keys` (LCT, the tool).
 Run by test/sql-clients.sh with Debian's /usr/bin/python3.
 """
 import collections
@@ -16,7 +17,7 @@ import sqlite3
 import subprocess
 import sys
 
-ext, fixtures = sys.argv[1], sys.argv[2]
+ext, fixtures, sample, tool = sys.argv[1:5]
 failures = []
 
 
@@ -95,9 +96,19 @@ for path in paths:
     python_client(conn, path, want)
     shell_client(path, want)
 
+# The keys table is the stream lct keys prints, row for row.
+rows = conn.execute("SELECT idx, op, obj_id, bytes FROM lct_keys(?)",
+                    (sample,)).fetchall()
+printed = subprocess.run([tool, "keys", sample], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+want = [(k["idx"], k["op"], k["obj_id"], k["bytes"])
+        for k in map(json.loads, printed)]
+expect(len(rows) > 1000 and rows == want,
+       f"lct_keys: {len(rows)} rows, lct keys printed {len(want)}")
+
 for f in failures:
     print("FAIL:", f)
-print(f"{len(paths)} fixtures through Python {sys.version.split()[0]} "
+print(f"{len(paths)} fixtures and the sample's keys through Python {sys.version.split()[0]} "
       f"(sqlite {sqlite3.sqlite_version}) and the sqlite3 shell: "
       f"{len(failures)} failures")
 sys.exit(1 if failures else 0)
