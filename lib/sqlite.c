@@ -12,7 +12,6 @@
 #include "sqlite_internal.h"
 SQLITE_EXTENSION_INIT1
 
-#include "threads_internal.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -48,10 +47,7 @@ static void file_close(lct__sqlfile *f)
 {
     lct_close(f->map);
     f->map = NULL;
-    free(f->records);
-    f->records = NULL;
-    f->nrecords = 0;
-    f->indexed = false;
+    lct__sqlfile_unindex(f);
 }
 
 static uint64_t size_now(const char *path, uint64_t otherwise)
@@ -84,61 +80,6 @@ bool lct__sqlfile_map(lct__sqltab *tab, lct__sqlfile *f)
     }
     lct_reader_set_log(f->map, lct__sqlfile_log, f);
     return true;
-}
-
-static int collect_offset(void *state, const lct_record *rec)
-{
-    return lct__u64s_push(state, rec->offset) ? 0 : 1;
-}
-
-static void collect_reset(void *state)
-{
-    ((lct__u64s *)state)->n = 0;
-}
-
-/* One parallel pass (lct_scan_file) noting each record's offset; thread
- * t's list holds its range's records in order, so concatenation is file
- * order. */
-bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
-{
-    if (!lct__sqlfile_map(tab, f))
-        return false;
-    if (f->indexed)
-        return true;
-    lct_scan scan = {0, collect_offset, NULL, NULL, collect_reset};
-    unsigned n = lct_scan_threads(&scan, NULL);
-    lct__u64s *lists = calloc(n, sizeof *lists);
-    void **states = calloc(n, sizeof *states);
-    bool ok = lists && states;
-    for (unsigned t = 0; ok && t < n; t++)
-        states[t] = &lists[t];
-    scan.states = states;
-    lct_error err = {0};
-    lct_stats st;
-    ok = ok && lct_scan_file(f->map, &scan, &st, &err) == LCT_OK;
-    uint64_t total = 0;
-    for (unsigned t = 0; ok && t < n; t++)
-        total += lists[t].n;
-    ok = ok && total == st.records; /* a thread that ran out of memory */
-    if (ok && (f->records = malloc((total ? total : 1) * sizeof *f->records))) {
-        uint64_t at = 0;
-        for (unsigned t = 0; t < n; t++) {
-            if (lists[t].n) /* an empty list has no buffer at all */
-                memcpy(f->records + at, lists[t].v,
-                       lists[t].n * sizeof(uint64_t));
-            at += lists[t].n;
-        }
-        f->nrecords = total;
-        f->indexed = true;
-    } else {
-        lct__sqltab_error(tab, "%s", err.code ? err.message
-                                              : "out of memory indexing");
-    }
-    for (unsigned t = 0; lists && t < n; t++)
-        free(lists[t].v);
-    free(lists);
-    free(states);
-    return f->indexed;
 }
 
 /* A module argument: an SQL string literal ('a.lct', "a.lct") or a bare

@@ -12,13 +12,22 @@
 
 #include "lct_sqlite.h"
 
+/* One record in a file's row cache (sqlite_rows.c). */
+typedef struct lct__sqlrow {
+    uint64_t offset;
+    double t_mono, t_wall;
+    uint32_t qualname; /* into the file's qualnames */
+} lct__sqlrow;
+
 /* One trace file of a table. */
 typedef struct lct__sqlfile {
     char *path;
     const lct_sqlite_options *options;
     lct_reader *map;       /* mapped reader: header, random access */
-    uint64_t *records;     /* file offset of every record, when built */
-    uint64_t nrecords;
+    lct__sqlrow *rows;     /* every record, when indexed */
+    uint64_t nrows;
+    lct_str *qualnames;    /* the distinct qualnames, owned */
+    uint32_t nqualnames;
     bool indexed;
     int users;             /* cursors reading map: no reopen meanwhile */
     bool logged_any;       /* a warning was passed on already */
@@ -50,8 +59,10 @@ lct__sqlfile *lct__sqltab_file(lct__sqltab *tab, const char *path);
 /* Open f->map if it is not open (or reopen it if the file's size
  * changed); false with the message in tab->base.zErrMsg. */
 bool lct__sqlfile_map(lct__sqltab *tab, lct__sqlfile *f);
-/* Build f->records if needed; false with the message set. */
+/* Build f's row cache if needed (sqlite_rows.c); false with the message
+ * set. */
 bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f);
+void lct__sqlfile_unindex(lct__sqlfile *f);
 /* The log every reader of f gets: passes each warning on once. */
 void lct__sqlfile_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
                       uint64_t offset, const char *message);

@@ -33,6 +33,10 @@ enum {
     P_WALL_HI = 1 << 8,
     P_COUNT = 9
 };
+/* Not a constraint: the query reads neither args nor args_bytes, so rows
+ * can come from the file's row cache without reading the file again. */
+#define P_NO_ARGS (1 << 12)
+
 static const char *const plan_names[P_COUNT] = {
     "path=", "idx=", "idx>", "idx<", "qualname=",
     "t_mono>", "t_mono<", "t_wall>", "t_wall<"};
@@ -55,6 +59,8 @@ typedef struct records_cursor {
     bounds b;
     lct_reader *stream;    /* a scan's reader, or NULL: the record index */
     lct__sqlfile *mapped;  /* the file whose mapping is held */
+    int plan;
+    bool cached;           /* rows from the row cache, args not read */
     uint64_t next;         /* index mode: the next record number */
     uint64_t idx;
     lct_record rec;
@@ -116,6 +122,9 @@ static char *plan_string(int plan)
         }
     if (s && (plan & (P_IDX_EQ | P_IDX_LO)))
         s = sqlite3_mprintf("%z (record index when far in)", s);
+    if (s && (plan & P_NO_ARGS))
+        s = sqlite3_mprintf("%z%s(row cache: args not read)", s,
+                            *s ? " " : "");
     return s;
 }
 
@@ -156,6 +165,8 @@ static int records_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
         (info->aOrderBy[0].iColumn == R_IDX ||
          info->aOrderBy[0].iColumn == -1))
         info->orderByConsumed = 1; /* rows come in record order */
+    if (!(info->colUsed & ((1u << R_ARGS) | (1u << R_ARGS_BYTES))))
+        plan |= P_NO_ARGS;
     info->idxNum = plan;
     info->idxStr = plan_string(plan);
     info->needToFreeIdxStr = 1;
@@ -277,17 +288,23 @@ static lct__sqlfile *query_file(records_cursor *c, int i)
     return i < tab->nfiles ? tab->files[i] : NULL;
 }
 
-/* Begin reading file c->file: through its record index when the query
- * starts far in (or the index is there anyway), else streamed. */
+/* Begin reading file c->file: through its row cache when the query
+ * starts far in, or reads no args and more than a few rows (or the cache
+ * is there anyway), else streamed. */
 static int start_file(records_cursor *c, lct__sqlfile *f)
 {
     lct__sqltab *tab = (lct__sqltab *)c->base.pVtab;
     bool bounded = c->b.idx_lo > 0 || c->b.idx_hi < UINT64_MAX;
-    if (bounded && (f->indexed || c->b.idx_lo >= INDEX_WORTH)) {
+    bool no_args = (c->plan & P_NO_ARGS) != 0;
+    bool far = bounded && (f->indexed || c->b.idx_lo >= INDEX_WORTH);
+    bool cache = no_args && (f->indexed || c->b.idx_hi >= INDEX_WORTH);
+    c->cached = false;
+    if (far || cache) {
         if (!lct__sqlfile_index(tab, f))
             return SQLITE_ERROR;
         f->users++;
         c->mapped = f;
+        c->cached = no_args;
         c->next = c->b.idx_lo;
         return SQLITE_OK;
     }
@@ -321,20 +338,45 @@ static int next_in_file(records_cursor *c, lct__sqlfile *f)
                 return 0;
         }
     }
-    if (c->next >= f->nrecords)
+    if (c->next >= f->nrows)
         return 0;
-    const char *why = NULL;
-    int rc = lct_record_at(f->map, f->records[c->next], &c->rec, &why);
+    const lct__sqlrow *row = &f->rows[c->next];
+    if (c->cached) {
+        c->rec = (lct_record){.offset = row->offset,
+                              .t_mono = row->t_mono,
+                              .t_wall = row->t_wall,
+                              .qualname = f->qualnames[row->qualname]};
+        c->idx = c->next++;
+        return 1;
+    }
+    int rc = lct_record_at(f->map, row->offset, &c->rec, NULL);
     if (rc == 1) {
         c->idx = c->next++;
         return 1;
     }
     lct__sqltab_error(tab, "trace file '%s': record %llu at offset %llu %s",
                       f->path, (unsigned long long)c->next,
-                      (unsigned long long)f->records[c->next],
+                      (unsigned long long)row->offset,
                       rc == LCT_ERR_CHANGED ? "is gone: the file shrank"
                                             : "no longer decodes");
     return SQLITE_ERROR;
+}
+
+/* A cached row whose args SQLite asks for after all: read the record. */
+static int load_args(records_cursor *c)
+{
+    if (!c->cached || c->rec.args.ptr)
+        return SQLITE_OK;
+    lct_record full;
+    if (lct_record_at(c->mapped->map, c->rec.offset, &full, NULL) != 1) {
+        lct__sqltab_error((lct__sqltab *)c->base.pVtab,
+                          "trace file '%s': the record at offset %llu no "
+                          "longer decodes", c->mapped->path,
+                          (unsigned long long)c->rec.offset);
+        return SQLITE_ERROR;
+    }
+    c->rec = full;
+    return SQLITE_OK;
 }
 
 static bool wanted(const records_cursor *c)
@@ -383,6 +425,7 @@ static int records_filter(sqlite3_vtab_cursor *cur, int plan,
     c->eof = false;
     c->file = 0;
     c->one = NULL;
+    c->plan = plan;
     const char *path;
     int rc = read_bounds(c, plan, argc, argv, &path);
     if (rc != SQLITE_OK)
@@ -438,6 +481,8 @@ static int append_json(void *ctx, const char *data, size_t len)
 
 static int column_args(records_cursor *c, sqlite3_context *ctx)
 {
+    if (load_args(c) != SQLITE_OK)
+        return SQLITE_ERROR;
     if (!c->json_ready) {
         c->json_len = 0;
         lct_status st = lct_value_write_json(c->rec.args, append_json, c);
@@ -473,6 +518,8 @@ static int records_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
         break;
     case R_ARGS: return column_args(c, ctx);
     case R_ARGS_BYTES:
+        if (load_args(c) != SQLITE_OK)
+            return SQLITE_ERROR;
         if (lct_value_size(r->args, &size) != LCT_OK)
             size = r->args.len;
         sqlite3_result_int64(ctx, (sqlite3_int64)size);

@@ -277,6 +277,17 @@ Test(sql, record_index_equals_a_scan_on_a_damaged_trace)
                             "WHERE idx = 996", path);
     cr_expect_str_eq(after, "997\n");
     sqlite3_free(after);
+    /* Rows from the row cache (no args read) and from the file agree,
+     * filters included. */
+    same_rows(db, path,
+              "SELECT idx, offset, t_mono, qualname" FROM
+              "WHERE qualname = 'b.op' AND t_mono > 10",
+              "SELECT idx, offset, t_mono, qualname" FROM
+              "WHERE qualname = 'b.op' AND t_mono > 10 AND length(args) > 0");
+    char *plan = rowsf(db, "EXPLAIN QUERY PLAN SELECT qualname, count(*)"
+                           FROM "GROUP BY 1", path);
+    cr_expect(strstr(plan, "row cache"), "%s", plan);
+    sqlite3_free(plan);
     cr_expect_eq(warnings, 6, "a second pass repeated warnings");
     sqlite3_close(db);
     unlink(path);
@@ -420,6 +431,12 @@ Test(sql, record_index_of_every_fixture_equals_a_scan)
                       "SELECT idx, offset, args" FROM "WHERE idx >= 0 AND "
                       "idx < 1000000",
                       "SELECT idx, offset, args" FROM "WHERE idx + 0 >= 0");
+            /* The row cache (no args read) against a streamed scan. */
+            same_rows(db, path,
+                      "SELECT idx, offset, t_mono, t_wall, qualname, file,"
+                      " rowid" FROM,
+                      "SELECT idx, offset, t_mono, t_wall, qualname, file,"
+                      " rowid" FROM "WHERE args_bytes >= 0");
         }
         sqlite3_free(ok);
         sqlite3_free(err);
