@@ -32,16 +32,20 @@
  *
  * What the planner is told (EXPLAIN QUERY PLAN shows it as the index
  * string): `idx` equality and ranges (and the rowid of a one-file table)
- * jump to the record through an index of record offsets, built in
- * parallel once per file and connection, instead of rendering what comes
- * before; `qualname = ?` (BINARY collation) and ranges on `t_mono` and
- * `t_wall` drop other records before any column is produced.  SQLite
- * checks every constraint again, so push-down never changes an answer.
+ * jump to the record through a row cache, built by one parallel
+ * validating pass once per file and connection, instead of rendering what
+ * comes before; `qualname = ?` (BINARY collation) and ranges on `t_mono`
+ * and `t_wall` drop other records before any column is produced.  The row
+ * cache keeps each record's offset, times and qualname (32 bytes a
+ * record), so once it is built, queries that read neither args nor
+ * args_bytes are answered from memory; a first scan streams the file,
+ * which costs less than building the cache.  SQLite checks every
+ * constraint again, so push-down never changes an answer.
  *
  * A damaged trace gives exactly the rows the reference reader yields;
  * each warning goes to the log given at registration once per file and
  * connection (a second pass does not repeat it).  Files are read as they
- * are when a query runs; the record index is rebuilt when a file's size
+ * are when a query runs; the row cache is rebuilt when a file's size
  * has changed.  Pipes cannot be queried (a query may read a file twice).
  *
  * The loadable extension (lct_sqlite.so, built and installed by make)

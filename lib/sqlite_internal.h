@@ -1,7 +1,7 @@
 /*
  * sqlite_internal.h - what the two SQLite modules share (sqlite.c,
  * sqlite_records.c): a table's files, each opened once per connection,
- * with its warnings logged once and its record index built on demand.
+ * with its warnings logged once and its row cache built on demand.
  */
 #ifndef LCT_SQLITE_INTERNAL_H
 #define LCT_SQLITE_INTERNAL_H

@@ -50,7 +50,7 @@ static void help(void)
            "           object_group_id, cache_salt, obj_id, bytes, file:\n"
            "           the key references, as lct keys lists them\n"
            "QUERY may hold several statements; each one's rows are printed.\n"
-           "idx bounds jump through a record index; qualname = and t_mono /\n"
+           "idx bounds jump through a row cache; qualname = and t_mono /\n"
            "t_wall ranges drop rows before args are rendered.\n"
            "\n"
            "  -q       no warnings about damaged files\n"
