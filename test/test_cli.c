@@ -1761,6 +1761,12 @@ Test(cli, keys_lists_every_reference_and_writes_oracle_general)
     free(out);
     run_free(&t);
 
+    t = run_lct(NULL, "keys", "--oracle-general", "/nonexistent/dir/og",
+                LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 1);
+    cr_expect(strstr(t.err, "/nonexistent/dir/og"), "%s", t.err);
+    run_free(&t);
+
     t = run_lct(NULL, "keys", "--all", "--csv", LCT_SAMPLE, NULL);
     cr_assert_eq(t.status, 0);
     cr_expect_gt(count_lines(t.out), rows + 1);

@@ -114,16 +114,23 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
     return 0;
 }
 
-/* Write the gathered stream to o->oracle; false after a message. */
-static bool write_oracle(keys_opts *o)
+/* OUT, opened before the trace is read, so a path that cannot be
+ * written fails at once; NULL after a message. */
+static FILE *open_oracle(const char *path)
 {
-    FILE *f = fopen(o->oracle, "wb");
-    lct_error err;
+    FILE *f = fopen(path, "wb");
     if (!f) {
-        fprintf(stderr, "%s keys: %s: %s\n", tool_name, o->oracle,
-                strerror(errno));
-        return false;
+        fprintf(stderr, "%s keys: ", tool_name);
+        tool_put_vis(stderr, path, strlen(path));
+        fprintf(stderr, ": %s\n", strerror(errno));
     }
+    return f;
+}
+
+/* Write the gathered stream to f (closed here); false after a message. */
+static bool write_oracle(keys_opts *o, FILE *f)
+{
+    lct_error err;
     lct_status st = lct_refs_write_oracle_general(o->refs, tool_file_write,
                                                   f, &err);
     if (fclose(f) != 0 && st == LCT_OK)
@@ -156,6 +163,11 @@ int cmd_keys(int argc, char **argv)
         return EXIT_REFUSED;
     tool_keyops_defaults(&o.ops);
     o.csv = a.csv;
+    FILE *out = o.oracle ? open_oracle(o.oracle) : NULL;
+    if (o.oracle && !out) {
+        lct_close(r);
+        return EXIT_REFUSED;
+    }
     if (o.oracle && lct_refs_new(&o.refs) != LCT_OK)
         tool_usage_error("keys", "out of memory");
     if (o.csv && !o.oracle)
@@ -166,7 +178,9 @@ int cmd_keys(int argc, char **argv)
         o.failed = !tool_keys_collect(r, &o.ops, "keys", &a, o.refs, &whole);
     else
         whole = tool_keys_walk(r, &o.ops, "keys", on_key, &o);
-    bool ok = !o.failed && (!o.oracle || write_oracle(&o));
+    bool ok = !o.failed && (!out || write_oracle(&o, out));
+    if (out && o.failed)
+        fclose(out);
     if (!a.quiet)
         tool_keyops_report(&o.ops, "keys");
     lct_stats st;
