@@ -173,6 +173,69 @@ void lct__sqltab_free(lct__sqltab *tab)
     sqlite3_free(tab);
 }
 
+lct__sqlfile *lct__sqltab_query_file(const lct__sqltab *tab,
+                                     lct__sqlfile *one, int i)
+{
+    if (one)
+        return i == 0 ? one : NULL;
+    return i < tab->nfiles ? tab->files[i] : NULL;
+}
+
+int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
+                           int path_col)
+{
+    for (int i = 0; i < info->nConstraint && !tab->fixed; i++) {
+        const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+        if (c->iColumn != path_col)
+            continue;
+        if (c->op != SQLITE_INDEX_CONSTRAINT_EQ || !c->usable)
+            return SQLITE_CONSTRAINT;
+        info->aConstraintUsage[i].argvIndex = 1;
+        info->aConstraintUsage[i].omit = 1;
+        info->idxNum = 1;
+    }
+    return SQLITE_OK;
+}
+
+void lct__sqlresult_str(sqlite3_context *ctx, lct_str s)
+{
+    sqlite3_result_text64(ctx, s.ptr ? s.ptr : "", s.len, SQLITE_TRANSIENT,
+                          SQLITE_UTF8);
+}
+
+/* lct_write_fn appending to an lct__sqltext, doubling its room. */
+static int text_append(void *ctx, const char *data, size_t len)
+{
+    lct__sqltext *t = ctx;
+    if (t->len + len > t->cap) {
+        size_t cap = t->cap ? t->cap : 4096;
+        while (cap < t->len + len)
+            cap *= 2;
+        char *grown = realloc(t->ptr, cap);
+        if (!grown) {
+            errno = ENOMEM;
+            return -1;
+        }
+        t->ptr = grown;
+        t->cap = cap;
+    }
+    memcpy(t->ptr + t->len, data, len);
+    t->len += len;
+    return 0;
+}
+
+lct_status lct__sqltext_json(lct__sqltext *t, lct_value v)
+{
+    t->len = 0;
+    return lct_value_write_json(v, text_append, t);
+}
+
+void lct__sqltext_free(lct__sqltext *t)
+{
+    free(t->ptr);
+    *t = (lct__sqltext){0};
+}
+
 /* MARK: - lct_header */
 
 enum {
@@ -185,8 +248,7 @@ typedef struct header_cursor {
     sqlite3_vtab_cursor base;
     lct__sqlfile *one; /* the table-valued function's file */
     int row, rows;
-    char *level_meta;  /* JSON of the current row's level_meta */
-    size_t level_meta_len;
+    lct__sqltext level_meta; /* JSON of the current row's level_meta */
 } header_cursor;
 
 static int connect_any(sqlite3 *db, void *aux, int argc,
@@ -230,19 +292,8 @@ static int table_disconnect(sqlite3_vtab *vtab)
 
 static int header_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 {
-    lct__sqltab *tab = (lct__sqltab *)vtab;
     info->estimatedCost = 10;
-    for (int i = 0; i < info->nConstraint; i++) {
-        const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-        if (c->iColumn != H_PATH || tab->fixed)
-            continue;
-        if (c->op != SQLITE_INDEX_CONSTRAINT_EQ || !c->usable)
-            return SQLITE_CONSTRAINT;
-        info->aConstraintUsage[i].argvIndex = 1;
-        info->aConstraintUsage[i].omit = 1;
-        info->idxNum = 1;
-    }
-    return SQLITE_OK;
+    return lct__sqltab_path_index((lct__sqltab *)vtab, info, H_PATH);
 }
 
 static int header_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
@@ -259,7 +310,7 @@ static int header_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 static int header_close(sqlite3_vtab_cursor *cur)
 {
     header_cursor *c = (header_cursor *)cur;
-    free(c->level_meta);
+    lct__sqltext_free(&c->level_meta);
     sqlite3_free(c);
     return SQLITE_OK;
 }
@@ -304,27 +355,6 @@ static int header_eof(sqlite3_vtab_cursor *cur)
     return c->row >= c->rows;
 }
 
-/* lct_write_fn appending to the cursor's malloc'd string. */
-static int append_text(void *ctx, const char *data, size_t len)
-{
-    header_cursor *c = ctx;
-    char *grown = realloc(c->level_meta, c->level_meta_len + len + 1);
-    if (!grown) {
-        errno = ENOMEM;
-        return -1;
-    }
-    memcpy(grown + c->level_meta_len, data, len);
-    c->level_meta = grown;
-    c->level_meta_len += len;
-    return 0;
-}
-
-static void result_str(sqlite3_context *ctx, lct_str s)
-{
-    sqlite3_result_text64(ctx, s.ptr ? s.ptr : "", s.len, SQLITE_TRANSIENT,
-                          SQLITE_UTF8);
-}
-
 static int header_level_meta(sqlite3_context *ctx, header_cursor *c,
                              const lct_header *h)
 {
@@ -332,13 +362,12 @@ static int header_level_meta(sqlite3_context *ctx, header_cursor *c,
         sqlite3_result_null(ctx);
         return SQLITE_OK;
     }
-    c->level_meta_len = 0;
-    if (lct_value_write_json(h->level_meta, append_text, c) != LCT_OK) {
+    if (lct__sqltext_json(&c->level_meta, h->level_meta) != LCT_OK) {
         sqlite3_result_error_nomem(ctx);
         return SQLITE_NOMEM;
     }
-    sqlite3_result_text64(ctx, c->level_meta ? c->level_meta : "",
-                          c->level_meta_len, SQLITE_TRANSIENT, SQLITE_UTF8);
+    sqlite3_result_text64(ctx, c->level_meta.ptr ? c->level_meta.ptr : "",
+                          c->level_meta.len, SQLITE_TRANSIENT, SQLITE_UTF8);
     return SQLITE_OK;
 }
 
@@ -347,7 +376,7 @@ static int header_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
 {
     header_cursor *c = (header_cursor *)cur;
     lct__sqltab *tab = (lct__sqltab *)cur->pVtab;
-    lct__sqlfile *f = c->one ? c->one : tab->files[c->row];
+    lct__sqlfile *f = lct__sqltab_query_file(tab, c->one, c->row);
     const lct_header *h = lct_reader_header(f->map);
     switch (col) {
     case H_FILE:
@@ -359,12 +388,12 @@ static int header_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                               SQLITE_TRANSIENT, SQLITE_UTF8);
         break;
     case H_FORMAT_VERSION: sqlite3_result_int64(ctx, h->format_version); break;
-    case H_LEVEL: result_str(ctx, h->level); break;
+    case H_LEVEL: lct__sqlresult_str(ctx, h->level); break;
     case H_SCHEMA: sqlite3_result_int64(ctx, h->trace_schema_version); break;
     case H_T_MONO_START: sqlite3_result_double(ctx, h->t_mono_start); break;
     case H_T_WALL_START: sqlite3_result_double(ctx, h->t_wall_start); break;
-    case H_SM_CONFIG_JSON: result_str(ctx, h->sm_config_json); break;
-    case H_SM_CONFIG_DIGEST: result_str(ctx, h->sm_config_digest); break;
+    case H_SM_CONFIG_JSON: lct__sqlresult_str(ctx, h->sm_config_json); break;
+    case H_SM_CONFIG_DIGEST: lct__sqlresult_str(ctx, h->sm_config_digest); break;
     case H_LEVEL_META: return header_level_meta(ctx, c, h);
     case H_HEADER_BYTES: sqlite3_result_int64(ctx, (sqlite3_int64)h->size); break;
     default: sqlite3_result_null(ctx);

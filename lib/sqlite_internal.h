@@ -66,6 +66,31 @@ void lct__sqlfile_unindex(lct__sqlfile *f);
 /* The log every reader of f gets: passes each warning on once. */
 void lct__sqlfile_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
                       uint64_t offset, const char *message);
+/* The file number i of a query: the table's, or the table-valued
+ * function's one file (`one`); NULL past the last. */
+lct__sqlfile *lct__sqltab_query_file(const lct__sqltab *tab,
+                                     lct__sqlfile *one, int i);
+
+/* xBestIndex's part for the hidden `path` column (column path_col) of a
+ * table-valued function: an equality becomes argument 1 and idxNum 1;
+ * one SQLite cannot use yet is SQLITE_CONSTRAINT, so it plans another
+ * order.  A table over fixed files ignores it. */
+int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
+                           int path_col);
+
+/* A str view as an SQL text result (copied). */
+void lct__sqlresult_str(sqlite3_context *ctx, lct_str s);
+
+/* A text buffer reused from row to row for rendered JSON. */
+typedef struct lct__sqltext {
+    char *ptr;
+    size_t len, cap;
+} lct__sqltext;
+
+/* Render v as JSON into t (emptied first): lct_value_write_json's status. */
+lct_status lct__sqltext_json(lct__sqltext *t, lct_value v);
+void lct__sqltext_free(lct__sqltext *t);
+
 /* Replace the table's error message. */
 void lct__sqltab_error(lct__sqltab *tab, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -34,20 +34,9 @@ typedef struct keys_cursor {
 static int keys_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 {
     lct__sqltab *tab = (lct__sqltab *)vtab;
-    bool path = false;
-    for (int i = 0; i < info->nConstraint; i++) {
-        const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-        if (c->iColumn != K_PATH || tab->fixed)
-            continue;
-        if (c->op != SQLITE_INDEX_CONSTRAINT_EQ || !c->usable)
-            return SQLITE_CONSTRAINT;
-        info->aConstraintUsage[i].argvIndex = 1;
-        info->aConstraintUsage[i].omit = 1;
-        path = true;
-    }
-    info->idxNum = path;
-    info->estimatedCost = tab->fixed || path ? 1e6 : 1e300;
-    return SQLITE_OK;
+    int rc = lct__sqltab_path_index(tab, info, K_PATH);
+    info->estimatedCost = tab->fixed || info->idxNum ? 1e6 : 1e300;
+    return rc;
 }
 
 static int keys_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
@@ -71,10 +60,7 @@ static int keys_close(sqlite3_vtab_cursor *cur)
 
 static lct__sqlfile *query_file(keys_cursor *c, int i)
 {
-    lct__sqltab *tab = (lct__sqltab *)c->base.pVtab;
-    if (c->one)
-        return i == 0 ? c->one : NULL;
-    return i < tab->nfiles ? tab->files[i] : NULL;
+    return lct__sqltab_query_file((lct__sqltab *)c->base.pVtab, c->one, i);
 }
 
 static const char *op_of(lct_str qualname)
@@ -172,12 +158,6 @@ static int keys_eof(sqlite3_vtab_cursor *cur)
     return ((keys_cursor *)cur)->eof;
 }
 
-static void result_str(sqlite3_context *ctx, lct_str s)
-{
-    sqlite3_result_text64(ctx, s.ptr ? s.ptr : "", s.len, SQLITE_TRANSIENT,
-                          SQLITE_UTF8);
-}
-
 static void result_hex(sqlite3_context *ctx, const unsigned char *p, size_t n)
 {
     static const char digits[] = "0123456789abcdef";
@@ -206,11 +186,11 @@ static int keys_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     case K_OP: sqlite3_result_text(ctx, c->op, -1, SQLITE_STATIC); break;
     case K_CHUNK_HASH: result_hex(ctx, k->chunk_hash.ptr, k->chunk_hash.len);
         break;
-    case K_MODEL_NAME: result_str(ctx, k->model_name); break;
+    case K_MODEL_NAME: lct__sqlresult_str(ctx, k->model_name); break;
     case K_KV_RANK: sqlite3_result_int64(ctx, k->kv_rank); break;
     case K_OBJECT_GROUP_ID: sqlite3_result_int64(ctx, k->object_group_id);
         break;
-    case K_CACHE_SALT: result_str(ctx, k->cache_salt); break;
+    case K_CACHE_SALT: lct__sqlresult_str(ctx, k->cache_salt); break;
     case K_OBJ_ID:
         snprintf(id, sizeof id, "%016llx",
                  (unsigned long long)lct_object_key_hash(k));

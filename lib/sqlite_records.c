@@ -10,7 +10,6 @@
 #include "sqlite_internal.h"
 SQLITE_EXTENSION_INIT3
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +64,7 @@ typedef struct records_cursor {
     uint64_t idx;
     lct_record rec;
     bool eof;
-    char *json;            /* the current row's args as JSON */
-    size_t json_len, json_cap;
+    lct__sqltext json;     /* the current row's args as JSON */
     bool json_ready;
 } records_cursor;
 
@@ -199,7 +197,7 @@ static int records_close(sqlite3_vtab_cursor *cur)
     records_cursor *c = (records_cursor *)cur;
     end_file(c);
     sqlite3_free(c->b.qualname);
-    free(c->json);
+    lct__sqltext_free(&c->json);
     sqlite3_free(c);
     return SQLITE_OK;
 }
@@ -279,13 +277,9 @@ static int read_bounds(records_cursor *c, int plan, int argc,
     return SQLITE_OK;
 }
 
-/* The query's file number i, or NULL past the last. */
 static lct__sqlfile *query_file(records_cursor *c, int i)
 {
-    lct__sqltab *tab = (lct__sqltab *)c->base.pVtab;
-    if (c->one)
-        return i == 0 ? c->one : NULL;
-    return i < tab->nfiles ? tab->files[i] : NULL;
+    return lct__sqltab_query_file((lct__sqltab *)c->base.pVtab, c->one, i);
 }
 
 /* Begin reading file c->file: through its row cache when the query
@@ -461,34 +455,12 @@ static int records_eof(sqlite3_vtab_cursor *cur)
     return ((records_cursor *)cur)->eof;
 }
 
-/* lct_write_fn appending to the cursor's JSON buffer. */
-static int append_json(void *ctx, const char *data, size_t len)
-{
-    records_cursor *c = ctx;
-    if (c->json_len + len > c->json_cap) {
-        size_t cap = c->json_cap ? c->json_cap : 4096;
-        while (cap < c->json_len + len)
-            cap *= 2;
-        char *grown = realloc(c->json, cap);
-        if (!grown) {
-            errno = ENOMEM;
-            return -1;
-        }
-        c->json = grown;
-        c->json_cap = cap;
-    }
-    memcpy(c->json + c->json_len, data, len);
-    c->json_len += len;
-    return 0;
-}
-
 static int column_args(records_cursor *c, sqlite3_context *ctx)
 {
     if (load_args(c) != SQLITE_OK)
         return SQLITE_ERROR;
     if (!c->json_ready) {
-        c->json_len = 0;
-        lct_status st = lct_value_write_json(c->rec.args, append_json, c);
+        lct_status st = lct__sqltext_json(&c->json, c->rec.args);
         if (st != LCT_OK) {
             /* Only under LCT_LAZY can args be unrenderable. */
             sqlite3_result_error(ctx, st == LCT_ERR_SYS
@@ -499,7 +471,7 @@ static int column_args(records_cursor *c, sqlite3_context *ctx)
         }
         c->json_ready = true;
     }
-    sqlite3_result_text64(ctx, c->json ? c->json : "", c->json_len,
+    sqlite3_result_text64(ctx, c->json.ptr ? c->json.ptr : "", c->json.len,
                           SQLITE_TRANSIENT, SQLITE_UTF8);
     return SQLITE_OK;
 }
@@ -515,10 +487,7 @@ static int records_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     case R_OFFSET: sqlite3_result_int64(ctx, (sqlite3_int64)r->offset); break;
     case R_T_MONO: sqlite3_result_double(ctx, r->t_mono); break;
     case R_T_WALL: sqlite3_result_double(ctx, r->t_wall); break;
-    case R_QUALNAME:
-        sqlite3_result_text64(ctx, r->qualname.ptr ? r->qualname.ptr : "",
-                              r->qualname.len, SQLITE_TRANSIENT, SQLITE_UTF8);
-        break;
+    case R_QUALNAME: lct__sqlresult_str(ctx, r->qualname); break;
     case R_ARGS: return column_args(c, ctx);
     case R_ARGS_BYTES:
         if (load_args(c) != SQLITE_OK)

@@ -50,12 +50,28 @@ void tool_keyops_report(const tool_keyops *o, const char *cmd)
     tool_patterns_report(&o->write, cmd, "--write");
 }
 
-tool_key_op tool_key_op_of(tool_keyops *o, lct_str qualname)
+/* Count into hits[i] each pattern of p that selects q; whether any did. */
+static bool count_matches(const tool_patterns *p, lct_str q, uint64_t *hits)
 {
-    /* Counting which patterns selected something, for the report. */
-    if (tool_qualname_wanted(&o->read, qualname))
+    bool any = false;
+    for (size_t i = 0; i < p->n; i++) {
+        tool_patterns one = {&p->text[i], NULL, 1};
+        if (tool_qualname_selects(&one, q)) {
+            hits[i]++;
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* Which op a call is (read patterns first), counting the patterns that
+ * matched it into read_hits and write_hits, for the report. */
+static tool_key_op classify(const tool_keyops *o, lct_str qualname,
+                            uint64_t *read_hits, uint64_t *write_hits)
+{
+    if (count_matches(&o->read, qualname, read_hits))
         return TOOL_KEY_READ;
-    if (tool_qualname_wanted(&o->write, qualname))
+    if (count_matches(&o->write, qualname, write_hits))
         return TOOL_KEY_WRITE;
     return o->all ? TOOL_KEY_OTHER : TOOL_KEY_NONE;
 }
@@ -103,7 +119,8 @@ bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
     tool_progress_start(&progress, r, false);
     for (; lct_next(r, &rec) == 1; idx++) {
         tool_progress_update(&progress, r);
-        tool_key_op op = tool_key_op_of(o, rec.qualname);
+        tool_key_op op = classify(o, rec.qualname, o->read.hits,
+                                  o->write.hits);
         if (op != TOOL_KEY_NONE && !record_keys(r, &rec, idx, op, cmd, fn, ctx))
             break;
     }
@@ -133,24 +150,13 @@ static struct {
 } shared;
 
 /* One thread's state (tool_records zeroes it, and again after a reset):
- * its references in file order, and which patterns matched (bit i:
- * pattern i; patterns past the 64th are not reported). */
+ * its references in file order, and how many records each pattern
+ * matched (the read patterns' counts, then the write patterns'). */
 typedef struct keys_lane {
     lct_refs *refs;
-    uint64_t read_bits, write_bits;
+    uint64_t *hits;
     bool failed;
 } keys_lane;
-
-static uint64_t matching(const tool_patterns *p, lct_str q)
-{
-    uint64_t bits = 0;
-    for (size_t i = 0; i < p->n && i < 64; i++) {
-        tool_patterns one = {&p->text[i], NULL, 1};
-        if (tool_qualname_selects(&one, q))
-            bits |= UINT64_C(1) << i;
-    }
-    return bits;
-}
 
 static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
                     tool_key_op op, const lct_object_key *key, uint64_t bytes)
@@ -167,17 +173,14 @@ static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
 static int lane_record(void *state, const lct_record *rec)
 {
     keys_lane *l = state;
-    if (!l->refs && lct_refs_new(&l->refs) != LCT_OK) {
+    const tool_keyops *o = shared.ops;
+    if ((!l->refs && lct_refs_new(&l->refs) != LCT_OK) ||
+        (!l->hits &&
+         !(l->hits = calloc(o->read.n + o->write.n, sizeof *l->hits)))) {
         l->failed = true;
         return 1;
     }
-    uint64_t r = matching(&shared.ops->read, rec->qualname);
-    uint64_t w = r ? 0 : matching(&shared.ops->write, rec->qualname);
-    l->read_bits |= r;
-    l->write_bits |= w;
-    tool_key_op op = r   ? TOOL_KEY_READ
-                     : w ? TOOL_KEY_WRITE
-                         : shared.ops->all ? TOOL_KEY_OTHER : TOOL_KEY_NONE;
+    tool_key_op op = classify(o, rec->qualname, l->hits, l->hits + o->read.n);
     if (op == TOOL_KEY_NONE)
         return 0;
     return record_keys(shared.reader, rec, 0, op, shared.cmd, lane_key, l)
@@ -187,13 +190,9 @@ static int lane_record(void *state, const lct_record *rec)
 
 static void lane_reset(void *state)
 {
-    lct_refs_free(((keys_lane *)state)->refs);
-}
-
-static void count_bits(tool_patterns *p, uint64_t bits)
-{
-    for (size_t i = 0; i < p->n && i < 64; i++)
-        p->hits[i] += (bits >> i) & 1;
+    keys_lane *l = state;
+    lct_refs_free(l->refs);
+    free(l->hits);
 }
 
 bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
@@ -210,9 +209,11 @@ bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
         keys_lane *l = tool_run_state(&run, t);
         ok = ok && !l->failed &&
              (!l->refs || lct_refs_append(out, l->refs) == LCT_OK);
-        count_bits(&o->read, l->read_bits);
-        count_bits(&o->write, l->write_bits);
-        lct_refs_free(l->refs);
+        for (size_t i = 0; l->hits && i < o->read.n; i++)
+            o->read.hits[i] += l->hits[i];
+        for (size_t i = 0; l->hits && i < o->write.n; i++)
+            o->write.hits[i] += l->hits[o->read.n + i];
+        lane_reset(l);
     }
     *whole = !run.stats.skipped && !run.stats.truncated && !run.stats.shrank;
     tool_run_free(&run);

@@ -298,7 +298,6 @@ void tool_keyops_defaults(tool_keyops *o);
 void tool_keyops_free(tool_keyops *o);
 /* Say on stderr which --read / --write patterns matched no record. */
 void tool_keyops_report(const tool_keyops *o, const char *cmd);
-tool_key_op tool_key_op_of(tool_keyops *o, lct_str qualname);
 /* "read", "write", or the qualname (not NUL-terminated: *len). */
 const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len);
 
