@@ -461,3 +461,125 @@ Test(value, every_prefix_of_a_value_is_refused_not_overread)
     }
     mpw_free(&w);
 }
+
+/*
+ * The walker steps over the codec's ObjectKey opening (65 bytes) as one
+ * unit.  Each value here is walked beside a twin that differs in one
+ * ASCII byte of the tag ("ObjectKez"), which the fast path does not take:
+ * both must give the same status and size for every prefix, at every
+ * depth near the limit, and when the bytes only nearly match.
+ */
+static void objectkey_like(mpw *w, const char *tag, unsigned pairs,
+                           size_t hash_len, const char *model, bool as_array)
+{
+    static const unsigned char hash[33] = "0123456789abcdef0123456789abcdef";
+    mpw_map(w, 2);
+    mpw_str(w, "__t__");
+    mpw_str(w, tag);
+    mpw_str(w, "v");
+    if (as_array) /* same bytes after the head, which is 0x9N */
+        mpw_array(w, 2 * pairs);
+    else
+        mpw_map(w, pairs);
+    if (pairs == 0)
+        return;
+    mpw_str(w, "chunk_hash");
+    mpw_bin(w, hash, hash_len);
+    const char *names[] = {"model_name", "kv_rank", "object_group_id",
+                           "cache_salt"};
+    for (unsigned i = 1; i < pairs; i++) {
+        mpw_str(w, names[i % 4]);
+        if (i == 1)
+            mpw_str(w, model);
+        else
+            mpw_int(w, (int64_t)i);
+    }
+}
+
+static void walk_prefixes_like_the_twin(const mpw *w, const mpw *twin)
+{
+    cr_assert_eq(w->len, twin->len);
+    for (size_t n = 0; n <= w->len; n++) {
+        unsigned char *a = malloc(n ? n : 1), *b = malloc(n ? n : 1);
+        memcpy(a, w->buf, n);
+        memcpy(b, twin->buf, n);
+        size_t size_a = 0, size_b = 0;
+        int rc_a = lct_value_validate(lct_value_from(a, n), &size_a);
+        int rc_b = lct_value_validate(lct_value_from(b, n), &size_b);
+        cr_expect_eq(rc_a, rc_b, "prefix %zu of %zu: %d, twin %d", n,
+                     w->len, rc_a, rc_b);
+        if (rc_a == LCT_OK && rc_b == LCT_OK)
+            cr_expect_eq(size_a, size_b, "prefix %zu", n);
+        rc_a = lct_value_size(lct_value_from(a, n), &size_a);
+        rc_b = lct_value_size(lct_value_from(b, n), &size_b);
+        cr_expect_eq(rc_a, rc_b, "size, prefix %zu", n);
+        free(a);
+        free(b);
+    }
+}
+
+Test(value, objectkey_fast_path_walks_as_the_general_path)
+{
+    static const struct {
+        unsigned pairs, arrays;
+        size_t hash_len;
+        const char *model;
+        bool sibling; /* "chunk_hash" and a hash follow the map */
+        bool as_array; /* the payload is an array holding the same */
+        int whole; /* what validating the whole value gives */
+    } cases[] = {
+        {4, 0, 32, "Qwen/Qwen3-8B", false, false, LCT_OK},
+        {1, 0, 32, "", false, false, LCT_OK},
+        {2, 0, 32, "m", false, false, LCT_OK},
+        {15, 0, 32, "m", false, false, LCT_OK},
+        {4, 0, 32, "bad \xff utf-8", false, false, LCT_ERR_MALFORMED},
+        {4, 0, 31, "short hash", false, false, LCT_OK},
+        {4, 0, 33, "long hash", false, false, LCT_OK},
+        /* empty payload: the bytes after it belong to the array */
+        {0, 0, 32, "", true, false, LCT_OK},
+        {4, LCT_MAX_DEPTH - 3, 32, "deep", false, false, LCT_OK},
+        {4, LCT_MAX_DEPTH - 2, 32, "at the limit", false, false, LCT_OK},
+        {4, LCT_MAX_DEPTH - 1, 32, "past it", false, false, LCT_ERR_DEPTH},
+        {4, LCT_MAX_DEPTH, 32, "far past it", false, false, LCT_ERR_DEPTH},
+        {2, 0, 32, "array", false, true, LCT_OK},
+    };
+    static const unsigned char hash[32] = {0};
+    mpw w, twin;
+    mpw_init(&w);
+    mpw_init(&twin);
+    mpw *both[2] = {&w, &twin};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        for (int i = 0; i < 2; i++) {
+            mpw_reset(both[i]);
+            for (unsigned d = 0; d < cases[c].arrays; d++)
+                mpw_array(both[i], 1);
+            if (cases[c].sibling)
+                mpw_array(both[i], 3);
+            objectkey_like(both[i], i ? "ObjectKez" : "ObjectKey",
+                           cases[c].pairs, cases[c].hash_len,
+                           cases[c].model, cases[c].as_array);
+            if (cases[c].sibling) {
+                mpw_str(both[i], "chunk_hash");
+                mpw_bin(both[i], hash, 32);
+            }
+        }
+        size_t size;
+        cr_expect_eq(lct_value_validate(view(&w), &size), cases[c].whole,
+                     "case %zu", c);
+        walk_prefixes_like_the_twin(&w, &twin);
+    }
+    /* A list of keys, as a real trace holds them. */
+    for (int i = 0; i < 2; i++) {
+        mpw_reset(both[i]);
+        mpw_array(both[i], 20);
+        for (unsigned k = 0; k < 20; k++)
+            objectkey_like(both[i], i ? "ObjectKez" : "ObjectKey", 3 + k % 3,
+                           32, "Qwen/Qwen3-8B", false);
+    }
+    size_t size;
+    cr_expect_eq(lct_value_validate(view(&w), &size), LCT_OK);
+    cr_expect_eq(size, w.len);
+    walk_prefixes_like_the_twin(&w, &twin);
+    mpw_free(&w);
+    mpw_free(&twin);
+}
