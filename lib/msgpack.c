@@ -263,6 +263,45 @@ static inline unsigned objectkey_pairs(const unsigned char *p)
 }
 
 /*
+ * After that opening, the payload's usual next pairs as the real encoder
+ * writes them: "model_name" with a fixstr, "kv_rank" and then
+ * "object_group_id" with a positive fixint.  Each pair is stepped over
+ * only when it is whole, in bounds and valid (the model name checked as
+ * UTF-8 when utf8 is set); the first that is not stops the run and the
+ * general path takes over there.  *rem counts the payload's values left.
+ */
+static inline const unsigned char *objectkey_tail(const unsigned char *p,
+                                                  const unsigned char *end,
+                                                  bool utf8, size_t *rem)
+{
+    static const unsigned char model[11] = {0xaa, 'm', 'o', 'd', 'e', 'l',
+                                            '_',  'n', 'a', 'm', 'e'};
+    static const unsigned char rank[8] = {0xa7, 'k', 'v', '_',
+                                          'r',  'a', 'n', 'k'};
+    static const unsigned char group[16] = {
+        0xaf, 'o', 'b', 'j', 'e', 'c', 't', '_',
+        'g',  'r', 'o', 'u', 'p', '_', 'i', 'd'};
+    if (*rem < 2 || (size_t)(end - p) < 12 + 31 ||
+        memcmp(p, model, sizeof model) != 0 || (p[11] & 0xe0) != 0xa0)
+        return p;
+    size_t n = p[11] & 0x1f; /* in bounds: 31 bytes were there */
+    if (utf8 && !lct__str_valid(p + 12, n, end))
+        return p;
+    p += 12 + n;
+    *rem -= 2;
+    if (*rem < 2 || (size_t)(end - p) < sizeof rank + 1 ||
+        memcmp(p, rank, sizeof rank) != 0 || p[sizeof rank] >= 0x80)
+        return p;
+    p += sizeof rank + 1;
+    *rem -= 2;
+    if (*rem < 2 || (size_t)(end - p) < sizeof group + 1 ||
+        memcmp(p, group, sizeof group) != 0 || p[sizeof group] >= 0x80)
+        return p;
+    *rem -= 2;
+    return p + sizeof group + 1;
+}
+
+/*
  * The walker.  Nesting is a stack of "values still to read" counters: the
  * counter of the innermost open container lives in `rem`, the outer ones
  * in stack[].  fixint, fixstr, fixmap and fixarray, nearly every byte of a
@@ -327,7 +366,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                 stack[depth++] = rem;
                 stack[depth++] = 0;
                 rem = 2 * (size_t)pairs - 2;
-                p += OBJECTKEY_PREFIX;
+                p = objectkey_tail(p + OBJECTKEY_PREFIX, end, utf8, &rem);
                 continue;
             }
         }

@@ -470,7 +470,8 @@ Test(value, every_prefix_of_a_value_is_refused_not_overread)
  * depth near the limit, and when the bytes only nearly match.
  */
 static void objectkey_like(mpw *w, const char *tag, unsigned pairs,
-                           size_t hash_len, const char *model, bool as_array)
+                           size_t hash_len, const char *model, int64_t rank,
+                           int64_t group, bool as_array)
 {
     static const unsigned char hash[33] = "0123456789abcdef0123456789abcdef";
     mpw_map(w, 2);
@@ -485,15 +486,35 @@ static void objectkey_like(mpw *w, const char *tag, unsigned pairs,
         return;
     mpw_str(w, "chunk_hash");
     mpw_bin(w, hash, hash_len);
+    /* then the encoder's order: model_name, kv_rank, object_group_id,
+     * cache_salt, and for larger maps more ints */
     const char *names[] = {"model_name", "kv_rank", "object_group_id",
-                           "cache_salt"};
+                           "cache_salt", "more"};
     for (unsigned i = 1; i < pairs; i++) {
-        mpw_str(w, names[i % 4]);
+        mpw_str(w, names[i < 5 ? i - 1 : 4]);
         if (i == 1)
             mpw_str(w, model);
+        else if (i == 4)
+            mpw_str(w, "salt");
         else
-            mpw_int(w, (int64_t)i);
+            mpw_int(w, i == 2 ? rank : i == 3 ? group : (int64_t)i);
     }
+}
+
+/* The pair an ObjectKey of `pairs` pairs would hold next. */
+static void sibling_pair(mpw *w, unsigned pairs, const unsigned char *hash)
+{
+    static const char *keys[] = {"chunk_hash", "model_name", "kv_rank",
+                                 "object_group_id"};
+    mpw_str(w, keys[pairs]);
+    if (pairs == 0)
+        mpw_bin(w, hash, 32);
+    else if (pairs == 1)
+        mpw_str(w, "m");
+    else
+        mpw_int(w, 0);
+    /* enough bytes after it that the fast path would look */
+    mpw_str(w, "padding padding padding padding padding padding");
 }
 
 static void walk_prefixes_like_the_twin(const mpw *w, const mpw *twin)
@@ -524,24 +545,37 @@ Test(value, objectkey_fast_path_walks_as_the_general_path)
         unsigned pairs, arrays;
         size_t hash_len;
         const char *model;
-        bool sibling; /* "chunk_hash" and a hash follow the map */
+        bool sibling; /* the pair the map lacks follows it, in an array */
         bool as_array; /* the payload is an array holding the same */
-        int whole; /* what validating the whole value gives */
+        int whole;     /* what validating the whole value gives */
+        int64_t rank;  /* kv_rank: fixint, or wider, or negative */
+        int64_t group; /* object_group_id, the same */
     } cases[] = {
-        {4, 0, 32, "Qwen/Qwen3-8B", false, false, LCT_OK},
-        {1, 0, 32, "", false, false, LCT_OK},
-        {2, 0, 32, "m", false, false, LCT_OK},
-        {15, 0, 32, "m", false, false, LCT_OK},
-        {4, 0, 32, "bad \xff utf-8", false, false, LCT_ERR_MALFORMED},
-        {4, 0, 31, "short hash", false, false, LCT_OK},
-        {4, 0, 33, "long hash", false, false, LCT_OK},
-        /* empty payload: the bytes after it belong to the array */
-        {0, 0, 32, "", true, false, LCT_OK},
-        {4, LCT_MAX_DEPTH - 3, 32, "deep", false, false, LCT_OK},
-        {4, LCT_MAX_DEPTH - 2, 32, "at the limit", false, false, LCT_OK},
-        {4, LCT_MAX_DEPTH - 1, 32, "past it", false, false, LCT_ERR_DEPTH},
-        {4, LCT_MAX_DEPTH, 32, "far past it", false, false, LCT_ERR_DEPTH},
-        {2, 0, 32, "array", false, true, LCT_OK},
+        {4, 0, 32, "Qwen/Qwen3-8B", false, false, LCT_OK, 3, 0},
+        {3, 0, 32, "Qwen/Qwen3-8B", false, false, LCT_OK, 3, 0},
+        {5, 0, 32, "a model name of 31 bytes ......", false, false, LCT_OK, 3, 0},
+        {4, 0, 32, "a model name of 32 bytes .......", false, false, LCT_OK, 3, 0},
+        {1, 0, 32, "", false, false, LCT_OK, 3, 0},
+        {2, 0, 32, "m", false, false, LCT_OK, 3, 0},
+        {15, 0, 32, "m", false, false, LCT_OK, 3, 0},
+        {4, 0, 32, "bad \xff utf-8", false, false, LCT_ERR_MALFORMED, 3, 0},
+        {4, 0, 31, "short hash", false, false, LCT_OK, 3, 0},
+        {4, 0, 33, "long hash", false, false, LCT_OK, 3, 0},
+        /* the bytes after a short payload belong to the array */
+        {0, 0, 32, "", true, false, LCT_OK, 3, 0},
+        {1, 0, 32, "", true, false, LCT_OK, 3, 0},
+        {2, 0, 32, "m", true, false, LCT_OK, 3, 0},
+        {3, 0, 32, "m", true, false, LCT_OK, 3, 0},
+        {4, LCT_MAX_DEPTH - 3, 32, "deep", false, false, LCT_OK, 3, 0},
+        {4, LCT_MAX_DEPTH - 2, 32, "at the limit", false, false, LCT_OK, 3, 0},
+        {4, LCT_MAX_DEPTH - 1, 32, "past it", false, false, LCT_ERR_DEPTH, 3, 0},
+        {4, LCT_MAX_DEPTH, 32, "far past it", false, false, LCT_ERR_DEPTH, 3, 0},
+        {2, 0, 32, "array", false, true, LCT_OK, 3, 0},
+        {4, 0, 32, "wide rank", false, false, LCT_OK, 200, 0},
+        {4, 0, 32, "negative rank", false, false, LCT_OK, -1, 0},
+        {4, 0, 32, "big rank", false, false, LCT_OK, INT64_C(1) << 40, 0},
+        {4, 0, 32, "wide group", false, false, LCT_OK, 3, 200},
+        {4, 0, 32, "negative group", false, false, LCT_OK, 3, -1},
     };
     static const unsigned char hash[32] = {0};
     mpw w, twin;
@@ -554,14 +588,13 @@ Test(value, objectkey_fast_path_walks_as_the_general_path)
             for (unsigned d = 0; d < cases[c].arrays; d++)
                 mpw_array(both[i], 1);
             if (cases[c].sibling)
-                mpw_array(both[i], 3);
+                mpw_array(both[i], 4);
             objectkey_like(both[i], i ? "ObjectKez" : "ObjectKey",
                            cases[c].pairs, cases[c].hash_len,
-                           cases[c].model, cases[c].as_array);
-            if (cases[c].sibling) {
-                mpw_str(both[i], "chunk_hash");
-                mpw_bin(both[i], hash, 32);
-            }
+                           cases[c].model, cases[c].rank, cases[c].group,
+                           cases[c].as_array);
+            if (cases[c].sibling)
+                sibling_pair(both[i], cases[c].pairs, hash);
         }
         size_t size;
         cr_expect_eq(lct_value_validate(view(&w), &size), cases[c].whole,
@@ -573,8 +606,8 @@ Test(value, objectkey_fast_path_walks_as_the_general_path)
         mpw_reset(both[i]);
         mpw_array(both[i], 20);
         for (unsigned k = 0; k < 20; k++)
-            objectkey_like(both[i], i ? "ObjectKez" : "ObjectKey", 3 + k % 3,
-                           32, "Qwen/Qwen3-8B", false);
+            objectkey_like(both[i], i ? "ObjectKez" : "ObjectKey", 2 + k % 4,
+                           32, "Qwen/Qwen3-8B", k, k / 2, false);
     }
     size_t size;
     cr_expect_eq(lct_value_validate(view(&w), &size), LCT_OK);
