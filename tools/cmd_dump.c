@@ -209,9 +209,13 @@ static int print_record(lct_reader *r, const dump_opts *o,
                 (unsigned long long)rec->offset, lct_strerror(wrc));
         rc = EXIT_DAMAGED;
     }
+    /* the newline joins the line: one stdio call a record */
+    if (line_write(out, "\n", 1) != 0) {
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+        return EXIT_REFUSED;
+    }
     if (tool_stdout_write(NULL, out->buf, out->len) != 0)
         return -1;
-    fputc('\n', stdout);
     return rc;
 }
 

@@ -5,7 +5,6 @@
  */
 #include "tool.h"
 
-#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,18 +39,37 @@ bool tool_fields_parse(const char *list, tool_fields *out)
     return out->n > 0;
 }
 
-/* One field's "name": and value. */
+/* Decimal digits of v at out; returns how many (at most 20). */
+static size_t put_u64(uint64_t v, char *out)
+{
+    char rev[20];
+    size_t n = 0;
+    do {
+        rev[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    return n;
+}
+
+/* One field's "name": and value.  printf-free: at one or two fields a
+ * record, the format parsing of snprintf was a tenth of the projection's
+ * time (perf, 300,000 records). */
 static lct_status write_field(unsigned f, const lct_record *rec, uint64_t idx,
                               unsigned json, lct_write_fn write, void *ctx)
 {
     char buf[LCT_DOUBLE_BUFSIZE + 32];
-    int n = snprintf(buf, sizeof buf, "\"%s\":", field_names[f]);
-    size_t len = (size_t)n;
+    size_t name = strlen(field_names[f]), len = 0;
+    buf[len++] = '"';
+    memcpy(buf + len, field_names[f], name);
+    len += name;
+    buf[len++] = '"';
+    buf[len++] = ':';
     switch (f) {
     case TOOL_FIELD_OFFSET:
     case TOOL_FIELD_IDX:
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%" PRIu64,
-                                f == TOOL_FIELD_IDX ? idx : rec->offset);
+        len += put_u64(f == TOOL_FIELD_IDX ? idx : rec->offset, buf + len);
         break;
     case TOOL_FIELD_T_MONO:
     case TOOL_FIELD_T_WALL:
