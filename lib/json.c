@@ -97,13 +97,22 @@ static void puts_(jw *w, const char *s)
     put(w, s, strlen(s));
 }
 
+/* put_c's rare case, kept out of line: inlined into render_objectkey,
+ * GCC 12.2 with the sanitizer flags warned that put_raw could write past
+ * buf (-Wstringop-overflow; a false positive, len never exceeds the
+ * buffer) and -Werror stopped the build. */
+static __attribute__((noinline)) void put_c_slow(jw *w, char c)
+{
+    put(w, &c, 1);
+}
+
 /* One punctuation byte ({}[],:"), the commonest write of all. */
 static inline void put_c(jw *w, char c)
 {
     if (w->key_depth == 0 && w->len < sizeof w->buf)
         w->buf[w->len++] = c;
     else
-        put(w, &c, 1);
+        put_c_slow(w, c);
 }
 
 /* Decimal digits of v at the end of out[0..20); returns where they start. */
@@ -1001,6 +1010,70 @@ static int render_map_fast(jw *w, const lct__mp_head *h, lct_value v,
     return RETRY;
 }
 
+/*
+ * The codec's ObjectKey in its usual whole shape (the 65-byte opening,
+ * then only "model_name" with a fixstr, "kv_rank" and "object_group_id"
+ * with positive fixints, in that order, as many pairs as the payload
+ * holds), printed from what is known of it.  ObjectKeys are most of a
+ * dump's bytes, and their keys are distinct by construction, so nothing
+ * is held for a repeated key.  RETRY for any other shape, before writing
+ * anything: the general path prints it, to the same bytes (test_json).
+ */
+static int render_objectkey(jw *w, lct_value v, unsigned depth,
+                            const unsigned char **after)
+{
+    const unsigned char *p = v.ptr, *end = v.ptr + v.len;
+    if (w->key_depth || depth + 2 > LCT_MAX_DEPTH ||
+        v.len < LCT__OBJECTKEY_PREFIX || p[0] != 0x82)
+        return RETRY;
+    unsigned pairs = lct__objectkey_pairs(p);
+    if (pairs == 0 || pairs > 4)
+        return RETRY;
+    const unsigned char *q = p + LCT__OBJECTKEY_PREFIX, *model = q + 12;
+    size_t model_len = 0;
+    if (pairs >= 2) {
+        if ((size_t)(end - q) < 12 || memcmp(q, "\xaamodel_name", 11) != 0 ||
+            (q[11] & 0xe0) != 0xa0 || (size_t)(q[11] & 0x1f) > (size_t)(end - model))
+            return RETRY;
+        model_len = q[11] & 0x1fu;
+        q = model + model_len;
+    }
+    const unsigned char *rank = q + 8, *group = q + 9 + 16;
+    if (pairs >= 3 && ((size_t)(end - q) < 9 ||
+                       memcmp(q, "\xa7kv_rank", 8) != 0 || *rank >= 0x80))
+        return RETRY;
+    if (pairs == 4 && ((size_t)(end - q) < 9 + 17 ||
+                       memcmp(q + 9, "\xafobject_group_id", 16) != 0 ||
+                       *group >= 0x80))
+        return RETRY;
+    bool unwrap = (w->flags & LCT_JSON_UNWRAP) != 0;
+    static const char open[] = "{\"__t__\":\"ObjectKey\",\"v\":{\"chunk_hash\":";
+    static const char open_unwrapped[] = "{\"chunk_hash\":";
+    if (unwrap)
+        put_raw(w, open_unwrapped, sizeof open_unwrapped - 1);
+    else
+        put_raw(w, open, sizeof open - 1);
+    put_base64(w, p + LCT__OBJECTKEY_PREFIX - 32, 32);
+    if (pairs >= 2) {
+        put_raw(w, ",\"model_name\":", 14);
+        put_string(w, model, model_len);
+    }
+    char digits[4], *e = digits + sizeof digits, *d;
+    if (pairs >= 3) {
+        put_raw(w, ",\"kv_rank\":", 11);
+        d = u64_digits(*rank, e);
+        put_raw(w, d, (size_t)(e - d));
+    }
+    if (pairs == 4) {
+        put_raw(w, ",\"object_group_id\":", 19);
+        d = u64_digits(*group, e);
+        put_raw(w, d, (size_t)(e - d));
+    }
+    put_raw(w, "}}", unwrap ? 1 : 2);
+    *after = pairs == 4 ? group + 1 : pairs == 3 ? rank + 1 : q;
+    return LCT_OK;
+}
+
 /* LCT_JSON_UNWRAP: a codec wrapper {"__t__": T, "v": V} is printed as V;
  * other maps as usual (the two-pass path, so the map's end is known). */
 static int render_unwrapped(jw *w, lct_value v, unsigned depth,
@@ -1076,6 +1149,8 @@ static int render(jw *w, lct_value v, unsigned depth,
     case LCT_TYPE_EXT: render_ext(w, &h, payload); return LCT_OK;
     case LCT_TYPE_ARRAY: return render_array(w, &h, v, depth, after);
     case LCT_TYPE_MAP:
+        if (h.n == 2 && render_objectkey(w, v, depth, after) == LCT_OK)
+            return LCT_OK;
         if (w->flags & LCT_JSON_UNWRAP)
             return render_unwrapped(w, v, depth, after);
         rc = render_map_fast(w, &h, v, depth, after);

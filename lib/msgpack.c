@@ -232,37 +232,6 @@ static inline __attribute__((always_inline)) int walk_sized(const unsigned char 
 }
 
 /*
- * The codec's ObjectKey, the bulk of a real trace, always opens with the
- * same 65 bytes but for one nibble and the hash:
- *   82 a5 "__t__" a9 "ObjectKey" a1 "v" 8N aa "chunk_hash" c4 20 <32 bytes>
- * (N >= 1 pairs in the payload map).  Matching them as one unit lets the
- * walker step over eight tokens at once: its speed is bounded by the
- * chain load header -> add length -> load next header, and a compare
- * whose branch predicts well is off that chain.  Returns N, or 0 when the
- * bytes differ (then the general path reads them token by token).
- */
-#define OBJECTKEY_PREFIX 65
-static inline unsigned objectkey_pairs(const unsigned char *p)
-{
-    static const unsigned char want[33] = {
-        0x82, 0xa5, '_', '_', 't', '_', '_', 0xa9, 'O', 'b', 'j',
-        'e',  'c',  't', 'K', 'e', 'y', 0xa1, 'v', 0x80, 0xaa, 'c',
-        'h',  'u',  'n', 'k', '_', 'h', 'a', 's', 'h', 0xc4, 0x20};
-    /* byte 19 is the payload map's head: only its high nibble is fixed
-     * (the mask is laid out in bytes, so this holds on any endianness) */
-    static const unsigned char care[8] = {0xff, 0xff, 0xff, 0xf0,
-                                          0xff, 0xff, 0xff, 0xff};
-    uint64_t a[4], b[4], mask;
-    memcpy(a, p, 32);
-    memcpy(b, want, 32);
-    memcpy(&mask, care, 8);
-    uint64_t diff = (a[0] ^ b[0]) | (a[1] ^ b[1]) | ((a[2] ^ b[2]) & mask) |
-                    (a[3] ^ b[3]) | (uint64_t)(p[32] ^ want[32]);
-    unsigned pairs = p[19] & 0x0fu;
-    return diff == 0 ? pairs : 0;
-}
-
-/*
  * After that opening, the payload's usual next pairs as the real encoder
  * writes them: "model_name" with a fixstr, "kv_rank" and then
  * "object_group_id" with a positive fixint.  Each pair is stepped over
@@ -307,7 +276,7 @@ static inline const unsigned char *objectkey_tail(const unsigned char *p,
  * in stack[].  fixint, fixstr, fixmap and fixarray, nearly every byte of a
  * real trace, are decoded from the byte itself; the rest go to
  * walk_sized.  The codec's ObjectKey opening is stepped over as one unit
- * (objectkey_pairs).
+ * (lct__objectkey_pairs).
  */
 int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                  unsigned mode, const unsigned char **out, const char **why,
@@ -356,9 +325,9 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             continue;
         }
         size_t items;
-        if (b == 0x82 && (size_t)(end - p) >= OBJECTKEY_PREFIX &&
+        if (b == 0x82 && (size_t)(end - p) >= LCT__OBJECTKEY_PREFIX &&
             depth + 2 <= LCT_MAX_DEPTH) {
-            unsigned pairs = objectkey_pairs(p);
+            unsigned pairs = lct__objectkey_pairs(p);
             if (pairs) {
                 /* As the token-by-token path leaves it: the wrapper map
                  * with its last value open, the payload map with its
@@ -366,7 +335,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                 stack[depth++] = rem;
                 stack[depth++] = 0;
                 rem = 2 * (size_t)pairs - 2;
-                p = objectkey_tail(p + OBJECTKEY_PREFIX, end, utf8, &rem);
+                p = objectkey_tail(p + LCT__OBJECTKEY_PREFIX, end, utf8, &rem);
                 continue;
             }
         }

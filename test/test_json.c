@@ -419,3 +419,120 @@ Test(json, records_headers_and_a_failing_sink)
                  LCT_ERR_MALFORMED);
     lct_close(r);
 }
+
+/*
+ * The writer prints the codec's ObjectKey in its usual shape from what it
+ * knows of it.  Each value here is printed beside a twin tagged
+ * "ObjectKez", which takes the general path: once the tag is put back,
+ * the bytes must be the same, with every option, in every context (an
+ * array, a map that repeats a key, a map key, past the 64 KiB buffer),
+ * and for every cut-short prefix.
+ */
+typedef struct twin_out {
+    int rc;
+    char *text;
+} twin_out;
+
+static twin_out render_twin(const unsigned char *p, size_t n, unsigned flags)
+{
+    grow g = {NULL, 0, 0, 0};
+    twin_out o;
+    o.rc = lct_value_write_json_opts(lct_value_from(p, n), flags, to_grow, &g);
+    o.text = g.buf ? g.buf : strdup("");
+    for (char *k = o.text; (k = strstr(k, "ObjectKez")) != NULL; k += 9)
+        k[8] = 'y';
+    return o;
+}
+
+static void print_like_the_twin(const mpw *w, const mpw *twin, bool prefixes)
+{
+    static const unsigned options[] = {0, LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX,
+                                       LCT_JSON_UNWRAP | LCT_JSON_BIN_HEX};
+    cr_assert_eq(w->len, twin->len);
+    for (size_t o = 0; o < sizeof options / sizeof options[0]; o++) {
+        for (size_t n = prefixes ? 0 : w->len; n <= w->len; n++) {
+            unsigned char *a = malloc(n ? n : 1), *b = malloc(n ? n : 1);
+            memcpy(a, w->buf, n);
+            memcpy(b, twin->buf, n);
+            twin_out x = render_twin(a, n, options[o]);
+            twin_out y = render_twin(b, n, options[o]);
+            cr_expect_eq(x.rc, y.rc, "options %u, %zu of %zu bytes", options[o],
+                         n, w->len);
+            cr_expect_str_eq(x.text, y.text, "options %u, %zu of %zu bytes",
+                             options[o], n, w->len);
+            free(x.text);
+            free(y.text);
+            free(a);
+            free(b);
+        }
+    }
+}
+
+Test(json, objectkey_fast_path_prints_as_the_general_path)
+{
+    static const mpw_objectkey_shape shapes[] = {
+        {"", 4, 32, "Qwen/Qwen3-8B", 3, 0, false},
+        {"", 1, 32, "", 0, 0, false},
+        {"", 2, 32, "m", 0, 0, false},
+        {"", 3, 32, "Qwen/Qwen3-8B", 127, 0, false},
+        {"", 5, 32, "with salt", 1, 2, false},
+        {"", 4, 32, "quote \" back\\slash \x01 \xc3\xa9", 1, 2, false},
+        {"", 4, 32, "a model name of 31 bytes ......", 1, 2, false},
+        {"", 4, 32, "a model name of 32 bytes .......", 1, 2, false},
+        {"", 4, 31, "short hash", 1, 2, false},
+        {"", 4, 33, "long hash", 1, 2, false},
+        {"", 4, 32, "wide rank", 128, 2, false},
+        {"", 4, 32, "negative rank", -1, 2, false},
+        {"", 4, 32, "wide group", 1, 300, false},
+        {"", 4, 32, "negative group", 1, -5, false},
+        {"", 2, 32, "array payload", 1, 2, true},
+    };
+    mpw w, twin;
+    mpw_init(&w);
+    mpw_init(&twin);
+    mpw *both[2] = {&w, &twin};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        mpw_objectkey_shape shape = shapes[s];
+        for (int context = 0; context < 7; context++) {
+            for (int i = 0; i < 2; i++) {
+                shape.tag = i ? "ObjectKez" : "ObjectKey";
+                mpw_reset(both[i]);
+                /* contexts 4-6: nested around the nesting limit */
+                for (int d = 0; context >= 4 && d < LCT_MAX_DEPTH - 7 + context; d++)
+                    mpw_array(both[i], 1);
+                if (context == 1) { /* in an array, after a str */
+                    mpw_array(both[i], 3);
+                    mpw_str(both[i], "x");
+                } else if (context == 2) { /* a map repeating its key */
+                    mpw_map(both[i], 2);
+                    mpw_str(both[i], "k");
+                    mpw_objectkey(both[i], &shape);
+                    mpw_str(both[i], "k");
+                } else if (context == 3) { /* a map key */
+                    mpw_map(both[i], 1);
+                }
+                mpw_objectkey(both[i], &shape);
+                if (context == 1)
+                    mpw_objectkey(both[i], &shape);
+                if (context == 3)
+                    mpw_int(both[i], 1);
+            }
+            print_like_the_twin(&w, &twin, context < 2);
+        }
+    }
+    /* Past the writer's 64 KiB buffer, inside a held map. */
+    for (int i = 0; i < 2; i++) {
+        mpw_reset(both[i]);
+        mpw_map(both[i], 1);
+        mpw_str(both[i], "keys");
+        mpw_array(both[i], 2000);
+        for (unsigned k = 0; k < 2000; k++)
+            mpw_objectkey(both[i], &(mpw_objectkey_shape){
+                                       i ? "ObjectKez" : "ObjectKey",
+                                       1 + k % 5, 32, "Qwen/Qwen3-8B",
+                                       k % 200, k % 3, false});
+    }
+    print_like_the_twin(&w, &twin, false);
+    mpw_free(&w);
+    mpw_free(&twin);
+}

@@ -469,38 +469,6 @@ Test(value, every_prefix_of_a_value_is_refused_not_overread)
  * both must give the same status and size for every prefix, at every
  * depth near the limit, and when the bytes only nearly match.
  */
-static void objectkey_like(mpw *w, const char *tag, unsigned pairs,
-                           size_t hash_len, const char *model, int64_t rank,
-                           int64_t group, bool as_array)
-{
-    static const unsigned char hash[33] = "0123456789abcdef0123456789abcdef";
-    mpw_map(w, 2);
-    mpw_str(w, "__t__");
-    mpw_str(w, tag);
-    mpw_str(w, "v");
-    if (as_array) /* same bytes after the head, which is 0x9N */
-        mpw_array(w, 2 * pairs);
-    else
-        mpw_map(w, pairs);
-    if (pairs == 0)
-        return;
-    mpw_str(w, "chunk_hash");
-    mpw_bin(w, hash, hash_len);
-    /* then the encoder's order: model_name, kv_rank, object_group_id,
-     * cache_salt, and for larger maps more ints */
-    const char *names[] = {"model_name", "kv_rank", "object_group_id",
-                           "cache_salt", "more"};
-    for (unsigned i = 1; i < pairs; i++) {
-        mpw_str(w, names[i < 5 ? i - 1 : 4]);
-        if (i == 1)
-            mpw_str(w, model);
-        else if (i == 4)
-            mpw_str(w, "salt");
-        else
-            mpw_int(w, i == 2 ? rank : i == 3 ? group : (int64_t)i);
-    }
-}
-
 /* The pair an ObjectKey of `pairs` pairs would hold next. */
 static void sibling_pair(mpw *w, unsigned pairs, const unsigned char *hash)
 {
@@ -589,10 +557,12 @@ Test(value, objectkey_fast_path_walks_as_the_general_path)
                 mpw_array(both[i], 1);
             if (cases[c].sibling)
                 mpw_array(both[i], 4);
-            objectkey_like(both[i], i ? "ObjectKez" : "ObjectKey",
-                           cases[c].pairs, cases[c].hash_len,
-                           cases[c].model, cases[c].rank, cases[c].group,
-                           cases[c].as_array);
+            mpw_objectkey(both[i],
+                          &(mpw_objectkey_shape){
+                              i ? "ObjectKez" : "ObjectKey", cases[c].pairs,
+                              cases[c].hash_len, cases[c].model,
+                              cases[c].rank, cases[c].group,
+                              cases[c].as_array});
             if (cases[c].sibling)
                 sibling_pair(both[i], cases[c].pairs, hash);
         }
@@ -606,8 +576,10 @@ Test(value, objectkey_fast_path_walks_as_the_general_path)
         mpw_reset(both[i]);
         mpw_array(both[i], 20);
         for (unsigned k = 0; k < 20; k++)
-            objectkey_like(both[i], i ? "ObjectKez" : "ObjectKey", 2 + k % 4,
-                           32, "Qwen/Qwen3-8B", k, k / 2, false);
+            mpw_objectkey(both[i], &(mpw_objectkey_shape){
+                                       i ? "ObjectKez" : "ObjectKey",
+                                       2 + k % 4, 32, "Qwen/Qwen3-8B", k,
+                                       k / 2, false});
     }
     size_t size;
     cr_expect_eq(lct_value_validate(view(&w), &size), LCT_OK);

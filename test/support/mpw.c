@@ -235,3 +235,32 @@ void mpw_simple_trace(mpw *file, unsigned n)
     }
     mpw_free(&body);
 }
+
+void mpw_objectkey(mpw *w, const mpw_objectkey_shape *s)
+{
+    static const unsigned char hash[64] =
+        "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    static const char *names[] = {"model_name", "kv_rank", "object_group_id",
+                                  "cache_salt", "more"};
+    mpw_map(w, 2);
+    mpw_str(w, "__t__");
+    mpw_str(w, s->tag);
+    mpw_str(w, "v");
+    if (s->as_array)
+        mpw_array(w, 2 * s->pairs);
+    else
+        mpw_map(w, s->pairs);
+    if (s->pairs == 0)
+        return;
+    mpw_str(w, "chunk_hash");
+    mpw_bin(w, hash, s->hash_len < sizeof hash ? s->hash_len : sizeof hash);
+    for (unsigned i = 1; i < s->pairs; i++) {
+        mpw_str(w, names[i < 5 ? i - 1 : 4]);
+        if (i == 1)
+            mpw_str(w, s->model);
+        else if (i == 4)
+            mpw_str(w, "salt");
+        else
+            mpw_int(w, i == 2 ? s->rank : i == 3 ? s->group : (int64_t)i);
+    }
+}

@@ -54,4 +54,22 @@ void mpw_record_begin(mpw *body, double t_mono, double t_wall,
 /* A whole trace: header, then n records with args {"n": i}. */
 void mpw_simple_trace(mpw *file, unsigned n);
 
+/*
+ * A codec-wrapped ObjectKey, or something near one, for tests of the fast
+ * paths that recognise its bytes: {"__t__": tag, "v": payload}, the
+ * payload a map of the first `pairs` of chunk_hash (bin of hash_len
+ * bytes), model_name (model), kv_rank (rank), object_group_id (group),
+ * cache_salt ("salt") and then "more" keys with ints, in the encoder's
+ * order; with as_array, an array of the same items instead of the map.
+ */
+typedef struct mpw_objectkey_shape {
+    const char *tag;
+    unsigned pairs;
+    size_t hash_len;
+    const char *model;
+    int64_t rank, group;
+    bool as_array;
+} mpw_objectkey_shape;
+void mpw_objectkey(mpw *w, const mpw_objectkey_shape *s);
+
 #endif
