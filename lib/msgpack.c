@@ -271,6 +271,31 @@ static inline const unsigned char *objectkey_tail(const unsigned char *p,
 }
 
 /*
+ * At p (0x82), with room for two more levels at opened: the ObjectKey
+ * fast path.  When the opening is there, step over it and the usual
+ * pairs after it, leaving the nesting as the token-by-token path would
+ * (the wrapper map with its last value open in opened[0], the payload
+ * map's remaining values in *rem) and return true; else change nothing.
+ */
+static inline bool objectkey_step(const unsigned char **pp,
+                                  const unsigned char *end, bool utf8,
+                                  size_t *opened, size_t *rem)
+{
+    const unsigned char *p = *pp;
+    if ((size_t)(end - p) < LCT__OBJECTKEY_PREFIX)
+        return false;
+    unsigned pairs = lct__objectkey_pairs(p);
+    if (!pairs)
+        return false;
+    /* Counts fit what is left: 65 bytes were there. */
+    opened[0] = *rem;
+    opened[1] = 0;
+    *rem = 2 * (size_t)pairs - 2;
+    *pp = objectkey_tail(p + LCT__OBJECTKEY_PREFIX, end, utf8, rem);
+    return true;
+}
+
+/*
  * The walker.  Nesting is a stack of "values still to read" counters: the
  * counter of the innermost open container lives in `rem`, the outer ones
  * in stack[].  fixint, fixstr, fixmap and fixarray, nearly every byte of a
@@ -325,19 +350,10 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             continue;
         }
         size_t items;
-        if (b == 0x82 && (size_t)(end - p) >= LCT__OBJECTKEY_PREFIX &&
-            depth + 2 <= LCT_MAX_DEPTH) {
-            unsigned pairs = lct__objectkey_pairs(p);
-            if (pairs) {
-                /* As the token-by-token path leaves it: the wrapper map
-                 * with its last value open, the payload map with its
-                 * first pair read.  Counts fit: 65 bytes were there. */
-                stack[depth++] = rem;
-                stack[depth++] = 0;
-                rem = 2 * (size_t)pairs - 2;
-                p = objectkey_tail(p + LCT__OBJECTKEY_PREFIX, end, utf8, &rem);
-                continue;
-            }
+        if (b == 0x82 && depth + 2 <= LCT_MAX_DEPTH &&
+            objectkey_step(&p, end, utf8, stack + depth, &rem)) {
+            depth += 2;
+            continue;
         }
         if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */
             items = (size_t)(b & 0x0f) << (b < 0x90);
