@@ -1029,23 +1029,10 @@ static int render_objectkey(jw *w, lct_value v, unsigned depth,
     unsigned pairs = lct__objectkey_pairs(p);
     if (pairs == 0 || pairs > 4)
         return RETRY;
-    const unsigned char *q = p + LCT__OBJECTKEY_PREFIX, *model = q + 12;
-    size_t model_len = 0;
-    if (pairs >= 2) {
-        if ((size_t)(end - q) < 12 || memcmp(q, "\xaamodel_name", 11) != 0 ||
-            (q[11] & 0xe0) != 0xa0 || (size_t)(q[11] & 0x1f) > (size_t)(end - model))
-            return RETRY;
-        model_len = q[11] & 0x1fu;
-        q = model + model_len;
-    }
-    const unsigned char *rank = q + 8, *group = q + 9 + 16;
-    if (pairs >= 3 && ((size_t)(end - q) < 9 ||
-                       memcmp(q, "\xa7kv_rank", 8) != 0 || *rank >= 0x80))
-        return RETRY;
-    if (pairs == 4 && ((size_t)(end - q) < 9 + 17 ||
-                       memcmp(q + 9, "\xafobject_group_id", 16) != 0 ||
-                       *group >= 0x80))
-        return RETRY;
+    lct__objectkey_usual u;
+    lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, &u);
+    if (u.pairs != pairs - 1)
+        return RETRY; /* a pair in another form, or another pair */
     bool unwrap = (w->flags & LCT_JSON_UNWRAP) != 0;
     static const char open[] = "{\"__t__\":\"ObjectKey\",\"v\":{\"chunk_hash\":";
     static const char open_unwrapped[] = "{\"chunk_hash\":";
@@ -1054,23 +1041,23 @@ static int render_objectkey(jw *w, lct_value v, unsigned depth,
     else
         put_raw(w, open, sizeof open - 1);
     put_base64(w, p + LCT__OBJECTKEY_PREFIX - 32, 32);
-    if (pairs >= 2) {
+    if (u.pairs >= 1) {
         put_raw(w, ",\"model_name\":", 14);
-        put_string(w, model, model_len);
+        put_string(w, u.model, u.model_len);
     }
     char digits[4], *e = digits + sizeof digits, *d;
-    if (pairs >= 3) {
+    if (u.pairs >= 2) {
         put_raw(w, ",\"kv_rank\":", 11);
-        d = u64_digits(*rank, e);
+        d = u64_digits(u.rank, e);
         put_raw(w, d, (size_t)(e - d));
     }
-    if (pairs == 4) {
+    if (u.pairs == 3) {
         put_raw(w, ",\"object_group_id\":", 19);
-        d = u64_digits(*group, e);
+        d = u64_digits(u.group, e);
         put_raw(w, d, (size_t)(e - d));
     }
     put_raw(w, "}}", unwrap ? 1 : 2);
-    *after = pairs == 4 ? group + 1 : pairs == 3 ? rank + 1 : q;
+    *after = u.after;
     return LCT_OK;
 }
 

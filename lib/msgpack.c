@@ -232,48 +232,9 @@ static inline __attribute__((always_inline)) int walk_sized(const unsigned char 
 }
 
 /*
- * After that opening, the payload's usual next pairs as the real encoder
- * writes them: "model_name" with a fixstr, "kv_rank" and then
- * "object_group_id" with a positive fixint.  Each pair is stepped over
- * only when it is whole, in bounds and valid (the model name checked as
- * UTF-8 when utf8 is set); the first that is not stops the run and the
- * general path takes over there.  *rem counts the payload's values left.
- */
-static inline const unsigned char *objectkey_tail(const unsigned char *p,
-                                                  const unsigned char *end,
-                                                  bool utf8, size_t *rem)
-{
-    static const unsigned char model[11] = {0xaa, 'm', 'o', 'd', 'e', 'l',
-                                            '_',  'n', 'a', 'm', 'e'};
-    static const unsigned char rank[8] = {0xa7, 'k', 'v', '_',
-                                          'r',  'a', 'n', 'k'};
-    static const unsigned char group[16] = {
-        0xaf, 'o', 'b', 'j', 'e', 'c', 't', '_',
-        'g',  'r', 'o', 'u', 'p', '_', 'i', 'd'};
-    if (*rem < 2 || (size_t)(end - p) < 12 + 31 ||
-        memcmp(p, model, sizeof model) != 0 || (p[11] & 0xe0) != 0xa0)
-        return p;
-    size_t n = p[11] & 0x1f; /* in bounds: 31 bytes were there */
-    if (utf8 && !lct__str_valid(p + 12, n, end))
-        return p;
-    p += 12 + n;
-    *rem -= 2;
-    if (*rem < 2 || (size_t)(end - p) < sizeof rank + 1 ||
-        memcmp(p, rank, sizeof rank) != 0 || p[sizeof rank] >= 0x80)
-        return p;
-    p += sizeof rank + 1;
-    *rem -= 2;
-    if (*rem < 2 || (size_t)(end - p) < sizeof group + 1 ||
-        memcmp(p, group, sizeof group) != 0 || p[sizeof group] >= 0x80)
-        return p;
-    *rem -= 2;
-    return p + sizeof group + 1;
-}
-
-/*
  * At p (0x82), with room for two more levels at opened: the ObjectKey
  * fast path.  When the opening is there, step over it and the usual
- * pairs after it, leaving the nesting as the token-by-token path would
+ * pairs after it (lct__objectkey_usual_read), leaving the nesting as the token-by-token path would
  * (the wrapper map with its last value open in opened[0], the payload
  * map's remaining values in *rem) and return true; else change nothing.
  */
@@ -290,8 +251,15 @@ static inline bool objectkey_step(const unsigned char **pp,
     /* Counts fit what is left: 65 bytes were there. */
     opened[0] = *rem;
     opened[1] = 0;
-    *rem = 2 * (size_t)pairs - 2;
-    *pp = objectkey_tail(p + LCT__OBJECTKEY_PREFIX, end, utf8, rem);
+    lct__objectkey_usual u;
+    lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, &u);
+    if (u.pairs && utf8 && !lct__str_valid(u.model, u.model_len, end)) {
+        /* the general path finds it, at the model name */
+        u.pairs = 0;
+        u.after = p + LCT__OBJECTKEY_PREFIX;
+    }
+    *rem = 2 * (size_t)(pairs - 1 - u.pairs);
+    *pp = u.after;
     return true;
 }
 

@@ -172,6 +172,52 @@ static inline unsigned lct__objectkey_pairs(const unsigned char *p)
     return diff == 0 ? pairs : 0;
 }
 
+/*
+ * The pairs the encoder writes after chunk_hash, in its usual form:
+ * "model_name" with a fixstr, "kv_rank" and then "object_group_id" with a
+ * positive fixint.  q is where they would start (p + the prefix); at most
+ * `most` pairs are read, each only when whole and inside [q, end).  The
+ * model name is not checked as UTF-8 here: the walker does that, the
+ * JSON writer prints what was validated before.
+ */
+typedef struct lct__objectkey_usual {
+    unsigned pairs; /* pairs read: 0 to 3, in the order above */
+    const unsigned char *model;
+    size_t model_len;
+    unsigned char rank, group;
+    const unsigned char *after; /* the first byte after them */
+} lct__objectkey_usual;
+
+static inline void lct__objectkey_usual_read(const unsigned char *q,
+                                             const unsigned char *end,
+                                             unsigned most,
+                                             lct__objectkey_usual *u)
+{
+    *u = (lct__objectkey_usual){.after = q};
+    if (most < 1 || (size_t)(end - q) < 12 ||
+        memcmp(q, "\xaamodel_name", 11) != 0 || (q[11] & 0xe0) != 0xa0 ||
+        (size_t)(q[11] & 0x1f) > (size_t)(end - q) - 12)
+        return;
+    u->model = q + 12;
+    u->model_len = q[11] & 0x1fu;
+    q = u->model + u->model_len;
+    u->pairs = 1;
+    u->after = q;
+    if (most < 2 || (size_t)(end - q) < 9 ||
+        memcmp(q, "\xa7kv_rank", 8) != 0 || q[8] >= 0x80)
+        return;
+    u->rank = q[8];
+    q += 9;
+    u->pairs = 2;
+    u->after = q;
+    if (most < 3 || (size_t)(end - q) < 17 ||
+        memcmp(q, "\xafobject_group_id", 16) != 0 || q[16] >= 0x80)
+        return;
+    u->group = q[16];
+    u->pairs = 3;
+    u->after = q + 17;
+}
+
 
 
 #endif
