@@ -35,8 +35,8 @@ static lct_refs *references(const char *path)
         exit(1);
     lct_record rec;
     while (lct_next(r, &rec) == 1) {
-        bool read = lct_str_has_suffix(rec.qualname, ".submit_prefetch_task");
-        if (!read && !lct_str_has_suffix(rec.qualname, ".reserve_write"))
+        bool read = lct_str_has_suffix(rec.qualname, "." LCT_KEYS_READ_CALL);
+        if (!read && !lct_str_has_suffix(rec.qualname, "." LCT_KEYS_WRITE_CALL))
             continue;
         lct_key_iter it;
         lct_object_key k;

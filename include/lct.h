@@ -980,6 +980,16 @@ lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
 /* MARK: - Key reference streams and miss-ratio curves */
 
 /**
+ * The calls whose keys make the key stream unless told otherwise (`lct
+ * keys`, `lct mrc`, the `lct_keys` SQL table): the keys of a
+ * `...StorageManager.submit_prefetch_task` call are reads (lookups), of a
+ * `...StorageManager.reserve_write` call writes.  A qualname names one of
+ * them when it equals it or ends in "." and it.
+ */
+#define LCT_KEYS_READ_CALL "submit_prefetch_task"
+#define LCT_KEYS_WRITE_CALL "reserve_write"
+
+/**
  * A key reference stream: one entry per cache access (a key read or
  * written), in trace order, as `lct keys` makes it from records.  About
  * 24 bytes per reference; appending grows it (amortised, not per record).

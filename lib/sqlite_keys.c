@@ -65,11 +65,11 @@ static lct__sqlfile *query_file(keys_cursor *c, int i)
 
 static const char *op_of(lct_str qualname)
 {
-    if (lct_str_has_suffix(qualname, ".submit_prefetch_task") ||
-        lct_str_eq(qualname, "submit_prefetch_task"))
+    if (lct_str_has_suffix(qualname, "." LCT_KEYS_READ_CALL) ||
+        lct_str_eq(qualname, LCT_KEYS_READ_CALL))
         return "read";
-    if (lct_str_has_suffix(qualname, ".reserve_write") ||
-        lct_str_eq(qualname, "reserve_write"))
+    if (lct_str_has_suffix(qualname, "." LCT_KEYS_WRITE_CALL) ||
+        lct_str_eq(qualname, LCT_KEYS_WRITE_CALL))
         return "write";
     return NULL;
 }

@@ -504,8 +504,8 @@ Test(sql, keys_table_is_the_key_reference_stream)
     char *want = sqlite3_mprintf("%s", "");
     lct_record rec;
     for (uint64_t idx = 0; lct_next(r, &rec) == 1; idx++) {
-        bool read = lct_str_has_suffix(rec.qualname, ".submit_prefetch_task");
-        if (!read && !lct_str_has_suffix(rec.qualname, ".reserve_write"))
+        bool read = lct_str_has_suffix(rec.qualname, "." LCT_KEYS_READ_CALL);
+        if (!read && !lct_str_has_suffix(rec.qualname, "." LCT_KEYS_WRITE_CALL))
             continue;
         lct_key_iter it;
         lct_object_key k;

@@ -31,9 +31,9 @@ void tool_keyops_add(tool_keyops *o, bool write, const char *pattern)
 void tool_keyops_defaults(tool_keyops *o)
 {
     if (o->read.n == 0)
-        tool_keyops_add(o, false, "submit_prefetch_task");
+        tool_keyops_add(o, false, LCT_KEYS_READ_CALL);
     if (o->write.n == 0)
-        tool_keyops_add(o, true, "reserve_write");
+        tool_keyops_add(o, true, LCT_KEYS_WRITE_CALL);
 }
 
 void tool_keyops_free(tool_keyops *o)
