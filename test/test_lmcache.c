@@ -198,12 +198,7 @@ static char *trace_path;
 
 static void setup(void)
 {
-    trace_path = tmp_file_with("", 0);
-    lct_writer *w;
-    cr_assert_eq(lct_writer_open(trace_path, false, &w, NULL), LCT_OK);
-    lct_header h = {.level = {"storage", 7}, .trace_schema_version = 2,
-                    .sm_config_json = {"", 0}, .sm_config_digest = {"", 0}};
-    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
+    lct_writer *w = tmp_trace_writer(&trace_path);
     for (int r = 0; r < R_COUNT; r++) {
         lct_writer_record_begin(w, r, r, "q", 1);
         write_args(w, r);
@@ -354,12 +349,8 @@ Test(lmcache, layout_bytes_and_dtype_sizes)
 
 Test(lmcache, unknown_dtype_is_an_error_not_a_guess)
 {
-    char *path = tmp_file_with("", 0);
-    lct_writer *w;
-    cr_assert_eq(lct_writer_open(path, false, &w, NULL), LCT_OK);
-    lct_header h = {.level = {"storage", 7}, .trace_schema_version = 2,
-                    .sm_config_json = {"", 0}, .sm_config_digest = {"", 0}};
-    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
     lct_writer_record_begin(w, 0, 0, "q", 1);
     lct_writer_map(w, 2);
     lct_writer_cstr(w, "a");

@@ -205,12 +205,8 @@ Test(sql, every_fixture_as_the_reference_reads_it)
  * numbers and frame numbers part ways.  The path is malloc'd. */
 static char *damaged_trace(int n, int every)
 {
-    char *path = tmp_file_with("", 0);
-    lct_writer *w;
-    cr_assert_eq(lct_writer_open(path, false, &w, NULL), LCT_OK);
-    lct_header h = {.level = {"storage", 7}, .trace_schema_version = 2,
-                    .sm_config_json = {"", 0}, .sm_config_digest = {"", 0}};
-    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
     static const char *names[] = {"a.op", "b.op", "A.OP"};
     for (int i = 0; i < n; i++) {
         lct_writer_record_begin(w, i, 1.7e9 + i, names[i % 3], 4);

@@ -7,8 +7,14 @@
 
 #include <stddef.h>
 
+#include "lct.h"
+
 /* Write data to a new mkstemp file; returns its malloc'd path. */
 char *tmp_file_with(const void *data, size_t len);
+/* A new mkstemp file (its malloc'd path in *path) open in the library's
+ * writer with a header as the recorder writes it (storage level, schema
+ * 2, no config); aborts if either fails (test code). */
+lct_writer *tmp_trace_writer(char **path);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL on
  * failure. */
 char *read_whole_file(const char *path, size_t *len);
