@@ -6,6 +6,7 @@
  * Recursion follows the value's nesting, which lct__mp_walk has already
  * bounded by LCT_MAX_DEPTH for every value this is given.
  */
+#include "grow_internal.h"
 #include "msgpack_internal.h"
 
 #include <errno.h>
@@ -727,25 +728,23 @@ static int text_cmp(const void *x, const void *y)
     return (a->n > b->n) - (a->n < b->n);
 }
 
-typedef struct text_buf {
-    unsigned char *p;
-    size_t len, cap;
-} text_buf;
-
-static int text_write(void *ctx, const char *data, size_t len)
+int lct__grow_write(void *ctx, const char *data, size_t len)
 {
-    text_buf *t = ctx;
+    lct__grow *t = ctx;
     if (t->cap - t->len < len) {
         size_t cap = t->cap ? t->cap : 256;
-        while (cap - t->len < len)
+        while (cap - t->len < len) {
+            if (cap > SIZE_MAX / 2)
+                return -1;
             cap *= 2;
-        unsigned char *p = realloc(t->p, cap);
+        }
+        char *p = realloc(t->ptr, cap);
         if (!p)
             return -1;
-        t->p = p;
+        t->ptr = p;
         t->cap = cap;
     }
-    memcpy(t->p + t->len, data, len);
+    memcpy(t->ptr + t->len, data, len);
     t->len += len;
     return 0;
 }
@@ -769,7 +768,7 @@ static void uf_join(uint32_t *parent, uint32_t a, uint32_t b)
 
 /* What each non-str key prints as, in one buffer (offsets, then views). */
 static int key_texts(const pair *pairs, uint32_t n, key_text *texts,
-                     text_buf *buf)
+                     lct__grow *buf)
 {
     size_t *at = reallocarray(NULL, n, sizeof *at);
     if (!at)
@@ -785,12 +784,12 @@ static int key_texts(const pair *pairs, uint32_t n, key_text *texts,
             at[i] = SIZE_MAX;
             continue;
         }
-        rc = lct_value_write_json(pairs[i].key, text_write, buf);
+        rc = lct_value_write_json(pairs[i].key, lct__grow_write, buf);
         texts[i].n = buf->len - at[i];
     }
     for (uint32_t i = 0; i < n && rc == LCT_OK; i++)
         if (at[i] != SIZE_MAX)
-            texts[i].p = buf->p + at[i];
+            texts[i].p = (const unsigned char *)buf->ptr + at[i];
     free(at);
     return rc == LCT_ERR_SYS ? LCT_ERR_NOMEM : rc;
 }
@@ -799,7 +798,7 @@ static int key_texts(const pair *pairs, uint32_t n, key_text *texts,
  * the map for str keys), so the keys print from it: rendering a key
  * twice would double the work at every level of keys nested in keys. */
 static int dedupe_mixed(pair *pairs, uint32_t n, key_text *by_pos,
-                        text_buf *buf)
+                        lct__grow *buf)
 {
     uint32_t *parent = reallocarray(NULL, n, sizeof *parent);
     pair *sorted = reallocarray(NULL, n, sizeof *sorted);
@@ -865,7 +864,7 @@ static int render_map(jw *w, lct_iter it, unsigned depth,
     for (uint32_t i = 0; i < n && rc == LCT_OK && all_str; i++)
         all_str = lct_value_get_str(pairs[i].key, &pairs[i].text) == LCT_OK;
     key_text *texts = NULL;
-    text_buf buf = {NULL, 0, 0};
+    lct__grow buf = {NULL, 0, 0};
     if (rc == LCT_OK && all_str) {
         rc = dedupe(pairs, n);
     } else if (rc == LCT_OK) {
@@ -895,7 +894,7 @@ static int render_map(jw *w, lct_iter it, unsigned depth,
         put_c(w, '}');
     }
     free(texts);
-    free(buf.p);
+    free(buf.ptr);
     if (pairs != small)
         free(pairs);
     return rc;

@@ -203,31 +203,10 @@ void lct__sqlresult_str(sqlite3_context *ctx, lct_str s)
                           SQLITE_UTF8);
 }
 
-/* lct_write_fn appending to an lct__sqltext, doubling its room. */
-static int text_append(void *ctx, const char *data, size_t len)
-{
-    lct__sqltext *t = ctx;
-    if (t->len + len > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + len)
-            cap *= 2;
-        char *grown = realloc(t->ptr, cap);
-        if (!grown) {
-            errno = ENOMEM;
-            return -1;
-        }
-        t->ptr = grown;
-        t->cap = cap;
-    }
-    memcpy(t->ptr + t->len, data, len);
-    t->len += len;
-    return 0;
-}
-
 lct_status lct__sqltext_json(lct__sqltext *t, lct_value v)
 {
     t->len = 0;
-    return lct_value_write_json(v, text_append, t);
+    return lct_value_write_json(v, lct__grow_write, t);
 }
 
 void lct__sqltext_free(lct__sqltext *t)

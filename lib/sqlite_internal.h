@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "grow_internal.h"
 #include "lct_sqlite.h"
 
 /* One record in a file's row cache (sqlite_rows.c). */
@@ -82,10 +83,7 @@ int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
 void lct__sqlresult_str(sqlite3_context *ctx, lct_str s);
 
 /* A text buffer reused from row to row for rendered JSON. */
-typedef struct lct__sqltext {
-    char *ptr;
-    size_t len, cap;
-} lct__sqltext;
+typedef lct__grow lct__sqltext;
 
 /* Render v as JSON into t (emptied first): lct_value_write_json's status. */
 lct_status lct__sqltext_json(lct__sqltext *t, lct_value v);
