@@ -181,13 +181,6 @@ int cmd_keys(int argc, char **argv)
     bool ok = !o.failed && (!out || write_oracle(&o, out));
     if (out && o.failed)
         fclose(out);
-    if (!a.quiet)
-        tool_keyops_report(&o.ops, "keys");
-    lct_stats st;
-    lct_reader_stats(r, &st);
     lct_refs_free(o.refs);
-    tool_keyops_free(&o.ops);
-    lct_close(r);
-    tool_finish_stdout();
-    return !ok || st.shrank ? EXIT_REFUSED : whole ? EXIT_OK : EXIT_DAMAGED;
+    return tool_keys_finish(r, &o.ops, "keys", a.quiet, ok, whole);
 }

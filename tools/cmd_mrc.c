@@ -269,15 +269,8 @@ int cmd_mrc(int argc, char **argv)
     else if (ok)
         print_text(&t, &c);
     ok = ok && (!o.svg || write_svg(o.svg, a.file, &t, &c));
-    if (!a.quiet)
-        tool_keyops_report(&o.ops, "mrc");
-    lct_stats st;
-    lct_reader_stats(r, &st);
     free_curve(&c);
     lct_mrc_free(m);
     lct_refs_free(o.refs);
-    tool_keyops_free(&o.ops);
-    lct_close(r);
-    tool_finish_stdout();
-    return !ok || st.shrank ? EXIT_REFUSED : whole ? EXIT_OK : EXIT_DAMAGED;
+    return tool_keys_finish(r, &o.ops, "mrc", a.quiet, ok, whole);
 }

@@ -219,3 +219,16 @@ bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
     tool_run_free(&run);
     return ok;
 }
+
+int tool_keys_finish(lct_reader *r, tool_keyops *o, const char *cmd,
+                     bool quiet, bool ok, bool whole)
+{
+    if (!quiet)
+        tool_keyops_report(o, cmd);
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    tool_keyops_free(o);
+    lct_close(r);
+    tool_finish_stdout();
+    return !ok || st.shrank ? EXIT_REFUSED : whole ? EXIT_OK : EXIT_DAMAGED;
+}

@@ -318,6 +318,12 @@ bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
 bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
                        const tool_args *a, lct_refs *out, bool *whole);
 
+/* The end of `lct keys` and `lct mrc`: report unmatched patterns (unless
+ * quiet), free o, close r, flush stdout, and return the exit code: 1 if
+ * !ok or the file shrank, else 3 if the trace was not whole, else 0. */
+int tool_keys_finish(lct_reader *r, tool_keyops *o, const char *cmd,
+                     bool quiet, bool ok, bool whole);
+
 /* MARK: lct mrc's curve, and its SVG chart */
 
 typedef struct tool_curve {
