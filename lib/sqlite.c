@@ -203,6 +203,16 @@ void lct__sqlresult_str(sqlite3_context *ctx, lct_str s)
                           SQLITE_UTF8);
 }
 
+int lct__sqlcursor_new(size_t size, sqlite3_vtab_cursor **out)
+{
+    void *c = sqlite3_malloc64(size);
+    if (!c)
+        return SQLITE_NOMEM;
+    memset(c, 0, size);
+    *out = c;
+    return SQLITE_OK;
+}
+
 lct_status lct__sqltext_json(lct__sqltext *t, lct_value v)
 {
     t->len = 0;
@@ -278,12 +288,7 @@ static int header_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 static int header_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 {
     (void)vtab;
-    header_cursor *c = sqlite3_malloc(sizeof *c);
-    if (!c)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    *out = &c->base;
-    return SQLITE_OK;
+    return lct__sqlcursor_new(sizeof(header_cursor), out);
 }
 
 static int header_close(sqlite3_vtab_cursor *cur)

@@ -82,6 +82,10 @@ int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
 /* A str view as an SQL text result (copied). */
 void lct__sqlresult_str(sqlite3_context *ctx, lct_str s);
 
+/* Every table's xOpen: a zeroed cursor of `size` bytes whose first
+ * member is its sqlite3_vtab_cursor. */
+int lct__sqlcursor_new(size_t size, sqlite3_vtab_cursor **out);
+
 /* A text buffer reused from row to row for rendered JSON. */
 typedef lct__grow lct__sqltext;
 

@@ -42,12 +42,7 @@ static int keys_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 static int keys_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 {
     (void)vtab;
-    keys_cursor *c = sqlite3_malloc(sizeof *c);
-    if (!c)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    *out = &c->base;
-    return SQLITE_OK;
+    return lct__sqlcursor_new(sizeof(keys_cursor), out);
 }
 
 static int keys_close(sqlite3_vtab_cursor *cur)

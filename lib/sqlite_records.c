@@ -174,12 +174,7 @@ static int records_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 static int records_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 {
     (void)vtab;
-    records_cursor *c = sqlite3_malloc(sizeof *c);
-    if (!c)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof *c);
-    *out = &c->base;
-    return SQLITE_OK;
+    return lct__sqlcursor_new(sizeof(records_cursor), out);
 }
 
 /* Let go of the file being read. */
