@@ -12,7 +12,8 @@ lct__frame_status lct__frame_at(const unsigned char *data, uint64_t size,
     uint64_t left = size - pos;
     frame->offset = pos;
     frame->length = 0;
-    frame->body = data + pos;
+    /* An empty input may have no buffer at all: NULL + 0 is undefined. */
+    frame->body = data ? data + pos : data;
     frame->available = 0;
     frame->kept = 0;
     if (left == 0)
