@@ -908,6 +908,10 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
  */
 typedef int (*lct_write_fn)(void *ctx, const char *data, size_t len);
 
+/** Non-str map keys nested in one another that still print as JSON text
+ *  (see lct_value_write_json). */
+#define LCT_JSON_MAX_KEY_NESTING 3
+
 /**
  * Render a value as JSON the way msgspec.json prints the decoded value, so
  * output compares with the Python tooling:
@@ -919,7 +923,11 @@ typedef int (*lct_write_fn)(void *ctx, const char *data, size_t len);
  * - a timestamp ext (-1) as an RFC 3339 UTC string, microseconds truncated;
  *   other ext as {"ext": TYPE, "data": BASE64};
  * - map keys that are not str as strings holding their JSON text; a
- *   repeated key once, at its first position, with its last value.
+ *   repeated key once, at its first position, with its last value.  Each
+ *   key nested in such a key doubles the escaping of what it holds, so a
+ *   non-str key inside more than LCT_JSON_MAX_KEY_NESTING others prints
+ *   as "msgpack:" and the base64 of its msgpack bytes: output stays within
+ *   a constant factor of the input (about 100x at worst), never 2^depth.
  * Output is produced in chunks of up to a few KiB through @p write.
  * @return LCT_OK, LCT_ERR_MALFORMED or LCT_ERR_DEPTH (nothing sensible
  *         to print: output so far is incomplete), LCT_ERR_SYS (the sink

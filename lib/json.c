@@ -24,6 +24,11 @@ typedef struct jw {
     void *ctx;
     int failed;    /* the sink said stop */
     int key_depth; /* > 0: inside a non-str key, so escape quotes */
+    /* Non-str keys whose text this writer renders (0: a value's own
+     * writer).  Each such level escapes the quotes of the one inside it
+     * again, doubling them, so past LCT_JSON_MAX_KEY_NESTING a key prints
+     * as its msgpack bytes (nothing to escape) and output stays linear. */
+    unsigned key_nest;
     /* > 0 while a map is rendered in one pass (render_map_fast): its
      * output must stay in buf, to be taken back if a key repeats, so buf
      * is not flushed; what does not fit sets overflow instead. */
@@ -405,16 +410,11 @@ static void put_hex(jw *w, const unsigned char *p, size_t n)
     put_c(w, '"');
 }
 
-/* Standard base64 with padding, written straight into the buffer. */
-static void put_base64(jw *w, const unsigned char *p, size_t n)
+/* Standard base64 with padding, unquoted, straight into the buffer. */
+static void put_base64_text(jw *w, const unsigned char *p, size_t n)
 {
-    if (w->flags & LCT_JSON_BIN_HEX) {
-        put_hex(w, p, n);
-        return;
-    }
     const char *a = base64_alphabet;
     pthread_once(&base64_pairs_once, fill_base64_pairs);
-    put_c(w, '"');
     size_t i = 0;
     while (i + 2 < n) {
         /* A block of groups at a time, each block one reservation. */
@@ -438,6 +438,16 @@ static void put_base64(jw *w, const unsigned char *p, size_t n)
                      n - i == 2 ? a[(v >> 6) & 63] : '=', '='};
         put(w, q, 4);
     }
+}
+
+static void put_base64(jw *w, const unsigned char *p, size_t n)
+{
+    if (w->flags & LCT_JSON_BIN_HEX) {
+        put_hex(w, p, n);
+        return;
+    }
+    put_c(w, '"');
+    put_base64_text(w, p, n);
     put_c(w, '"');
 }
 
@@ -766,13 +776,33 @@ static void uf_join(uint32_t *parent, uint32_t a, uint32_t b)
         parent[a > b ? a : b] = a < b ? a : b;
 }
 
-/* What each non-str key prints as, in one buffer (offsets, then views). */
-static int key_texts(const pair *pairs, uint32_t n, key_text *texts,
-                     lct__grow *buf)
+static int finish(jw *w, int rc);
+static void jw_init(jw *w, lct_write_fn write, void *ctx);
+
+/* A non-str key too deep in other keys for its JSON text: the JSON
+ * string "msgpack:BASE64" of its bytes, whose escaping cannot grow. */
+static void put_key_bytes(jw *w, lct_value key)
+{
+    put_raw(w, "\"msgpack:", 9);
+    put_base64_text(w, key.ptr, key.len);
+    put_c(w, '"');
+}
+
+/* What each non-str key prints as, in one buffer (offsets, then views).
+ * One writer (on the heap: it is 64 KiB, and keys nest) renders them all,
+ * one key level deeper than the map's own. */
+static int key_texts(const jw *parent, const pair *pairs, uint32_t n,
+                     key_text *texts, lct__grow *buf)
 {
     size_t *at = reallocarray(NULL, n, sizeof *at);
-    if (!at)
+    jw *kw = malloc(sizeof *kw);
+    if (!at || !kw) {
+        free(at);
+        free(kw);
         return LCT_ERR_NOMEM;
+    }
+    jw_init(kw, lct__grow_write, buf);
+    kw->key_nest = parent->key_nest + 1;
     int rc = LCT_OK;
     for (uint32_t i = 0; i < n && rc == LCT_OK; i++) {
         lct_str s;
@@ -784,28 +814,33 @@ static int key_texts(const pair *pairs, uint32_t n, key_text *texts,
             at[i] = SIZE_MAX;
             continue;
         }
-        rc = lct_value_write_json(pairs[i].key, lct__grow_write, buf);
+        if (kw->key_nest > LCT_JSON_MAX_KEY_NESTING)
+            put_key_bytes(kw, pairs[i].key);
+        else
+            rc = render(kw, pairs[i].key, 0, NULL);
+        rc = finish(kw, rc);
         texts[i].n = buf->len - at[i];
     }
     for (uint32_t i = 0; i < n && rc == LCT_OK; i++)
         if (at[i] != SIZE_MAX)
             texts[i].p = (const unsigned char *)buf->ptr + at[i];
     free(at);
+    free(kw);
     return rc == LCT_ERR_SYS ? LCT_ERR_NOMEM : rc;
 }
 
 /* by_pos receives each key's text in map order (views into buf, or into
  * the map for str keys), so the keys print from it: rendering a key
  * twice would double the work at every level of keys nested in keys. */
-static int dedupe_mixed(pair *pairs, uint32_t n, key_text *by_pos,
-                        lct__grow *buf)
+static int dedupe_mixed(const jw *w, pair *pairs, uint32_t n,
+                        key_text *by_pos, lct__grow *buf)
 {
     uint32_t *parent = reallocarray(NULL, n, sizeof *parent);
     pair *sorted = reallocarray(NULL, n, sizeof *sorted);
     key_text *texts = reallocarray(NULL, n, sizeof *texts);
     int rc = parent && sorted && texts ? LCT_OK : LCT_ERR_NOMEM;
     if (rc == LCT_OK)
-        rc = key_texts(pairs, n, by_pos, buf);
+        rc = key_texts(w, pairs, n, by_pos, buf);
     if (rc == LCT_OK) {
         memcpy(texts, by_pos, (size_t)n * sizeof *texts);
         for (uint32_t i = 0; i < n; i++)
@@ -869,7 +904,7 @@ static int render_map(jw *w, lct_iter it, unsigned depth,
         rc = dedupe(pairs, n);
     } else if (rc == LCT_OK) {
         texts = reallocarray(NULL, n, sizeof *texts);
-        rc = texts ? dedupe_mixed(pairs, n, texts, &buf) : LCT_ERR_NOMEM;
+        rc = texts ? dedupe_mixed(w, pairs, n, texts, &buf) : LCT_ERR_NOMEM;
     }
     if (rc == LCT_OK) {
         put_c(w, '{');
@@ -1164,6 +1199,7 @@ static void jw_init(jw *w, lct_write_fn write, void *ctx)
     w->ctx = ctx;
     w->failed = 0;
     w->key_depth = 0;
+    w->key_nest = 0;
     w->hold = 0;
     w->overflow = false;
     w->len = 0;

@@ -536,3 +536,69 @@ Test(json, objectkey_fast_path_prints_as_the_general_path)
     mpw_free(&w);
     mpw_free(&twin);
 }
+
+/* A map whose one key is a map whose one key is ... `levels` deep, each
+ * map's value 1, the innermost key the str "k". */
+static void keys_in_keys(mpw *w, unsigned levels)
+{
+    for (unsigned i = 0; i < levels; i++)
+        mpw_map(w, 1);
+    mpw_str(w, "k");
+    for (unsigned i = 0; i < levels; i++)
+        mpw_uint(w, 1);
+}
+
+typedef struct counter {
+    size_t bytes;
+} counter;
+
+static int count_bytes(void *ctx, const char *data, size_t len)
+{
+    (void)data;
+    ((counter *)ctx)->bytes += len;
+    return 0;
+}
+
+/* Each key inside a key escaped the quotes of the one within it again:
+ * 26 levels printed 268 MB from 349 bytes.  Up to the depth limit, output
+ * now stays within a constant factor of the input. */
+Test(json, keys_nested_in_keys_print_linear_in_the_input)
+{
+    for (unsigned levels = 1; levels < LCT_MAX_DEPTH; levels += 17) {
+        mpw w;
+        mpw_init(&w);
+        keys_in_keys(&w, levels);
+        lct_value v = lct_value_from(w.buf, w.len);
+        size_t size;
+        cr_assert_eq(lct_value_validate(v, &size), LCT_OK, "levels %u", levels);
+        counter c = {0};
+        cr_assert_eq(lct_value_write_json(v, count_bytes, &c), LCT_OK);
+        cr_expect_leq(c.bytes, 100 * w.len + 100, "%u levels: %zu bytes from %zu",
+                      levels, c.bytes, w.len);
+        mpw_free(&w);
+    }
+}
+
+/* Up to LCT_JSON_MAX_KEY_NESTING keys deep a key is its JSON text; the
+ * next one in is its msgpack bytes in base64, with nothing to escape. */
+Test(json, keys_nested_past_the_limit_print_their_bytes)
+{
+    cr_assert_eq(LCT_JSON_MAX_KEY_NESTING, 3);
+    mpw w;
+    mpw_init(&w);
+    keys_in_keys(&w, 3);
+    cr_expect_str_eq(render(&w),
+                     "{\"{\\\"{\\\\\\\"k\\\\\\\":1}\\\":1}\":1}");
+    mpw_reset(&w);
+    keys_in_keys(&w, 4);
+    cr_expect_str_eq(render(&w),
+                     "{\"{\\\"{\\\\\\\"{\\\\\\\\\\\\\\\"k\\\\\\\\\\\\\\\":1}"
+                     "\\\\\\\":1}\\\":1}\":1}");
+    mpw_reset(&w);
+    keys_in_keys(&w, 5);
+    /* The fourth key in is {"k": 1}: 81 a1 6b 01, "gaFrAQ==". */
+    cr_expect_str_eq(render(&w),
+                     "{\"{\\\"{\\\\\\\"{\\\\\\\\\\\\\\\"\\\\\\\\\\\\\\\\\\\\\\\\\\"
+                     "\\\\\"msgpack:gaFrAQ==\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\\"\\\\\\\\\\\\\\\":1}\\\\\\\":1}\\\":1}\":1}");
+    mpw_free(&w);
+}
