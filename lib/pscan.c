@@ -152,17 +152,20 @@ static bool seams_hold(const pworker *w, unsigned n)
     return true;
 }
 
-/* The reason a skipped frame was skipped, read again (rare: damage). */
-static void warn_skip_at(const lct_reader *r, uint64_t offset)
+/* The reason a skipped frame was skipped, read again through one source
+ * for all of them: skips come in file order, so the reads go forward and
+ * a run of zeros (a skip every 4 bytes) costs what reading it costs. */
+static void warn_skip_at(const lct_reader *r, lct__source *src,
+                         uint64_t offset)
 {
-    lct__source src;
-    stream_at(r, offset, &src);
+    if (offset < src->base + src->start ||
+        offset - (src->base + src->start) >= src->fill - src->start)
+        lct__stream_seek(src, offset); /* not in the buffer: jump there */
     lct__frame f;
     lct_record rec;
     char why[LCT__WHY_SIZE] = "malformed record";
-    if (lct__stream_frame(&src, offset, false, &f) == LCT__FRAME_OK)
+    if (lct__stream_frame(src, offset, false, &f) == LCT__FRAME_OK)
         (void)lct__frame_decode(r->flags, &f, &rec, why);
-    free(src.buf);
     lct__warn_skip(r, offset, why);
 }
 
@@ -171,12 +174,15 @@ static void finish(const lct_reader *r, const pworker *w, unsigned n,
                    lct_stats *st)
 {
     memset(st, 0, sizeof *st);
+    lct__source src;
+    stream_at(r, r->header.size, &src);
     for (unsigned t = 0; t < n; t++) {
         st->records += w[t].records;
         st->skipped += w[t].skipped;
         for (size_t k = 0; k < w[t].skips.n; k++)
-            warn_skip_at(r, w[t].skips.v[k]);
+            warn_skip_at(r, &src, w[t].skips.v[k]);
     }
+    free(src.buf);
     const pworker *last = &w[n - 1];
     st->bytes_read = last->end;
     st->file_size = r->source.size;
