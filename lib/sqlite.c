@@ -50,23 +50,47 @@ static void file_close(lct__sqlfile *f)
     lct__sqlfile_unindex(f);
 }
 
-static uint64_t size_now(const char *path, uint64_t otherwise)
+/* Whether the file at path is still the one f mapped, as far as what
+ * costs one stat(2) can tell: same device, inode, size and mtime.  A
+ * rewrite that keeps all four (same size, mtime set back) is not seen. */
+static bool same_file(const lct__sqlfile *f)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return otherwise;
-    return (uint64_t)st.st_size;
+    if (stat(f->path, &st) != 0 || !S_ISREG(st.st_mode))
+        return true; /* gone or odd: keep what was read */
+    return (uint64_t)st.st_size == f->id_size &&
+           (uint64_t)st.st_ino == f->id_ino &&
+           (uint64_t)st.st_dev == f->id_dev &&
+           (int64_t)st.st_mtim.tv_sec == f->id_mtime_sec &&
+           (int64_t)st.st_mtim.tv_nsec == f->id_mtime_nsec;
+}
+
+static void note_identity(lct__sqlfile *f)
+{
+    struct stat st;
+    if (stat(f->path, &st) != 0)
+        memset(&st, 0, sizeof st);
+    f->id_size = (uint64_t)st.st_size;
+    f->id_ino = (uint64_t)st.st_ino;
+    f->id_dev = (uint64_t)st.st_dev;
+    f->id_mtime_sec = (int64_t)st.st_mtim.tv_sec;
+    f->id_mtime_nsec = (int64_t)st.st_mtim.tv_nsec;
 }
 
 bool lct__sqlfile_map(lct__sqltab *tab, lct__sqlfile *f)
 {
     if (f->map) {
-        lct_stats st;
-        lct_reader_stats(f->map, &st);
-        if (f->users > 0 || size_now(f->path, st.file_size) == st.file_size)
+        if (f->users > 0 || (!f->stale && same_file(f)))
             return true;
-        file_close(f); /* grew or shrank: read it as it is now */
+        /* Grew, shrank, rewritten or replaced: read it as it is now, and
+         * say its warnings again. */
+        file_close(f);
+        f->logged_any = false;
+        f->logged_to = 0;
     }
+    f->stale = false;
+    /* Before the open: a change in between then shows at the next query. */
+    note_identity(f);
     lct_error err;
     if (lct_open(f->path, f->options->open_flags, &f->map, &err) != LCT_OK) {
         lct__sqltab_error(tab, "%s", err.message);

@@ -30,6 +30,12 @@ typedef struct lct__sqlfile {
     lct_str *qualnames;    /* the distinct qualnames, owned */
     uint32_t nqualnames;
     bool indexed;
+    /* What the mapping was made of: a file whose size, mtime, inode or
+     * device differ at the next query is mapped and indexed again. */
+    uint64_t id_size, id_ino, id_dev;
+    int64_t id_mtime_sec, id_mtime_nsec;
+    bool stale;            /* a cached row failed: map again when free */
+    uint64_t bounded_queries; /* queries that bounded idx, cache or not */
     int users;             /* cursors reading map: no reopen meanwhile */
     bool logged_any;       /* a warning was passed on already */
     uint64_t logged_to;    /* the offset of the last one */

@@ -288,7 +288,13 @@ static int start_file(records_cursor *c, lct__sqlfile *f)
     lct__sqltab *tab = (lct__sqltab *)c->base.pVtab;
     bool bounded = c->b.idx_lo > 0 || c->b.idx_hi < UINT64_MAX;
     bool no_args = (c->plan & P_NO_ARGS) != 0;
-    bool far = bounded && (f->indexed || c->b.idx_lo >= INDEX_WORTH);
+    /* Lookups by idx near the start stream, but a join makes one per row
+     * of the other table: each from the start would be quadratic, so the
+     * second bounded query of a file builds its cache. */
+    bool far = bounded && (f->indexed || c->b.idx_lo >= INDEX_WORTH ||
+                           f->bounded_queries >= 1);
+    if (bounded)
+        f->bounded_queries++;
     bool cache = no_args && f->indexed;
     c->cached = false;
     if (far || cache) {
@@ -311,27 +317,53 @@ static int start_file(records_cursor *c, lct__sqlfile *f)
     return SQLITE_OK;
 }
 
-/* The next record of the current file within the idx bounds: 1, 0 at
- * the file's end, or an SQLite error. */
+/* What next_in_file found. */
+enum { FILE_END = 0, FILE_ROW = 1 };
+
+/* A row cache entry whose record no longer decodes (the file changed
+ * under the mapping): the reader's warning, as a streamed scan gives it,
+ * ends the file's rows, and the next query maps and indexes it again. */
+static int cached_row_failed(lct__sqlfile *f, uint64_t offset, int rc,
+                             const char *why)
+{
+    char message[LCT_ERROR_MESSAGE_SIZE];
+    if (rc == LCT_ERR_CHANGED)
+        snprintf(message, sizeof message,
+                 "file shrank while reading: bytes from offset %llu are gone",
+                 (unsigned long long)offset);
+    else
+        snprintf(message, sizeof message,
+                 "skipping malformed record at offset %llu: %s",
+                 (unsigned long long)offset,
+                 rc == 0 && why ? why : "no whole frame there any more");
+    lct__sqlfile_log(f, f->map,
+                     rc == LCT_ERR_CHANGED ? LCT_WARN_SHRANK
+                                           : LCT_WARN_MALFORMED,
+                     offset, message);
+    f->stale = true;
+    return FILE_END;
+}
+
+/* The next record of the current file within the idx bounds: FILE_ROW,
+ * FILE_END at the file's end (or where its cache stopped holding). */
 static int next_in_file(records_cursor *c, lct__sqlfile *f)
 {
-    lct__sqltab *tab = (lct__sqltab *)c->base.pVtab;
     if (c->next > c->b.idx_hi)
-        return 0;
+        return FILE_END;
     if (c->stream) {
         for (;;) {
             int rc = lct_next(c->stream, &c->rec);
             if (rc != 1)
-                return 0; /* the end; any damage went to the log */
+                return FILE_END; /* any damage went to the log */
             c->idx = c->next++;
             if (c->idx >= c->b.idx_lo)
-                return 1;
+                return FILE_ROW;
             if (c->next > c->b.idx_hi)
-                return 0;
+                return FILE_END;
         }
     }
     if (c->next >= f->nrows)
-        return 0;
+        return FILE_END;
     const lct__sqlrow *row = &f->rows[c->next];
     if (c->cached) {
         c->rec = (lct_record){.offset = row->offset,
@@ -339,19 +371,15 @@ static int next_in_file(records_cursor *c, lct__sqlfile *f)
                               .t_wall = row->t_wall,
                               .qualname = f->qualnames[row->qualname]};
         c->idx = c->next++;
-        return 1;
+        return FILE_ROW;
     }
-    int rc = lct_record_at(f->map, row->offset, &c->rec, NULL);
+    const char *why = NULL;
+    int rc = lct_record_at(f->map, row->offset, &c->rec, &why);
     if (rc == 1) {
         c->idx = c->next++;
-        return 1;
+        return FILE_ROW;
     }
-    lct__sqltab_error(tab, "trace file '%s': record %llu at offset %llu %s",
-                      f->path, (unsigned long long)c->next,
-                      (unsigned long long)row->offset,
-                      rc == LCT_ERR_CHANGED ? "is gone: the file shrank"
-                                            : "no longer decodes");
-    return SQLITE_ERROR;
+    return cached_row_failed(f, row->offset, rc, why);
 }
 
 /* A cached row whose args SQLite asks for after all: read the record. */
@@ -361,6 +389,7 @@ static int load_args(records_cursor *c)
         return SQLITE_OK;
     lct_record full;
     if (lct_record_at(c->mapped->map, c->rec.offset, &full, NULL) != 1) {
+        c->mapped->stale = true; /* the next query reads it afresh */
         lct__sqltab_error((lct__sqltab *)c->base.pVtab,
                           "trace file '%s': the record at offset %llu no "
                           "longer decodes", c->mapped->path,
@@ -393,16 +422,15 @@ static int advance(records_cursor *c)
             c->eof = true;
             return SQLITE_OK;
         }
-        int rc = next_in_file(c, f);
-        if (rc == 1 && wanted(c))
-            return SQLITE_OK;
-        if (rc == 1)
+        if (next_in_file(c, f) == FILE_ROW) {
+            if (wanted(c))
+                return SQLITE_OK;
             continue;
-        if (rc != 0)
-            return rc;
+        }
         end_file(c);
         f = query_file(c, ++c->file);
-        if (f && (rc = start_file(c, f)) != SQLITE_OK)
+        int rc = f ? start_file(c, f) : SQLITE_OK;
+        if (rc != SQLITE_OK)
             return rc;
     }
 }
