@@ -134,7 +134,8 @@ typedef enum lct_status {
     LCT_ERR_NOMEM = -11,    /**< memory allocation failed */
     LCT_ERR_INVALID = -12,  /**< misuse: NULL argument, closed reader */
     LCT_ERR_NOT_FOUND = -13, /**< a map has no such key */
-    LCT_ERR_CHANGED = -14    /**< the file shrank while it was read */
+    LCT_ERR_CHANGED = -14,   /**< the file shrank while it was read */
+    LCT_ERR_LIMIT = -15      /**< a pipe's frame over max_stream_frame */
 } lct_status;
 
 /** Size of lct_error.message, including the terminating NUL. */
@@ -246,10 +247,44 @@ enum {
  *   LCT_ERR_TRUNCATED header length prefix or body cut short;
  *   LCT_ERR_MALFORMED header is not a decodable header map;
  *   LCT_ERR_MAGIC, LCT_ERR_VERSION, LCT_ERR_SCHEMA  header refused;
+ *   LCT_ERR_LIMIT     a pipe's header frame claims more than the limit;
  *   LCT_ERR_NOMEM, LCT_ERR_INVALID.
+ * A streamed header frame whose first bytes already refuse it is refused
+ * at once, without reading the length it claims (`lct check /dev/urandom`
+ * answers at once; the reference reader reads the claimed bytes first and
+ * would call such a header truncated if the input ended before them).
  */
 lct_status lct_open(const char *path, unsigned flags, lct_reader **out,
              lct_error *err);
+
+/** The longest frame body a pipe is held to by default (256 MiB). */
+#define LCT_MAX_STREAM_FRAME_DEFAULT (256ull << 20)
+
+/** What lct_open_with() takes beyond a path. */
+typedef struct lct_open_options {
+    unsigned flags; /**< as lct_open()'s */
+    /**
+     * A pipe, FIFO or device (an input read with read(2), whose frames must
+     * be held in memory to be decoded): the longest frame body it may
+     * hold.  A frame that claims more, and that its first bytes do not
+     * already refuse, ends the reading with a warning naming its offset
+     * (lct_reader_status: LCT_ERR_LIMIT; a header frame: the open fails).
+     * A frame its first bytes refuse (not a map, or a first key that is
+     * not a str) is skipped as the reference skips it, never held, at any
+     * length.  Regular files are never limited (their size bounds them).
+     * 0: LCT_MAX_STREAM_FRAME_DEFAULT.
+     */
+    uint64_t max_stream_frame;
+} lct_open_options;
+
+/** lct_open() with options.  @return as lct_open(). */
+lct_status lct_open_with(const char *path, const lct_open_options *opts,
+                         lct_reader **out, lct_error *err);
+
+/** lct_open_fd() with options.  @return as lct_open(). */
+lct_status lct_open_fd_with(int fd, const char *name,
+                            const lct_open_options *opts, lct_reader **out,
+                            lct_error *err);
 
 /**
  * Like lct_open() on an already open descriptor, which stays the caller's
@@ -381,7 +416,9 @@ void lct_reader_stats(const lct_reader *reader, lct_stats *out);
  * (mpack's idea): after the loop, one call says whether the trace was
  * whole.  In order of precedence:
  * @return LCT_ERR_CHANGED (the file shrank while read), LCT_ERR_SYS (a
- *         streamed input failed to read), LCT_ERR_TRUNCATED (a partial
+ *         streamed input failed to read), LCT_ERR_LIMIT (a pipe's frame
+ *         over lct_open_options.max_stream_frame: reading stopped there;
+ *         stats.truncated is set), LCT_ERR_TRUNCATED (a partial
  *         trailing frame), LCT_ERR_MALFORMED (frames were skipped),
  *         LCT_OK (nothing wrong so far), LCT_ERR_INVALID (NULL reader).
  */

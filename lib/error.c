@@ -28,6 +28,7 @@ const char *lct_strerror(int code)
     case LCT_ERR_INVALID: return "invalid argument";
     case LCT_ERR_NOT_FOUND: return "key not found";
     case LCT_ERR_CHANGED: return "file changed while read";
+    case LCT_ERR_LIMIT: return "frame over the stream limit";
     }
     return "unknown status";
 }

@@ -148,6 +148,31 @@ static int body_map(const unsigned char *body, size_t len, lct__mp_head *h,
     return LCT_OK;
 }
 
+static int field_key(const unsigned char **p, const unsigned char *end,
+                     const unsigned char **key, size_t *klen, char *why);
+
+/* body_map's count check, for a body of which only the first bytes are
+ * here: the count against the whole length. */
+void lct__fields_doomed_why(const unsigned char *body, size_t kept,
+                            uint64_t length, char *why)
+{
+    lct__mp_head h;
+    if (lct__mp_head_parse(body, body + kept, &h) != LCT_OK ||
+        h.type != LCT_TYPE_MAP) {
+        (void)body_map(body, kept, &h, why); /* "not a map (found ...)" */
+        return;
+    }
+    if (2 * (uint64_t)h.n > length - h.head) {
+        snprintf(why, LCT__WHY_SIZE, "map claims %u pairs in %llu bytes",
+                 h.n, (unsigned long long)(length - h.head));
+        return;
+    }
+    const unsigned char *p = body + h.head, *key;
+    size_t klen;
+    if (field_key(&p, body + kept, &key, &klen, why) == LCT_OK)
+        snprintf(why, LCT__WHY_SIZE, "malformed frame body");
+}
+
 /* A map key at *p: a str inside the frame; *p moves past it. */
 static int field_key(const unsigned char **p, const unsigned char *end,
                      const unsigned char **key, size_t *klen, char *why)

@@ -44,4 +44,13 @@ int lct__fields_decode(const unsigned char *body, size_t len, const char *tag,
                        const lct__field_spec *spec, size_t nspec,
                        unsigned flags, lct_value *values, char *why);
 
+/*
+ * The reason a header or record body of `length` bytes is refused, from
+ * its first `kept` bytes alone, when those already refuse it (a streamed
+ * frame's doomed body, see stream.c): the words lct__fields_decode would
+ * find in the whole body.
+ */
+void lct__fields_doomed_why(const unsigned char *body, size_t kept,
+                            uint64_t length, char *why);
+
 #endif

@@ -13,7 +13,8 @@ typedef enum lct__frame_status {
     LCT__FRAME_END,          /* pos is exactly the end of the data */
     LCT__FRAME_SHORT_PREFIX, /* 1..3 bytes left: a cut length prefix */
     LCT__FRAME_SHORT_BODY,   /* the length says more than is left */
-    LCT__FRAME_READ_ERROR    /* a streamed source could not read */
+    LCT__FRAME_READ_ERROR,   /* a streamed source could not read */
+    LCT__FRAME_TOO_LONG      /* a pipe's frame over its stream limit */
 } lct__frame_status;
 
 typedef struct lct__frame {

@@ -70,7 +70,7 @@ static void *pwork(void *arg)
     w->how = LCT__FRAME_OK;
     while (pos < w->stop && !w->failed && !w->stopped) {
         lct__frame f;
-        lct__frame_status fs = lct__stream_frame(&src, pos, false, &f);
+        lct__frame_status fs = lct__stream_frame(&src, pos, 0, &f);
         if (fs != LCT__FRAME_OK) {
             w->how = fs;
             w->tail = f;
@@ -164,7 +164,7 @@ static void warn_skip_at(const lct_reader *r, lct__source *src,
     lct__frame f;
     lct_record rec;
     char why[LCT__WHY_SIZE] = "malformed record";
-    if (lct__stream_frame(src, offset, false, &f) == LCT__FRAME_OK)
+    if (lct__stream_frame(src, offset, 0, &f) == LCT__FRAME_OK)
         (void)lct__frame_decode(r->flags, &f, &rec, why);
     lct__warn_skip(r, offset, why);
 }

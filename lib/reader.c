@@ -26,8 +26,8 @@
 static void note_status(lct_reader *r, lct_status st)
 {
     static const lct_status order[] = {LCT_OK, LCT_ERR_MALFORMED,
-                                       LCT_ERR_TRUNCATED, LCT_ERR_SYS,
-                                       LCT_ERR_CHANGED};
+                                       LCT_ERR_TRUNCATED, LCT_ERR_LIMIT,
+                                       LCT_ERR_SYS, LCT_ERR_CHANGED};
     size_t have = 0, got = 0;
     for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
         if (order[i] == r->status)
@@ -65,8 +65,10 @@ static lct__frame_status frame_here(lct_reader *r, lct__frame *f)
 {
     lct__source *s = &r->source;
     if (s->kind == LCT__SOURCE_STREAM) {
-        lct__frame_status fs = lct__stream_frame(
-            s, r->pos, (r->flags & LCT_FOLLOW) != 0, f);
+        unsigned how = (r->flags & LCT_FOLLOW) ? LCT__STREAM_FOLLOW : 0;
+        if (r->pos == 0)
+            how |= LCT__STREAM_HEADER;
+        lct__frame_status fs = lct__stream_frame(s, r->pos, how, f);
         r->stats.file_size = s->size;
         return fs;
     }
@@ -119,6 +121,12 @@ static int open_header(lct_reader *r, lct_error *err)
                          "trace file '%s': truncated frame body at offset %d "
                          "(got %" PRIu64 " of %" PRIu32 ")",
                          name, LCT__PREFIX_SIZE, f.available, f.length);
+    case LCT__FRAME_TOO_LONG:
+        return lct__fail(err, LCT_ERR_LIMIT, 0, 0,
+                         "trace file '%s': header frame at offset 0 claims "
+                         "%" PRIu32 " bytes, more than a stream may hold (%"
+                         PRIu64 ": max_stream_frame, lct --max-frame)",
+                         name, f.length, r->source.max_frame);
     case LCT__FRAME_OK:
         break;
     }
@@ -129,7 +137,9 @@ static int open_header(lct_reader *r, lct_error *err)
     int rc = header_bytes(r, &f, &body, err);
     if (rc != LCT_OK)
         return rc;
-    if (lct__header_decode(body, f.kept, h, why) != LCT_OK)
+    if (f.kept < f.length) /* its first bytes refused it: not read on */
+        lct__fields_doomed_why(body, (size_t)f.kept, f.length, why);
+    if (f.kept < f.length || lct__header_decode(body, f.kept, h, why) != LCT_OK)
         return lct__fail(err, LCT_ERR_MALFORMED, 0, 0,
                          "trace file '%s': undecodable header at offset 0: %s",
                          name, why);
@@ -202,32 +212,50 @@ static int reader_finish(lct_reader *r, lct_reader **out, lct_error *err)
     return LCT_OK;
 }
 
-lct_status lct_open_fd(int fd, const char *name, unsigned flags, lct_reader **out,
-                lct_error *err)
+lct_status lct_open_fd_with(int fd, const char *name,
+                            const lct_open_options *opts, lct_reader **out,
+                            lct_error *err)
 {
     if (out)
         *out = NULL;
-    if (!out || !name || fd < 0)
+    if (!out || !name || fd < 0 || !opts)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_open_fd: invalid argument");
     lct_reader *r;
-    int rc = reader_new(name, flags, &r, err);
+    int rc = reader_new(name, opts->flags, &r, err);
     if (rc != LCT_OK)
         return rc;
-    rc = lct__source_from_fd(fd, r->shown_name, flags, &r->source, err);
+    rc = lct__source_from_fd(fd, r->shown_name, opts->flags, &r->source, err);
     if (rc != LCT_OK) {
         lct_close(r);
         return rc;
     }
+    r->source.max_frame = opts->max_stream_frame
+                              ? opts->max_stream_frame
+                              : LCT_MAX_STREAM_FRAME_DEFAULT;
     return reader_finish(r, out, err);
 }
 
+lct_status lct_open_fd(int fd, const char *name, unsigned flags,
+                       lct_reader **out, lct_error *err)
+{
+    lct_open_options opts = {.flags = flags};
+    return lct_open_fd_with(fd, name, &opts, out, err);
+}
+
 lct_status lct_open(const char *path, unsigned flags, lct_reader **out,
-             lct_error *err)
+                    lct_error *err)
+{
+    lct_open_options opts = {.flags = flags};
+    return lct_open_with(path, &opts, out, err);
+}
+
+lct_status lct_open_with(const char *path, const lct_open_options *opts,
+                         lct_reader **out, lct_error *err)
 {
     if (out)
         *out = NULL;
-    if (!path || !out)
+    if (!path || !out || !opts)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_open: invalid argument");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -240,7 +268,7 @@ lct_status lct_open(const char *path, unsigned flags, lct_reader **out,
                          strerror(e));
     }
     /* The mapping outlives the descriptor, so close it either way. */
-    int rc = lct_open_fd(fd, path, flags, out, err);
+    int rc = lct_open_fd_with(fd, path, opts, out, err);
     close(fd);
     return rc;
 }
@@ -350,6 +378,7 @@ static int end_short(lct_reader *r, lct__frame_status fs, const lct__frame *f)
     r->stats.truncated = true;
     r->stats.truncated_offset = f->offset;
     note_status(r, fs == LCT__FRAME_READ_ERROR ? LCT_ERR_SYS
+                   : fs == LCT__FRAME_TOO_LONG ? LCT_ERR_LIMIT
                                                : LCT_ERR_TRUNCATED);
     lct__warn_short(r, fs, f, r->source.read_errno);
     return 0;
@@ -366,7 +395,8 @@ static int no_frame(lct_reader *r, lct__frame_status fs, const lct__frame *f)
     if (lct__stream_shrank(&r->source, &cut))
         return end_shrank(r, cut);
     /* A trace being written: its last frame may simply be unfinished. */
-    if ((r->flags & LCT_FOLLOW) && fs != LCT__FRAME_READ_ERROR)
+    if ((r->flags & LCT_FOLLOW) && fs != LCT__FRAME_READ_ERROR &&
+        fs != LCT__FRAME_TOO_LONG)
         return 0;
     if (fs == LCT__FRAME_END) {
         r->done = true;

@@ -121,6 +121,7 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
         /* A regular file's size is known up front (progress, stats); a
          * pipe's is what has been read so far. */
         src->size = sized ? (uint64_t)st.st_size : 0;
+        src->regular = S_ISREG(st.st_mode);
         return keep_fd(fd, name, LCT__SOURCE_STREAM, sized, src, err);
     }
     if ((uint64_t)st.st_size > SIZE_MAX)

@@ -37,7 +37,12 @@ typedef struct lct__source {
     size_t cap, fill, start;
     uint64_t base, consumed;
     bool seekable; /* pread at offsets (a regular file), else read(2) */
+    bool regular;  /* a regular file (even one whose size reads as 0) */
     bool eof;      /* read(2) said end of input (sticky unless following) */
+    /* A pipe only (not seekable): the longest frame body it will hold
+     * (lct_open_options.max_stream_frame); a longer one that its first
+     * bytes do not already refuse is LCT__FRAME_TOO_LONG. */
+    uint64_t max_frame;
     int read_errno;
 } lct__source;
 
@@ -72,16 +77,27 @@ void lct__source_release(lct__source *src);
 int lct__source_remap(lct__source *src, const char *name, bool *changed,
                       uint64_t *now_size, lct_error *err);
 
+/* How lct__stream_frame reads. */
+enum {
+    /* End of input is not final: the same call later reads what was
+     * appended (a trace being written). */
+    LCT__STREAM_FOLLOW = 1u << 0,
+    /* The header frame: one that its first bytes refuse is returned at
+     * once, its rest neither read nor counted (the file is refused
+     * anyway: /dev/urandom must not cost 4 GiB of reading). */
+    LCT__STREAM_HEADER = 1u << 1
+};
+
 /*
  * A stream's frame at file offset pos (the frame after the last one asked
  * for, or the same one again): bytes before pos are dropped (their views
  * die), then the prefix and body are read into the buffer.  Statuses as
- * lct__frame_at, plus LCT__FRAME_READ_ERROR (errno in src->read_errno).
- * When `follow`, end of input is not final: the same call later reads
- * what was appended.
+ * lct__frame_at, plus LCT__FRAME_READ_ERROR (errno in src->read_errno) and
+ * LCT__FRAME_TOO_LONG.  A frame its first bytes refuse (kept < length)
+ * keeps only those bytes; how: LCT__STREAM_FOLLOW, LCT__STREAM_HEADER.
  */
 lct__frame_status lct__stream_frame(lct__source *src, uint64_t pos,
-                                    bool follow, lct__frame *frame);
+                                    unsigned how, lct__frame *frame);
 
 /* Whether a seekable stream's file is now shorter than it was (at open,
  * or as far as it was read): *cut is its size.  Asked when reading ends. */

@@ -8,11 +8,15 @@
  * by what a length prefix claims.  Frames are consumed by moving an
  * index; bytes are moved to the front only when the tail runs short.
  *
- * A frame whose first body byte is not a msgpack map can never decode, so
+ * A frame whose first body bytes already refuse it (not a msgpack map, a
+ * map claiming more pairs than the body could hold, or a first key that
+ * is not a str: no header or record can begin so) can never decode, so
  * past its first few bytes its body is counted, not kept (on a regular
  * file, stepped over unread): `yes | lct info -` costs the one buffer,
  * and the answer (malformed, or truncated if the input ends first) is
  * still the one the reference reader gives after reading the same bytes.
+ * Any other frame of a pipe longer than max_frame is refused before its
+ * body is read, so what a pipe can make the reader hold has a bound.
  */
 #include "msgpack_internal.h"
 #include "source_internal.h"
@@ -25,8 +29,8 @@
 /* The buffer's first size, and the least room worth a read(2): reads of
  * 256 KiB are what `dd bs=256k` (the read limit in bench/ratios) uses. */
 #define STREAM_CHUNK (256 * 1024)
-/* Body bytes kept of a doomed frame: enough for any msgpack head, so the
- * decoder names the same type it would from the whole body. */
+/* Body bytes kept of a doomed frame: enough for a map head and a key's
+ * head, so the decoder names the reason it would from the whole body. */
 #define DOOMED_KEEP 16
 
 /* Where the current frame starts in the buffer (a valid pointer even
@@ -165,6 +169,25 @@ static bool is_map_head(unsigned char b)
     return (b & 0xf0) == 0x80 || b == 0xde || b == 0xdf;
 }
 
+static bool is_str_head(unsigned char b)
+{
+    return (b & 0xe0) == 0xa0 || b == 0xd9 || b == 0xda || b == 0xdb;
+}
+
+/* Whether the first `have` bytes of a body of `length` already refuse it
+ * as a header or a record (lct__fields_doomed_why says why). */
+static bool doomed(const unsigned char *p, size_t have, uint64_t length)
+{
+    if (!is_map_head(p[0]))
+        return true;
+    lct__mp_head h;
+    if (lct__mp_head_parse(p, p + have, &h) != LCT_OK)
+        return false; /* the map head is not all here: cannot tell */
+    if (2 * (uint64_t)h.n > length - h.head)
+        return true;
+    return h.n > 0 && h.head < have && !is_str_head(p[h.head]);
+}
+
 static lct__frame_status short_or_error(int rc, lct__frame_status shortness)
 {
     return rc < 0 ? LCT__FRAME_READ_ERROR : shortness;
@@ -195,8 +218,9 @@ static lct__frame_status doomed_body(lct__source *s, bool follow,
 }
 
 lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
-                                    bool follow, lct__frame *f)
+                                    unsigned how, lct__frame *f)
 {
+    bool follow = (how & LCT__STREAM_FOLLOW) != 0;
     drop_before(s, pos);
     f->offset = pos;
     f->length = 0;
@@ -215,10 +239,22 @@ lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
     /* Streams fed by a writer (follow) keep every byte: frames there are
      * the recorder's, and a doomed one would be waited for the same way. */
     if (!follow && f->length > 0) {
-        rc = fill_to(s, LCT__PREFIX_SIZE + 1, follow);
-        if (rc == 1 && !is_map_head(s->buf[s->start + LCT__PREFIX_SIZE]))
-            return doomed_body(s, follow, f);
+        size_t look = f->length < DOOMED_KEEP ? f->length : DOOMED_KEEP;
+        /* Cut short or unreadable: the full read below says which. */
+        rc = fill_to(s, LCT__PREFIX_SIZE + look, follow);
+        if (rc == 1 && doomed(at_start(s) + LCT__PREFIX_SIZE, look,
+                              f->length)) {
+            /* A file ends (and its rest is stepped over unread), so
+             * there the reference's exact answer costs little. */
+            if (!(how & LCT__STREAM_HEADER) || s->regular)
+                return doomed_body(s, follow, f);
+            f->body = at_start(s) + LCT__PREFIX_SIZE;
+            f->kept = f->available = look;
+            return LCT__FRAME_OK;
+        }
     }
+    if (!s->seekable && s->max_frame && f->length > s->max_frame)
+        return LCT__FRAME_TOO_LONG;
     rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)f->length, follow);
     /* The buffer may have moved, or the frame within it. */
     f->body = at_start(s) + LCT__PREFIX_SIZE;

@@ -60,6 +60,12 @@ uint64_t lct__short_text(lct__frame_status fs, const lct__frame *f,
                  "truncated frame body at offset %" PRIu64 " (got %" PRIu64
                  " of %" PRIu32 ")",
                  at, f->available, f->length);
+    } else if (fs == LCT__FRAME_TOO_LONG) {
+        snprintf(out, outsz,
+                 "frame at offset %" PRIu64 " claims %" PRIu32
+                 " bytes, more than a stream may hold (max_stream_frame, "
+                 "lct --max-frame); reading stops",
+                 at, f->length);
     } else {
         at += f->available;
         snprintf(out, outsz, "read failed at offset %" PRIu64 ": %s", at,

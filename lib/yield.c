@@ -10,6 +10,7 @@
  * at the end of the data, is the file's real size asked for (one fstat).
  */
 #include "decode_internal.h"
+#include "fields_internal.h"
 #include "reader_internal.h"
 
 bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
@@ -36,6 +37,10 @@ bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
 lct__outcome lct__frame_decode(unsigned flags, const lct__frame *f,
                                lct_record *rec, char *why)
 {
+    if (f->kept < f->length) { /* a streamed body its first bytes refused */
+        lct__fields_doomed_why(f->body, (size_t)f->kept, f->length, why);
+        return LCT__SKIPPED;
+    }
     if (lct__record_decode(f->body, (size_t)f->kept, flags, rec, why) !=
         LCT_OK)
         return LCT__SKIPPED;

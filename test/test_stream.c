@@ -41,13 +41,18 @@ static void write_all(int fd, const void *p, size_t n)
     }
 }
 
-/* A child writes `head`, then `fill` bytes of `byte`, then closes. */
-static pid_t feed_pattern(int fd, const void *head, size_t headlen,
+/* A child writes `head`, then `fill` bytes of `byte` into the pipe p,
+ * then closes.  It keeps only the write end, so a reader that stops
+ * early makes its writes fail (and it exits non-zero). */
+static pid_t feed_pattern(int p[2], const void *head, size_t headlen,
                           unsigned char byte, size_t fill)
 {
+    int fd = p[1];
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        close(p[0]);
         static char chunk[1 << 16];
         memset(chunk, byte, sizeof chunk);
         if (write(fd, head, headlen) != (ssize_t)headlen)
@@ -135,33 +140,48 @@ Test(stream, a_proc_file_is_read_not_called_empty, .timeout = 20)
 /* What the reference reader decides for a header frame claiming `claim`
  * bytes of 'y' when `sent` arrive: the same through a pipe (bounded
  * memory) as from a mapped file holding those bytes. */
+/* A header frame claiming `claim` bytes of which `sent` arrive, all 'y'
+ * (a positive fixint, never a map).  Read from a file, the answer is the
+ * reference's (`want`: malformed, or truncated when the input ends
+ * first).  From a pipe, whose rest could take 4 GiB of reading (`lct
+ * check /dev/urandom` took 6 to 14 s), the first bytes refuse it at once:
+ * malformed, and the writer is left with bytes nobody read. */
 static void huge_non_map_frame(uint32_t claim, size_t sent, int want)
 {
     unsigned char head[4] = {claim >> 24, claim >> 16, claim >> 8, claim};
     int p[2];
     cr_assert_eq(pipe(p), 0);
     long before = max_rss_kib();
-    pid_t pid = feed_pattern(p[1], head, 4, 'y', sent);
+    pid_t pid = feed_pattern(p, head, 4, 'y', sent);
     close(p[1]);
     lct_reader *r;
     lct_error piped, mapped;
-    cr_expect_eq(lct_open_fd(p[0], "t", 0, &r, &piped), want, "%s",
-                 piped.message);
+    cr_expect_eq(lct_open_fd(p[0], "t", 0, &r, &piped), LCT_ERR_MALFORMED,
+                 "%s", piped.message);
     long growth = max_rss_kib() - before;
     cr_expect_lt(growth, 32 * 1024, "kept %ld KiB of a %zu-byte frame",
                  growth, sent);
     close(p[0]);
-    waitpid(pid, NULL, 0);
+    int ws;
+    waitpid(pid, &ws, 0);
+    cr_expect(!WIFEXITED(ws) || WEXITSTATUS(ws) != 0,
+              "the writer got to write all %zu bytes", sent);
 
-    /* The same bytes in a file, read through the mapping. */
+    /* The same bytes in a file, read as a stream and through the map. */
     char *buf = malloc(4 + sent);
     memcpy(buf, head, 4);
     memset(buf + 4, 'y', sent);
     char *path = tmp_file_with(buf, 4 + sent);
+    lct_error streamed;
+    cr_expect_eq(lct_open(path, LCT_STREAM, &r, &streamed), want);
     cr_expect_eq(lct_open(path, 0, &r, &mapped), want);
-    cr_expect_eq(piped.offset, mapped.offset);
-    const char *a = strchr(piped.message, ':'), *b = strchr(mapped.message, ':');
-    cr_expect_str_eq(a, b, "same judgment after the name");
+    cr_expect_eq(streamed.offset, mapped.offset);
+    cr_expect_str_eq(streamed.message, mapped.message);
+    if (want == LCT_ERR_MALFORMED) {
+        const char *a = strchr(piped.message, ':');
+        const char *b = strchr(mapped.message, ':');
+        cr_expect_str_eq(a, b, "same judgment after the name");
+    }
     unlink(path);
     free(path);
     free(buf);
@@ -173,6 +193,120 @@ Test(stream, a_huge_frame_that_can_never_decode_is_counted_not_kept,
     /* Like `yes | lct info -`: 'y' is a positive fixint, not a map. */
     huge_non_map_frame(200u << 20, 200u << 20, LCT_ERR_MALFORMED);
     huge_non_map_frame(200u << 20, 3u << 20, LCT_ERR_TRUNCATED);
+}
+
+static void count_kinds(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                        uint64_t offset, const char *message)
+{
+    (void)r, (void)offset, (void)message;
+    ((int *)ctx)[kind]++;
+}
+
+/* Records, then a frame whose body starts as a map would but whose first
+ * key is an int, then 64 MiB of zeros: nine hostile bytes and zeros took
+ * `lct check -` to 1.05 GB.  Such a frame cannot be a record, so a pipe
+ * holds none of it, and the answer is the file's. */
+Test(stream, a_map_frame_with_an_int_key_is_not_held, .timeout = 60)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 3);
+    mpw_raw(&t, "\xff\xff\xff\xff\x8f\x00", 6);
+    size_t zeros = 64u << 20;
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    long before = max_rss_kib();
+    pid_t pid = feed_pattern(p, t.buf, t.len, 0, zeros);
+    close(p[1]);
+    lct_reader *r;
+    cr_assert_eq(lct_open_fd(p[0], "t", LCT_QUIET, &r, NULL), LCT_OK);
+    int kinds[8] = {0};
+    lct_reader_set_log(r, count_kinds, kinds);
+    lct_record rec;
+    int n = 0;
+    while (lct_next(r, &rec) == 1)
+        n++;
+    cr_expect_eq(n, 3);
+    cr_expect_lt(max_rss_kib() - before, 16 * 1024, "the frame was held");
+    lct_stats piped;
+    lct_reader_stats(r, &piped);
+    lct_close(r);
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+
+    char *buf = malloc(t.len + zeros);
+    memcpy(buf, t.buf, t.len);
+    memset(buf + t.len, 0, zeros);
+    char *path = tmp_file_with(buf, t.len + zeros);
+    cr_assert_eq(lct_open(path, LCT_QUIET, &r, NULL), LCT_OK);
+    while (lct_next(r, &rec) == 1)
+        ;
+    lct_stats mapped;
+    lct_reader_stats(r, &mapped);
+    cr_expect_eq(piped.truncated, mapped.truncated);
+    cr_expect_eq(piped.truncated_offset, mapped.truncated_offset);
+    cr_expect_eq(piped.skipped, mapped.skipped);
+    cr_expect_eq(kinds[LCT_WARN_TRUNCATED], 1);
+    lct_close(r);
+    unlink(path);
+    free(path);
+    free(buf);
+    mpw_free(&t);
+}
+
+/* A frame a record could begin as (a map, a str key) that claims more
+ * than the stream limit ends a pipe's reading with a warning naming its
+ * offset and LCT_ERR_LIMIT; raised, the same input reads on. */
+Test(stream, a_pipe_frame_over_the_limit_ends_the_reading, .timeout = 60)
+{
+    mpw t;
+    mpw_init(&t);
+    mpw_simple_trace(&t, 3);
+    uint64_t frame_at = t.len;
+    mpw_raw(&t, "\x00\x10\x00\x00\x81\xa1" "a", 7); /* 1 MiB claimed */
+    for (uint64_t limit = 64 * 1024; limit <= 2u << 20; limit *= 32) {
+        int p[2];
+        cr_assert_eq(pipe(p), 0);
+        pid_t pid = feed_pattern(p, t.buf, t.len, 0, 1u << 20);
+        close(p[1]);
+        lct_open_options o = {.flags = LCT_QUIET, .max_stream_frame = limit};
+        lct_reader *r;
+        cr_assert_eq(lct_open_fd_with(p[0], "t", &o, &r, NULL), LCT_OK);
+        int kinds[8] = {0};
+        lct_reader_set_log(r, count_kinds, kinds);
+        lct_record rec;
+        int n = 0;
+        while (lct_next(r, &rec) == 1)
+            n++;
+        lct_stats st;
+        lct_reader_stats(r, &st);
+        cr_expect_eq(n, 3);
+        if (limit < (1u << 20)) {
+            cr_expect_eq(lct_reader_status(r), LCT_ERR_LIMIT);
+            cr_expect(st.truncated);
+            cr_expect_eq(st.truncated_offset, frame_at);
+            cr_expect_eq(kinds[LCT_WARN_TRUNCATED], 1);
+        } else { /* read whole: the str key's value is cut, so malformed */
+            cr_expect_neq(lct_reader_status(r), LCT_ERR_LIMIT);
+        }
+        lct_close(r);
+        close(p[0]);
+        waitpid(pid, NULL, 0);
+    }
+    /* A header over the limit refuses the open, naming the limit. */
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    pid_t pid = feed_pattern(p, "\x00\x10\x00\x00\x81\xa1" "a", 7, 0,
+                             1u << 20);
+    close(p[1]);
+    lct_open_options o = {.max_stream_frame = 4096};
+    lct_reader *r;
+    lct_error err;
+    cr_expect_eq(lct_open_fd_with(p[0], "t", &o, &r, &err), LCT_ERR_LIMIT);
+    cr_expect(strstr(err.message, "4096"), "%s", err.message);
+    close(p[0]);
+    waitpid(pid, NULL, 0);
+    mpw_free(&t);
 }
 
 /* A length that claims 4 GB (and a map, so the frame could decode) is
@@ -212,7 +346,7 @@ Test(stream, a_long_pipe_is_read_in_bounded_memory, .timeout = 60)
     int p[2];
     cr_assert_eq(pipe(p), 0);
     long before = max_rss_kib();
-    pid_t pid = feed_pattern(p[1], t.buf, t.len, 0, 0);
+    pid_t pid = feed_pattern(p, t.buf, t.len, 0, 0);
     close(p[1]);
     lct_reader *r;
     cr_assert_eq(lct_open_fd(p[0], "t", 0, &r, NULL), LCT_OK);

@@ -64,6 +64,8 @@ static void help(void)
            "\n"
            "  --json     a machine-readable report\n"
            "  -q         nothing on stderr (the report is on stdout)\n"
+           "  --mmap, --stream how to read the file (default: stream)\n"
+           "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
            "  -j N       threads (default: all CPUs for files over 64 MiB)\n"
            "  -h, --help this text\n");
 }
@@ -120,14 +122,11 @@ int cmd_check(int argc, char **argv)
                                  .help = help};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
-    const char *path = a.file;
+    const char *path = tool_input_name(a.file);
     lct_reader *r = NULL;
     lct_error err;
     unsigned flags = LCT_QUIET | tool_source_flags(&a);
-    lct_status orc = strcmp(path, "-") == 0
-                         ? lct_open_fd(0, "<stdin>", flags, &r, &err)
-                         : lct_open(path, flags, &r, &err);
-    if (orc != LCT_OK)
+    if (tool_open_raw(a.file, flags, &r, &err) != LCT_OK)
         return refused(path, &err, a.json, a.quiet);
 
     report rep = {a.json, path, 0};

@@ -42,6 +42,8 @@ static void help(void)
            "                      a file that is not there yet or empty\n"
            "  --from-end          with -f: only records appended from now on\n"
            "  -q                  no warnings on stderr\n"
+           "  --mmap, --stream    how to read the file (default: stream)\n"
+           "  --max-frame SIZE    the longest frame a pipe may hold (256M)\n"
            "  -h, --help          this text\n");
 }
 

@@ -178,6 +178,8 @@ static void help(void)
            "\n"
            "  --json     the same facts, plus skipped and truncated, as JSON\n"
            "  -q         no warnings on stderr\n"
+           "  --mmap, --stream how to read the file (default: stream)\n"
+           "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
            "  -j N       threads (default: all CPUs for files over 64 MiB;\n"
            "             events-level traces are always read by one)\n"
            "  -h, --help this text\n");

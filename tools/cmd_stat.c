@@ -162,6 +162,7 @@ static void help(void)
            "  -q               no warnings on stderr\n"
            "  -j N             threads (default: all CPUs for files over 64 MiB)\n"
            "  --mmap, --stream how to read the file (default: stream)\n"
+           "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
            "  -h, --help       this text\n");
 }
 

@@ -31,7 +31,7 @@ lct_reader *tool_open_when_ready(const char *path, unsigned flags,
     for (;;) {
         lct_reader *r;
         lct_error err;
-        int rc = lct_open(path, flags | (quiet ? LCT_QUIET : 0), &r, &err);
+        int rc = tool_open_raw(path, flags | (quiet ? LCT_QUIET : 0), &r, &err);
         if (rc == LCT_OK) {
             lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
             return r;

@@ -63,6 +63,21 @@ double tool_parse_seconds(const char *cmd, const char *opt, const char *arg)
     return d;
 }
 
+uint64_t tool_parse_size(const char *cmd, const char *opt, const char *arg)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(arg, &end, 10);
+    unsigned shift = 0;
+    if (end != arg && *end && !end[1])
+        shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 99;
+    if (end == arg || arg[0] == '-' || errno || shift == 99 ||
+        (*end && !shift) || n == 0 || n > (UINT32_MAX >> shift))
+        tool_usage_error(cmd, "%s '%s' is not a size below 4G "
+                         "(bytes, or a number with K, M or G)", opt, arg);
+    return (uint64_t)n << shift;
+}
+
 unsigned tool_parse_jobs(const char *cmd, const char *arg)
 {
     const char *errstr;
@@ -85,9 +100,10 @@ static size_t long_options(const tool_cmd *cmd, struct option *into)
         {"json", no_argument, NULL, TOOL_OPT_JSON_VAL},
         {"csv", no_argument, NULL, TOOL_OPT_CSV_VAL},
         {"mmap", no_argument, NULL, TOOL_OPT_MMAP_VAL},
-        {"stream", no_argument, NULL, TOOL_OPT_STREAM_VAL}};
+        {"stream", no_argument, NULL, TOOL_OPT_STREAM_VAL},
+        {"max-frame", required_argument, NULL, TOOL_OPT_MAX_FRAME_VAL}};
     static const unsigned bits[] = {TOOL_Q,   TOOL_J,   TOOL_JSON,
-                                    TOOL_CSV, TOOL_SRC, TOOL_SRC};
+                                    TOOL_CSV, TOOL_SRC, TOOL_SRC, TOOL_SRC};
     size_t n = 0;
     for (size_t i = 0; i < sizeof bits / sizeof *bits; i++)
         if (cmd->shared & bits[i])
@@ -112,6 +128,9 @@ static bool take_shared(const tool_cmd *cmd, int c, tool_args *out)
     else if (c == TOOL_OPT_MMAP_VAL || c == TOOL_OPT_STREAM_VAL)
         out->source = c == TOOL_OPT_MMAP_VAL ? TOOL_SOURCE_MMAP
                                              : TOOL_SOURCE_STREAM;
+    else if (c == TOOL_OPT_MAX_FRAME_VAL)
+        tool_max_stream_frame = tool_parse_size(cmd->name, "--max-frame",
+                                                optarg);
     else
         return false;
     return true;
@@ -124,7 +143,7 @@ void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
     size_t own = 0;
     for (const struct option *o = cmd->own; o && o->name; o++)
         own++;
-    struct option *opts = reallocarray(NULL, own + 8, sizeof *opts);
+    struct option *opts = reallocarray(NULL, own + 16, sizeof *opts);
     char shorts[64];
     if (!opts)
         tool_usage_error(cmd->name, "out of memory");

@@ -28,10 +28,10 @@ int tool_file_write(void *ctx, const char *data, size_t len)
     return fwrite(data, 1, len, ctx) == len ? 0 : -1;
 }
 
-void tool_put_vis(FILE *f, const char *s, size_t len)
+/* strvis's escaping of s, in pieces, so no allocation and no size limit. */
+static void put_strvis(FILE *f, const char *s, size_t len)
 {
     char buf[4 * 256 + 1];
-    /* In pieces, so no allocation and no size limit. */
     while (len > 0) {
         size_t take = len < 256 ? len : 256;
         /* Do not split a UTF-8 sequence between pieces. */
@@ -43,6 +43,51 @@ void tool_put_vis(FILE *f, const char *s, size_t len)
         s += take;
         len -= take;
     }
+}
+
+/* Whether the 3 bytes at p encode a bidirectional control (U+061C's two
+ * bytes aside): printable to strvis, but they reorder what a terminal
+ * shows around them, so a name could pass for another. */
+static size_t bidi_control_at(const unsigned char *p, size_t left)
+{
+    if (left >= 2 && p[0] == 0xd8 && p[1] == 0x9c)
+        return 2; /* U+061C ARABIC LETTER MARK */
+    if (left < 3 || p[0] != 0xe2)
+        return 0;
+    unsigned cp = (unsigned)(p[1] & 0x3f) << 6 | (p[2] & 0x3f);
+    cp |= 0x2000;
+    if ((p[1] & 0xc0) != 0x80 || (p[2] & 0xc0) != 0x80)
+        return 0;
+    bool bidi = cp == 0x200e || cp == 0x200f ||
+                (cp >= 0x202a && cp <= 0x202e) ||
+                (cp >= 0x2066 && cp <= 0x2069);
+    return bidi ? 3 : 0;
+}
+
+void tool_put_vis(FILE *f, const char *s, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, plain = 0;
+    /* Printable ASCII but the backslash is what it is: the usual case. */
+    while (plain < len && p[plain] >= 0x20 && p[plain] < 0x7f &&
+           p[plain] != '\\')
+        plain++;
+    if (plain == len) {
+        fwrite(s, 1, len, f);
+        return;
+    }
+    size_t start = 0;
+    for (i = plain; i < len; i++) {
+        size_t n = p[i] >= 0xd8 ? bidi_control_at(p + i, len - i) : 0;
+        if (n == 0)
+            continue;
+        put_strvis(f, s + start, i - start);
+        for (size_t k = 0; k < n; k++) /* as strvis writes other bytes */
+            fprintf(f, "\\%03o", p[i + k]);
+        i += n - 1;
+        start = i + 1;
+    }
+    put_strvis(f, s + start, len - start);
 }
 
 void tool_put_csv(FILE *f, const char *s, size_t len)

@@ -36,17 +36,30 @@ void tool_log_quiet(void *ctx, const lct_reader *r, lct_warning_kind kind,
         tool_report_shrink(r, message);
 }
 
+uint64_t tool_max_stream_frame;
+
+const char *tool_input_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+lct_status tool_open_raw(const char *path, unsigned flags, lct_reader **r,
+                         lct_error *err)
+{
+    lct_open_options o = {.flags = flags,
+                          .max_stream_frame = tool_max_stream_frame};
+    if (strcmp(path, "-") == 0)
+        return lct_open_fd_with(0, tool_input_name(path), &o, r, err);
+    return lct_open_with(path, &o, r, err);
+}
+
 lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
 {
     lct_reader *r = NULL;
     lct_error err;
-    int rc;
     if (quiet)
         flags |= LCT_QUIET;
-    if (strcmp(path, "-") == 0)
-        rc = lct_open_fd(0, "<stdin>", flags, &r, &err);
-    else
-        rc = lct_open(path, flags, &r, &err);
+    int rc = tool_open_raw(path, flags, &r, &err);
     if (rc != LCT_OK) {
         fprintf(stderr, "%s: %s\n", tool_name, err.message);
         return NULL;

@@ -34,6 +34,17 @@ void tool_log_quiet(void *ctx, const lct_reader *r, lct_warning_kind kind,
                     uint64_t offset, const char *message);
 void tool_report_shrink(const lct_reader *r, const char *message);
 
+/* What a pipe may make a reader hold (--max-frame; 0: the library's
+ * default), for every open below. */
+extern uint64_t tool_max_stream_frame;
+
+/* The name the tool gives an input: "<stdin>" for "-", else the path. */
+const char *tool_input_name(const char *path);
+
+/* lct_open_with of PATH ("-" for stdin) with --max-frame. */
+lct_status tool_open_raw(const char *path, unsigned flags, lct_reader **r,
+                         lct_error *err);
+
 /* Open PATH ("-" for stdin); on failure print the message and return NULL. */
 lct_reader *tool_open(const char *path, unsigned flags, bool quiet);
 
@@ -48,14 +59,16 @@ _Noreturn void tool_bad_option(const char *cmd, int c, char **argv);
 /* MARK: the shared option parser */
 
 /* Options every reading command may take: -q, -j N, --json, --csv, and
- * --mmap / --stream (TOOL_SRC) to choose how the file is read. */
+ * --mmap / --stream / --max-frame (TOOL_SRC) to choose how the file is
+ * read. */
 enum { TOOL_Q = 1, TOOL_J = 2, TOOL_JSON = 4, TOOL_CSV = 8, TOOL_SRC = 16 };
 /* getopt values of the shared long options (commands' own start at 300). */
 enum {
     TOOL_OPT_JSON_VAL = 256,
     TOOL_OPT_CSV_VAL,
     TOOL_OPT_MMAP_VAL,
-    TOOL_OPT_STREAM_VAL
+    TOOL_OPT_STREAM_VAL,
+    TOOL_OPT_MAX_FRAME_VAL
 };
 /* How to read the file: the command's default, or as asked. */
 typedef enum tool_source {
@@ -104,6 +117,8 @@ lct_reader *tool_start(const tool_cmd *cmd, int argc, char **argv,
 /* Parse a non-negative count or a float option; usage error if bad. */
 long long tool_parse_count(const char *cmd, const char *opt, const char *arg);
 double tool_parse_seconds(const char *cmd, const char *opt, const char *arg);
+/* A size in bytes, 1 to 4 GiB, with an optional K, M or G. */
+uint64_t tool_parse_size(const char *cmd, const char *opt, const char *arg);
 
 /* MARK: output */
 
