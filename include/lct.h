@@ -135,7 +135,8 @@ typedef enum lct_status {
     LCT_ERR_INVALID = -12,  /**< misuse: NULL argument, closed reader */
     LCT_ERR_NOT_FOUND = -13, /**< a map has no such key */
     LCT_ERR_CHANGED = -14,   /**< the file shrank while it was read */
-    LCT_ERR_LIMIT = -15      /**< a pipe's frame over max_stream_frame */
+    LCT_ERR_LIMIT = -15,     /**< a pipe's frame over max_stream_frame */
+    LCT_ERR_IS_INPUT = -16   /**< an output path names an input file */
 } lct_status;
 
 /** Size of lct_error.message, including the terminating NUL. */
@@ -1218,6 +1219,44 @@ lct_status lct_writer_header(lct_writer *w, const lct_header *h, lct_error *err)
  */
 void lct_writer_record_begin(lct_writer *w, double t_mono, double t_wall,
                              const char *qualname, size_t qualname_len);
+
+/* MARK: - Output files */
+
+/**
+ * An output file that never destroys an input.  lct_output_open() refuses
+ * a path that is one of @p inputs (the same device and inode, links
+ * followed; "-" is standard input among inputs and standard output as
+ * the path) with LCT_ERR_IS_INPUT, before anything is opened for writing.
+ * Otherwise a regular file (new, or existing, through links) is written
+ * under a temporary name in its directory, and lct_output_commit() renames
+ * it into place: until then, and after lct_output_abort() or a failure,
+ * what was at the path is untouched and no partial file is left.  SIGINT,
+ * SIGTERM and SIGHUP remove the temporary file (unless the program has
+ * its own handlers).  Standard output, devices and FIFOs are written in
+ * place.  A new file gets mode 0666 less the umask; a replaced one keeps
+ * its mode.
+ */
+typedef struct lct_output lct_output;
+
+/** Only the check: LCT_OK, or LCT_ERR_IS_INPUT naming both paths. */
+lct_status lct_output_check(const char *path, const char *const *inputs,
+                            size_t ninputs, lct_error *err);
+
+/** @return LCT_OK, LCT_ERR_IS_INPUT, LCT_ERR_SYS (cannot create the
+ *  file; err names it and errno), LCT_ERR_NOMEM, LCT_ERR_INVALID. */
+lct_status lct_output_open(const char *path, const char *const *inputs,
+                           size_t ninputs, lct_output **out, lct_error *err);
+
+/** The descriptor to write to (the temporary file's, or stdout's). */
+int lct_output_fd(const lct_output *out);
+
+/** Close (a close that fails, e.g. a full disk, is an error) and rename
+ *  into place; @p out is freed either way.  @return LCT_OK, LCT_ERR_SYS
+ *  (err->message names the path and says why). */
+lct_status lct_output_commit(lct_output *out, lct_error *err);
+
+/** Give up: the temporary file is removed; @p out is freed. */
+void lct_output_abort(lct_output *out);
 
 /* MARK: - Replay pacing */
 

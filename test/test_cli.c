@@ -23,24 +23,13 @@
 #include "lct.h"
 #include "json.h"
 #include "mpw.h"
+#include "run.h"
 
 /* These tests wait on other processes: a regression that hangs one
  * fails it instead of stalling the run. */
 TestSuite(cli, .timeout = 300);
 
 /* MARK: running the tool */
-
-typedef struct run {
-    int status; /* exit code, or 128+signal */
-    char *out, *err;
-    size_t outlen, errlen;
-} run;
-
-static void run_free(run *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 /* Run lct with args (NULL-terminated), stdin from a file (or /dev/null). */
 static run run_lct(const char *stdin_path, ...)
@@ -54,32 +43,7 @@ static run run_lct(const char *stdin_path, ...)
         argv[argc++] = a;
     va_end(ap);
     argv[argc] = NULL;
-
-    char out_path[] = "/tmp/lct-cli-out-XXXXXX";
-    char err_path[] = "/tmp/lct-cli-err-XXXXXX";
-    int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
-    cr_assert(out_fd >= 0 && err_fd >= 0);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY);
-        dup2(in, 0);
-        dup2(out_fd, 1);
-        dup2(err_fd, 2);
-        execv(LCT_TOOL, (char *const *)argv);
-        _exit(127);
-    }
-    int ws;
-    waitpid(pid, &ws, 0);
-    close(out_fd);
-    close(err_fd);
-    run r;
-    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-    r.out = read_whole_file(out_path, &r.outlen);
-    r.err = read_whole_file(err_path, &r.errlen);
-    unlink(out_path);
-    unlink(err_path);
-    return r;
+    return run_argv(stdin_path, argv);
 }
 
 static char *fixture(const char *name, const char *ext)

@@ -71,26 +71,22 @@ int cmd_gen(int argc, char **argv)
     if (o.records < 0)
         tool_usage_error("gen", "-n N is required");
     long long records = o.records, seed = o.seed, max_keys = o.max_keys;
-    const char *out = a.file;
-    int fd = strcmp(out, "-") == 0
-                 ? STDOUT_FILENO
-                 : open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        fprintf(stderr, "%s: cannot write ", tool_name);
-        tool_put_vis(stderr, out, strlen(out));
-        fprintf(stderr, ": %s\n", strerror(errno));
+    /* Written whole under a temporary name, then renamed: an interrupted
+     * run leaves no half trace, and what was at OUT stays until then. */
+    tool_args none = {0};
+    lct_output *out = tool_output_open("gen", "OUT", a.file, &none);
+    if (!out)
         return EXIT_REFUSED;
-    }
-    int rc = gen_trace(fd, (uint64_t)records, (unsigned)max_keys,
-                       (unsigned)o.docs, (uint64_t)seed);
-    if (fd != STDOUT_FILENO && close(fd) != 0)
-        rc = -1;
+    int rc = gen_trace(lct_output_fd(out), (uint64_t)records,
+                       (unsigned)max_keys, (unsigned)o.docs, (uint64_t)seed);
     if (rc != 0) {
-        if (errno == EPIPE)
+        int e = errno;
+        lct_output_abort(out);
+        if (e == EPIPE)
             return EXIT_OK;
-        fprintf(stderr, "%s: gen: write failed: %s\n", tool_name,
-                strerror(errno));
+        fprintf(stderr, "%s gen: writing the output failed: %s\n", tool_name,
+                strerror(e));
         return EXIT_REFUSED;
     }
-    return EXIT_OK;
+    return tool_output_finish("gen", out, NULL) ? EXIT_OK : EXIT_REFUSED;
 }

@@ -114,33 +114,29 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
     return 0;
 }
 
-/* OUT, opened before the trace is read, so a path that cannot be
- * written fails at once; NULL after a message. */
-static FILE *open_oracle(const char *path)
+/* Write the gathered stream to out; false after a message. */
+static bool write_oracle(keys_opts *o, lct_output *out)
 {
-    FILE *f = fopen(path, "wb");
+    FILE *f = tool_output_stream("keys", out);
     if (!f) {
-        fprintf(stderr, "%s keys: ", tool_name);
-        tool_put_vis(stderr, path, strlen(path));
-        fprintf(stderr, ": %s\n", strerror(errno));
-    }
-    return f;
-}
-
-/* Write the gathered stream to f (closed here); false after a message. */
-static bool write_oracle(keys_opts *o, FILE *f)
-{
-    lct_error err;
-    lct_status st = lct_refs_write_oracle_general(o->refs, tool_file_write,
-                                                  f, &err);
-    if (fclose(f) != 0 && st == LCT_OK)
-        st = LCT_ERR_SYS;
-    if (st != LCT_OK) {
-        fprintf(stderr, "%s keys: %s: writing failed\n", tool_name,
-                o->oracle);
+        lct_output_abort(out);
         return false;
     }
-    return true;
+    lct_error err;
+    errno = 0;
+    lct_status st = lct_refs_write_oracle_general(o->refs, tool_file_write,
+                                                  f, &err);
+    if (st == LCT_OK)
+        return tool_output_finish("keys", out, f);
+    int e = errno;
+    fclose(f);
+    lct_output_abort(out);
+    if (st == LCT_ERR_SYS)
+        fprintf(stderr, "%s keys: writing the output failed: %s\n",
+                tool_name, strerror(e ? e : EIO));
+    else
+        fprintf(stderr, "%s keys: %s\n", tool_name, err.message);
+    return false;
 }
 
 int cmd_keys(int argc, char **argv)
@@ -158,16 +154,23 @@ int cmd_keys(int argc, char **argv)
                     .own = own, .on_option = on_option, .ctx = &o,
                     .help = help};
     tool_args a;
-    lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
-    if (!r)
-        return EXIT_REFUSED;
-    tool_keyops_defaults(&o.ops);
-    o.csv = a.csv;
-    FILE *out = o.oracle ? open_oracle(o.oracle) : NULL;
-    if (o.oracle && !out) {
-        lct_close(r);
+    tool_parse_args(&cmd, argc, argv, &a);
+    /* OUT first: one that is the trace, or cannot be written, fails
+     * before anything is read. */
+    lct_output *out = NULL;
+    if (o.oracle &&
+        !(out = tool_output_open("keys", "--oracle-general", o.oracle, &a))) {
+        tool_keyops_free(&o.ops);
         return EXIT_REFUSED;
     }
+    lct_reader *r = tool_open(a.file, tool_source_flags(&a), a.quiet);
+    if (!r) {
+        lct_output_abort(out);
+        tool_keyops_free(&o.ops);
+        return EXIT_REFUSED;
+    }
+    tool_keyops_defaults(&o.ops);
+    o.csv = a.csv;
     if (o.oracle && lct_refs_new(&o.refs) != LCT_OK)
         tool_usage_error("keys", "out of memory");
     if (o.csv && !o.oracle)
@@ -180,7 +183,7 @@ int cmd_keys(int argc, char **argv)
         whole = tool_keys_walk(r, &o.ops, "keys", on_key, &o);
     bool ok = !o.failed && (!out || write_oracle(&o, out));
     if (out && o.failed)
-        fclose(out);
+        lct_output_abort(out);
     lct_refs_free(o.refs);
     return tool_keys_finish(r, &o.ops, "keys", a.quiet, ok, whole);
 }

@@ -198,34 +198,63 @@ static void print_json(const lct_mrc_totals *t, const tool_curve *c)
     fputs("]}\n", stdout);
 }
 
-static bool write_svg(const char *path, const char *trace,
+/* The length of the valid UTF-8 sequence at p (1 to 4), or 0. */
+static size_t utf8_sequence(const unsigned char *p, size_t n)
+{
+    if (p[0] < 0x80)
+        return 1;
+    size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+    if (len == 0 || p[0] > 0xf4 || len > n)
+        return 0;
+    for (size_t k = 1; k < len; k++)
+        if ((p[k] & 0xc0) != 0x80)
+            return 0;
+    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
+        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
+        return 0; /* overlong, a surrogate, or past U+10FFFF */
+    return len;
+}
+
+/* The chart's title names the trace: XML gives meaning to < > & and
+ * wants UTF-8 without control characters, so those are escaped and every
+ * other byte a file name may hold is shown as strvis would (\ooo). */
+static void svg_title(const char *trace, bool sampled, char *title,
+                      size_t size)
+{
+    size_t n = (size_t)snprintf(title, size, "LRU hit ratio: ");
+    const unsigned char *p = (const unsigned char *)trace;
+    size_t len = strlen(trace);
+    for (size_t i = 0; i < len && n + 16 < size;) {
+        size_t seq = utf8_sequence(p + i, len - i);
+        const char *e = p[i] == '<' ? "&lt;" : p[i] == '>' ? "&gt;"
+                        : p[i] == '&' ? "&amp;" : NULL;
+        if (e) {
+            n += (size_t)snprintf(title + n, size - n, "%s", e);
+            i++;
+        } else if (seq == 0 || (seq == 1 && (p[i] < 0x20 || p[i] == 0x7f))) {
+            n += (size_t)snprintf(title + n, size - n, "\\%03o", p[i]);
+            i++;
+        } else {
+            memcpy(title + n, p + i, seq);
+            n += seq;
+            i += seq;
+        }
+    }
+    snprintf(title + n, size - n, "%s", sampled ? " (sampled)" : "");
+}
+
+static bool write_svg(lct_output *out, const char *trace,
                       const lct_mrc_totals *t, const tool_curve *c)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = tool_output_stream("mrc", out);
     if (!f) {
-        fprintf(stderr, "%s mrc: %s: %s\n", tool_name, path, strerror(errno));
+        lct_output_abort(out);
         return false;
     }
-    /* The title names the trace: escape what XML gives meaning to. */
-    char title[512];
-    size_t n = 0;
-    n += (size_t)snprintf(title, sizeof title, "LRU hit ratio: ");
-    for (const char *p = trace; *p && n + 8 < sizeof title; p++) {
-        const char *e = *p == '<' ? "&lt;" : *p == '>' ? "&gt;"
-                        : *p == '&' ? "&amp;" : NULL;
-        if (e)
-            n += (size_t)snprintf(title + n, sizeof title - n, "%s", e);
-        else if ((unsigned char)*p >= 0x20)
-            title[n++] = *p;
-    }
-    snprintf(title + n, sizeof title - n, "%s",
-             t->sample_rate < 1 ? " (sampled)" : "");
+    char title[1024];
+    svg_title(trace, t->sample_rate < 1, title, sizeof title);
     tool_svg_curve(f, c, title);
-    if (fclose(f) != 0) {
-        fprintf(stderr, "%s mrc: %s: %s\n", tool_name, path, strerror(errno));
-        return false;
-    }
-    return true;
+    return tool_output_finish("mrc", out, f);
 }
 
 int cmd_mrc(int argc, char **argv)
@@ -244,9 +273,20 @@ int cmd_mrc(int argc, char **argv)
                     .own = own, .on_option = on_option, .ctx = &o,
                     .help = help};
     tool_args a;
-    lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
-    if (!r)
+    tool_parse_args(&cmd, argc, argv, &a);
+    /* The SVG's path first: one that is the trace, or cannot be written,
+     * fails before anything is read. */
+    lct_output *svg = NULL;
+    if (o.svg && !(svg = tool_output_open("mrc", "--svg", o.svg, &a))) {
+        tool_keyops_free(&o.ops);
         return EXIT_REFUSED;
+    }
+    lct_reader *r = tool_open(a.file, tool_source_flags(&a), a.quiet);
+    if (!r) {
+        lct_output_abort(svg);
+        tool_keyops_free(&o.ops);
+        return EXIT_REFUSED;
+    }
     tool_keyops_defaults(&o.ops);
     if (lct_refs_new(&o.refs) != LCT_OK)
         tool_usage_error("mrc", "out of memory");
@@ -268,7 +308,10 @@ int cmd_mrc(int argc, char **argv)
         print_csv(&c);
     else if (ok)
         print_text(&t, &c);
-    ok = ok && (!o.svg || write_svg(o.svg, a.file, &t, &c));
+    if (svg && ok)
+        ok = write_svg(svg, tool_input_name(a.file), &t, &c);
+    else
+        lct_output_abort(svg);
     free_curve(&c);
     lct_mrc_free(m);
     lct_refs_free(o.refs);

@@ -168,18 +168,36 @@ typedef struct table_out {
     bool printed_head;
 } table_out;
 
+/* Cells are held as shown: escaped (a NUL in a text as \000, not the
+ * end of it), so widths are those of what is printed. */
 static void table_put_row(table_out *t, char *const *cells)
 {
     for (int i = 0; i < t->ncols; i++) {
         if (i)
             fputs("  ", stdout);
-        if (i + 1 == t->ncols)
-            tool_put_vis(stdout, cells[i], strlen(cells[i]));
-        else
-            tool_put_vis_padded(stdout, cells[i], strlen(cells[i]),
-                                t->width[i]);
+        fputs(cells[i], stdout);
+        for (int w = points(cells[i]); i + 1 < t->ncols && w < t->width[i];
+             w++)
+            fputc(' ', stdout);
     }
     fputc('\n', stdout);
+}
+
+/* s[0..len) as tool_put_vis prints it, NUL-terminated; NULL if out of
+ * memory. */
+static char *shown(const char *s, size_t len)
+{
+    char *text = NULL;
+    size_t size;
+    FILE *m = open_memstream(&text, &size);
+    if (!m)
+        return NULL;
+    tool_put_vis(m, s, len);
+    if (fclose(m) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
 }
 
 static void table_flush(table_out *t, sqlite3_stmt *st)
@@ -188,9 +206,14 @@ static void table_flush(table_out *t, sqlite3_stmt *st)
         char **names = calloc((size_t)t->ncols, sizeof *names);
         if (!names)
             tool_usage_error("sql", "out of memory");
-        for (int i = 0; i < t->ncols; i++)
-            names[i] = (char *)sqlite3_column_name(st, i);
+        for (int i = 0; i < t->ncols; i++) {
+            const char *name = sqlite3_column_name(st, i);
+            if (!(names[i] = shown(name, strlen(name))))
+                tool_usage_error("sql", "out of memory");
+        }
         table_put_row(t, names);
+        for (int i = 0; i < t->ncols; i++)
+            free(names[i]);
         for (int i = 0; i < t->ncols; i++) {
             for (int w = 0; w < t->width[i]; w++)
                 fputc('-', stdout);
@@ -215,14 +238,22 @@ static void table_row(table_out *t, sqlite3_stmt *st)
         t->cells = calloc((size_t)t->ncols * MEASURED_ROWS, sizeof *t->cells);
         if (!t->width || !t->cells)
             tool_usage_error("sql", "out of memory");
-        for (int i = 0; i < t->ncols; i++)
-            t->width[i] = points(sqlite3_column_name(st, i));
+        for (int i = 0; i < t->ncols; i++) {
+            const char *name = sqlite3_column_name(st, i);
+            char *text = shown(name, strlen(name));
+            if (!text)
+                tool_usage_error("sql", "out of memory");
+            t->width[i] = points(text);
+            free(text);
+        }
     }
     char **row = t->cells + (size_t)t->held * (size_t)t->ncols;
     for (int i = 0; i < t->ncols; i++) {
         size_t len;
-        if (!(row[i] = cell_text(st, i, &len)))
+        char *text = cell_text(st, i, &len);
+        if (!text || !(row[i] = shown(text, len)))
             tool_usage_error("sql", "out of memory");
+        free(text);
         if (!t->printed_head && points(row[i]) > t->width[i])
             t->width[i] = points(row[i]);
     }

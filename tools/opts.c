@@ -58,8 +58,10 @@ double tool_parse_seconds(const char *cmd, const char *opt, const char *arg)
     char *end;
     errno = 0;
     double d = strtod(arg, &end);
-    if (end == arg || *end != '\0' || errno != 0 || isnan(d))
-        tool_usage_error(cmd, "%s '%s' is not a number of seconds", opt, arg);
+    /* "inf" and "1e999" alike are refused; an underflow is just small. */
+    if (end == arg || *end != '\0' || !isfinite(d))
+        tool_usage_error(cmd, "%s '%s' is not a finite number of seconds",
+                         opt, arg);
     return d;
 }
 

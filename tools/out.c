@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <vis.h>
 
 static int stdout_errno; /* the first write failure's errno */
@@ -148,3 +149,57 @@ void tool_finish_stdout(void)
     exit(EXIT_REFUSED);
 }
 
+
+/* MARK: output files */
+
+lct_output *tool_output_open(const char *cmd, const char *opt,
+                             const char *path, const tool_args *a)
+{
+    lct_output *o;
+    lct_error err;
+    lct_status rc = lct_output_open(path, (const char *const *)a->operands,
+                                    (size_t)a->noperands, &o, &err);
+    if (rc == LCT_ERR_IS_INPUT)
+        tool_usage_error(cmd, "%s: %s", opt, err.message);
+    if (rc != LCT_OK) {
+        fprintf(stderr, "%s %s: ", tool_name, cmd);
+        tool_put_vis(stderr, err.message, strlen(err.message));
+        fputc('\n', stderr);
+        return NULL;
+    }
+    return o;
+}
+
+FILE *tool_output_stream(const char *cmd, lct_output *o)
+{
+    fflush(stdout); /* "-" shares the descriptor with what was printed */
+    int fd = dup(lct_output_fd(o));
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "%s %s: %s\n", tool_name, cmd, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
+    return f;
+}
+
+bool tool_output_finish(const char *cmd, lct_output *o, FILE *f)
+{
+    int e = 0;
+    if (f && fclose(f) != 0)
+        e = errno;
+    lct_error err;
+    if (e) {
+        lct_output_abort(o);
+        fprintf(stderr, "%s %s: writing the output failed: %s\n", tool_name,
+                cmd, strerror(e));
+        return false;
+    }
+    if (lct_output_commit(o, &err) != LCT_OK) {
+        fprintf(stderr, "%s %s: ", tool_name, cmd);
+        tool_put_vis(stderr, err.message, strlen(err.message));
+        fputc('\n', stderr);
+        return false;
+    }
+    return true;
+}

@@ -145,6 +145,20 @@ void tool_put_json_double(double d);
  * error report it and exit 1. */
 void tool_finish_stdout(void);
 
+/* MARK: output files (never an input; written whole or not at all) */
+
+/* Open OUT of option `opt` ("-": stdout) for a command whose inputs are
+ * a's operands.  An input is a usage error naming both (exit 2, before
+ * anything is read); another failure is said and gives NULL. */
+lct_output *tool_output_open(const char *cmd, const char *opt,
+                             const char *path, const tool_args *a);
+/* A stdio stream on the output (its own descriptor: close it with
+ * fclose before tool_output_commit); NULL after a message. */
+FILE *tool_output_stream(const char *cmd, lct_output *o);
+/* Close f (if not NULL), then commit o: false after a message saying why
+ * (errno's words: "No space left on device"). */
+bool tool_output_finish(const char *cmd, lct_output *o, FILE *f);
+
 /* MARK: progress (stderr, only on a terminal, only for large inputs) */
 
 typedef struct tool_progress {
