@@ -14,8 +14,14 @@ fi
 command -v sqlite3 >/dev/null || { echo "need the sqlite3 shell (package sqlite3)"; exit 1; }
 # In the sanitizer build the extension needs the sanitizer runtimes loaded
 # first; the clients' own leaks are not ours.
+# gcc links its runtimes into the extension; clang leaves them to the
+# program (its ASan runtime carries UBSan's handlers too).
 if ldd "$ext.so" | grep -q libasan; then
     LD_PRELOAD="$(${CC:-gcc} -print-file-name=libasan.so) $(${CC:-gcc} -print-file-name=libubsan.so)"
+    ASAN_OPTIONS=detect_leaks=0
+    export LD_PRELOAD ASAN_OPTIONS
+elif nm -D "$ext.so" | grep -q ' U __asan_'; then
+    LD_PRELOAD="$(${CC:-clang} -print-file-name=libclang_rt.asan-x86_64.so)"
     ASAN_OPTIONS=detect_leaks=0
     export LD_PRELOAD ASAN_OPTIONS
 fi

@@ -99,7 +99,11 @@ for path in paths:
 # The keys table is the stream lct keys prints, row for row.
 rows = conn.execute("SELECT idx, op, obj_id, bytes FROM lct_keys(?)",
                     (sample,)).fetchall()
-printed = subprocess.run([tool, "keys", sample], capture_output=True,
+# The tool carries its own sanitizer runtime (clang links it in): the one
+# preloaded for this interpreter's sake is not for it.
+tool_env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+printed = subprocess.run([tool, "keys", sample], env=tool_env,
+                         capture_output=True,
                          text=True, check=True).stdout.splitlines()
 want = [(k["idx"], k["op"], k["obj_id"], k["bytes"])
         for k in map(json.loads, printed)]
