@@ -268,8 +268,10 @@ typedef struct lct_open_options {
      * A pipe, FIFO or device (an input read with read(2), whose frames must
      * be held in memory to be decoded): the longest frame body it may
      * hold.  A frame that claims more, and that its first bytes do not
-     * already refuse, ends the reading with a warning naming its offset
-     * (lct_reader_status: LCT_ERR_LIMIT; a header frame: the open fails).
+     * already refuse, is read up to the limit: if the input ends first it
+     * is cut short, as the reference says; if not, the reading ends with
+     * a warning naming its offset (lct_reader_status: LCT_ERR_LIMIT; a
+     * header frame: the open fails).
      * A frame its first bytes refuse (not a map, or a first key that is
      * not a str) is skipped as the reference skips it, never held, at any
      * length.  Regular files are never limited (their size bounds them).

@@ -15,8 +15,9 @@
  * file, stepped over unread): `yes | lct info -` costs the one buffer,
  * and the answer (malformed, or truncated if the input ends first) is
  * still the one the reference reader gives after reading the same bytes.
- * Any other frame of a pipe longer than max_frame is refused before its
- * body is read, so what a pipe can make the reader hold has a bound.
+ * Any other frame of a pipe longer than max_frame is read up to that
+ * limit and refused if the input goes on, so what a pipe can make the
+ * reader hold has a bound.
  */
 #include "msgpack_internal.h"
 #include "source_internal.h"
@@ -253,8 +254,17 @@ lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
             return LCT__FRAME_OK;
         }
     }
-    if (!s->seekable && s->max_frame && f->length > s->max_frame)
+    if (!s->seekable && s->max_frame && f->length > s->max_frame) {
+        /* Held up to the limit: an input that ends sooner gets the
+         * reference's answer (cut short); one that goes on is refused. */
+        rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)s->max_frame, follow);
+        f->body = at_start(s) + LCT__PREFIX_SIZE;
+        if (rc != 1) {
+            f->available = have(s) - LCT__PREFIX_SIZE;
+            return short_or_error(rc, LCT__FRAME_SHORT_BODY);
+        }
         return LCT__FRAME_TOO_LONG;
+    }
     rc = fill_to(s, LCT__PREFIX_SIZE + (size_t)f->length, follow);
     /* The buffer may have moved, or the frame within it. */
     f->body = at_start(s) + LCT__PREFIX_SIZE;

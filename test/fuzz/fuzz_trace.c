@@ -8,6 +8,15 @@
  * frame is either yielded or skipped, and the scan agrees with lct_next.
  * The same bytes are then read again as a stream (LCT_STREAM over a
  * memfd): the open decision, records, skips and truncation must agree.
+ * The bytes are also fed through a pipe (read with read(2), where a frame
+ * its first bytes refuse is never held): the same records and the same
+ * warnings, word for word, as the mapping gives; only a header the first
+ * bytes refuse may be refused sooner (as malformed, not truncated).
+ * Rendering must stay linear: no record's JSON may exceed 64 bytes per
+ * byte of its frame (plus a constant).  Every 64th input is also written
+ * to a file, and an output opened on it, on a symbolic link to it and on
+ * a hard link to it must be refused (lct_output_open), while an output
+ * beside it must come out whole.
  * Inputs holding ObjectKeys are read once more with each one's tag made
  * "ObjectKez", which the walker's ObjectKey fast path does not take: the
  * same open decision, records, skips and truncation are expected.  (Not
@@ -17,12 +26,15 @@
  *
  *     make fuzz && test/fuzz/fuzz_trace -max_total_time=60 corpus/ test/fixtures/
  */
-#define _GNU_SOURCE /* memfd_create */
+#define _GNU_SOURCE /* memfd_create, F_SETPIPE_SZ */
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lct.h"
@@ -53,7 +65,20 @@ typedef struct outcome {
     int open_rc;
     lct_stats st;
     uint64_t digest; /* offsets and bodies of the records */
+    uint64_t said;   /* kinds, offsets and words of the warnings */
 } outcome;
+
+static void digest_warning(void *ctx, const lct_reader *r,
+                           lct_warning_kind kind, uint64_t offset,
+                           const char *message)
+{
+    (void)r;
+    uint64_t *h = ctx;
+    *h = *h * 31 + (uint64_t)kind;
+    *h = *h * 31 + offset;
+    for (const char *c = message; *c; c++)
+        *h = *h * 131 + (unsigned char)*c;
+}
 
 static void reset_count(void *state)
 {
@@ -71,6 +96,7 @@ static void read_stream(const uint8_t *data, size_t size, outcome *o)
     close(fd);
     if (o->open_rc != LCT_OK)
         return;
+    lct_reader_set_log(r, digest_warning, &o->said);
     lct_record rec;
     while (lct_next(r, &rec) == 1) {
         o->digest = o->digest * 31 + rec.offset;
@@ -78,6 +104,7 @@ static void read_stream(const uint8_t *data, size_t size, outcome *o)
             o->digest = o->digest * 131 + rec.body.ptr[i];
     }
     lct_reader_stats(r, &o->st);
+    lct_reader_set_log(r, NULL, NULL); /* said: lct_next's words only */
     /* The one-pass parallel scan, split three ways, agrees. */
     uint64_t counts[3] = {0, 0, 0};
     void *states[3] = {&counts[0], &counts[1], &counts[2]};
@@ -89,6 +116,77 @@ static void read_stream(const uint8_t *data, size_t size, outcome *o)
         counts[0] + counts[1] + counts[2] != o->st.records)
         abort(); /* the split scan and lct_next disagree */
     lct_close(r);
+}
+
+/* The bytes through a pipe: read(2), no seeking, no size known. */
+static bool read_pipe(const uint8_t *data, size_t size, outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    int p[2];
+    if (pipe(p) != 0)
+        abort();
+    bool fed = fcntl(p[1], F_SETPIPE_SZ, (int)(size + 4096)) >= (int)size &&
+               write(p[1], data, size) == (ssize_t)size;
+    close(p[1]);
+    if (!fed) { /* larger than a pipe will hold: not this time */
+        close(p[0]);
+        return false;
+    }
+    lct_reader *r;
+    o->open_rc = lct_open_fd(p[0], "fuzz", LCT_QUIET, &r, NULL);
+    close(p[0]);
+    if (o->open_rc != LCT_OK)
+        return true;
+    lct_reader_set_log(r, digest_warning, &o->said);
+    lct_record rec;
+    while (lct_next(r, &rec) == 1) {
+        o->digest = o->digest * 31 + rec.offset;
+        for (size_t i = 0; i < rec.body.len; i++)
+            o->digest = o->digest * 131 + rec.body.ptr[i];
+    }
+    lct_reader_stats(r, &o->st);
+    lct_close(r);
+    return true;
+}
+
+/* An output on the input's file, or on a link to it, is refused; one
+ * beside it is written whole. */
+static void outputs_never_inputs(const uint8_t *data, size_t size)
+{
+    char dir[] = "/tmp/lct-fuzz-XXXXXX";
+    if (!mkdtemp(dir))
+        return;
+    char in[64], sym[64], hard[64], out[64];
+    snprintf(in, sizeof in, "%s/in", dir);
+    snprintf(sym, sizeof sym, "%s/sym", dir);
+    snprintf(hard, sizeof hard, "%s/hard", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    FILE *f = fopen(in, "wb");
+    if (!f || fwrite(data, 1, size, f) != size || fclose(f) != 0 ||
+        symlink(in, sym) != 0 || link(in, hard) != 0)
+        abort();
+    const char *inputs[] = {in};
+    const char *bad[] = {in, sym, hard};
+    lct_output *o;
+    for (size_t i = 0; i < 3; i++) {
+        const char *also[] = {bad[i]};
+        if (lct_output_open(bad[i], inputs, 1, &o, NULL) != LCT_ERR_IS_INPUT ||
+            lct_output_open(in, also, 1, &o, NULL) != LCT_ERR_IS_INPUT)
+            abort(); /* an output on an input */
+    }
+    if (lct_output_open(out, inputs, 1, &o, NULL) != LCT_OK ||
+        write(lct_output_fd(o), data, size) != (ssize_t)size ||
+        lct_output_commit(o, NULL) != LCT_OK)
+        abort();
+    struct stat a, b;
+    if (stat(in, &a) != 0 || stat(out, &b) != 0 || a.st_size != b.st_size ||
+        (uint64_t)a.st_size != size)
+        abort(); /* the input changed, or the output is not whole */
+    unlink(in);
+    unlink(sym);
+    unlink(hard);
+    unlink(out);
+    rmdir(dir);
 }
 
 /* A typed accessor that fails must say why. */
@@ -157,8 +255,11 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
             abort(); /* every refusal must say why */
         return;
     }
+    lct_reader_set_log(r, digest_warning, &o->said);
     size_t out = 0;
     lct_header_write_json(lct_reader_header(r), discard, &out);
+    if (out > 64 * lct_reader_header(r)->size + 1024)
+        abort(); /* the header's JSON is not linear in its bytes */
     lct_record rec;
     uint64_t yielded = 0;
     while (lct_next(r, &rec) == 1) {
@@ -169,7 +270,10 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
         size_t values = 0;
         lct_value_validate(rec.args, NULL);
         lct_value_visit(rec.args, count_value, &values);
+        out = 0;
         lct_record_write_json(&rec, discard, &out);
+        if (out > 64 * (size_t)rec.length + 1024)
+            abort(); /* a record's JSON is not linear in its bytes */
         lct_value tmp;
         lct_map_find(rec.args, "keys", &tmp);
         lct_value_codec(rec.args, NULL, NULL);
@@ -179,6 +283,7 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
     }
     lct_stats st;
     lct_reader_stats(r, &st);
+    lct_reader_set_log(r, NULL, NULL); /* said: lct_next's words only */
     if (st.records != yielded || st.bytes_read > size)
         abort();
     o->st = st;
@@ -273,8 +378,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         streamed.st.skipped != mapped.st.skipped ||
         streamed.st.truncated != mapped.st.truncated ||
         streamed.st.truncated_offset != mapped.st.truncated_offset ||
-        streamed.st.bytes_read != mapped.st.bytes_read)
+        streamed.st.bytes_read != mapped.st.bytes_read ||
+        streamed.said != mapped.said)
         abort(); /* the stream and the buffer disagree */
+    outcome piped;
+    if (read_pipe(copy, size, &piped)) {
+        bool refused_sooner = mapped.open_rc == LCT_ERR_TRUNCATED &&
+                              piped.open_rc == LCT_ERR_MALFORMED;
+        if ((piped.open_rc != mapped.open_rc && !refused_sooner) ||
+            piped.digest != mapped.digest ||
+            piped.st.records != mapped.st.records ||
+            piped.st.skipped != mapped.st.skipped ||
+            piped.st.truncated != mapped.st.truncated ||
+            piped.st.truncated_offset != mapped.st.truncated_offset ||
+            piped.said != mapped.said)
+            abort(); /* the pipe and the buffer disagree */
+    }
+    static unsigned calls;
+    if (calls++ % 64 == 0)
+        outputs_never_inputs(copy, size);
     if (memmem(copy, size, "ObjectKey", 9))
         compare_with_twin(copy, size, &mapped, &lazy);
     free(copy);
