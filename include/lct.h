@@ -1071,14 +1071,22 @@ lct_status lct_refs_append(lct_refs *dst, lct_refs *src);
  * Write the stream in libCacheSim's oracleGeneral binary format: 24
  * packed little-endian bytes per reference, `uint32 timestamp` (whole
  * seconds of t_mono, clamped to 0..2^32-1), `uint64 obj_id`, `uint32
- * obj_size` (bytes, saturated; 1 when unknown), `int64
- * next_access_vtime` (the position in this stream of the next reference
- * to the same id, -1 if none).  Reads and writes alike.
+ * obj_size` (bytes, saturated), `int64 next_access_vtime` (the position
+ * of the next reference to the same id counted from 1, as libCacheSim's
+ * traceConv numbers requests, -1 if none: in A, B, A the first A's is 3).
+ * Reads and writes alike.  A reference that carries no size gets its
+ * key's: the latest size before it, else the first after it (the size
+ * lct_mrc_compute uses); 1 only when no reference of the key has one
+ * (lct_refs_count_unsized counts those).
  * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_SYS (the sink stopped).
  */
 lct_status lct_refs_write_oracle_general(const lct_refs *refs,
                                          lct_write_fn write, void *ctx,
                                          lct_error *err);
+
+/** References whose key no reference gives a size (written as 1 byte by
+ *  lct_refs_write_oracle_general); UINT64_MAX if memory ran out. */
+uint64_t lct_refs_count_unsized(const lct_refs *refs);
 
 /**
  * LRU miss-ratio curves of a reference stream, every capacity at once

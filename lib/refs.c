@@ -113,25 +113,82 @@ static void put_le(unsigned char *p, uint64_t x, unsigned bytes)
         p[i] = (unsigned char)(x >> (8 * i));
 }
 
-/* next[i]: the position of the next reference to refs[i]'s id, or -1. */
-static int64_t *next_positions(const lct_refs *refs)
+/* What the export writes of each reference besides its own fields. */
+typedef struct export_ref {
+    int64_t next;  /* 1-based position of the next reference, or -1 */
+    uint64_t size; /* the key's size as the trace knows it, 0 if never */
+} export_ref;
+
+/*
+ * next: libCacheSim counts requests from 1 (its traceConv: "reference
+ * count starts with 1"), so a reference's next access is the 1-based
+ * position of the next reference to its id.  size: a reference that
+ * carries none takes its key's latest size before it, else the first
+ * one after it (the size lct_mrc_compute uses from there on), so the
+ * same key does not weigh 1 byte in one place and 32 MiB in another.
+ */
+static export_ref *export_refs(const lct_refs *refs)
 {
-    int64_t *next = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *next);
-    lct__u64map seen = {0};
-    for (size_t i = refs->n; next && i-- > 0;) {
+    export_ref *x = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *x);
+    lct__u64map later = {0}, known = {0};
+    bool ok = x != NULL;
+    for (size_t i = refs->n; ok && i-- > 0;) { /* backward: what follows */
+        const lct__ref *r = lct__ref_at(refs, i);
         bool added;
-        lct__u64map_entry *e = lct__u64map_get(&seen, lct__ref_at(refs, i)->obj_id,
-                                               &added);
-        if (!e) {
-            free(next);
-            next = NULL;
+        lct__u64map_entry *e = lct__u64map_get(&later, r->obj_id, &added);
+        lct__u64map_entry *k = e ? lct__u64map_get(&known, r->obj_id, &added)
+                                 : NULL;
+        if (!k) {
+            ok = false;
             break;
         }
-        next[i] = added ? -1 : (int64_t)e->value - 1;
+        x[i].next = e->value ? (int64_t)e->value : -1;
         e->value = i + 1;
+        /* Map values must not be 0: sizes are kept as size + 1. */
+        if (r->bytes)
+            k->value = (r->bytes < UINT64_MAX ? r->bytes : r->bytes - 1) + 1;
+        else if (!k->value)
+            k->value = 1;
+        x[i].size = k->value - 1; /* the first size at or after i */
     }
-    lct__u64map_free(&seen);
-    return next;
+    lct__u64map_free(&later);
+    lct__u64map_free(&known);
+    lct__u64map before = {0};
+    for (size_t i = 0; ok && i < refs->n; i++) { /* forward: what preceded */
+        const lct__ref *r = lct__ref_at(refs, i);
+        bool added;
+        lct__u64map_entry *e = lct__u64map_get(&before, r->obj_id, &added);
+        if (!e) {
+            ok = false;
+            break;
+        }
+        if (r->bytes)
+            e->value = (r->bytes < UINT64_MAX ? r->bytes : r->bytes - 1) + 1;
+        else if (!e->value)
+            e->value = 1;
+        if (e->value > 1)
+            x[i].size = e->value - 1;
+    }
+    lct__u64map_free(&before);
+    if (!ok) {
+        free(x);
+        return NULL;
+    }
+    return x;
+}
+
+uint64_t lct_refs_count_unsized(const lct_refs *refs)
+{
+    if (!refs)
+        return 0;
+    export_ref *x = export_refs(refs);
+    if (!x)
+        return UINT64_MAX;
+    uint64_t n = 0;
+    for (size_t i = 0; i < refs->n; i++)
+        n += x[i].size == 0;
+    free(x);
+    return n;
 }
 
 lct_status lct_refs_write_oracle_general(const lct_refs *refs,
@@ -141,8 +198,8 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
     if (!refs || !write)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_refs_write_oracle_general: invalid argument");
-    int64_t *next = next_positions(refs);
-    if (!next)
+    export_ref *x = export_refs(refs);
+    if (!x)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
                          "out of memory for next-access positions");
     enum { RECORD = 24, BATCH = 2730 }; /* 64 KiB of records at a time */
@@ -152,11 +209,11 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
     for (size_t i = 0; i < refs->n && st == LCT_OK; i++) {
         const lct__ref *r = lct__ref_at(refs, i);
         unsigned char *p = buf + fill;
-        uint64_t size = r->bytes == 0 ? 1 : r->bytes;
+        uint64_t size = x[i].size == 0 ? 1 : x[i].size;
         put_le(p, r->seconds, 4);
         put_le(p + 4, r->obj_id, 8);
         put_le(p + 12, size > UINT32_MAX ? UINT32_MAX : size, 4);
-        put_le(p + 16, (uint64_t)next[i], 8);
+        put_le(p + 16, (uint64_t)x[i].next, 8);
         fill += RECORD;
         if ((fill == sizeof buf || i + 1 == refs->n) &&
             write(ctx, (const char *)buf, fill) != 0)
@@ -165,6 +222,6 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
         if (fill == sizeof buf)
             fill = 0;
     }
-    free(next);
+    free(x);
     return st;
 }

@@ -242,8 +242,10 @@ Test(mrc, oracle_general_records)
     cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL),
                  LCT_OK);
     const unsigned char *p = (const unsigned char *)buf;
-    static const uint64_t want[4][4] = {{1, 7, 100, 2},
-                                        {2, 8, 1, 3},
+    /* Next accesses count from 1; id 8's first reference says no size,
+     * its second says 5, so both weigh 5. */
+    static const uint64_t want[4][4] = {{1, 7, 100, 3},
+                                        {2, 8, 5, 4},
                                         {UINT32_MAX, 7, UINT32_MAX, UINT64_MAX},
                                         {0, 8, 5, UINT64_MAX}};
     for (int i = 0; i < 4; i++, p += 24) {
@@ -314,11 +316,58 @@ Test(mrc, references_span_several_blocks)
     for (size_t k = 0; k < sizeof probe / sizeof *probe; k++) {
         const unsigned char *p = (unsigned char *)buf + 24 * probe[k];
         cr_expect_eq(le(p + 4, 8), probe[k] % 1000);
-        cr_expect_eq(le(p + 16, 8), probe[k] + 1000, "next of %llu",
+        cr_expect_eq(le(p + 16, 8), probe[k] + 1001, "next of %llu",
                      (unsigned long long)probe[k]);
     }
     cr_expect_eq(le((unsigned char *)buf + 24 * (n - 1) + 16, 8), UINT64_MAX);
     free(buf);
     lct_refs_free(a);
     lct_refs_free(b);
+}
+
+/* libCacheSim's traceConv numbers requests from 1: in A, B, A the first
+ * A's next access is 3 (it was written as 2, one off from every trace
+ * libCacheSim converts itself). */
+Test(mrc, oracle_general_next_access_counts_from_one)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    lct_refs_add(r, 0xA, 10, 0, true);
+    lct_refs_add(r, 0xB, 10, 0, true);
+    lct_refs_add(r, 0xA, 10, 0, true);
+    char *buf = NULL;
+    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL),
+                 LCT_OK);
+    const unsigned char *p = (const unsigned char *)buf;
+    cr_expect_eq(le(p + 16, 8), 3, "A, B, A: the first A's next is 3");
+    cr_expect_eq(le(p + 24 + 16, 8), UINT64_MAX);
+    cr_expect_eq(le(p + 48 + 16, 8), UINT64_MAX);
+    free(buf);
+    lct_refs_free(r);
+}
+
+/* Every reference weighs its key's size as the trace knows it: the size
+ * before it, else the one after it; 1 only for a key never sized, and
+ * those are counted. */
+Test(mrc, oracle_general_sizes_are_the_keys)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    lct_refs_add(r, 1, 0, 0, false);   /* 1: sized later (300) */
+    lct_refs_add(r, 2, 0, 0, false);   /* 2: never sized */
+    lct_refs_add(r, 1, 300, 0, true);
+    lct_refs_add(r, 1, 0, 0, true);    /* keeps 300 */
+    lct_refs_add(r, 1, 700, 0, true);  /* a new size */
+    lct_refs_add(r, 1, 0, 0, true);    /* keeps 700 */
+    lct_refs_add(r, 2, 0, 0, true);
+    char *buf = NULL;
+    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL),
+                 LCT_OK);
+    static const uint64_t size[] = {300, 1, 300, 300, 700, 700, 1};
+    for (int i = 0; i < 7; i++)
+        cr_expect_eq(le((unsigned char *)buf + 24 * i + 12, 4), size[i],
+                     "reference %d", i);
+    cr_expect_eq(lct_refs_count_unsized(r), 2);
+    free(buf);
+    lct_refs_free(r);
 }

@@ -18,6 +18,7 @@ typedef struct keys_opts {
     bool csv;
     lct_refs *refs;      /* gathered for --oracle-general */
     bool failed;
+    bool quiet;
 } keys_opts;
 
 static void help(void)
@@ -126,6 +127,13 @@ static bool write_oracle(keys_opts *o, lct_output *out)
     errno = 0;
     lct_status st = lct_refs_write_oracle_general(o->refs, tool_file_write,
                                                   f, &err);
+    if (st == LCT_OK && !o->quiet) {
+        uint64_t unsized = lct_refs_count_unsized(o->refs);
+        if (unsized)
+            fprintf(stderr, "%s keys: %" PRIu64 " of %" PRIu64 " references "
+                    "are of keys no call gave a size: written as 1 byte\n",
+                    tool_name, unsized, lct_refs_count(o->refs));
+    }
     if (st == LCT_OK)
         return tool_output_finish("keys", out, f);
     int e = errno;
@@ -171,6 +179,7 @@ int cmd_keys(int argc, char **argv)
     }
     tool_keyops_defaults(&o.ops);
     o.csv = a.csv;
+    o.quiet = a.quiet;
     if (o.oracle && lct_refs_new(&o.refs) != LCT_OK)
         tool_usage_error("keys", "out of memory");
     if (o.csv && !o.oracle)
