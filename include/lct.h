@@ -1103,7 +1103,9 @@ typedef struct lct_mrc lct_mrc;
 /** What a curve was computed over.  Under sampling, counts are of the
  *  references kept, and `scaled` ones estimate the whole stream. */
 typedef struct lct_mrc_totals {
-    uint64_t reads, writes;      /**< references kept */
+    /** references kept: requests (reads, or every reference with
+     *  every_reference) and the rest, which only warm the cache */
+    uint64_t reads, writes;
     uint64_t distinct_keys;      /**< kept */
     uint64_t compulsory_misses;  /**< reads of a key never referenced before */
     double infinite_hit_ratio;   /**< hit ratio of an unbounded cache */
@@ -1112,7 +1114,30 @@ typedef struct lct_mrc_totals {
     uint64_t min_key_bytes;      /**< the least and the most a kept */
     uint64_t max_key_bytes;      /**< reference weighed (0: none known) */
     double mean_key_bytes;       /**< over distinct keys, at their last size */
+    bool every_reference;        /**< writes were requests too */
+    uint64_t seed;               /**< the SHARDS salt (0: the raw id) */
+    uint64_t references;         /**< in the stream */
+    uint64_t kept_references;    /**< in the sample (all when exact);
+                                      sample_rate x references expected */
+    double adjustment;           /**< SHARDS-adj: expected kept requests
+                                      minus kept requests, counted as hits
+                                      at distance 0 (0 when exact) */
 } lct_mrc_totals;
+
+/** How lct_mrc_compute_with() counts. */
+typedef struct lct_mrc_options {
+    /** (0, 1]: SHARDS spatial sampling at this rate; 0 or 1: exact. */
+    double sample_rate;
+    /** Count every reference as a request, writes too, as libCacheSim's
+     *  cachesim counts every line of a trace; false (the default): reads
+     *  are requests and writes only warm the cache, the question a
+     *  prefetching cache asks. */
+    bool every_reference;
+    /** Salt for the sample: the key id is mixed with it, so each seed
+     *  draws an independent sample and the same seed the same one.  0:
+     *  the raw id, as before seeds existed. */
+    uint64_t seed;
+} lct_mrc_options;
 
 /**
  * Compute the curves.  @p sample_rate 1 is exact; below 1, SHARDS spatial
@@ -1127,6 +1152,11 @@ typedef struct lct_mrc_totals {
  */
 lct_status lct_mrc_compute(const lct_refs *refs, double sample_rate,
                            lct_mrc **out, lct_error *err);
+
+/** lct_mrc_compute() with options.  @return as lct_mrc_compute(). */
+lct_status lct_mrc_compute_with(const lct_refs *refs,
+                                const lct_mrc_options *opts, lct_mrc **out,
+                                lct_error *err);
 
 void lct_mrc_totals_get(const lct_mrc *mrc, lct_mrc_totals *out);
 

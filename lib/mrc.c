@@ -92,6 +92,7 @@ typedef struct pass {
     uint64_t live, live_bytes, pos;
     uint64_t *hist;        /* hist[d]: re-reads at key distance d */
     uint64_t nhist;
+    bool every;            /* every reference is a request, writes too */
 } pass;
 
 static bool count_distance(pass *p, uint64_t d)
@@ -115,6 +116,7 @@ static bool count_distance(pass *p, uint64_t d)
 static bool step(pass *p, const lct__ref *r)
 {
     lct_mrc *m = p->m;
+    bool request = p->every || r->is_read;
     bool added;
     lct__u64map_entry *e = lct__u64map_get(&p->last, r->obj_id, &added);
     if (!e)
@@ -135,7 +137,7 @@ static bool step(pass *p, const lct__ref *r)
         uint64_t others = p->live_bytes - before.bytes;
         tree_add(p->tree, p->n, last, UINT64_MAX, ~old + 1);
         p->live_bytes -= old;
-        if (r->is_read) {
+        if (request) {
             double scaled = (double)others * m->scale + (double)size;
             m->bytes[m->nbytes++] = scaled >= 1.8e19 ? UINT64_MAX
                                                      : (uint64_t)scaled;
@@ -144,14 +146,14 @@ static bool step(pass *p, const lct__ref *r)
         }
     } else {
         p->live++;
-        m->totals.compulsory_misses += r->is_read;
+        m->totals.compulsory_misses += request;
     }
     tree_add(p->tree, p->n, p->pos, 1, size);
     p->live_bytes += size;
     p->size_at[p->pos] = size;
     e->value = ++p->pos;
-    m->totals.reads += r->is_read;
-    m->totals.writes += !r->is_read;
+    m->totals.reads += request;
+    m->totals.writes += !request;
     return true;
 }
 
@@ -175,15 +177,29 @@ static bool finish(pass *p)
     return radix_sort(m->bytes, m->nbytes);
 }
 
-static uint64_t kept_count(const lct_refs *refs, uint64_t threshold,
-                           bool all, uint64_t *reads)
+/* Whether SHARDS keeps the key: its id, salted by the seed and mixed
+ * again (splitmix64's finalizer) so that each seed draws an independent
+ * sample, falls under the threshold.  Seed 0 takes the id as it is. */
+static bool sampled(uint64_t id, uint64_t seed, uint64_t threshold)
+{
+    if (seed) {
+        id ^= seed * 0x9e3779b97f4a7c15ull;
+        id = (id ^ (id >> 30)) * 0xbf58476d1ce4e5b9ull;
+        id = (id ^ (id >> 27)) * 0x94d049bb133111ebull;
+        id ^= id >> 31;
+    }
+    return id < threshold;
+}
+
+static uint64_t kept_count(const lct_refs *refs, const lct_mrc_options *o,
+                           uint64_t threshold, bool all, uint64_t *requests)
 {
     uint64_t n = 0;
-    *reads = 0;
+    *requests = 0;
     for (size_t i = 0; i < refs->n; i++) {
         const lct__ref *r = lct__ref_at(refs, i);
-        n += all || r->obj_id < threshold;
-        *reads += r->is_read;
+        n += all || sampled(r->obj_id, o->seed, threshold);
+        *requests += o->every_reference || r->is_read;
     }
     return n;
 }
@@ -202,15 +218,27 @@ static double adjusted(const lct_mrc *m, double hits)
 lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
                            lct_error *err)
 {
+    lct_mrc_options o = {.sample_rate = rate};
+    if (!(rate > 0)) /* 0 is "exact" for the options, not here */
+        o.sample_rate = -1;
+    return lct_mrc_compute_with(refs, &o, out, err);
+}
+
+lct_status lct_mrc_compute_with(const lct_refs *refs,
+                                const lct_mrc_options *o, lct_mrc **out,
+                                lct_error *err)
+{
     if (out)
         *out = NULL;
-    if (!refs || !out || !(rate > 0 && rate <= 1))
+    double rate = o && o->sample_rate == 0 ? 1 : o ? o->sample_rate : 0;
+    if (!refs || !out || !o || !(rate > 0 && rate <= 1))
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_mrc_compute: the sample rate must be in (0, 1]");
     bool all = rate >= 1;
     uint64_t threshold = all ? UINT64_MAX : (uint64_t)ldexp(rate, 64);
-    uint64_t all_reads;
-    pass p = {.n = kept_count(refs, threshold, all, &all_reads)};
+    uint64_t all_requests;
+    pass p = {.n = kept_count(refs, o, threshold, all, &all_requests),
+              .every = o->every_reference};
     p.m = calloc(1, sizeof *p.m);
     p.tree = lct__big_calloc(p.n + 1, sizeof *p.tree);
     p.size_at = lct__big_calloc(p.n ? p.n : 1, sizeof *p.size_at);
@@ -219,17 +247,22 @@ lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
     if (ok) {
         p.m->scale = 1 / rate;
         p.m->totals.sample_rate = rate;
+        p.m->totals.every_reference = o->every_reference;
+        p.m->totals.seed = o->seed;
+        p.m->totals.references = refs->n;
+        p.m->totals.kept_references = p.n;
     }
     for (size_t i = 0; ok && i < refs->n; i++) {
         if (i + 16 < refs->n)
             lct__u64map_prefetch(&p.last, lct__ref_at(refs, i + 16)->obj_id);
         const lct__ref *r = lct__ref_at(refs, i);
-        if (all || r->obj_id < threshold)
+        if (all || sampled(r->obj_id, o->seed, threshold))
             ok = step(&p, r);
     }
     ok = ok && finish(&p);
     if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */
-        p.m->adjust = (double)all_reads * rate - (double)p.m->totals.reads;
+        p.m->adjust = (double)all_requests * rate - (double)p.m->totals.reads;
+        p.m->totals.adjustment = p.m->adjust;
         p.m->totals.infinite_hit_ratio =
             adjusted(p.m, p.m->ncum ? (double)p.m->cum[p.m->ncum - 1] : 0);
     }

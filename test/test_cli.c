@@ -1780,6 +1780,7 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
     char *text = read_whole_file(svg, &len);
     cr_expect(strncmp(text, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
     cr_expect(strstr(text, "<polyline"));
+    cr_expect(strstr(text, "<polygon"), "the samples' band");
     cr_expect(strstr(text, "GiB"));
     cr_expect(strstr(text, "</svg>\n"));
     free(text);
@@ -1800,4 +1801,88 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
     run_free(&t);
     lct_mrc_free(m);
     lct_refs_free(refs);
+}
+
+/* Issue 19: what lct mrc counts, how it samples, and an empty curve. */
+Test(cli, mrc_requests_samples_and_nothing_to_draw)
+{
+    /* --read of both calls: the --write default matched records too (they
+     * were taken as reads), so it must not be said to match nothing. */
+    run t = run_lct(NULL, "mrc", "--read", "submit_prefetch_task", "--read",
+                    "reserve_write", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 0);
+    cr_expect_null(strstr(t.err, "matched no record"), "%s", t.err);
+    run_free(&t);
+
+    t = run_lct(NULL, "mrc", "--json", "--requests", "all", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    cr_expect_str_eq(json_get(j, "requests")->s, "all");
+    cr_expect_eq(json_get(j, "reads")->u, json_get(j, "references")->u);
+    cr_expect_eq(json_get(j, "writes")->u, 0);
+    json_free(j);
+    run_free(&t);
+
+    t = run_lct(NULL, "mrc", "--json", "--sample", "0.5", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    const jv *samples = json_get(j, "samples");
+    cr_assert(samples && samples->n == 9, "nine salted samples by default");
+    for (size_t i = 0; i < samples->n; i++) {
+        cr_expect_eq(json_get(&samples->items[i], "seed")->u, i + 1);
+        cr_expect(json_get(&samples->items[i], "kept_references"));
+        cr_expect(json_get(&samples->items[i], "adjustment"));
+    }
+    const jv *curve = json_get(j, "curve");
+    cr_assert(curve && curve->n > 3);
+    for (size_t i = 0; i < curve->n; i++) {
+        const jv *p = &curve->items[i];
+        double v[3];
+        const char *names[] = {"hit_ratio_min", "hit_ratio", "hit_ratio_max"};
+        for (int k = 0; k < 3; k++) {
+            const jv *x = json_get(p, names[k]);
+            cr_assert(x, "%s", names[k]);
+            v[k] = x->t == J_FLOAT ? x->d : (double)x->u;
+        }
+        cr_expect(v[0] <= v[1] && v[1] <= v[2], "the band holds the mean");
+    }
+    json_free(j);
+    run_free(&t);
+
+    /* The same seed, the same curve. */
+    run a = run_lct(NULL, "mrc", "--sample", "0.2", "--seed", "5", LCT_SAMPLE,
+                    NULL);
+    run b = run_lct(NULL, "mrc", "--sample", "0.2", "--seed", "5", LCT_SAMPLE,
+                    NULL);
+    cr_expect_eq(a.status, 0);
+    cr_expect_str_eq(a.out, b.out);
+    cr_expect(strstr(a.out, "seed 5 to 13"), "%s", a.out);
+    cr_expect(strstr(a.out, "(expected "), "%s", a.out);
+    run_free(&a);
+    run_free(&b);
+
+    /* A trace with no key references: said, no rows, and the SVG says so
+     * in words (it printed a row "1 - 0.0000 1.0000"). */
+    char *clean = fixture("clean", ".lct");
+    char *svg = tmp_file_with("", 0);
+    t = run_lct(NULL, "mrc", "--svg", svg, clean, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.err, "no key references"), "%s", t.err);
+    const char *head = strstr(t.out, "miss_ratio\n");
+    cr_expect(head && head[strlen("miss_ratio\n")] == '\0',
+              "no rows after the header:\n%s", t.out);
+    size_t len;
+    char *text = read_whole_file(svg, &len);
+    cr_expect(strstr(text, "No key references to draw"), "%s", text);
+    cr_expect_null(strstr(text, "<polyline"));
+    free(text);
+    run_free(&t);
+    t = run_lct(NULL, "mrc", "--csv", clean, NULL);
+    cr_expect_str_eq(t.out, "keys,bytes,hit_ratio,miss_ratio,byte_hit_ratio\r\n");
+    run_free(&t);
+    unlink(svg);
+    free(svg);
+    free(clean);
 }

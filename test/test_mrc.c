@@ -371,3 +371,85 @@ Test(mrc, oracle_general_sizes_are_the_keys)
     free(buf);
     lct_refs_free(r);
 }
+
+/* Reads are requests and writes only warm the cache, or (as libCacheSim's
+ * cachesim counts) every reference is a request: W(A) R(A) R(B) W(B). */
+Test(mrc, every_reference_counts_writes_as_requests)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    lct_refs_add(r, 1, 10, 0, false);
+    lct_refs_add(r, 1, 10, 0, true);
+    lct_refs_add(r, 2, 10, 0, true);
+    lct_refs_add(r, 2, 10, 0, false);
+    lct_mrc *reads, *every;
+    lct_mrc_options o = {.sample_rate = 1};
+    cr_assert_eq(lct_mrc_compute_with(r, &o, &reads, NULL), LCT_OK);
+    o.every_reference = true;
+    cr_assert_eq(lct_mrc_compute_with(r, &o, &every, NULL), LCT_OK);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(reads, &t);
+    cr_expect_eq(t.reads, 2);
+    cr_expect_eq(t.writes, 2);
+    cr_expect(!t.every_reference);
+    cr_expect_eq(lct_mrc_hit_ratio(reads, 1), 0.5, "R(A) hits, R(B) misses");
+    lct_mrc_totals_get(every, &t);
+    cr_expect_eq(t.reads, 4);
+    cr_expect_eq(t.writes, 0);
+    cr_expect(t.every_reference);
+    cr_expect_eq(lct_mrc_hit_ratio(every, 1), 0.5, "R(A), W(B) hit of 4");
+    cr_expect_eq(t.compulsory_misses, 2);
+    lct_mrc_free(reads);
+    lct_mrc_free(every);
+    lct_refs_free(r);
+}
+
+/* A seed salts the sample: the same seed draws the same keys, another an
+ * independent set; what was kept and the adjustment are reported. */
+Test(mrc, seeds_draw_samples_and_report_them)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (uint64_t i = 0; i < 200000; i++) /* well mixed ids, reused */
+        lct_refs_add(r, (i % 5000) * 0x9e3779b97f4a7c15ull, 10, 0, true);
+    lct_mrc_options o = {.sample_rate = 0.1, .seed = 7};
+    lct_mrc *a, *b, *c;
+    cr_assert_eq(lct_mrc_compute_with(r, &o, &a, NULL), LCT_OK);
+    cr_assert_eq(lct_mrc_compute_with(r, &o, &b, NULL), LCT_OK);
+    o.seed = 8;
+    cr_assert_eq(lct_mrc_compute_with(r, &o, &c, NULL), LCT_OK);
+    lct_mrc_totals ta, tb, tc;
+    lct_mrc_totals_get(a, &ta);
+    lct_mrc_totals_get(b, &tb);
+    lct_mrc_totals_get(c, &tc);
+    cr_expect_eq(ta.kept_references, tb.kept_references);
+    cr_expect_eq(ta.seed, 7);
+    cr_expect_eq(ta.references, 200000);
+    /* Other seeds, other samples: their sizes are not all one. */
+    uint64_t sizes[10];
+    int distinct = 0;
+    for (uint64_t s = 0; s < 10; s++) {
+        lct_mrc *m;
+        o.seed = 100 + s;
+        cr_assert_eq(lct_mrc_compute_with(r, &o, &m, NULL), LCT_OK);
+        lct_mrc_totals t;
+        lct_mrc_totals_get(m, &t);
+        sizes[s] = t.kept_references;
+        bool seen = false;
+        for (uint64_t j = 0; j < s; j++)
+            seen = seen || sizes[j] == sizes[s];
+        distinct += !seen;
+        lct_mrc_free(m);
+    }
+    cr_expect_geq(distinct, 4, "ten seeds drew %d sample sizes", distinct);
+    /* About a tenth of the keys, each with its 40 references. */
+    cr_expect(ta.kept_references > 14000 && ta.kept_references < 26000,
+              "%llu", (unsigned long long)ta.kept_references);
+    cr_expect_eq(ta.adjustment, 200000 * 0.1 - (double)ta.reads);
+    for (uint64_t cap = 10; cap < 10000; cap *= 3)
+        cr_expect_eq(lct_mrc_hit_ratio(a, cap), lct_mrc_hit_ratio(b, cap));
+    lct_mrc_free(a);
+    lct_mrc_free(b);
+    lct_mrc_free(c);
+    lct_refs_free(r);
+}

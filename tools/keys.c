@@ -50,7 +50,8 @@ void tool_keyops_report(const tool_keyops *o, const char *cmd)
     tool_patterns_report(&o->write, cmd, "--write");
 }
 
-/* Count into hits[i] each pattern of p that selects q; whether any did. */
+/* Count into hits[i] each pattern of p that selects q; whether any did.
+ * A record a --read pattern takes is still counted for --write's. */
 static bool count_matches(const tool_patterns *p, lct_str q, uint64_t *hits)
 {
     bool any = false;
@@ -69,9 +70,13 @@ static bool count_matches(const tool_patterns *p, lct_str q, uint64_t *hits)
 static tool_key_op classify(const tool_keyops *o, lct_str qualname,
                             uint64_t *read_hits, uint64_t *write_hits)
 {
-    if (count_matches(&o->read, qualname, read_hits))
+    /* Both sides count what they match, so a pattern that --read also
+     * takes (read first) is not reported as matching nothing. */
+    bool read = count_matches(&o->read, qualname, read_hits);
+    bool write = count_matches(&o->write, qualname, write_hits);
+    if (read)
         return TOOL_KEY_READ;
-    if (count_matches(&o->write, qualname, write_hits))
+    if (write)
         return TOOL_KEY_WRITE;
     return o->all ? TOOL_KEY_OTHER : TOOL_KEY_NONE;
 }

@@ -80,18 +80,43 @@ static void line(FILE *f, const tool_curve *c, const double *ratio,
     fputs("\"/>\n", f);
 }
 
+/* The samples' min..max band under the median line. */
+static void band(FILE *f, const tool_curve *c)
+{
+    fputs("<polygon fill=\"#1f6feb\" fill-opacity=\"0.18\" stroke=\"none\" "
+          "points=\"", f);
+    for (size_t i = 0; i < c->n; i++)
+        fprintf(f, "%.1f,%.1f ", x_of((double)c->keys[i], c->lo, c->hi),
+                y_of(c->hit_max[i]));
+    for (size_t i = c->n; i-- > 0;)
+        fprintf(f, "%.1f,%.1f ", x_of((double)c->keys[i], c->lo, c->hi),
+                y_of(c->hit_min[i]));
+    fputs("\"/>\n", f);
+}
+
 void tool_svg_curve(FILE *f, const tool_curve *c, const char *title)
 {
     frame(f, title);
+    if (c->n == 0) {
+        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
+                   "font-size=\"15\">No key references to draw: the trace "
+                   "(or the --read/--write patterns) selected none.</text>\n"
+                   "</svg>\n",
+                (LEFT + W - RIGHT) / 2, (TOP + H - BOTTOM) / 2);
+        return;
+    }
     x_axis(f, c->lo, c->hi, c->mean_bytes);
     fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
                "fill=\"none\" stroke=\"#333\"/>\n",
             LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
+    if (c->hit_min)
+        band(f, c);
     line(f, c, c->hit, "stroke=\"#1f6feb\"");
     if (c->byte_hit)
         line(f, c, c->byte_hit, "stroke=\"#d9480f\" stroke-dasharray=\"6 4\"");
-    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#1f6feb\">keys-capacity LRU"
-               "</text>\n", LEFT + 10, TOP + 18);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#1f6feb\">keys-capacity LRU%s"
+               "</text>\n", LEFT + 10, TOP + 18,
+            c->hit_min ? " (mean of the samples; band: min to max)" : "");
     if (c->byte_hit)
         fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#d9480f\">bytes-capacity "
                    "LRU (keys x mean key size)</text>\n", LEFT + 10, TOP + 34);

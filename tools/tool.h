@@ -360,11 +360,13 @@ typedef struct tool_curve {
     uint64_t *keys;    /* capacities, ascending */
     double *hit;       /* hit ratio at keys[i] */
     double *byte_hit;  /* at keys[i] * mean_bytes, or NULL */
+    double *hit_min, *hit_max; /* the samples' band (--samples), or NULL */
     double mean_bytes; /* 0: sizes unknown */
     double lo, hi;     /* the x range */
 } tool_curve;
 
-/* Write the chart (title already XML-escaped). */
+/* Write the chart (title already XML-escaped); a curve of no points
+ * says in words that there was nothing to draw. */
 void tool_svg_curve(FILE *f, const tool_curve *c, const char *title);
 
 /* MARK: dump --fields */
