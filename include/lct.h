@@ -46,11 +46,14 @@
  * fields of lct_header and lct_record that are views) points into the
  * reader's bytes.  Views are not NUL-terminated, must not be modified or
  * freed, and stay valid until lct_close() on the reader they came from;
- * copy what you need beyond that.  One exception: a streamed reader
- * (LCT_STREAM, or any input that cannot be mapped, such as a pipe) reuses
- * one buffer, so its record views live only until the next lct_next() on
- * it (its header's still live until lct_close()).  Value views made with
- * lct_value_from() over your own buffer live as long as your buffer.
+ * copy what you need beyond that, whatever the input: a regular file (mapped),
+ * or a pipe, FIFO, /dev/stdin or device (read as it arrives, every frame
+ * kept until lct_close(), so memory grows with the input).  The one
+ * exception is asked for: LCT_STREAM reuses one buffer, for memory bounded
+ * by the largest frame, so its record views live only until the next
+ * lct_next() (its header's still live until lct_close()).  Value views
+ * made with lct_value_from() over your own buffer live as long as your
+ * buffer.
  *
  * MARK: - Caveats of a mapping, and what is guaranteed
  *
@@ -75,8 +78,10 @@
  *     lct_record_intact(); true means what you read was the file's.
  *   - A file rewritten in place (same size, other bytes) is not detected.
  * - Inputs that cannot be mapped (pipes, FIFOs, terminals, devices, files
- *   whose size reads as 0) are streamed: frames are read as they arrive,
- *   in memory bounded by the largest frame.
+ *   whose size reads as 0) are read as they arrive, each record yielded
+ *   when its frame is complete; every frame is kept until lct_close() (the
+ *   views' promise), unless LCT_STREAM asks for memory bounded by the
+ *   largest frame instead.
  *
  * MARK: - Threads
  *
@@ -219,7 +224,10 @@ enum {
      * lct_close().  Memory is bounded by the largest frame, not the input.
      * No random access: lct_index_build() refuses a streamed reader.
      * Inputs that cannot be mapped (pipes, FIFOs, terminals, devices, files
-     * whose size reads as 0 such as /proc's) are always streamed.
+     * whose size reads as 0 such as /proc's) are always read as a stream;
+     * without this flag every frame is kept until lct_close(), so views
+     * live as long as a mapping's (memory: the input), and with it the
+     * buffer is reused (memory: the largest frame).
      */
     LCT_STREAM = 1u << 5
 };

@@ -122,6 +122,9 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
          * pipe's is what has been read so far. */
         src->size = sized ? (uint64_t)st.st_size : 0;
         src->regular = S_ISREG(st.st_mode);
+        /* Not asked to stream: views must live until close, as a
+         * mapping's do, so nothing read is dropped. */
+        src->keep = !(flags & LCT_STREAM);
         return keep_fd(fd, name, LCT__SOURCE_STREAM, sized, src, err);
     }
     if ((uint64_t)st.st_size > SIZE_MAX)
@@ -216,6 +219,9 @@ void lct__source_release(lct__source *src)
     else if (src->kind == LCT__SOURCE_HEAP)
         free((void *)src->data);
     free(src->buf);
+    for (size_t i = 0; i < src->nretired; i++)
+        free(src->retired[i]);
+    free(src->retired);
     memset(src, 0, sizeof *src);
     src->fd = -1;
 }

@@ -43,6 +43,12 @@ typedef struct lct__source {
      * (lct_open_options.max_stream_frame); a longer one that its first
      * bytes do not already refuse is LCT__FRAME_TOO_LONG. */
     uint64_t max_frame;
+    /* Keep every frame until release (an input that cannot be mapped,
+     * opened without LCT_STREAM): a full buffer is retired, not reused,
+     * so views stay valid as a mapping's do.  Memory: the input. */
+    bool keep;
+    unsigned char **retired;
+    size_t nretired;
     int read_errno;
 } lct__source;
 

@@ -69,6 +69,35 @@ static ssize_t read_some(lct__source *s, unsigned char *into, size_t room)
     }
 }
 
+/* Keep mode: the full buffer is set aside with every frame in it, and a
+ * new one (room for twice the current frame, at least a chunk) takes the
+ * current frame's bytes read so far. */
+static bool retire(lct__source *s)
+{
+    size_t now = have(s);
+    size_t cap = now > STREAM_CHUNK / 2 ? 2 * now : STREAM_CHUNK;
+    if (now > SIZE_MAX / 4)
+        return false;
+    unsigned char **list = reallocarray(s->retired, s->nretired + 1,
+                                        sizeof *list);
+    if (!list)
+        return false;
+    s->retired = list;
+    unsigned char *fresh = malloc(cap);
+    if (!fresh)
+        return false;
+    if (now)
+        memcpy(fresh, s->buf + s->start, now);
+    if (s->buf)
+        s->retired[s->nretired++] = s->buf;
+    s->buf = fresh;
+    s->cap = cap;
+    s->base += s->start;
+    s->fill = now;
+    s->start = 0;
+    return true;
+}
+
 /* Room for the next read: move the current frame to the front when the
  * tail runs short (once per buffer, not per frame), and grow (doubling)
  * only when the frame's bytes already fill it: never by what a length
@@ -77,6 +106,8 @@ static bool make_room(lct__source *s)
 {
     if (s->cap - s->fill >= STREAM_CHUNK / 4)
         return true;
+    if (s->keep)
+        return retire(s);
     if (s->start > 0) {
         memmove(s->buf, s->buf + s->start, have(s));
         s->fill -= s->start;
@@ -157,7 +188,13 @@ static void drop_before(lct__source *s, uint64_t pos)
         return;
     if (pos - at >= have(s)) {
         /* Everything read is used up (a discarded body may even have been
-         * read past the buffer): start afresh at pos, which is consumed. */
+         * read past the buffer): start afresh at pos, which is consumed;
+         * kept, the bytes before stay where they are. */
+        if (s->keep) {
+            s->start = s->fill;
+            s->base = pos - s->fill;
+            return;
+        }
         s->fill = s->start = 0;
         s->base = pos;
         return;
@@ -281,6 +318,16 @@ bool lct__stream_seek(lct__source *s, uint64_t pos)
 {
     if (!s->seekable)
         return false;
+    if (s->keep && s->buf) { /* its frames' views must outlive the seek */
+        unsigned char **list = reallocarray(s->retired, s->nretired + 1,
+                                            sizeof *list);
+        if (!list)
+            return false;
+        s->retired = list;
+        s->retired[s->nretired++] = s->buf;
+        s->buf = NULL;
+        s->cap = 0;
+    }
     s->base = s->consumed = pos;
     s->fill = s->start = 0;
     s->eof = false;
