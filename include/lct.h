@@ -916,9 +916,59 @@ lct_status lct_dtype_get(lct_value v, lct_str *name, lct_error *err);
 lct_status lct_list_get(lct_value v, lct_value *array, uint32_t *count,
                         lct_error *err);
 
+/**
+ * A GroupedObjectKeys (newer LMCache, inside a PrefetchTaskSpec): the keys
+ * of one object group, with the layout each of them occupies.
+ */
+typedef struct lct_key_group {
+    lct_value keys;              /**< array of ObjectKey */
+    uint32_t count;              /**< keys */
+    int64_t object_group_id;     /**< 0 when absent */
+    lct_value layout;            /**< its MemoryLayoutDesc, or a zero view */
+    int64_t sliding_window_size; /**< 0 when absent or nil */
+} lct_key_group;
+
+lct_status lct_key_group_get(lct_value v, lct_key_group *out,
+                             lct_error *err);
+
+/** The bytes one key of the group weighs: its layout's.
+ *  @return LCT_OK, LCT_ERR_NOT_FOUND (no layout), or as
+ *  lct_layout_bytes. */
+lct_status lct_key_group_bytes(const lct_key_group *group, uint64_t *bytes,
+                               lct_error *err);
+
+/**
+ * A PrefetchTaskSpec, what newer LMCache's submit_prefetch_task takes
+ * instead of a PrefetchRequestSpec.  Expected, like every dataclass the
+ * recorder's codec writes, as {"__t__": "PrefetchTaskSpec", "v": {...}}.
+ */
+typedef struct lct_prefetch_task {
+    lct_value key_groups;      /**< array of GroupedObjectKeys */
+    uint32_t ngroups;
+    int64_t num_kv_readers;    /**< 1 when absent */
+    lct_value fetching_policy; /**< as recorded, or a zero view */
+    lct_str fetching_policy_name; /**< its member name, when an enum/str */
+    lct_value lock_mode;       /**< as recorded, or a zero view */
+    lct_str lock_mode_name;    /**< its member name, when an enum/str */
+} lct_prefetch_task;
+
+lct_status lct_prefetch_task_get(lct_value v, lct_prefetch_task *out,
+                                 lct_error *err);
+
+/**
+ * Whether an argument of the record holds ObjectKeys under a codec type
+ * this version does not read keys from (not a `keys` list, an ObjectKey,
+ * a PrefetchRequestSpec, a PrefetchTaskSpec or a GroupedObjectKeys); *tag
+ * (may be NULL) names the first such type.  The key iterator yields none
+ * of those keys: `lct keys` and `lct mrc` count and report such records.
+ */
+bool lct_record_unread_keys(const lct_record *rec, lct_str *tag);
+
 /** Iterates the ObjectKeys a record carries. */
 typedef struct lct_key_iter {
     lct_iter keys;             /* the keys array being walked */
+    lct_iter groups;           /* a task spec's groups still to walk */
+    bool from_task;
     lct_prefetch_spec spec;    /* when they come from a spec */
     bool from_spec;
     lct_layout_desc layout;    /* the call's layout_desc argument */
@@ -929,8 +979,9 @@ typedef struct lct_key_iter {
 
 /**
  * Begin iterating the keys of a record: its `keys` argument (a list or a
- * tuple), or else the keys of the first PrefetchRequestSpec argument, in
- * order.  A record without keys gives an empty iterator (LCT_OK).
+ * tuple), or else the keys of the first PrefetchRequestSpec or
+ * PrefetchTaskSpec argument (every group's, group by group), in order.
+ * A record without keys gives an empty iterator (LCT_OK).
  * @return LCT_OK, LCT_ERR_TYPE (a `keys` argument that is not a list),
  *         LCT_ERR_MALFORMED.
  */
@@ -939,8 +990,9 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
 
 /**
  * The next key, and in @p bytes what it weighs: the call's layout bytes
- * (for a spec, the layout of the key's object_group_id), 0 when the call
- * has no layout or it cannot be sized.
+ * (for a request spec, the layout of the key's object_group_id; for a
+ * task spec, its group's layout), 0 when there is no layout or it cannot
+ * be sized.
  * @return 1, 0 at the end, or LCT_ERR_TYPE / LCT_ERR_MALFORMED (a key
  *         that is not an ObjectKey).
  */

@@ -1,10 +1,12 @@
 /*
  * lmcache.c - LMCache's codec types as plain structs of views: ObjectKey,
  * MemoryLayoutDesc (and the bytes it describes), AttnWindowDesc,
- * PrefetchRequestSpec, PrefetchHandle, enums, torch.dtype and the list
- * wrappers, each accepting the older forms; the stable key hash; and the
- * iterator over the keys a record carries.  Nothing here allocates.
+ * PrefetchRequestSpec, PrefetchHandle, the newer PrefetchTaskSpec and
+ * GroupedObjectKeys, enums, torch.dtype and the list wrappers, each
+ * accepting the older forms; the stable key hash; and the iterator over
+ * the keys a record carries.  Nothing here allocates.
  */
+#define _GNU_SOURCE /* memmem */
 #include "bytes_internal.h"
 #include "error_internal.h"
 
@@ -479,6 +481,140 @@ lct_status lct_prefetch_handle_get(lct_value v, lct_prefetch_handle *out,
 
 /* MARK: - the keys of a record */
 
+/* MARK: - newer prefetch types (PrefetchTaskSpec, GroupedObjectKeys) */
+
+/* An enum whose tag this version does not know: its member name when it
+ * is a wrapped or a bare str, else an empty name (the view says what). */
+static void enum_name(lct_value v, lct_str *name)
+{
+    lct_value payload;
+    *name = (lct_str){0};
+    if (!lct_value_codec(v, NULL, &payload))
+        payload = v;
+    if (lct_value_get_str(payload, name) != LCT_OK)
+        *name = (lct_str){0};
+}
+
+lct_status lct_key_group_get(lct_value v, lct_key_group *out, lct_error *err)
+{
+    lct_value m, f;
+    memset(out, 0, sizeof *out);
+    lct_status st = map_payload(v, "GroupedObjectKeys", &m, err);
+    if (st != LCT_OK)
+        return st;
+    if (field(m, "keys", &f) != LCT_OK)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "GroupedObjectKeys: no field `keys`");
+    if ((st = lct_list_get(f, &out->keys, &out->count, err)) != LCT_OK)
+        return st;
+    if (present(m, "layout_desc", &f))
+        out->layout = f;
+    if ((st = int_field(m, "GroupedObjectKeys object_group_id",
+                        "object_group_id", false, &out->object_group_id,
+                        err)) != LCT_OK)
+        return st;
+    if (present(m, "sliding_window_size", &f) &&
+        lct_value_get_int64(f, &out->sliding_window_size) != LCT_OK)
+        return wrong(err, "GroupedObjectKeys sliding_window_size", "an int",
+                     f);
+    return LCT_OK;
+}
+
+lct_status lct_key_group_bytes(const lct_key_group *group, uint64_t *bytes,
+                               lct_error *err)
+{
+    lct_layout_desc layout;
+    *bytes = 0;
+    if (!group->layout.ptr)
+        return lct__fail(err, LCT_ERR_NOT_FOUND, 0, 0,
+                         "GroupedObjectKeys: no layout_desc");
+    lct_status st = lct_layout_desc_get(group->layout, &layout, err);
+    return st != LCT_OK ? st : lct_layout_bytes(&layout, bytes, err);
+}
+
+lct_status lct_prefetch_task_get(lct_value v, lct_prefetch_task *out,
+                                 lct_error *err)
+{
+    lct_value m, f;
+    memset(out, 0, sizeof *out);
+    lct_status st = map_payload(v, "PrefetchTaskSpec", &m, err);
+    if (st != LCT_OK)
+        return st;
+    if (field(m, "key_groups", &f) != LCT_OK)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "PrefetchTaskSpec: no field `key_groups`");
+    if ((st = lct_list_get(f, &out->key_groups, &out->ngroups, err)) !=
+        LCT_OK)
+        return st;
+    if ((st = int_field(m, "PrefetchTaskSpec num_kv_readers",
+                        "num_kv_readers", false, &out->num_kv_readers,
+                        err)) != LCT_OK)
+        return st;
+    if (field(m, "num_kv_readers", &f) != LCT_OK)
+        out->num_kv_readers = 1;
+    if (present(m, "fetching_policy", &f)) {
+        out->fetching_policy = f;
+        enum_name(f, &out->fetching_policy_name);
+    }
+    if (present(m, "lock_mode", &f)) {
+        out->lock_mode = f;
+        enum_name(f, &out->lock_mode_name);
+    }
+    return LCT_OK;
+}
+
+/* MARK: - the keys of a record */
+
+/* The carriers the key iterator reads (besides a `keys` argument). */
+static bool known_carrier(lct_str tag)
+{
+    return lct_str_eq(tag, "PrefetchRequestSpec") ||
+           lct_str_eq(tag, "PrefetchTaskSpec") ||
+           lct_str_eq(tag, "GroupedObjectKeys") ||
+           lct_str_eq(tag, "ObjectKey");
+}
+
+bool lct_record_unread_keys(const lct_record *rec, lct_str *tag)
+{
+    static const char opening[] = "\xa5__t__\xa9ObjectKey";
+    lct_iter args;
+    lct_value k, v;
+    lct_str t;
+    if (lct_map_iter_init(rec->args, &args) != LCT_OK)
+        return false;
+    while (lct_map_iter_next(&args, &k, &v) == 1) {
+        if (lct_value_str_eq(k, "keys") || !lct_value_codec(v, &t, NULL) ||
+            known_carrier(t))
+            continue;
+        if (memmem(v.ptr, v.len, opening, sizeof opening - 1)) {
+            if (tag)
+                *tag = t;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The next group of a PrefetchTaskSpec: its keys to walk, and what each
+ * weighs.  1, 0 when no group is left, or a failure. */
+static int next_group(lct_key_iter *it, lct_error *err)
+{
+    lct_value g;
+    int rc = lct_array_iter_next(&it->groups, &g);
+    if (rc <= 0)
+        return rc < 0 ? lct__fail(err, rc, 0, 0,
+                                  "PrefetchTaskSpec: key_groups is malformed")
+                      : 0;
+    lct_key_group group;
+    lct_status st = lct_key_group_get(g, &group, err);
+    if (st != LCT_OK)
+        return st;
+    if (lct_key_group_bytes(&group, &it->layout_bytes, NULL) != LCT_OK)
+        it->layout_bytes = 0;
+    st = lct_array_iter_init(group.keys, &it->keys);
+    return st == LCT_OK ? 1 : st;
+}
+
 static void call_layout(const lct_record *rec, lct_key_iter *it)
 {
     lct_value v;
@@ -508,8 +644,17 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
         return LCT_OK; /* no args map: no keys */
     while (lct_map_iter_next(&args, &k, &v) == 1) {
         lct_str tag;
-        if (!lct_value_codec(v, &tag, NULL) ||
-            !lct_str_eq(tag, "PrefetchRequestSpec"))
+        if (!lct_value_codec(v, &tag, NULL))
+            continue;
+        if (lct_str_eq(tag, "PrefetchTaskSpec")) {
+            lct_prefetch_task task;
+            if ((st = lct_prefetch_task_get(v, &task, err)) != LCT_OK)
+                return st;
+            it->from_task = true;
+            it->keys = (lct_iter){0}; /* empty: next() opens the first group */
+            return lct_array_iter_init(task.key_groups, &it->groups);
+        }
+        if (!lct_str_eq(tag, "PrefetchRequestSpec"))
             continue;
         if ((st = lct_prefetch_spec_get(v, &it->spec, err)) != LCT_OK)
             return st;
@@ -523,7 +668,14 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
                       lct_error *err)
 {
     lct_value v;
-    int rc = lct_array_iter_next(&it->keys, &v);
+    int rc = it->keys.end ? lct_array_iter_next(&it->keys, &v) : 0;
+    while (rc == 0 && it->from_task) { /* the next group's keys */
+        int g = next_group(it, err);
+        if (g <= 0)
+            return g;
+        it->index = 0;
+        rc = lct_array_iter_next(&it->keys, &v);
+    }
     if (rc < 0)
         return lct__fail(err, rc, 0, 0, "keys: the list is malformed");
     if (rc == 0)

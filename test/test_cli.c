@@ -1886,3 +1886,57 @@ Test(cli, mrc_requests_samples_and_nothing_to_draw)
     free(svg);
     free(clean);
 }
+
+/* Newer LMCache: keys under a PrefetchTaskSpec are read, group by group;
+ * keys under a type this version does not read are counted and said,
+ * never silently nothing. */
+Test(cli, keys_of_newer_and_unknown_carriers)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    static const char *types[] = {"PrefetchTaskSpec", "PrefetchPlanV9",
+                                  "PrefetchPlanV9"};
+    for (int r = 0; r < 3; r++) {
+        lct_writer_record_begin(w, r, r, "x.submit_prefetch_task", 22);
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "spec");
+        lct_writer_codec(w, types[r]);
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, r == 0 ? "key_groups" : "some_keys");
+        lct_writer_array(w, 1);
+        if (r == 0) {
+            lct_writer_codec(w, "GroupedObjectKeys");
+            lct_writer_map(w, 2);
+            lct_writer_cstr(w, "keys");
+            lct_writer_array(w, 1);
+        }
+        unsigned char hash[2] = {(unsigned char)r, 7};
+        lct_writer_codec(w, "ObjectKey");
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "chunk_hash");
+        lct_writer_bin(w, hash, 2);
+        lct_writer_cstr(w, "model_name");
+        lct_writer_cstr(w, "m");
+        lct_writer_cstr(w, "kv_rank");
+        lct_writer_int(w, 0);
+        if (r == 0) {
+            lct_writer_cstr(w, "object_group_id");
+            lct_writer_int(w, 0);
+        }
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    run t = run_lct(NULL, "keys", "--csv", path, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "\r\n0,0.0,read,0007,m,0,0,"), "%s", t.out);
+    cr_expect(strstr(t.err, "2 records hold ObjectKeys under types this "
+                            "version does not read: PrefetchPlanV9"),
+              "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "mrc", path, NULL);
+    cr_expect(strstr(t.err, "2 records hold ObjectKeys"), "%s", t.err);
+    cr_expect(strstr(t.out, "1 reads"), "%s", t.out);
+    run_free(&t);
+    unlink(path);
+    free(path);
+}

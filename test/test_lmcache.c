@@ -69,8 +69,49 @@ enum {
     R_NO_KEYS,
     R_BAD_KEYS,    /* keys: an int */
     R_BAD_KEY,     /* keys: [ObjectKey, 5] */
+    R_TASK,        /* newer LMCache: a PrefetchTaskSpec of two groups */
+    R_UNKNOWN,     /* ObjectKeys under a type this version does not read */
     R_COUNT
 };
+
+/* A GroupedObjectKeys of n keys (seeds from first) with an [a, b] layout. */
+static void key_group(lct_writer *w, int group, int n, unsigned char first,
+                      int a, int b)
+{
+    lct_writer_codec(w, "GroupedObjectKeys");
+    lct_writer_map(w, 4);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, (uint32_t)n);
+    for (int i = 0; i < n; i++)
+        object_key(w, (unsigned char)(first + i), 0, group, NULL);
+    lct_writer_cstr(w, "object_group_id");
+    lct_writer_int(w, group);
+    lct_writer_cstr(w, "layout_desc");
+    layout(w, a, b, "torch.float16");
+    lct_writer_cstr(w, "sliding_window_size");
+    if (group)
+        lct_writer_int(w, 4);
+    else
+        lct_writer_nil(w);
+}
+
+/* PrefetchTaskSpec: key_groups, num_kv_readers, fetching_policy and
+ * lock_mode, as newer LMCache's submit_prefetch_task takes it. */
+static void write_task(lct_writer *w)
+{
+    lct_writer_codec(w, "PrefetchTaskSpec");
+    lct_writer_map(w, 4);
+    lct_writer_cstr(w, "key_groups");
+    lct_writer_array(w, 2);
+    key_group(w, 0, 2, 20, 4, 8);  /* 64 bytes a key */
+    key_group(w, 1, 3, 30, 1, 5);  /* 10 bytes a key */
+    lct_writer_cstr(w, "num_kv_readers");
+    lct_writer_int(w, 2);
+    lct_writer_cstr(w, "fetching_policy");
+    enum_member(w, "FetchingPolicy", "ALL_OR_NOTHING");
+    lct_writer_cstr(w, "lock_mode");
+    enum_member(w, "LockMode", "SHARED");
+}
 
 static void write_spec(lct_writer *w)
 {
@@ -182,6 +223,20 @@ static void write_args(lct_writer *w, int r)
         lct_writer_map(w, 1);
         lct_writer_cstr(w, "keys");
         lct_writer_int(w, 5);
+        break;
+    case R_TASK:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "spec");
+        write_task(w);
+        break;
+    case R_UNKNOWN:
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "spec");
+        lct_writer_codec(w, "PrefetchPlanV9");
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "some_keys");
+        lct_writer_array(w, 1);
+        object_key(w, 9, 0, 0, NULL);
         break;
     default:
         lct_writer_map(w, 1);
@@ -508,4 +563,56 @@ Test(lmcache, key_iterator_over_records)
     cr_expect_eq(st, LCT_ERR_TYPE);
     cr_expect_eq(keys_of(R_BAD_KEY, h, b, 8, &st), 1);
     cr_expect_eq(st, LCT_ERR_TYPE);
+}
+
+/* Newer LMCache (issue 19): submit_prefetch_task takes a PrefetchTaskSpec
+ * of GroupedObjectKeys; each group's layout gives its keys' bytes. */
+Test(lmcache, prefetch_task_spec_and_key_groups)
+{
+    lct_prefetch_task t;
+    lct_error err;
+    cr_assert_eq(lct_prefetch_task_get(arg(R_TASK, "spec"), &t, &err), LCT_OK,
+                 "%s", err.message);
+    cr_expect_eq(t.ngroups, 2);
+    cr_expect_eq(t.num_kv_readers, 2);
+    cr_expect(str_is(t.fetching_policy_name, "ALL_OR_NOTHING"));
+    cr_expect(str_is(t.lock_mode_name, "SHARED"));
+    lct_iter it;
+    lct_value g;
+    cr_assert_eq(lct_array_iter_init(t.key_groups, &it), LCT_OK);
+    static const struct { uint32_t count; int64_t id, window; uint64_t bytes; }
+        want[] = {{2, 0, 0, 64}, {3, 1, 4, 10}};
+    for (int i = 0; lct_array_iter_next(&it, &g) == 1; i++) {
+        lct_key_group kg;
+        cr_assert_eq(lct_key_group_get(g, &kg, &err), LCT_OK, "%s",
+                     err.message);
+        cr_expect_eq(kg.count, want[i].count);
+        cr_expect_eq(kg.object_group_id, want[i].id);
+        cr_expect_eq(kg.sliding_window_size, want[i].window);
+        uint64_t bytes;
+        cr_expect_eq(lct_key_group_bytes(&kg, &bytes, NULL), LCT_OK);
+        cr_expect_eq(bytes, want[i].bytes);
+    }
+    /* A request spec is not a task spec, and says what it found. */
+    cr_expect_eq(lct_prefetch_task_get(arg(R_SPEC, "spec"), &t, &err),
+                 LCT_ERR_TYPE);
+    cr_expect(strstr(err.message, "PrefetchRequestSpec"), "%s", err.message);
+}
+
+Test(lmcache, key_iterator_reads_task_specs_and_names_unread_types)
+{
+    uint64_t h[8], b[8];
+    lct_status st;
+    cr_expect_eq(keys_of(R_TASK, h, b, 8, &st), 5, "every group's keys");
+    cr_expect_eq(st, LCT_OK);
+    static const uint64_t bytes[] = {64, 64, 10, 10, 10};
+    for (int i = 0; i < 5; i++)
+        cr_expect_eq(b[i], bytes[i], "key %d", i);
+    lct_str tag;
+    cr_expect(!lct_record_unread_keys(&records[R_TASK], NULL));
+    cr_expect(!lct_record_unread_keys(&records[R_SPEC], NULL));
+    cr_expect(!lct_record_unread_keys(&records[R_KEYS_LIST], NULL));
+    cr_expect_eq(keys_of(R_UNKNOWN, h, b, 8, &st), 0);
+    cr_expect(lct_record_unread_keys(&records[R_UNKNOWN], &tag));
+    cr_expect(str_is(tag, "PrefetchPlanV9"));
 }

@@ -48,6 +48,25 @@ void tool_keyops_report(const tool_keyops *o, const char *cmd)
 {
     tool_patterns_report(&o->read, cmd, "--read");
     tool_patterns_report(&o->write, cmd, "--write");
+    if (o->unread) {
+        fprintf(stderr, "%s %s: %" PRIu64 " records hold ObjectKeys under "
+                "types this version does not read: ", tool_name, cmd,
+                o->unread);
+        tool_put_vis(stderr, o->unread_tag, strlen(o->unread_tag));
+        fputc('\n', stderr);
+    }
+}
+
+/* Count a record whose keys sit under a type the library does not read,
+ * keeping the first such type's name. */
+static void note_unread(const lct_record *rec, uint64_t *count, char *tag,
+                        size_t tagsz)
+{
+    lct_str t;
+    if (!lct_record_unread_keys(rec, &t))
+        return;
+    if ((*count)++ == 0)
+        snprintf(tag, tagsz, "%.*s", (int)(t.len < 63 ? t.len : 63), t.ptr);
 }
 
 /* Count into hits[i] each pattern of p that selects q; whether any did.
@@ -126,7 +145,10 @@ bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
         tool_progress_update(&progress, r);
         tool_key_op op = classify(o, rec.qualname, o->read.hits,
                                   o->write.hits);
-        if (op != TOOL_KEY_NONE && !record_keys(r, &rec, idx, op, cmd, fn, ctx))
+        if (op == TOOL_KEY_NONE)
+            continue;
+        note_unread(&rec, &o->unread, o->unread_tag, sizeof o->unread_tag);
+        if (!record_keys(r, &rec, idx, op, cmd, fn, ctx))
             break;
     }
     tool_progress_end(&progress);
@@ -161,6 +183,8 @@ typedef struct keys_lane {
     lct_refs *refs;
     uint64_t *hits;
     bool failed;
+    uint64_t unread; /* as tool_keyops's */
+    char unread_tag[64];
 } keys_lane;
 
 static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
@@ -188,6 +212,7 @@ static int lane_record(void *state, const lct_record *rec)
     tool_key_op op = classify(o, rec->qualname, l->hits, l->hits + o->read.n);
     if (op == TOOL_KEY_NONE)
         return 0;
+    note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
     return record_keys(shared.reader, rec, 0, op, shared.cmd, lane_key, l)
                ? 0
                : 1;
@@ -218,6 +243,9 @@ bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
             o->read.hits[i] += l->hits[i];
         for (size_t i = 0; l->hits && i < o->write.n; i++)
             o->write.hits[i] += l->hits[o->read.n + i];
+        if (l->unread && !o->unread) /* the first type, in file order */
+            memcpy(o->unread_tag, l->unread_tag, sizeof o->unread_tag);
+        o->unread += l->unread;
         lane_reset(l);
     }
     *whole = !run.stats.skipped && !run.stats.truncated && !run.stats.shrank;

@@ -310,6 +310,10 @@ bool tool_window_holds(const tool_window *w, const lct_record *rec);
 typedef struct tool_keyops {
     tool_patterns read, write;
     bool all;
+    /* Selected records holding ObjectKeys under codec types the library
+     * does not read keys from, and the first such type (a copy). */
+    uint64_t unread;
+    char unread_tag[64];
 } tool_keyops;
 
 typedef enum tool_key_op {
@@ -325,7 +329,8 @@ void tool_keyops_add(tool_keyops *o, bool write, const char *pattern);
 /* The defaults for a side given no pattern. */
 void tool_keyops_defaults(tool_keyops *o);
 void tool_keyops_free(tool_keyops *o);
-/* Say on stderr which --read / --write patterns matched no record. */
+/* Say on stderr which --read / --write patterns matched no record, and
+ * how many records hold keys under types this version does not read. */
 void tool_keyops_report(const tool_keyops *o, const char *cmd);
 /* "read", "write", or the qualname (not NUL-terminated: *len). */
 const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len);

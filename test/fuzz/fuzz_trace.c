@@ -229,6 +229,14 @@ static void typed_accessors(const lct_record *rec)
                 lct_layout_bytes(&layout, &bytes, NULL);
             said(st, &err);
             lct_prefetch_handle_get(v, &handle, NULL);
+            lct_prefetch_task task;
+            lct_key_group group;
+            err.message[0] = 0;
+            said(lct_prefetch_task_get(v, &task, &err), &err);
+            err.message[0] = 0;
+            if ((st = lct_key_group_get(v, &group, &err)) == LCT_OK)
+                lct_key_group_bytes(&group, &bytes, NULL);
+            said(st, &err);
             lct_attn_window_get(v, &attn, NULL);
             lct_enum_get(v, "TrimPolicy", &name, NULL);
             lct_dtype_get(v, &name, NULL);
@@ -237,6 +245,8 @@ static void typed_accessors(const lct_record *rec)
     lct_key_iter keys;
     lct_object_key key;
     uint64_t bytes;
+    lct_str tag;
+    lct_record_unread_keys(rec, &tag);
     if (lct_key_iter_init(rec, &keys, NULL) == LCT_OK)
         while (lct_key_iter_next(&keys, &key, &bytes, NULL) == 1)
             lct_object_key_hash(&key);
