@@ -1781,6 +1781,7 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
     cr_expect(strncmp(text, "<svg xmlns=\"http://www.w3.org/2000/svg\"", 39) == 0);
     cr_expect(strstr(text, "<polyline"));
     cr_expect(strstr(text, "<polygon"), "the samples' band");
+    cr_expect(strstr(text, "(requests: reads)"), "the SVG says what it counts");
     cr_expect(strstr(text, "GiB"));
     cr_expect(strstr(text, "</svg>\n"));
     free(text);

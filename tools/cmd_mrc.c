@@ -375,9 +375,10 @@ static size_t utf8_sequence(const unsigned char *p, size_t n)
 /* The chart's title names the trace: XML gives meaning to < > & and
  * wants UTF-8 without control characters, so those are escaped and every
  * other byte a file name may hold is shown as strvis would (\ooo). */
-static void svg_title(const char *trace, bool sampled, char *title,
-                      size_t size)
+static void svg_title(const char *trace, const lct_mrc_totals *t,
+                      char *title, size_t size)
 {
+    bool sampled = t->sample_rate < 1;
     size_t n = (size_t)snprintf(title, size, "LRU hit ratio: ");
     const unsigned char *p = (const unsigned char *)trace;
     size_t len = strlen(trace);
@@ -397,7 +398,10 @@ static void svg_title(const char *trace, bool sampled, char *title,
             i += seq;
         }
     }
-    snprintf(title + n, size - n, "%s", sampled ? " (sampled)" : "");
+    snprintf(title + n, size - n, "%s%s",
+             t->every_reference ? " (requests: every reference)"
+                                : " (requests: reads)",
+             sampled ? " (sampled)" : "");
 }
 
 static bool write_svg(lct_output *out, const char *trace,
@@ -409,7 +413,7 @@ static bool write_svg(lct_output *out, const char *trace,
         return false;
     }
     char title[1024];
-    svg_title(trace, t->sample_rate < 1, title, sizeof title);
+    svg_title(trace, t, title, sizeof title);
     tool_svg_curve(f, c, title);
     return tool_output_finish("mrc", out, f);
 }
