@@ -16,42 +16,14 @@
  */
 #include <lct.h>
 
+#include "bench_refs.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_K 9
-
-static lct_refs *references(const char *path)
-{
-    lct_reader *r;
-    lct_error err;
-    lct_refs *refs;
-    if (lct_open(path, LCT_STREAM, &r, &err) != LCT_OK) {
-        fprintf(stderr, "%s\n", err.message);
-        exit(1);
-    }
-    if (lct_refs_new(&refs) != LCT_OK)
-        exit(1);
-    lct_record rec;
-    while (lct_next(r, &rec) == 1) {
-        bool read = lct_str_has_suffix(rec.qualname, "." LCT_KEYS_READ_CALL);
-        if (!read && !lct_str_has_suffix(rec.qualname, "." LCT_KEYS_WRITE_CALL))
-            continue;
-        lct_key_iter it;
-        lct_object_key k;
-        uint64_t bytes;
-        if (lct_key_iter_init(&rec, &it, NULL) != LCT_OK)
-            continue;
-        while (lct_key_iter_next(&it, &k, &bytes, NULL) == 1)
-            if (lct_refs_add(refs, lct_object_key_hash(&k), bytes,
-                             rec.t_mono, read) != LCT_OK)
-                exit(1);
-    }
-    lct_close(r);
-    return refs;
-}
 
 static lct_mrc *curve(const lct_refs *refs, double rate, uint64_t seed)
 {
@@ -93,7 +65,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s TRACE.lct RATE...\n", argv[0]);
         return 2;
     }
-    lct_refs *refs = references(argv[1]);
+    lct_refs *refs = bench_references(argv[1]);
     lct_mrc *exact = curve(refs, 1, 0);
     uint64_t top = lct_mrc_max_distance(exact) + 1;
     for (int a = 2; a < argc; a++) {

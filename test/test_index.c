@@ -367,20 +367,6 @@ static void nothing_to_reset(void *state)
     (void)state;
 }
 
-/* Bytes this process has read with read(2) and pread(2) so far. */
-static unsigned long long bytes_read_by_process(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    cr_assert_not_null(f);
-    char line[128];
-    unsigned long long rchar = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "rchar: %llu", &rchar) == 1)
-            break;
-    fclose(f);
-    return rchar;
-}
-
 static void count_warning(void *ctx, const lct_reader *r,
                           lct_warning_kind kind, uint64_t offset,
                           const char *message)
@@ -420,10 +406,10 @@ Test(pscan, a_run_of_zeros_is_read_about_once_on_two_threads)
     cr_assert_eq(lct_open(path, LCT_STREAM, &r, NULL), LCT_OK);
     lct_reader_set_log(r, count_warning, &skips_par);
     lct_scan scan = {2, part_record_count, NULL, NULL, nothing_to_reset};
-    unsigned long long before = bytes_read_by_process();
+    unsigned long long before = process_bytes_read();
     lct_stats st;
     cr_assert_eq(lct_scan_file(r, &scan, &st, NULL), LCT_OK);
-    unsigned long long read = bytes_read_by_process() - before;
+    unsigned long long read = process_bytes_read() - before;
     lct_close(r);
     cr_expect_eq(skips_par, skips_seq);
     cr_expect_eq(st.skipped, skips_seq, "%" PRIu64 " skipped, %" PRIu64 " warned", st.skipped, skips_par);

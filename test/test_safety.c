@@ -244,11 +244,7 @@ Test(safety, lct_output_refuses_an_input_and_writes_whole)
 static char *keys_in_keys_trace(unsigned levels)
 {
     mpw file, body;
-    mpw_init(&file);
-    mpw_init(&body);
-    mpw_std_header(&body);
-    mpw_frame(&file, &body);
-    mpw_reset(&body);
+    mpw_trace_begin(&file, &body);
     mpw_record_begin(&body, 1.0, 2.0, "x.op");
     mpw_map(&body, 1);
     mpw_str(&body, "a");
@@ -258,10 +254,7 @@ static char *keys_in_keys_trace(unsigned levels)
     for (unsigned i = 0; i < levels; i++)
         mpw_uint(&body, 1);
     mpw_frame(&file, &body);
-    char *path = tmp_file_with(file.buf, file.len);
-    mpw_free(&file);
-    mpw_free(&body);
-    return path;
+    return mpw_trace_finish(&file, &body);
 }
 
 /* 26 levels printed 268 MB from 349 bytes; 40 never ended.  At every
@@ -300,11 +293,7 @@ Test(safety, keys_nested_in_keys_render_linear_in_the_input)
 static char *bidi_trace(void)
 {
     mpw file, body;
-    mpw_init(&file);
-    mpw_init(&body);
-    mpw_std_header(&body);
-    mpw_frame(&file, &body);
-    mpw_reset(&body);
+    mpw_trace_begin(&file, &body);
     mpw_record_begin(&body, 1.0, 2.0, "x.reserve_write");
     mpw_map(&body, 1);
     mpw_str(&body, "keys");
@@ -318,10 +307,7 @@ static char *bidi_trace(void)
     mpw_record_begin(&body, 2.0, 3.0, "a\xe2\x80\xae" "b.op");
     mpw_map(&body, 0);
     mpw_frame(&file, &body);
-    char *path = tmp_file_with(file.buf, file.len);
-    mpw_free(&file);
-    mpw_free(&body);
-    return path;
+    return mpw_trace_finish(&file, &body);
 }
 
 Test(safety, bidi_controls_are_shown_escaped)

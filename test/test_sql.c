@@ -626,19 +626,6 @@ Test(sql, a_same_size_rewrite_is_read_again)
     free(path);
 }
 
-static unsigned long long bytes_read_by_process(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    cr_assert_not_null(f);
-    char line[128];
-    unsigned long long rchar = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "rchar: %llu", &rchar) == 1)
-            break;
-    fclose(f);
-    return rchar;
-}
-
 /* A join looks records up by idx once per row of the other side; each
  * lookup below 4096 streamed from the start of the file (26.6 s for a
  * join with keys on 20,000 records).  The second bounded query builds
@@ -651,13 +638,13 @@ Test(sql, a_join_on_idx_reads_the_file_a_few_times_not_once_a_row)
     char *path = damaged_trace(4000, 0);
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
-    unsigned long long before = bytes_read_by_process();
+    unsigned long long before = process_bytes_read();
     char *got = rowsf(db,
                       "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 "
                       "FROM n WHERE i < 3999) SELECT count(*), sum(r.idx) "
                       "FROM n JOIN lct_records(%Q) r ON r.idx = n.i",
                       path);
-    unsigned long long read = bytes_read_by_process() - before;
+    unsigned long long read = process_bytes_read() - before;
     cr_expect_str_eq(got, "4000|7998000\n");
     sqlite3_free(got);
     cr_expect_leq(read, 8ull * (unsigned long long)st.st_size,

@@ -80,6 +80,19 @@ static void digest_warning(void *ctx, const lct_reader *r,
         *h = *h * 131 + (unsigned char)*c;
 }
 
+/* Every record of r into o: offsets and bodies, warnings, stats. */
+static void read_all(lct_reader *r, outcome *o)
+{
+    lct_reader_set_log(r, digest_warning, &o->said);
+    lct_record rec;
+    while (lct_next(r, &rec) == 1) {
+        o->digest = o->digest * 31 + rec.offset;
+        for (size_t i = 0; i < rec.body.len; i++)
+            o->digest = o->digest * 131 + rec.body.ptr[i];
+    }
+    lct_reader_stats(r, &o->st);
+}
+
 static void reset_count(void *state)
 {
     *(uint64_t *)state = 0;
@@ -96,14 +109,7 @@ static void read_stream(const uint8_t *data, size_t size, outcome *o)
     close(fd);
     if (o->open_rc != LCT_OK)
         return;
-    lct_reader_set_log(r, digest_warning, &o->said);
-    lct_record rec;
-    while (lct_next(r, &rec) == 1) {
-        o->digest = o->digest * 31 + rec.offset;
-        for (size_t i = 0; i < rec.body.len; i++)
-            o->digest = o->digest * 131 + rec.body.ptr[i];
-    }
-    lct_reader_stats(r, &o->st);
+    read_all(r, o);
     lct_reader_set_log(r, NULL, NULL); /* said: lct_next's words only */
     /* The one-pass parallel scan, split three ways, agrees. */
     uint64_t counts[3] = {0, 0, 0};
@@ -137,14 +143,7 @@ static bool read_pipe(const uint8_t *data, size_t size, outcome *o)
     close(p[0]);
     if (o->open_rc != LCT_OK)
         return true;
-    lct_reader_set_log(r, digest_warning, &o->said);
-    lct_record rec;
-    while (lct_next(r, &rec) == 1) {
-        o->digest = o->digest * 31 + rec.offset;
-        for (size_t i = 0; i < rec.body.len; i++)
-            o->digest = o->digest * 131 + rec.body.ptr[i];
-    }
-    lct_reader_stats(r, &o->st);
+    read_all(r, o);
     lct_close(r);
     return true;
 }

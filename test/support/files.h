@@ -18,5 +18,8 @@ lct_writer *tmp_trace_writer(char **path);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL on
  * failure. */
 char *read_whole_file(const char *path, size_t *len);
+/* Bytes this process has read with read(2) and pread(2) so far
+ * (/proc/self/io rchar): work counted in bytes, not seconds. */
+unsigned long long process_bytes_read(void);
 
 #endif

@@ -3,6 +3,8 @@
  */
 #include "mpw.h"
 
+#include "files.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -263,4 +265,21 @@ void mpw_objectkey(mpw *w, const mpw_objectkey_shape *s)
         else
             mpw_int(w, i == 2 ? s->rank : i == 3 ? s->group : (int64_t)i);
     }
+}
+
+void mpw_trace_begin(mpw *file, mpw *body)
+{
+    mpw_init(file);
+    mpw_init(body);
+    mpw_std_header(body);
+    mpw_frame(file, body);
+    mpw_reset(body);
+}
+
+char *mpw_trace_finish(mpw *file, mpw *body)
+{
+    char *path = tmp_file_with(file->buf, file->len);
+    mpw_free(file);
+    mpw_free(body);
+    return path;
 }

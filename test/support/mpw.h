@@ -51,6 +51,12 @@ void mpw_header_with(mpw *body, const char *magic, int64_t format_version,
 void mpw_record_begin(mpw *body, double t_mono, double t_wall,
                       const char *qualname);
 
+/* Begin a trace built by hand: file gets the standard header's frame,
+ * body is ready for the first record. */
+void mpw_trace_begin(mpw *file, mpw *body);
+/* Write file to a new temporary file (its malloc'd path) and free both. */
+char *mpw_trace_finish(mpw *file, mpw *body);
+
 /* A whole trace: header, then n records with args {"n": i}. */
 void mpw_simple_trace(mpw *file, unsigned n);
 
