@@ -39,6 +39,17 @@ static void note_status(lct_reader *r, lct_status st)
         r->status = st;
 }
 
+void lct_log_stderr(void *ctx, const lct_reader *reader,
+                    lct_warning_kind kind, uint64_t offset,
+                    const char *message)
+{
+    (void)ctx;
+    (void)kind;
+    (void)offset;
+    fprintf(stderr, "lct: WARNING: %s: %s\n",
+            reader ? reader->shown_name : "?", message);
+}
+
 lct_status lct_reader_status(const lct_reader *r)
 {
     return r ? r->status : LCT_ERR_INVALID;
@@ -189,7 +200,7 @@ static int reader_new(const char *name, unsigned flags, lct_reader **out,
     r->guard_slot = -1;
     r->source.fd = -1;
     lct__vis_name(r->shown_name, sizeof r->shown_name, name);
-    r->log = (flags & LCT_QUIET) ? NULL : lct_log_stderr;
+    r->sink.fn = (flags & LCT_QUIET) ? NULL : lct_log_stderr;
     *out = r;
     return LCT_OK;
 }
@@ -327,8 +338,8 @@ void lct_reader_set_log(lct_reader *r, lct_log_fn fn, void *ctx)
 {
     if (!r)
         return;
-    r->log = fn;
-    r->log_ctx = ctx;
+    r->sink.fn = fn;
+    r->sink.ctx = ctx;
 }
 
 void lct_reader_stats(const lct_reader *r, lct_stats *out)

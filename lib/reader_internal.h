@@ -9,6 +9,8 @@
 #include "guard_internal.h"
 #include "frame_internal.h"
 #include "source_internal.h"
+#include "warn_internal.h"
+#include "yield_internal.h"
 
 struct lct_reader {
     lct__source source;
@@ -18,8 +20,7 @@ struct lct_reader {
     bool done;      /* end reached: every further lct_next returns 0 */
     lct_stats stats;
     lct_status status; /* sticky: the worst met (lct_reader_status) */
-    lct_log_fn log;
-    void *log_ctx;
+    lct__logsink sink; /* where warnings go (fn NULL: silenced) */
     char *name;
     char shown_name[256]; /* name with unprintable bytes escaped */
     int guard_slot;       /* in the SIGBUS guard's registry, or -1 */
@@ -28,26 +29,41 @@ struct lct_reader {
     unsigned char *header_copy;
 };
 
-/* The shrink check every mapped frame passes before it is believed (see
- * yield.c): true when bytes before `end` are gone; *cut is where they
- * start.  `suspect`: the frame did not decode, or is known to be short. */
-bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
-                        uint64_t *cut);
+/* The yield path (yield.c) and the warnings (warn.c), for a reader:
+ * they are written against a source, a guard slot and a log sink, and
+ * these pass the reader's own. */
+static inline bool lct__shrank_before(const lct_reader *r, uint64_t end,
+                                      bool suspect, uint64_t *cut)
+{
+    return lct__yield_shrank_before(&r->source, r->guard_slot, end, suspect,
+                                    cut);
+}
 
-/* What one whole frame turned out to be. */
-typedef enum lct__outcome {
-    LCT__RECORD,  /* rec is filled */
-    LCT__SKIPPED, /* malformed: the reason is in why */
-    LCT__LOST     /* the file no longer holds it: *cut says from where */
-} lct__outcome;
+static inline lct__outcome lct__frame_record(const lct_reader *r,
+                                             const lct__frame *f,
+                                             lct_record *rec, char *why,
+                                             uint64_t *cut)
+{
+    return lct__yield_record(r->flags, &r->source, r->guard_slot, f, rec,
+                             why, cut);
+}
 
-/* Decoding alone, for frames that are copies (a stream's), which no
- * shrink can change after they were read (yield.c). */
-lct__outcome lct__frame_decode(unsigned flags, const lct__frame *f,
-                               lct_record *rec, char *why);
+static inline void lct__warn_skip(const lct_reader *r, uint64_t offset,
+                                  const char *why)
+{
+    lct__say_skip(&r->sink, r, offset, why);
+}
 
-/* The one path from a whole frame to a record (yield.c). */
-lct__outcome lct__frame_record(const lct_reader *r, const lct__frame *f,
-                               lct_record *rec, char *why, uint64_t *cut);
+static inline void lct__warn_shrank(const lct_reader *r, uint64_t cut)
+{
+    lct__say_shrank(&r->sink, r, cut);
+}
+
+static inline void lct__warn_short(const lct_reader *r,
+                                   lct__frame_status fs, const lct__frame *f,
+                                   int read_errno)
+{
+    lct__say_short(&r->sink, r, fs, f, read_errno);
+}
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * sqlite_internal.h - what the two SQLite modules share (sqlite.c,
- * sqlite_records.c): a table's files, each opened once per connection,
- * with its warnings logged once and its row cache built on demand.
+ * sqlite_internal.h - what the SQLite tables share (sqlite_tables.c): a
+ * table's files, each opened once per connection, with its warnings
+ * logged once and its row cache (sqlite_rows.c) built on demand; and the
+ * three modules, which sqlite.c registers.
  */
 #ifndef LCT_SQLITE_INTERNAL_H
 #define LCT_SQLITE_INTERNAL_H
@@ -63,12 +64,14 @@ void lct__sqltab_free(lct__sqltab *tab);
 /* The file at path for the table-valued function (opened once), or NULL
  * with tab->base.zErrMsg set. */
 lct__sqlfile *lct__sqltab_file(lct__sqltab *tab, const char *path);
-/* Open f->map if it is not open (or reopen it if the file's size
- * changed); false with the message in tab->base.zErrMsg. */
+/* Open f->map if it is not open (or again if the file's size, mtime,
+ * inode or device changed, or a cached row failed); false with the
+ * message in tab->base.zErrMsg. */
 bool lct__sqlfile_map(lct__sqltab *tab, lct__sqlfile *f);
-/* Build f's row cache if needed (sqlite_rows.c); false with the message
- * set. */
+/* Build the row cache of f, mapped first (sqlite_rows.c); false with
+ * the message set. */
 bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f);
+/* Forget f's row cache (sqlite_tables.c). */
 void lct__sqlfile_unindex(lct__sqlfile *f);
 /* The log every reader of f gets: passes each warning on once. */
 void lct__sqlfile_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
@@ -103,6 +106,14 @@ void lct__sqltext_free(lct__sqltext *t);
 void lct__sqltab_error(lct__sqltab *tab, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Declare the table's schema and make its files (the module's
+ * arguments); the xConnect/xCreate of every table. */
+int lct__sqltab_connect(sqlite3 *db, void *aux, int argc,
+                        const char *const *argv, sqlite3_vtab **out,
+                        char **err, const char *schema);
+int lct__sqltab_disconnect(sqlite3_vtab *vtab);
+
+extern const sqlite3_module lct__header_module;
 extern const sqlite3_module lct__records_module;
 /* lct_records' connect and disconnect (in sqlite.c, beside lct_header's,
  * which they share). */

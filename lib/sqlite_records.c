@@ -298,7 +298,7 @@ static int start_file(records_cursor *c, lct__sqlfile *f)
     bool cache = no_args && f->indexed;
     c->cached = false;
     if (far || cache) {
-        if (!lct__sqlfile_index(tab, f))
+        if (!lct__sqlfile_map(tab, f) || !lct__sqlfile_index(tab, f))
             return SQLITE_ERROR;
         f->users++;
         c->mapped = f;

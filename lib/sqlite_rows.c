@@ -173,8 +173,6 @@ static bool join_all(lct__sqlfile *f, lane *lanes, unsigned n, uint64_t total)
 
 bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
 {
-    if (!lct__sqlfile_map(tab, f))
-        return false;
     if (f->indexed)
         return true;
     lct_scan scan = {0, lane_record, NULL, NULL, lane_reset};
@@ -217,17 +215,4 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
     free(lanes);
     free(states);
     return f->indexed;
-}
-
-void lct__sqlfile_unindex(lct__sqlfile *f)
-{
-    free(f->rows);
-    for (uint32_t i = 0; i < f->nqualnames; i++)
-        free((char *)f->qualnames[i].ptr);
-    free(f->qualnames);
-    f->rows = NULL;
-    f->qualnames = NULL;
-    f->nrows = 0;
-    f->nqualnames = 0;
-    f->indexed = false;
 }

@@ -1,50 +1,40 @@
 /*
  * warn.c - what a reader says while reading: the wording of skipped,
- * truncated and lost frames, and the default log that prints it.  Used by
- * lct_next and by parallel scans alike, so both say the same bytes.
+ * truncated and lost frames, sent to a log sink.  Used by lct_next and by
+ * parallel scans alike, so both say the same bytes.
  */
-#include "reader_internal.h"
 #include "warn_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-void lct_log_stderr(void *ctx, const lct_reader *reader,
-                    lct_warning_kind kind, uint64_t offset,
-                    const char *message)
+static void emit(const lct__logsink *sink, const lct_reader *r,
+                 lct_warning_kind kind, uint64_t offset, const char *message)
 {
-    (void)ctx;
-    (void)kind;
-    (void)offset;
-    fprintf(stderr, "lct: WARNING: %s: %s\n",
-            reader ? reader->shown_name : "?", message);
+    if (sink->fn)
+        sink->fn(sink->ctx, r, kind, offset, message);
 }
 
-static void emit(const lct_reader *r, lct_warning_kind kind, uint64_t offset,
-                 const char *message)
-{
-    if (r->log)
-        r->log(r->log_ctx, r, kind, offset, message);
-}
-
-void lct__warn_skip(const lct_reader *r, uint64_t offset, const char *why)
+void lct__say_skip(const lct__logsink *sink, const lct_reader *r,
+                   uint64_t offset, const char *why)
 {
     char message[LCT_ERROR_MESSAGE_SIZE];
     snprintf(message, sizeof message,
              "skipping malformed record at offset %" PRIu64 ": %s", offset,
              why);
-    emit(r, LCT_WARN_MALFORMED, offset, message);
+    emit(sink, r, LCT_WARN_MALFORMED, offset, message);
 }
 
-void lct__warn_shrank(const lct_reader *r, uint64_t cut)
+void lct__say_shrank(const lct__logsink *sink, const lct_reader *r,
+                     uint64_t cut)
 {
     char message[LCT_ERROR_MESSAGE_SIZE];
     snprintf(message, sizeof message,
              "file shrank while reading: bytes from offset %" PRIu64
              " are gone",
              cut);
-    emit(r, LCT_WARN_SHRANK, cut, message);
+    emit(sink, r, LCT_WARN_SHRANK, cut, message);
 }
 
 uint64_t lct__short_text(lct__frame_status fs, const lct__frame *f,
@@ -74,10 +64,11 @@ uint64_t lct__short_text(lct__frame_status fs, const lct__frame *f,
     return at;
 }
 
-void lct__warn_short(const lct_reader *r, lct__frame_status fs,
-                     const lct__frame *f, int read_errno)
+void lct__say_short(const lct__logsink *sink, const lct_reader *r,
+                    lct__frame_status fs, const lct__frame *f,
+                    int read_errno)
 {
     char message[LCT_ERROR_MESSAGE_SIZE];
     uint64_t at = lct__short_text(fs, f, read_errno, message, sizeof message);
-    emit(r, LCT_WARN_TRUNCATED, at, message);
+    emit(sink, r, LCT_WARN_TRUNCATED, at, message);
 }

@@ -11,12 +11,22 @@
 #include "frame_internal.h"
 #include "lct.h"
 
-/* Send one warning to the reader's log (nothing when silenced). */
-void lct__warn_skip(const lct_reader *r, uint64_t offset, const char *why);
-void lct__warn_shrank(const lct_reader *r, uint64_t cut);
+/* Where a reader's warnings go: fn(ctx, reader, ...); fn NULL is
+ * silence. */
+typedef struct lct__logsink {
+    lct_log_fn fn;
+    void *ctx;
+} lct__logsink;
+
+/* Send one warning, about reader r, to the sink. */
+void lct__say_skip(const lct__logsink *sink, const lct_reader *r,
+                   uint64_t offset, const char *why);
+void lct__say_shrank(const lct__logsink *sink, const lct_reader *r,
+                     uint64_t cut);
 /* A partial frame or a read error (fs) ending the records. */
-void lct__warn_short(const lct_reader *r, lct__frame_status fs,
-                     const lct__frame *f, int read_errno);
+void lct__say_short(const lct__logsink *sink, const lct_reader *r,
+                    lct__frame_status fs, const lct__frame *f,
+                    int read_errno);
 
 /* The text of lct__warn_short into out; returns the offset it names (the
  * frame's, or for a cut body the body's, as the reference says). */

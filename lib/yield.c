@@ -11,12 +11,12 @@
  */
 #include "decode_internal.h"
 #include "fields_internal.h"
-#include "reader_internal.h"
+#include "guard_internal.h"
+#include "yield_internal.h"
 
-bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
-                        uint64_t *cut)
+bool lct__yield_shrank_before(const lct__source *s, int guard_slot,
+                              uint64_t end, bool suspect, uint64_t *cut)
 {
-    const lct__source *s = &r->source;
     if (s->kind != LCT__SOURCE_MMAP)
         return false;
     /* Read the next prefix first: if it lies past the new end it faults
@@ -24,7 +24,7 @@ bool lct__shrank_before(const lct_reader *r, uint64_t end, bool suspect,
     bool zeros_next = s->size < LCT__PREFIX_SIZE ||
                       end > s->size - LCT__PREFIX_SIZE ||
                       lct__be32(s->data + end) == 0;
-    uint64_t lost = lct__guard_lost(r->guard_slot);
+    uint64_t lost = lct__guard_lost(guard_slot);
     if (!suspect && !zeros_next && lost == LCT__NOTHING_LOST)
         return false;
     uint64_t real;
@@ -49,12 +49,14 @@ lct__outcome lct__frame_decode(unsigned flags, const lct__frame *f,
     return LCT__RECORD;
 }
 
-lct__outcome lct__frame_record(const lct_reader *r, const lct__frame *f,
+lct__outcome lct__yield_record(unsigned flags, const lct__source *s,
+                               int guard_slot, const lct__frame *f,
                                lct_record *rec, char *why, uint64_t *cut)
 {
     uint64_t end = f->offset + LCT__PREFIX_SIZE + (uint64_t)f->length;
-    lct__outcome got = lct__frame_decode(r->flags, f, rec, why);
-    if (lct__shrank_before(r, end, got != LCT__RECORD, cut))
+    lct__outcome got = lct__frame_decode(flags, f, rec, why);
+    if (lct__yield_shrank_before(s, guard_slot, end, got != LCT__RECORD,
+                                 cut))
         return LCT__LOST;
     return got;
 }
