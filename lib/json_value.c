@@ -1,13 +1,18 @@
 /*
- * json.c - rendering values, records and headers as JSON in msgspec.json's
- * convention (see lct_value_write_json in lct.h), into a caller's sink
- * through a small stack buffer.
+ * json_value.c - rendering values as JSON in msgspec.json's convention
+ * (see lct_value_write_json in lct.h) into a caller's sink through one
+ * 64 KiB buffer: strings and their escapes, bin as base64 or hex, ints,
+ * ext and timestamps, maps with their keys merged as Python would, and
+ * the codec's ObjectKey from a template.  Records and headers are put
+ * together from these in json_record.c.
  *
  * Recursion follows the value's nesting, which lct__mp_walk has already
  * bounded by LCT_MAX_DEPTH for every value this is given.
  */
 #include "grow_internal.h"
+#include "json_internal.h"
 #include "msgpack_internal.h"
+#include "render_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -16,28 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The writer: output gathers in buf and goes to the sink in chunks of up
- * to its size (64 KiB: few sink calls, and on the stack only while one
- * value is rendered). */
-typedef struct jw {
-    lct_write_fn write;
-    void *ctx;
-    int failed;    /* the sink said stop */
-    int key_depth; /* > 0: inside a non-str key, so escape quotes */
-    /* Non-str keys whose text this writer renders (0: a value's own
-     * writer).  Each such level escapes the quotes of the one inside it
-     * again, doubling them, so past LCT_JSON_MAX_KEY_NESTING a key prints
-     * as its msgpack bytes (nothing to escape) and output stays linear. */
-    unsigned key_nest;
-    /* > 0 while a map is rendered in one pass (render_map_fast): its
-     * output must stay in buf, to be taken back if a key repeats, so buf
-     * is not flushed; what does not fit sets overflow instead. */
-    unsigned hold;
-    bool overflow;
-    unsigned flags; /* LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX */
-    size_t len;
-    char buf[64 * 1024];
-} jw;
 
 static void flush(jw *w)
 {
@@ -119,159 +102,6 @@ static inline void put_c(jw *w, char c)
         w->buf[w->len++] = c;
     else
         put_c_slow(w, c);
-}
-
-/* Decimal digits of v at the end of out[0..20); returns where they start. */
-static char *u64_digits(uint64_t v, char *end)
-{
-    char *p = end;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return p;
-}
-
-typedef unsigned __int128 u128;
-
-static const uint64_t pow10_u64[20] = {
-    1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u, 100000000u,
-    1000000000u, 10000000000u, 100000000000u, 1000000000000u,
-    10000000000000u, 100000000000000u, 1000000000000000u,
-    10000000000000000u, 100000000000000000u, 1000000000000000000u,
-    10000000000000000000u};
-
-/* 10^k for k <= 38, from the table. */
-static u128 pow10_u128(unsigned k)
-{
-    return k < 20 ? pow10_u64[k] : (u128)pow10_u64[19] * pow10_u64[k - 19];
-}
-
-/* d rounded to `prec` significant digits, as %.*g rounds the exact binary
- * value: *digits (prec digits, or prec+1 = 10^prec when rounding carried)
- * for d = m / 2^s, scaled by 10^t.  Returns whether that decimal reads
- * back to d, decided exactly: within half an ulp of d (a quarter below a
- * power of two), a tie only for an even mantissa. */
-static bool round_trip_digits(uint64_t m, unsigned s, unsigned t,
-                              uint64_t *digits)
-{
-    u128 x = (u128)m * pow10_u128(t); /* < 2^53 * 10^21 < 2^123 */
-    u128 unit = (u128)1 << s;
-    u128 q = x >> s, rem = x & (unit - 1);
-    /* Round half to even, as printf does for an exact tie. */
-    if (rem * 2 > unit || (rem * 2 == unit && (q & 1)))
-        q++;
-    *digits = (uint64_t)q;
-    u128 back = q << s; /* the decimal, on d's scale */
-    bool below = back < x;
-    u128 err = below ? x - back : back - x;
-    u128 limit = pow10_u128(t);                 /* 10^t = one ulp, scaled */
-    bool narrow = below && m == (UINT64_C(1) << 52); /* half gap below */
-    u128 twice = err * (narrow ? 4 : 2);
-    return twice < limit || (twice == limit && (m & 1) == 0);
-}
-
-/*
- * The shortest of 15, 16, 17 significant digits that reads back to d, as
- * the general path finds with snprintf and strtod, but by exact 128-bit
- * integer arithmetic, for 1e-4 <= |d| < 1e15 (where %g writes fixed
- * notation and d = m / 2^s with s in 3..66).  Returns the length, or 0
- * to leave d to the general path.
- */
-static size_t format_fixed_exact(double d, char *out)
-{
-    double a = d < 0 ? -d : d;
-    if (!(a >= 1e-4 && a < 1e15))
-        return 0;
-    uint64_t bits;
-    memcpy(&bits, &a, sizeof bits);
-    int exp2 = (int)(bits >> 52) - 1075; /* a = m * 2^exp2 */
-    uint64_t m = (bits & ((UINT64_C(1) << 52) - 1)) | (UINT64_C(1) << 52);
-    if (exp2 > 0 || exp2 < -66)
-        return 0;
-    unsigned s = (unsigned)-exp2;
-    /* 10^e10 <= a < 10^(e10+1): from the binary exponent (log10(2) is
-     * about 1233/4096), then one step to correct the estimate, counted on
-     * the exact integer part or, below 1, on a's scaled value. */
-    int e10 = ((exp2 + 52) * 1233) >> 12;
-    if (e10 >= 0 && a >= (double)pow10_u64[e10 + 1])
-        e10++;
-    else if (e10 >= 0 && a < (double)pow10_u64[e10])
-        e10--;
-    else if (e10 < 0 && a * (double)pow10_u64[-e10] < 1.0)
-        e10--;
-    else if (e10 < 0 && a * (double)pow10_u64[-e10 - 1] >= 1.0)
-        e10++;
-    for (unsigned prec = 15; prec <= 17; prec++) {
-        int t = (int)prec - 1 - e10;
-        if (t < 0 || t > 21)
-            return 0;
-        uint64_t dg;
-        bool ok = round_trip_digits(m, s, (unsigned)t, &dg);
-        int point = e10; /* exponent of the first digit */
-        if (dg >= (uint64_t)pow10_u128(prec)) { /* 9.99.. rounded up */
-            dg /= 10;
-            point++;
-        } else if (dg < (uint64_t)pow10_u128(prec - 1)) {
-            return 0; /* e10 misjudged: leave it to the general path */
-        }
-        if (!ok)
-            continue;
-        char digits[24], *end = digits + sizeof digits;
-        char *dp = u64_digits(dg, end);
-        size_t nd = (size_t)(end - dp);
-        while (nd > 1 && dp[nd - 1] == '0') /* %g drops trailing zeros */
-            nd--;
-        char *q = out;
-        if (d < 0)
-            *q++ = '-';
-        if (point < 0) {
-            *q++ = '0';
-            *q++ = '.';
-            for (int z = -1; z > point; z--)
-                *q++ = '0';
-            memcpy(q, dp, nd);
-            q += nd;
-        } else {
-            size_t whole = (size_t)point + 1;
-            for (size_t i = 0; i < whole; i++)
-                *q++ = i < nd ? dp[i] : '0';
-            *q++ = '.';
-            if (nd > whole) {
-                memcpy(q, dp + whole, nd - whole);
-                q += nd - whole;
-            } else {
-                *q++ = '0'; /* keep it a float for readers: 1 -> 1.0 */
-            }
-        }
-        *q = '\0';
-        return (size_t)(q - out);
-    }
-    return 0;
-}
-
-size_t lct_json_format_double(double d, char out[LCT_DOUBLE_BUFSIZE])
-{
-    if (!isfinite(d)) {
-        memcpy(out, "null", 5);
-        return 4;
-    }
-    size_t fast = format_fixed_exact(d, out);
-    if (fast)
-        return fast;
-    int n = 0;
-    /* Shortest of 15, 16, 17 digits that reads back exactly; %g already
-     * drops trailing zeros, so "0.1" stays "0.1". */
-    for (int prec = 15; prec <= 17; prec++) {
-        n = snprintf(out, LCT_DOUBLE_BUFSIZE, "%.*g", prec, d);
-        if (strtod(out, NULL) == d)
-            break;
-    }
-    if (!strpbrk(out, ".en")) { /* keep it a float for readers: 1 -> 1.0 */
-        memcpy(out + n, ".0", 3);
-        n += 2;
-    }
-    return (size_t)n;
 }
 
 static void put_double(jw *w, double d)
@@ -381,22 +211,6 @@ static inline void put_string(jw *w, const unsigned char *s, size_t n)
     put_string_general(w, s, n);
 }
 
-static const char base64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Two base64 characters for every 12 bits: half the lookups of one per
- * 6 bits.  Filled once, on first use, from the alphabet. */
-static char base64_pairs[4096][2];
-static pthread_once_t base64_pairs_once = PTHREAD_ONCE_INIT;
-
-static void fill_base64_pairs(void)
-{
-    for (unsigned i = 0; i < 4096; i++) {
-        base64_pairs[i][0] = base64_alphabet[i >> 6];
-        base64_pairs[i][1] = base64_alphabet[i & 63];
-    }
-}
-
 /* LCT_JSON_BIN_HEX: bytes as lowercase hex, as LMCache's logs show
  * hashes. */
 static void put_hex(jw *w, const unsigned char *p, size_t n)
@@ -413,8 +227,8 @@ static void put_hex(jw *w, const unsigned char *p, size_t n)
 /* Standard base64 with padding, unquoted, straight into the buffer. */
 static void put_base64_text(jw *w, const unsigned char *p, size_t n)
 {
-    const char *a = base64_alphabet;
-    pthread_once(&base64_pairs_once, fill_base64_pairs);
+    const char *a = lct__base64_alphabet;
+    const char (*base64_pairs)[2] = lct__base64_pairs();
     size_t i = 0;
     while (i + 2 < n) {
         /* A block of groups at a time, each block one reservation. */
@@ -942,10 +756,10 @@ static int render_int(jw *w, lct_value v)
     uint64_t u;
     char *p;
     if (lct_value_get_int64(v, &i) == LCT_OK && i < 0) {
-        p = u64_digits((uint64_t)0 - (uint64_t)i, end);
+        p = lct__u64_digits((uint64_t)0 - (uint64_t)i, end);
         *--p = '-';
     } else if (lct_value_get_uint64(v, &u) == LCT_OK) {
-        p = u64_digits(u, end);
+        p = lct__u64_digits(u, end);
     } else {
         return LCT_ERR_MALFORMED;
     }
@@ -1082,12 +896,12 @@ static int render_objectkey(jw *w, lct_value v, unsigned depth,
     char digits[4], *e = digits + sizeof digits, *d;
     if (u.pairs >= 2) {
         put_raw(w, ",\"kv_rank\":", 11);
-        d = u64_digits(u.rank, e);
+        d = lct__u64_digits(u.rank, e);
         put_raw(w, d, (size_t)(e - d));
     }
     if (u.pairs == 3) {
         put_raw(w, ",\"object_group_id\":", 19);
-        d = u64_digits(u.group, e);
+        d = lct__u64_digits(u.group, e);
         put_raw(w, d, (size_t)(e - d));
     }
     put_raw(w, "}}", unwrap ? 1 : 2);
@@ -1132,7 +946,7 @@ static int render(jw *w, lct_value v, unsigned depth,
         }
         if (b < 0x80) { /* positive fixint */
             char digits[4], *e = digits + sizeof digits;
-            char *d = u64_digits(b, e);
+            char *d = lct__u64_digits(b, e);
             put(w, d, (size_t)(e - d));
             *after = v.ptr + 1;
             return LCT_OK;
@@ -1232,64 +1046,35 @@ lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
     return finish(&w, LCT_OK);
 }
 
-lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
-                          void *ctx)
+/* MARK: - for json_record.c */
+
+void lct__jw_begin(jw *w, lct_write_fn write, void *ctx, unsigned flags)
 {
-    return lct_record_write_json_opts(rec, 0, write, ctx);
+    jw_init(w, write, ctx);
+    w->flags = flags;
 }
 
-lct_status lct_record_write_json_opts(const lct_record *rec, unsigned flags,
-                                      lct_write_fn write, void *ctx)
+void lct__jw_raw(jw *w, const char *s, size_t n)
 {
-    if (!rec || !write)
-        return LCT_ERR_INVALID;
-    jw w;
-    jw_init(&w, write, ctx);
-    w.flags = flags;
-    char digits[24], *end = digits + sizeof digits;
-    char *d = u64_digits(rec->offset, end);
-    puts_(&w, "{\"offset\":");
-    put(&w, d, (size_t)(end - d));
-    puts_(&w, ",\"t_mono\":");
-    put_double(&w, rec->t_mono);
-    puts_(&w, ",\"t_wall\":");
-    put_double(&w, rec->t_wall);
-    puts_(&w, ",\"qualname\":");
-    put_string(&w, (const unsigned char *)rec->qualname.ptr, rec->qualname.len);
-    puts_(&w, ",\"args\":");
-    int rc = render(&w, rec->args, 0, NULL);
-    put(&w, "}", 1);
-    return finish(&w, rc);
+    put(w, s, n);
 }
 
-lct_status lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx)
+void lct__jw_string(jw *w, lct_str s)
 {
-    if (!h || !write)
-        return LCT_ERR_INVALID;
-    jw w;
-    jw_init(&w, write, ctx);
-    char buf[64];
-    int n = snprintf(buf, sizeof buf, "{\"format_version\":%" PRId64
-                     ",\"level\":", h->format_version);
-    put(&w, buf, (size_t)n);
-    put_string(&w, (const unsigned char *)h->level.ptr, h->level.len);
-    n = snprintf(buf, sizeof buf, ",\"trace_schema_version\":%" PRId64
-                 ",\"t_mono_start\":", h->trace_schema_version);
-    put(&w, buf, (size_t)n);
-    put_double(&w, h->t_mono_start);
-    puts_(&w, ",\"t_wall_start\":");
-    put_double(&w, h->t_wall_start);
-    puts_(&w, ",\"sm_config_json\":");
-    put_string(&w, (const unsigned char *)h->sm_config_json.ptr,
-               h->sm_config_json.len);
-    puts_(&w, ",\"sm_config_digest\":");
-    put_string(&w, (const unsigned char *)h->sm_config_digest.ptr,
-               h->sm_config_digest.len);
-    int rc = LCT_OK;
-    if (h->level_meta.ptr) {
-        puts_(&w, ",\"level_meta\":");
-        rc = render(&w, h->level_meta, 0, NULL);
-    }
-    put(&w, "}", 1);
-    return finish(&w, rc);
+    put_string(w, (const unsigned char *)s.ptr, s.len);
+}
+
+void lct__jw_double(jw *w, double d)
+{
+    put_double(w, d);
+}
+
+int lct__jw_value(jw *w, lct_value v)
+{
+    return render(w, v, 0, NULL);
+}
+
+lct_status lct__jw_end(jw *w, int rc)
+{
+    return finish(w, rc);
 }
