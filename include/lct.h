@@ -26,7 +26,9 @@
  *     lct_close(r);
  *
  * The format itself (framing, fields, the acceptance rules, the JSON
- * rendering) is described in docs/format.md.
+ * rendering) is described in docs/format.md.  The sections below follow
+ * the library's layers, lowest first (docs/architecture.md): base,
+ * msgpack values, reading the format, rendering, writing, LMCache.
  *
  * MARK: - Names
  *
@@ -99,6 +101,8 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* MARK: = Layer: lib/base (docs/architecture.md) */
 
 /* MARK: - Version */
 
@@ -187,6 +191,172 @@ typedef struct lct_value {
     const unsigned char *ptr;
     size_t len;
 } lct_value;
+
+/* MARK: = Layer: lib/msgpack (docs/architecture.md) */
+
+/* MARK: - Values */
+
+/** A msgpack value's type. */
+typedef enum lct_type {
+    LCT_TYPE_INVALID = 0, /**< not a value: zero view, reserved byte, cut short */
+    LCT_TYPE_NIL,
+    LCT_TYPE_BOOL,
+    LCT_TYPE_INT,     /**< any integer, -2^63 .. 2^64-1, whatever its encoding */
+    LCT_TYPE_FLOAT32,
+    LCT_TYPE_FLOAT64,
+    LCT_TYPE_STR,
+    LCT_TYPE_BIN,
+    LCT_TYPE_ARRAY,
+    LCT_TYPE_MAP,
+    LCT_TYPE_EXT
+} lct_type;
+
+/** The msgpack ext type that holds timestamps. */
+#define LCT_EXT_TIMESTAMP (-1)
+
+/** A value view over your own buffer holding msgpack bytes. */
+lct_value lct_value_from(const void *data, size_t len);
+
+/** The value's type; LCT_TYPE_INVALID if its header is cut short or is the
+ *  reserved byte 0xc1. */
+lct_type lct_value_type(lct_value v);
+
+/** A short lower-case name for a type ("nil", "int", "map", ...). */
+const char *lct_type_name(lct_type type);
+
+/**
+ * Typed reads.  Each returns LCT_OK and stores into @p out, or
+ * LCT_ERR_TYPE (wrong type), LCT_ERR_RANGE (an integer that does not fit),
+ * LCT_ERR_MALFORMED (cut short).  @p out is untouched on failure.
+ *
+ * lct_value_get_double accepts float32, float64 and every integer, as the
+ * reference decoder does for float fields.
+ */
+lct_status lct_value_get_int64(lct_value v, int64_t *out);
+lct_status lct_value_get_uint64(lct_value v, uint64_t *out);
+lct_status lct_value_get_double(lct_value v, double *out);
+lct_status lct_value_get_bool(lct_value v, bool *out);
+/** Whether the value is nil (false for any other type or a bad view). */
+bool lct_value_is_nil(lct_value v);
+/** A str's bytes (not checked for UTF-8 here; see lct_value_validate). */
+lct_status lct_value_get_str(lct_value v, lct_str *out);
+lct_status lct_value_get_bin(lct_value v, lct_bytes *out);
+/** An ext's type code and data. */
+lct_status lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data);
+
+/**
+ * Whether the value is a str equal to the NUL-terminated @p s.  False for
+ * any other type or a value cut short.
+ */
+bool lct_value_str_eq(lct_value v, const char *s);
+
+/** Whether the view holds exactly the NUL-terminated @p text. */
+bool lct_str_eq(lct_str s, const char *text);
+/** Byte order of two views (a shorter prefix first), as memcmp: <0, 0,
+ *  >0.  For sorted tables and trees keyed by strings from a trace. */
+int lct_str_cmp(lct_str a, lct_str b);
+/** Whether the view ends with the NUL-terminated @p suffix ("" always). */
+bool lct_str_has_suffix(lct_str s, const char *suffix);
+
+/**
+ * The encoded size of the value, walking into containers.  Structural only
+ * (no UTF-8 check): unlike lct_value_validate it gives the size of a value
+ * the reference decoder would refuse (invalid UTF-8 under LCT_LAZY).
+ * @return LCT_OK, LCT_ERR_MALFORMED (cut short or reserved byte),
+ *         LCT_ERR_DEPTH (deeper than LCT_MAX_DEPTH).
+ */
+lct_status lct_value_size(lct_value v, size_t *size);
+
+/**
+ * Check the value as the reference decoder would decode it into Python
+ * objects: well-formed throughout, every str valid UTF-8, every timestamp
+ * ext of a valid length and range, nesting within LCT_MAX_DEPTH.
+ * On success, *size (if not NULL) is its encoded size.
+ * @return LCT_OK, LCT_ERR_MALFORMED, LCT_ERR_DEPTH.
+ */
+lct_status lct_value_validate(lct_value v, size_t *size);
+
+/**
+ * Iterator over an array's elements or a map's pairs.  A small value
+ * struct; no cleanup needed.  The count is checked against the bytes
+ * available before iteration starts, so a hostile count cannot make a
+ * loop run long.
+ */
+typedef struct lct_iter {
+    const unsigned char *cur; /* next element */
+    const unsigned char *end; /* end of the bytes available */
+    uint32_t remaining;       /* elements (or pairs) not yet produced */
+    uint32_t count;           /**< elements (or pairs) in the container */
+    bool is_map;
+} lct_iter;
+
+/**
+ * Begin iterating an array (lct_array_iter_init) or a map
+ * (lct_map_iter_init).
+ * On failure @p it is left an empty iterator (its loop runs zero times).
+ * @return LCT_OK, LCT_ERR_TYPE, LCT_ERR_MALFORMED (header cut short, or a
+ *         count larger than the bytes available could hold),
+ *         LCT_ERR_INVALID (@p it is NULL).
+ */
+lct_status lct_array_iter_init(lct_value v, lct_iter *it);
+lct_status lct_map_iter_init(lct_value v, lct_iter *it);
+
+/**
+ * Next element of an array.
+ * @return 1 with @p elem set, 0 at the end, LCT_ERR_MALFORMED or
+ *         LCT_ERR_DEPTH if the previous element could not be stepped over,
+ *         LCT_ERR_TYPE if @p it iterates a map.
+ */
+int lct_array_iter_next(lct_iter *it, lct_value *elem);
+
+/** Next pair of a map; as lct_array_iter_next. */
+int lct_map_iter_next(lct_iter *it, lct_value *key, lct_value *val);
+
+/**
+ * Look up a str key in a map; when the key repeats, the last occurrence
+ * wins, as in the reference decoder.
+ * @return LCT_OK with @p out set, LCT_ERR_NOT_FOUND, LCT_ERR_TYPE (not a
+ *         map), LCT_ERR_MALFORMED, LCT_ERR_DEPTH.
+ */
+lct_status lct_map_find(lct_value map, const char *key, lct_value *out);
+
+/**
+ * Recognise a codec-wrapped value {"__t__": TAG, "v": PAYLOAD}: a map of
+ * exactly those two str keys (in either order) with a str tag.
+ * @return true with @p tag and @p payload set (either may be NULL), false
+ *         for anything else.
+ */
+bool lct_value_codec(lct_value v, lct_str *tag, lct_value *payload);
+
+/* MARK: - Visiting every value */
+
+/** What lct_value_visit reports for one value. */
+typedef struct lct_visit {
+    lct_value value;   /**< the value; for containers, only its header is
+                            meaningful until the matching LCT_VISIT_END */
+    lct_type type;
+    unsigned depth;    /**< 0 for the value passed in */
+    bool is_key;       /**< a map key (else an element or a map value) */
+    bool end;          /**< the close of a container opened earlier */
+    uint32_t count;    /**< elements (or pairs) of an array (or map) */
+} lct_visit;
+
+/** Called for each value; return non-zero to stop the walk early. */
+typedef int (*lct_visit_fn)(void *ctx, const lct_visit *v);
+
+/**
+ * Visit every value inside @p v in file order, once each, in one pass:
+ * a container is reported when it opens (end false) and again when it
+ * closes (end true), its elements in between.  No allocation, no
+ * recursion; nesting beyond LCT_MAX_DEPTH is refused.  Far cheaper than
+ * nested lct_iter loops, which step over each element to find its end.
+ * @return LCT_OK; the callback's non-zero value if it stopped the walk;
+ *         LCT_ERR_MALFORMED or LCT_ERR_DEPTH if @p v is not well-formed
+ *         (values before the fault have been visited).
+ */
+int lct_value_visit(lct_value v, lct_visit_fn fn, void *ctx);
+
+/* MARK: = Layer: lib/read (docs/architecture.md) */
 
 /* MARK: - Opening and iterating */
 
@@ -499,168 +669,6 @@ lct_status lct_guard_install(lct_error *err);
  */
 bool lct_record_intact(const lct_reader *reader, const lct_record *rec);
 
-/* MARK: - Values */
-
-/** A msgpack value's type. */
-typedef enum lct_type {
-    LCT_TYPE_INVALID = 0, /**< not a value: zero view, reserved byte, cut short */
-    LCT_TYPE_NIL,
-    LCT_TYPE_BOOL,
-    LCT_TYPE_INT,     /**< any integer, -2^63 .. 2^64-1, whatever its encoding */
-    LCT_TYPE_FLOAT32,
-    LCT_TYPE_FLOAT64,
-    LCT_TYPE_STR,
-    LCT_TYPE_BIN,
-    LCT_TYPE_ARRAY,
-    LCT_TYPE_MAP,
-    LCT_TYPE_EXT
-} lct_type;
-
-/** The msgpack ext type that holds timestamps. */
-#define LCT_EXT_TIMESTAMP (-1)
-
-/** A value view over your own buffer holding msgpack bytes. */
-lct_value lct_value_from(const void *data, size_t len);
-
-/** The value's type; LCT_TYPE_INVALID if its header is cut short or is the
- *  reserved byte 0xc1. */
-lct_type lct_value_type(lct_value v);
-
-/** A short lower-case name for a type ("nil", "int", "map", ...). */
-const char *lct_type_name(lct_type type);
-
-/**
- * Typed reads.  Each returns LCT_OK and stores into @p out, or
- * LCT_ERR_TYPE (wrong type), LCT_ERR_RANGE (an integer that does not fit),
- * LCT_ERR_MALFORMED (cut short).  @p out is untouched on failure.
- *
- * lct_value_get_double accepts float32, float64 and every integer, as the
- * reference decoder does for float fields.
- */
-lct_status lct_value_get_int64(lct_value v, int64_t *out);
-lct_status lct_value_get_uint64(lct_value v, uint64_t *out);
-lct_status lct_value_get_double(lct_value v, double *out);
-lct_status lct_value_get_bool(lct_value v, bool *out);
-/** Whether the value is nil (false for any other type or a bad view). */
-bool lct_value_is_nil(lct_value v);
-/** A str's bytes (not checked for UTF-8 here; see lct_value_validate). */
-lct_status lct_value_get_str(lct_value v, lct_str *out);
-lct_status lct_value_get_bin(lct_value v, lct_bytes *out);
-/** An ext's type code and data. */
-lct_status lct_value_get_ext(lct_value v, int8_t *type, lct_bytes *data);
-
-/**
- * Whether the value is a str equal to the NUL-terminated @p s.  False for
- * any other type or a value cut short.
- */
-bool lct_value_str_eq(lct_value v, const char *s);
-
-/** Whether the view holds exactly the NUL-terminated @p text. */
-bool lct_str_eq(lct_str s, const char *text);
-/** Byte order of two views (a shorter prefix first), as memcmp: <0, 0,
- *  >0.  For sorted tables and trees keyed by strings from a trace. */
-int lct_str_cmp(lct_str a, lct_str b);
-/** Whether the view ends with the NUL-terminated @p suffix ("" always). */
-bool lct_str_has_suffix(lct_str s, const char *suffix);
-
-/**
- * The encoded size of the value, walking into containers.  Structural only
- * (no UTF-8 check): unlike lct_value_validate it gives the size of a value
- * the reference decoder would refuse (invalid UTF-8 under LCT_LAZY).
- * @return LCT_OK, LCT_ERR_MALFORMED (cut short or reserved byte),
- *         LCT_ERR_DEPTH (deeper than LCT_MAX_DEPTH).
- */
-lct_status lct_value_size(lct_value v, size_t *size);
-
-/**
- * Check the value as the reference decoder would decode it into Python
- * objects: well-formed throughout, every str valid UTF-8, every timestamp
- * ext of a valid length and range, nesting within LCT_MAX_DEPTH.
- * On success, *size (if not NULL) is its encoded size.
- * @return LCT_OK, LCT_ERR_MALFORMED, LCT_ERR_DEPTH.
- */
-lct_status lct_value_validate(lct_value v, size_t *size);
-
-/**
- * Iterator over an array's elements or a map's pairs.  A small value
- * struct; no cleanup needed.  The count is checked against the bytes
- * available before iteration starts, so a hostile count cannot make a
- * loop run long.
- */
-typedef struct lct_iter {
-    const unsigned char *cur; /* next element */
-    const unsigned char *end; /* end of the bytes available */
-    uint32_t remaining;       /* elements (or pairs) not yet produced */
-    uint32_t count;           /**< elements (or pairs) in the container */
-    bool is_map;
-} lct_iter;
-
-/**
- * Begin iterating an array (lct_array_iter_init) or a map
- * (lct_map_iter_init).
- * On failure @p it is left an empty iterator (its loop runs zero times).
- * @return LCT_OK, LCT_ERR_TYPE, LCT_ERR_MALFORMED (header cut short, or a
- *         count larger than the bytes available could hold),
- *         LCT_ERR_INVALID (@p it is NULL).
- */
-lct_status lct_array_iter_init(lct_value v, lct_iter *it);
-lct_status lct_map_iter_init(lct_value v, lct_iter *it);
-
-/**
- * Next element of an array.
- * @return 1 with @p elem set, 0 at the end, LCT_ERR_MALFORMED or
- *         LCT_ERR_DEPTH if the previous element could not be stepped over,
- *         LCT_ERR_TYPE if @p it iterates a map.
- */
-int lct_array_iter_next(lct_iter *it, lct_value *elem);
-
-/** Next pair of a map; as lct_array_iter_next. */
-int lct_map_iter_next(lct_iter *it, lct_value *key, lct_value *val);
-
-/**
- * Look up a str key in a map; when the key repeats, the last occurrence
- * wins, as in the reference decoder.
- * @return LCT_OK with @p out set, LCT_ERR_NOT_FOUND, LCT_ERR_TYPE (not a
- *         map), LCT_ERR_MALFORMED, LCT_ERR_DEPTH.
- */
-lct_status lct_map_find(lct_value map, const char *key, lct_value *out);
-
-/**
- * Recognise a codec-wrapped value {"__t__": TAG, "v": PAYLOAD}: a map of
- * exactly those two str keys (in either order) with a str tag.
- * @return true with @p tag and @p payload set (either may be NULL), false
- *         for anything else.
- */
-bool lct_value_codec(lct_value v, lct_str *tag, lct_value *payload);
-
-/* MARK: - Visiting every value */
-
-/** What lct_value_visit reports for one value. */
-typedef struct lct_visit {
-    lct_value value;   /**< the value; for containers, only its header is
-                            meaningful until the matching LCT_VISIT_END */
-    lct_type type;
-    unsigned depth;    /**< 0 for the value passed in */
-    bool is_key;       /**< a map key (else an element or a map value) */
-    bool end;          /**< the close of a container opened earlier */
-    uint32_t count;    /**< elements (or pairs) of an array (or map) */
-} lct_visit;
-
-/** Called for each value; return non-zero to stop the walk early. */
-typedef int (*lct_visit_fn)(void *ctx, const lct_visit *v);
-
-/**
- * Visit every value inside @p v in file order, once each, in one pass:
- * a container is reported when it opens (end false) and again when it
- * closes (end true), its elements in between.  No allocation, no
- * recursion; nesting beyond LCT_MAX_DEPTH is refused.  Far cheaper than
- * nested lct_iter loops, which step over each element to find its end.
- * @return LCT_OK; the callback's non-zero value if it stopped the walk;
- *         LCT_ERR_MALFORMED or LCT_ERR_DEPTH if @p v is not well-formed
- *         (values before the fault have been visited).
- */
-int lct_value_visit(lct_value v, lct_visit_fn fn, void *ctx);
-
 /* MARK: - Frame index and parallel scans */
 
 /**
@@ -776,6 +784,264 @@ lct_status lct_scan_run(const lct_index *index, const lct_scan *scan,
  */
 lct_status lct_scan_file(const lct_reader *reader, const lct_scan *scan,
                          lct_stats *out, lct_error *err);
+
+/* MARK: = Layer: lib/render (docs/architecture.md) */
+
+/* MARK: - JSON rendering */
+
+/**
+ * Where rendered text goes: called with consecutive pieces of output.
+ * Return 0 to go on; anything else stops rendering (the render call then
+ * returns LCT_ERR_SYS with errno as the sink left it).
+ */
+typedef int (*lct_write_fn)(void *ctx, const char *data, size_t len);
+
+/** Non-str map keys nested in one another that still print as JSON text
+ *  (see lct_value_write_json). */
+#define LCT_JSON_MAX_KEY_NESTING 3
+
+/**
+ * Render a value as JSON the way msgspec.json prints the decoded value, so
+ * output compares with the Python tooling:
+ * - str as a JSON string escaped per RFC 8259 (non-ASCII kept as UTF-8;
+ *   invalid UTF-8, possible only under LCT_LAZY, becomes U+FFFD);
+ * - bin as standard base64 with padding;
+ * - integers exactly; floats as the shortest text that reads back to the
+ *   same double (float32 via its double value); NaN and infinities as null;
+ * - a timestamp ext (-1) as an RFC 3339 UTC string, microseconds truncated;
+ *   other ext as {"ext": TYPE, "data": BASE64};
+ * - map keys that are not str as strings holding their JSON text; a
+ *   repeated key once, at its first position, with its last value.  Each
+ *   key nested in such a key doubles the escaping of what it holds, so a
+ *   non-str key inside more than LCT_JSON_MAX_KEY_NESTING others prints
+ *   as "msgpack:" and the base64 of its msgpack bytes: output stays within
+ *   a constant factor of the input (about 100x at worst), never 2^depth.
+ * Output is produced in chunks of up to a few KiB through @p write.
+ * @return LCT_OK, LCT_ERR_MALFORMED or LCT_ERR_DEPTH (nothing sensible
+ *         to print: output so far is incomplete), LCT_ERR_SYS (the sink
+ *         stopped), LCT_ERR_NOMEM (a map of many keys needed an index).
+ */
+lct_status lct_value_write_json(lct_value v, lct_write_fn write, void *ctx);
+
+/**
+ * Render a record as one JSON object, without a newline:
+ * {"offset":N,"t_mono":F,"t_wall":F,"qualname":"...","args":{...}}.
+ * Returns as lct_value_write_json.
+ */
+lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
+                          void *ctx);
+
+/** Options of the _opts renderers. */
+enum {
+    /** Print a codec wrapper {"__t__": T, "v": V} as V, at every depth, so
+     *  a path does not depend on whether keys were a list or a tuple. */
+    LCT_JSON_UNWRAP = 1u << 0,
+    /** Print bin as lowercase hex instead of base64 (LMCache's logs show
+     *  hashes in hex). */
+    LCT_JSON_BIN_HEX = 1u << 1
+};
+
+/** lct_value_write_json and lct_record_write_json with options
+ *  (LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX, or 0 for the plain ones).  Return
+ *  as those. */
+lct_status lct_value_write_json_opts(lct_value v, unsigned flags,
+                                     lct_write_fn write, void *ctx);
+lct_status lct_record_write_json_opts(const lct_record *rec, unsigned flags,
+                                      lct_write_fn write, void *ctx);
+
+/**
+ * Render a header as one JSON object, without a newline: format_version,
+ * level, trace_schema_version, t_mono_start, t_wall_start, sm_config_json,
+ * sm_config_digest, and level_meta when present (the fixtures' layout).
+ */
+lct_status lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx);
+
+/** Room for any lct_json_format_double() result, NUL included. */
+#define LCT_DOUBLE_BUFSIZE 32
+
+/**
+ * Write the shortest decimal text (up to 17 significant digits) that
+ * reads back to @p d, always with a '.' or an exponent ("1.0", "1e-300");
+ * "null" for NaN and infinities.  Returns the length.
+ */
+size_t lct_json_format_double(double d, char out[LCT_DOUBLE_BUFSIZE]);
+
+/**
+ * Write @p len bytes at @p s as a quoted JSON string: RFC 8259 escapes,
+ * invalid UTF-8 as U+FFFD.  Returns LCT_OK or LCT_ERR_SYS (sink stopped).
+ */
+lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
+                          void *ctx);
+
+/* MARK: = Layer: lib/write (docs/architecture.md) */
+
+/* MARK: - Writing traces */
+
+/**
+ * A trace writer: builds header and record frames with a small msgpack
+ * builder and writes each frame with one write(2), so a frame under
+ * PIPE_BUF is appended atomically, as the recorder relies on.  Bytes are
+ * those msgspec writes for the same values: the smallest encoding of every
+ * integer, string, binary and container; floats as float64.
+ *
+ * Use: lct_writer_begin(), then values (one map for a header or record),
+ * then lct_writer_end() writes the frame.  Building never fails on its
+ * own; an allocation failure is remembered and reported by
+ * lct_writer_end().  A writer is not safe to use from two threads.
+ */
+typedef struct lct_writer lct_writer;
+
+/**
+ * Open @p path for writing: created (0644) and truncated, unless @p append
+ * (then frames are appended to what is there).
+ * @return LCT_OK, LCT_ERR_SYS, LCT_ERR_NOMEM, LCT_ERR_INVALID.
+ */
+lct_status lct_writer_open(const char *path, bool append, lct_writer **out,
+                    lct_error *err);
+
+/** A writer on a descriptor that stays the caller's.
+ *  @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (fd < 0 or out NULL). */
+lct_status lct_writer_open_fd(int fd, lct_writer **out, lct_error *err);
+
+/** Free the writer (closing the file lct_writer_open opened); NULL is
+ *  fine.  A frame begun and not ended is dropped. */
+void lct_writer_close(lct_writer *w);
+
+/** Start a frame (discarding any unfinished one). */
+void lct_writer_begin(lct_writer *w);
+
+/**
+ * Write the frame built since lct_writer_begin: the 4-byte length and the
+ * body in one write(2) (retried on a short write or EINTR).
+ * @return LCT_OK, LCT_ERR_NOMEM (building ran out of memory), LCT_ERR_SYS
+ *         (write failed), LCT_ERR_INVALID (no frame begun).
+ */
+lct_status lct_writer_end(lct_writer *w, lct_error *err);
+
+/* Values, appended to the current frame.  Map and array give the count;
+ * the caller then writes that many values (pairs: key then value). */
+void lct_writer_map(lct_writer *w, uint32_t pairs);
+void lct_writer_array(lct_writer *w, uint32_t count);
+/** A str; @p len bytes that should be UTF-8 (not checked). */
+void lct_writer_str(lct_writer *w, const char *s, size_t len);
+/** A str from a NUL-terminated C string. */
+void lct_writer_cstr(lct_writer *w, const char *s);
+void lct_writer_bin(lct_writer *w, const void *p, size_t len);
+void lct_writer_int(lct_writer *w, int64_t v);
+void lct_writer_uint(lct_writer *w, uint64_t v);
+void lct_writer_float64(lct_writer *w, double v);
+void lct_writer_bool(lct_writer *w, bool v);
+void lct_writer_nil(lct_writer *w);
+void lct_writer_ext(lct_writer *w, int8_t type, const void *p, size_t len);
+/** Start a codec-wrapped value {"__t__": tag, "v": ...}: write the
+ *  payload next. */
+void lct_writer_codec(lct_writer *w, const char *tag);
+/**
+ * Copy a decoded value, re-encoded the way msgspec would encode it (so a
+ * value read from a trace msgspec wrote comes out byte for byte).  A value
+ * that is not well-formed writes nil and is reported by lct_writer_end as
+ * LCT_ERR_MALFORMED.
+ */
+void lct_writer_value(lct_writer *w, lct_value v);
+
+/**
+ * A whole header frame, keys in the recorder's order (type, magic,
+ * format_version, level, trace_schema_version, t_mono_start, t_wall_start,
+ * sm_config_json, sm_config_digest, then level_meta when @p h has it).
+ * Uses h's level, trace_schema_version, times and strings; magic and
+ * format_version are always "LMCT" and 1.
+ * @return as lct_writer_end(), and LCT_ERR_INVALID for NULL arguments;
+ *         LCT_ERR_MALFORMED if h->level_meta is not a well-formed value.
+ */
+lct_status lct_writer_header(lct_writer *w, const lct_header *h, lct_error *err);
+
+/**
+ * Begin a record frame in the recorder's layout: {"type": "record",
+ * "t_mono", "t_wall", "qualname", "args": -- and the caller writes the
+ * args map next, then calls lct_writer_end().
+ */
+void lct_writer_record_begin(lct_writer *w, double t_mono, double t_wall,
+                             const char *qualname, size_t qualname_len);
+
+/* MARK: - Output files */
+
+/**
+ * An output file that never destroys an input.  lct_output_open() refuses
+ * a path that is one of @p inputs (the same device and inode, links
+ * followed; "-" is standard input among inputs and standard output as
+ * the path) with LCT_ERR_IS_INPUT, before anything is opened for writing.
+ * Otherwise a regular file (new, or existing, through links) is written
+ * under a temporary name in its directory, and lct_output_commit() renames
+ * it into place: until then, and after lct_output_abort() or a failure,
+ * what was at the path is untouched and no partial file is left.  SIGINT,
+ * SIGTERM and SIGHUP remove the temporary file (unless the program has
+ * its own handlers).  Standard output, devices and FIFOs are written in
+ * place.  A new file gets mode 0666 less the umask; a replaced one keeps
+ * its mode.
+ */
+typedef struct lct_output lct_output;
+
+/** Only the check: LCT_OK, or LCT_ERR_IS_INPUT naming both paths. */
+lct_status lct_output_check(const char *path, const char *const *inputs,
+                            size_t ninputs, lct_error *err);
+
+/** @return LCT_OK, LCT_ERR_IS_INPUT, LCT_ERR_SYS (cannot create the
+ *  file; err names it and errno), LCT_ERR_NOMEM, LCT_ERR_INVALID. */
+lct_status lct_output_open(const char *path, const char *const *inputs,
+                           size_t ninputs, lct_output **out, lct_error *err);
+
+/** The descriptor to write to (the temporary file's, or stdout's). */
+int lct_output_fd(const lct_output *out);
+
+/** Close (a close that fails, e.g. a full disk, is an error) and rename
+ *  into place; @p out is freed either way.  @return LCT_OK, LCT_ERR_SYS
+ *  (err->message names the path and says why). */
+lct_status lct_output_commit(lct_output *out, lct_error *err);
+
+/** Give up: the temporary file is removed; @p out is freed. */
+void lct_output_abort(lct_output *out);
+
+/* MARK: - Replay pacing */
+
+/**
+ * Paces a replay the way `lmcache trace replay` does: record i is
+ * dispatched when t_mono(i) seconds have passed since the start (divided
+ * by the speed factor), never earlier; a replayer that falls behind lags
+ * rather than skips.  Deadlines are absolute CLOCK_MONOTONIC times
+ * computed from the start, so sleeping errors do not accumulate.
+ */
+typedef struct lct_pacer lct_pacer;
+
+/**
+ * A new pacer.  @p speed 1.0 is the recorded pace; 2.0 replays twice as
+ * fast (departing from the reference, which never speeds a trace up).
+ * The clock starts at the first lct_pacer_wait (or lct_pacer_start).
+ * @return LCT_OK, LCT_ERR_INVALID (speed not > 0), LCT_ERR_NOMEM.
+ */
+lct_status lct_pacer_new(double speed, lct_pacer **out);
+
+/** Start the clock now (optional: the first wait starts it otherwise). */
+void lct_pacer_start(lct_pacer *p);
+
+/**
+ * Sleep until the record at @p t_mono is due, then return.  *lateness
+ * (may be NULL) gets how late the return is, in seconds: >= 0 always
+ * (0 only if the clock read exactly the deadline); large when behind.
+ * @return LCT_OK, LCT_ERR_SYS (the clock failed), LCT_ERR_INVALID.
+ */
+lct_status lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness);
+
+/**
+ * When a record at @p t_mono is due, in seconds after the start:
+ * t_mono / speed, 0 for a time at or before the start (or NaN), at most
+ * 1e9 (a corrupt time).  What lct_pacer_wait sleeps to.
+ */
+double lct_pacer_offset(const lct_pacer *p, double t_mono);
+
+/** Free the pacer; NULL is fine. */
+void lct_pacer_free(lct_pacer *p);
+
+/* MARK: = Layer: lib/lmcache (docs/architecture.md) */
 
 /* MARK: - LMCache's argument types */
 
@@ -999,92 +1265,6 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
 int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
                       lct_error *err);
 
-/* MARK: - JSON rendering */
-
-/**
- * Where rendered text goes: called with consecutive pieces of output.
- * Return 0 to go on; anything else stops rendering (the render call then
- * returns LCT_ERR_SYS with errno as the sink left it).
- */
-typedef int (*lct_write_fn)(void *ctx, const char *data, size_t len);
-
-/** Non-str map keys nested in one another that still print as JSON text
- *  (see lct_value_write_json). */
-#define LCT_JSON_MAX_KEY_NESTING 3
-
-/**
- * Render a value as JSON the way msgspec.json prints the decoded value, so
- * output compares with the Python tooling:
- * - str as a JSON string escaped per RFC 8259 (non-ASCII kept as UTF-8;
- *   invalid UTF-8, possible only under LCT_LAZY, becomes U+FFFD);
- * - bin as standard base64 with padding;
- * - integers exactly; floats as the shortest text that reads back to the
- *   same double (float32 via its double value); NaN and infinities as null;
- * - a timestamp ext (-1) as an RFC 3339 UTC string, microseconds truncated;
- *   other ext as {"ext": TYPE, "data": BASE64};
- * - map keys that are not str as strings holding their JSON text; a
- *   repeated key once, at its first position, with its last value.  Each
- *   key nested in such a key doubles the escaping of what it holds, so a
- *   non-str key inside more than LCT_JSON_MAX_KEY_NESTING others prints
- *   as "msgpack:" and the base64 of its msgpack bytes: output stays within
- *   a constant factor of the input (about 100x at worst), never 2^depth.
- * Output is produced in chunks of up to a few KiB through @p write.
- * @return LCT_OK, LCT_ERR_MALFORMED or LCT_ERR_DEPTH (nothing sensible
- *         to print: output so far is incomplete), LCT_ERR_SYS (the sink
- *         stopped), LCT_ERR_NOMEM (a map of many keys needed an index).
- */
-lct_status lct_value_write_json(lct_value v, lct_write_fn write, void *ctx);
-
-/**
- * Render a record as one JSON object, without a newline:
- * {"offset":N,"t_mono":F,"t_wall":F,"qualname":"...","args":{...}}.
- * Returns as lct_value_write_json.
- */
-lct_status lct_record_write_json(const lct_record *rec, lct_write_fn write,
-                          void *ctx);
-
-/** Options of the _opts renderers. */
-enum {
-    /** Print a codec wrapper {"__t__": T, "v": V} as V, at every depth, so
-     *  a path does not depend on whether keys were a list or a tuple. */
-    LCT_JSON_UNWRAP = 1u << 0,
-    /** Print bin as lowercase hex instead of base64 (LMCache's logs show
-     *  hashes in hex). */
-    LCT_JSON_BIN_HEX = 1u << 1
-};
-
-/** lct_value_write_json and lct_record_write_json with options
- *  (LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX, or 0 for the plain ones).  Return
- *  as those. */
-lct_status lct_value_write_json_opts(lct_value v, unsigned flags,
-                                     lct_write_fn write, void *ctx);
-lct_status lct_record_write_json_opts(const lct_record *rec, unsigned flags,
-                                      lct_write_fn write, void *ctx);
-
-/**
- * Render a header as one JSON object, without a newline: format_version,
- * level, trace_schema_version, t_mono_start, t_wall_start, sm_config_json,
- * sm_config_digest, and level_meta when present (the fixtures' layout).
- */
-lct_status lct_header_write_json(const lct_header *h, lct_write_fn write, void *ctx);
-
-/** Room for any lct_json_format_double() result, NUL included. */
-#define LCT_DOUBLE_BUFSIZE 32
-
-/**
- * Write the shortest decimal text (up to 17 significant digits) that
- * reads back to @p d, always with a '.' or an exponent ("1.0", "1e-300");
- * "null" for NaN and infinities.  Returns the length.
- */
-size_t lct_json_format_double(double d, char out[LCT_DOUBLE_BUFSIZE]);
-
-/**
- * Write @p len bytes at @p s as a quoted JSON string: RFC 8259 escapes,
- * invalid UTF-8 as U+FFFD.  Returns LCT_OK or LCT_ERR_SYS (sink stopped).
- */
-lct_status lct_json_write_string(const char *s, size_t len, lct_write_fn write,
-                          void *ctx);
-
 /* MARK: - Key reference streams and miss-ratio curves */
 
 /**
@@ -1231,172 +1411,6 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *mrc, uint64_t bytes);
 uint64_t lct_mrc_max_distance(const lct_mrc *mrc);
 
 void lct_mrc_free(lct_mrc *mrc);
-
-/* MARK: - Writing traces */
-
-/**
- * A trace writer: builds header and record frames with a small msgpack
- * builder and writes each frame with one write(2), so a frame under
- * PIPE_BUF is appended atomically, as the recorder relies on.  Bytes are
- * those msgspec writes for the same values: the smallest encoding of every
- * integer, string, binary and container; floats as float64.
- *
- * Use: lct_writer_begin(), then values (one map for a header or record),
- * then lct_writer_end() writes the frame.  Building never fails on its
- * own; an allocation failure is remembered and reported by
- * lct_writer_end().  A writer is not safe to use from two threads.
- */
-typedef struct lct_writer lct_writer;
-
-/**
- * Open @p path for writing: created (0644) and truncated, unless @p append
- * (then frames are appended to what is there).
- * @return LCT_OK, LCT_ERR_SYS, LCT_ERR_NOMEM, LCT_ERR_INVALID.
- */
-lct_status lct_writer_open(const char *path, bool append, lct_writer **out,
-                    lct_error *err);
-
-/** A writer on a descriptor that stays the caller's.
- *  @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (fd < 0 or out NULL). */
-lct_status lct_writer_open_fd(int fd, lct_writer **out, lct_error *err);
-
-/** Free the writer (closing the file lct_writer_open opened); NULL is
- *  fine.  A frame begun and not ended is dropped. */
-void lct_writer_close(lct_writer *w);
-
-/** Start a frame (discarding any unfinished one). */
-void lct_writer_begin(lct_writer *w);
-
-/**
- * Write the frame built since lct_writer_begin: the 4-byte length and the
- * body in one write(2) (retried on a short write or EINTR).
- * @return LCT_OK, LCT_ERR_NOMEM (building ran out of memory), LCT_ERR_SYS
- *         (write failed), LCT_ERR_INVALID (no frame begun).
- */
-lct_status lct_writer_end(lct_writer *w, lct_error *err);
-
-/* Values, appended to the current frame.  Map and array give the count;
- * the caller then writes that many values (pairs: key then value). */
-void lct_writer_map(lct_writer *w, uint32_t pairs);
-void lct_writer_array(lct_writer *w, uint32_t count);
-/** A str; @p len bytes that should be UTF-8 (not checked). */
-void lct_writer_str(lct_writer *w, const char *s, size_t len);
-/** A str from a NUL-terminated C string. */
-void lct_writer_cstr(lct_writer *w, const char *s);
-void lct_writer_bin(lct_writer *w, const void *p, size_t len);
-void lct_writer_int(lct_writer *w, int64_t v);
-void lct_writer_uint(lct_writer *w, uint64_t v);
-void lct_writer_float64(lct_writer *w, double v);
-void lct_writer_bool(lct_writer *w, bool v);
-void lct_writer_nil(lct_writer *w);
-void lct_writer_ext(lct_writer *w, int8_t type, const void *p, size_t len);
-/** Start a codec-wrapped value {"__t__": tag, "v": ...}: write the
- *  payload next. */
-void lct_writer_codec(lct_writer *w, const char *tag);
-/**
- * Copy a decoded value, re-encoded the way msgspec would encode it (so a
- * value read from a trace msgspec wrote comes out byte for byte).  A value
- * that is not well-formed writes nil and is reported by lct_writer_end as
- * LCT_ERR_MALFORMED.
- */
-void lct_writer_value(lct_writer *w, lct_value v);
-
-/**
- * A whole header frame, keys in the recorder's order (type, magic,
- * format_version, level, trace_schema_version, t_mono_start, t_wall_start,
- * sm_config_json, sm_config_digest, then level_meta when @p h has it).
- * Uses h's level, trace_schema_version, times and strings; magic and
- * format_version are always "LMCT" and 1.
- * @return as lct_writer_end(), and LCT_ERR_INVALID for NULL arguments;
- *         LCT_ERR_MALFORMED if h->level_meta is not a well-formed value.
- */
-lct_status lct_writer_header(lct_writer *w, const lct_header *h, lct_error *err);
-
-/**
- * Begin a record frame in the recorder's layout: {"type": "record",
- * "t_mono", "t_wall", "qualname", "args": -- and the caller writes the
- * args map next, then calls lct_writer_end().
- */
-void lct_writer_record_begin(lct_writer *w, double t_mono, double t_wall,
-                             const char *qualname, size_t qualname_len);
-
-/* MARK: - Output files */
-
-/**
- * An output file that never destroys an input.  lct_output_open() refuses
- * a path that is one of @p inputs (the same device and inode, links
- * followed; "-" is standard input among inputs and standard output as
- * the path) with LCT_ERR_IS_INPUT, before anything is opened for writing.
- * Otherwise a regular file (new, or existing, through links) is written
- * under a temporary name in its directory, and lct_output_commit() renames
- * it into place: until then, and after lct_output_abort() or a failure,
- * what was at the path is untouched and no partial file is left.  SIGINT,
- * SIGTERM and SIGHUP remove the temporary file (unless the program has
- * its own handlers).  Standard output, devices and FIFOs are written in
- * place.  A new file gets mode 0666 less the umask; a replaced one keeps
- * its mode.
- */
-typedef struct lct_output lct_output;
-
-/** Only the check: LCT_OK, or LCT_ERR_IS_INPUT naming both paths. */
-lct_status lct_output_check(const char *path, const char *const *inputs,
-                            size_t ninputs, lct_error *err);
-
-/** @return LCT_OK, LCT_ERR_IS_INPUT, LCT_ERR_SYS (cannot create the
- *  file; err names it and errno), LCT_ERR_NOMEM, LCT_ERR_INVALID. */
-lct_status lct_output_open(const char *path, const char *const *inputs,
-                           size_t ninputs, lct_output **out, lct_error *err);
-
-/** The descriptor to write to (the temporary file's, or stdout's). */
-int lct_output_fd(const lct_output *out);
-
-/** Close (a close that fails, e.g. a full disk, is an error) and rename
- *  into place; @p out is freed either way.  @return LCT_OK, LCT_ERR_SYS
- *  (err->message names the path and says why). */
-lct_status lct_output_commit(lct_output *out, lct_error *err);
-
-/** Give up: the temporary file is removed; @p out is freed. */
-void lct_output_abort(lct_output *out);
-
-/* MARK: - Replay pacing */
-
-/**
- * Paces a replay the way `lmcache trace replay` does: record i is
- * dispatched when t_mono(i) seconds have passed since the start (divided
- * by the speed factor), never earlier; a replayer that falls behind lags
- * rather than skips.  Deadlines are absolute CLOCK_MONOTONIC times
- * computed from the start, so sleeping errors do not accumulate.
- */
-typedef struct lct_pacer lct_pacer;
-
-/**
- * A new pacer.  @p speed 1.0 is the recorded pace; 2.0 replays twice as
- * fast (departing from the reference, which never speeds a trace up).
- * The clock starts at the first lct_pacer_wait (or lct_pacer_start).
- * @return LCT_OK, LCT_ERR_INVALID (speed not > 0), LCT_ERR_NOMEM.
- */
-lct_status lct_pacer_new(double speed, lct_pacer **out);
-
-/** Start the clock now (optional: the first wait starts it otherwise). */
-void lct_pacer_start(lct_pacer *p);
-
-/**
- * Sleep until the record at @p t_mono is due, then return.  *lateness
- * (may be NULL) gets how late the return is, in seconds: >= 0 always
- * (0 only if the clock read exactly the deadline); large when behind.
- * @return LCT_OK, LCT_ERR_SYS (the clock failed), LCT_ERR_INVALID.
- */
-lct_status lct_pacer_wait(lct_pacer *p, double t_mono, double *lateness);
-
-/**
- * When a record at @p t_mono is due, in seconds after the start:
- * t_mono / speed, 0 for a time at or before the start (or NaN), at most
- * 1e9 (a corrupt time).  What lct_pacer_wait sleeps to.
- */
-double lct_pacer_offset(const lct_pacer *p, double t_mono);
-
-/** Free the pacer; NULL is fine. */
-void lct_pacer_free(lct_pacer *p);
 
 #ifdef __cplusplus
 }

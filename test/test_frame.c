@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "frame_internal.h"
+#include "read/frame_internal.h"
 #include "mpw.h"
 
 Test(frame, whole_frames_then_clean_end)

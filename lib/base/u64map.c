@@ -1,0 +1,79 @@
+/*
+ * u64map.c - the id map of u64map_internal.h: linear probing over a
+ * power-of-two table, doubled at half full.
+ */
+#include "base/u64map_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+void lct__advise_huge(void *p, size_t len)
+{
+    enum { HUGE = 2u << 20 };
+    uintptr_t start = ((uintptr_t)p + HUGE - 1) / HUGE * HUGE;
+    uintptr_t end = ((uintptr_t)p + len) / HUGE * HUGE;
+    if (len >= 2 * HUGE && end > start)
+        madvise((void *)start, end - start, MADV_HUGEPAGE); /* a hint */
+}
+
+void *lct__big_calloc(size_t n, size_t size)
+{
+    enum { HUGE = 2u << 20 };
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = n * size;
+    if (bytes < HUGE)
+        return calloc(n ? n : 1, size ? size : 1);
+    void *p;
+    size_t rounded = (bytes + HUGE - 1) / HUGE * HUGE;
+    if (posix_memalign(&p, HUGE, rounded) != 0)
+        return NULL;
+    madvise(p, rounded, MADV_HUGEPAGE); /* a hint: fine if refused */
+    memset(p, 0, bytes);
+    return p;
+}
+
+static bool grow(lct__u64map *m)
+{
+    uint64_t n = m->slots ? (m->mask + 1) * 2 : 1024;
+    lct__u64map_entry *slots = lct__big_calloc(n, sizeof *slots);
+    if (!slots)
+        return false;
+    for (uint64_t i = 0; m->slots && i <= m->mask; i++) {
+        if (!m->slots[i].value)
+            continue;
+        uint64_t j = lct__u64map_mix(m->slots[i].key) & (n - 1);
+        while (slots[j].value)
+            j = (j + 1) & (n - 1);
+        slots[j] = m->slots[i];
+    }
+    free(m->slots);
+    m->slots = slots;
+    m->mask = n - 1;
+    return true;
+}
+
+lct__u64map_entry *lct__u64map_get(lct__u64map *m, uint64_t key, bool *added)
+{
+    if ((!m->slots || 2 * (m->used + 1) > m->mask + 1) && !grow(m))
+        return NULL;
+    uint64_t j = lct__u64map_mix(key) & m->mask;
+    while (m->slots[j].value) {
+        if (m->slots[j].key == key) {
+            *added = false;
+            return &m->slots[j];
+        }
+        j = (j + 1) & m->mask;
+    }
+    m->slots[j] = (lct__u64map_entry){.key = key, .value = 0};
+    m->used++;
+    *added = true;
+    return &m->slots[j];
+}
+
+void lct__u64map_free(lct__u64map *m)
+{
+    free(m->slots);
+    *m = (lct__u64map){0};
+}

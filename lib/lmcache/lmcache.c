@@ -1,0 +1,697 @@
+/*
+ * lmcache.c - LMCache's codec types as plain structs of views: ObjectKey,
+ * MemoryLayoutDesc (and the bytes it describes), AttnWindowDesc,
+ * PrefetchRequestSpec, PrefetchHandle, the newer PrefetchTaskSpec and
+ * GroupedObjectKeys, enums, torch.dtype and the list wrappers, each
+ * accepting the older forms; the stable key hash; and the iterator over
+ * the keys a record carries.  Nothing here allocates.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "base/bytes_internal.h"
+#include "base/error_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* MARK: - shapes */
+
+static int wrong(lct_error *err, const char *what, const char *expected,
+                 lct_value found)
+{
+    return lct__fail(err, LCT_ERR_TYPE, 0, 0, "%s: expected %s, found %s",
+                     what, expected, lct_type_name(lct_value_type(found)));
+}
+
+/* The payload of a value wrapped with `tag`, or the value itself when it
+ * is not wrapped; a value wrapped with another tag is the wrong type. */
+static lct_status unwrap(lct_value v, const char *tag, lct_value *payload,
+                         lct_error *err)
+{
+    lct_str found;
+    if (!lct_value_codec(v, &found, payload)) {
+        *payload = v;
+        return LCT_OK;
+    }
+    if (lct_str_eq(found, tag))
+        return LCT_OK;
+    return lct__fail(err, LCT_ERR_TYPE, 0, 0, "expected %s, found %.*s", tag,
+                     (int)(found.len > 64 ? 64 : found.len), found.ptr);
+}
+
+/* Field `key` of map m: LCT_OK, or LCT_ERR_NOT_FOUND with *out zero. */
+static lct_status field(lct_value m, const char *key, lct_value *out)
+{
+    lct_status st = lct_map_find(m, key, out);
+    if (st != LCT_OK)
+        *out = (lct_value){0};
+    return st == LCT_ERR_NOT_FOUND ? LCT_ERR_NOT_FOUND : st;
+}
+
+static lct_status int_field(lct_value m, const char *what, const char *key,
+                            bool required, int64_t *out, lct_error *err)
+{
+    lct_value v;
+    lct_status st = field(m, key, &v);
+    *out = 0;
+    if (st == LCT_ERR_NOT_FOUND && !required)
+        return LCT_OK;
+    if (st == LCT_ERR_NOT_FOUND)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0, "%s: no field `%s`", what,
+                         key);
+    if (st != LCT_OK || lct_value_get_int64(v, out) != LCT_OK)
+        return wrong(err, what, "an int", v);
+    return LCT_OK;
+}
+
+static lct_status map_payload(lct_value v, const char *tag, lct_value *m,
+                              lct_error *err)
+{
+    lct_status st = unwrap(v, tag, m, err);
+    if (st == LCT_OK && lct_value_type(*m) != LCT_TYPE_MAP)
+        return wrong(err, tag, "a map", *m);
+    return st;
+}
+
+/* MARK: - types */
+
+lct_status lct_list_get(lct_value v, lct_value *array, uint32_t *count,
+                        lct_error *err)
+{
+    lct_str tag;
+    lct_value inner = v;
+    if (lct_value_codec(v, &tag, &inner) && !lct_str_eq(tag, "tuple") &&
+        !lct_str_eq(tag, "set") && !lct_str_eq(tag, "torch.Size") &&
+        !lct_str_eq(tag, "list"))
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "expected a list, tuple, set or torch.Size, found "
+                         "%.*s", (int)(tag.len > 64 ? 64 : tag.len), tag.ptr);
+    lct_iter it;
+    if (lct_array_iter_init(inner, &it) != LCT_OK)
+        return wrong(err, "list", "an array", inner);
+    *array = inner;
+    if (count)
+        *count = it.count;
+    return LCT_OK;
+}
+
+/* ObjectKey's fields, found in one pass over its map (the last of a
+ * repeated key wins, as in the reference decoder). */
+enum { K_HASH, K_MODEL, K_RANK, K_GROUP, K_SALT, K_COUNT };
+
+static int key_field(lct_value name)
+{
+    /* Called for every field of every key of a trace: by length first. */
+    static const struct {
+        const char *text;
+        size_t len;
+    } names[K_COUNT] = {{"chunk_hash", 10}, {"model_name", 10},
+                        {"kv_rank", 7},     {"object_group_id", 15},
+                        {"cache_salt", 10}};
+    lct_str s;
+    if (lct_value_get_str(name, &s) != LCT_OK)
+        return -1;
+    for (int i = 0; i < K_COUNT; i++)
+        if (s.len == names[i].len && memcmp(s.ptr, names[i].text, s.len) == 0)
+            return i;
+    return -1;
+}
+
+static lct_status key_values(const lct_value *f, lct_object_key *out,
+                             lct_error *err)
+{
+    if (!f[K_HASH].ptr || !f[K_MODEL].ptr || !f[K_RANK].ptr)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "ObjectKey: needs `chunk_hash`, `model_name` and "
+                         "`kv_rank`");
+    if (lct_value_get_bin(f[K_HASH], &out->chunk_hash) != LCT_OK)
+        return wrong(err, "ObjectKey chunk_hash", "bytes", f[K_HASH]);
+    if (lct_value_get_str(f[K_MODEL], &out->model_name) != LCT_OK)
+        return wrong(err, "ObjectKey model_name", "a str", f[K_MODEL]);
+    if (lct_value_get_int64(f[K_RANK], &out->kv_rank) != LCT_OK)
+        return wrong(err, "ObjectKey kv_rank", "an int", f[K_RANK]);
+    if (f[K_GROUP].ptr &&
+        lct_value_get_int64(f[K_GROUP], &out->object_group_id) != LCT_OK)
+        return wrong(err, "ObjectKey object_group_id", "an int", f[K_GROUP]);
+    if (f[K_SALT].ptr && !lct_value_is_nil(f[K_SALT]) &&
+        lct_value_get_str(f[K_SALT], &out->cache_salt) != LCT_OK)
+        return wrong(err, "ObjectKey cache_salt", "a str", f[K_SALT]);
+    return LCT_OK;
+}
+
+lct_status lct_object_key_get(lct_value v, lct_object_key *out,
+                              lct_error *err)
+{
+    lct_value m, name, value, f[K_COUNT] = {{0}};
+    memset(out, 0, sizeof *out);
+    out->cache_salt = (lct_str){"", 0};
+    lct_status st = map_payload(v, "ObjectKey", &m, err);
+    lct_iter it;
+    if (st == LCT_OK && (st = lct_map_iter_init(m, &it)) != LCT_OK)
+        return lct__fail(err, st, 0, 0, "ObjectKey: not a well-formed map");
+    int rc = 0, i;
+    while (st == LCT_OK && (rc = lct_map_iter_next(&it, &name, &value)) == 1)
+        if ((i = key_field(name)) >= 0)
+            f[i] = value;
+    if (st != LCT_OK)
+        return st;
+    if (rc < 0)
+        return lct__fail(err, rc, 0, 0, "ObjectKey: not a well-formed map");
+    return key_values(f, out, err);
+}
+
+/* The key hash: the fields laid out as lct.h says, consumed as 64-bit
+ * little-endian words (the last one padded with zeros), each mixed in
+ * with one multiply, then the length and splitmix64's finaliser. */
+typedef struct key_hasher {
+    uint64_t h, word, total;
+    unsigned fill; /* bytes in word */
+} key_hasher;
+
+static void hash_word(key_hasher *k, uint64_t w)
+{
+    k->h = (k->h ^ w) * 0xff51afd7ed558ccdu;
+    k->h ^= k->h >> 32;
+}
+
+static void hash_bytes(key_hasher *k, const unsigned char *p, size_t n)
+{
+    k->total += n;
+    while (n && k->fill) { /* finish a started word */
+        k->word |= (uint64_t)*p++ << (8 * k->fill);
+        n--;
+        if (++k->fill == 8) {
+            hash_word(k, k->word);
+            k->word = 0;
+            k->fill = 0;
+        }
+    }
+    for (; n >= 8; p += 8, n -= 8)
+        hash_word(k, le64dec(p));
+    for (; n; n--)
+        k->word |= (uint64_t)*p++ << (8 * k->fill++);
+}
+
+static void hash_le(key_hasher *k, uint64_t x, unsigned bytes)
+{
+    unsigned char b[8];
+    le64enc(b, x);
+    hash_bytes(k, b, bytes);
+}
+
+uint64_t lct_object_key_hash(const lct_object_key *key)
+{
+    key_hasher k = {0x9e3779b97f4a7c15u, 0, 0, 0};
+    hash_le(&k, key->chunk_hash.len, 4);
+    hash_bytes(&k, key->chunk_hash.ptr, key->chunk_hash.len);
+    hash_le(&k, key->model_name.len, 4);
+    hash_bytes(&k, (const unsigned char *)key->model_name.ptr,
+               key->model_name.len);
+    hash_le(&k, (uint64_t)key->kv_rank, 8);
+    hash_le(&k, (uint64_t)key->object_group_id, 8);
+    hash_le(&k, key->cache_salt.len, 4);
+    hash_bytes(&k, (const unsigned char *)key->cache_salt.ptr,
+               key->cache_salt.len);
+    if (k.fill)
+        hash_word(&k, k.word);
+    uint64_t h = k.h ^ k.total;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64's finaliser */
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebu;
+    return h ^ (h >> 31);
+}
+
+lct_status lct_dtype_get(lct_value v, lct_str *name, lct_error *err)
+{
+    lct_value s;
+    lct_status st = unwrap(v, "torch.dtype", &s, err);
+    if (st == LCT_OK && lct_value_get_str(s, name) != LCT_OK)
+        return wrong(err, "torch.dtype", "a str", s);
+    return st;
+}
+
+lct_status lct_enum_get(lct_value v, const char *tag, lct_str *name,
+                        lct_error *err)
+{
+    lct_value s;
+    lct_status st = unwrap(v, tag, &s, err);
+    if (st == LCT_OK && lct_value_get_str(s, name) != LCT_OK)
+        return wrong(err, tag, "a member name (str)", s);
+    return st;
+}
+
+lct_status lct_dtype_size(lct_str dtype, unsigned *size)
+{
+    static const struct {
+        const char *name;
+        unsigned size;
+    } sizes[] = {{"bfloat16", 2}, {"float16", 2}, {"half", 2},
+                 {"float32", 4},  {"float", 4},   {"float64", 8},
+                 {"double", 8},   {"int8", 1},    {"uint8", 1},
+                 {"bool", 1},     {"int16", 2},   {"short", 2},
+                 {"int32", 4},    {"int", 4},     {"int64", 8},
+                 {"long", 8}};
+    if (dtype.len > 6 && memcmp(dtype.ptr, "torch.", 6) == 0)
+        dtype.ptr += 6, dtype.len -= 6;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        if (lct_str_eq(dtype, sizes[i].name)) {
+            *size = sizes[i].size;
+            return LCT_OK;
+        }
+    if (dtype.len > 7 && memcmp(dtype.ptr, "float8_", 7) == 0) {
+        *size = 1;
+        return LCT_OK;
+    }
+    return LCT_ERR_TYPE;
+}
+
+lct_status lct_layout_desc_get(lct_value v, lct_layout_desc *out,
+                               lct_error *err)
+{
+    lct_value m;
+    memset(out, 0, sizeof *out);
+    lct_status st = map_payload(v, "MemoryLayoutDesc", &m, err);
+    if (st != LCT_OK)
+        return st;
+    lct_value shapes, dtypes;
+    uint32_t nshapes, ndtypes;
+    if (field(m, "shapes", &shapes) != LCT_OK ||
+        field(m, "dtypes", &dtypes) != LCT_OK)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "MemoryLayoutDesc: needs `shapes` and `dtypes`");
+    if ((st = lct_list_get(shapes, &out->shapes, &nshapes, err)) != LCT_OK ||
+        (st = lct_list_get(dtypes, &out->dtypes, &ndtypes, err)) != LCT_OK)
+        return st;
+    if (nshapes != ndtypes)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "MemoryLayoutDesc: %u shapes but %u dtypes",
+                         nshapes, ndtypes);
+    out->count = nshapes;
+    return LCT_OK;
+}
+
+/* Elements of one shape (an int list), into *n. */
+static lct_status shape_elements(lct_value shape, uint64_t *n, lct_error *err)
+{
+    lct_value dims, dim;
+    lct_status st = lct_list_get(shape, &dims, NULL, err);
+    lct_iter it;
+    if (st != LCT_OK || (st = lct_array_iter_init(dims, &it)) != LCT_OK)
+        return st;
+    *n = 1;
+    int rc;
+    while ((rc = lct_array_iter_next(&it, &dim)) == 1) {
+        uint64_t d;
+        if (lct_value_get_uint64(dim, &d) != LCT_OK)
+            return wrong(err, "MemoryLayoutDesc shape", "a non-negative int",
+                         dim);
+        if (d && *n > UINT64_MAX / d)
+            return lct__fail(err, LCT_ERR_RANGE, 0, 0,
+                             "MemoryLayoutDesc: a shape over 2^64 elements");
+        *n *= d;
+    }
+    return rc == 0 ? LCT_OK : (lct_status)rc;
+}
+
+lct_status lct_layout_bytes(const lct_layout_desc *layout, uint64_t *bytes,
+                            lct_error *err)
+{
+    lct_iter shapes, dtypes;
+    lct_value shape, dtype;
+    *bytes = 0;
+    lct_status st = lct_array_iter_init(layout->shapes, &shapes);
+    if (st == LCT_OK)
+        st = lct_array_iter_init(layout->dtypes, &dtypes);
+    if (st != LCT_OK)
+        return lct__fail(err, st, 0, 0, "MemoryLayoutDesc: not decoded");
+    while (lct_array_iter_next(&shapes, &shape) == 1 &&
+           lct_array_iter_next(&dtypes, &dtype) == 1) {
+        lct_str name;
+        unsigned size;
+        uint64_t n;
+        if ((st = lct_dtype_get(dtype, &name, err)) != LCT_OK ||
+            (st = shape_elements(shape, &n, err)) != LCT_OK)
+            return st;
+        if (lct_dtype_size(name, &size) != LCT_OK)
+            return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                             "MemoryLayoutDesc: unknown dtype '%.*s'",
+                             (int)(name.len > 64 ? 64 : name.len), name.ptr);
+        if (n > (UINT64_MAX - *bytes) / size)
+            return lct__fail(err, LCT_ERR_RANGE, 0, 0,
+                             "MemoryLayoutDesc: over 2^64 bytes");
+        *bytes += n * size;
+    }
+    return shapes.remaining || dtypes.remaining
+               ? lct__fail(err, LCT_ERR_MALFORMED, 0, 0,
+                           "MemoryLayoutDesc: a shape or dtype is malformed")
+               : LCT_OK;
+}
+
+lct_status lct_attn_window_get(lct_value v, lct_attn_window *out,
+                               lct_error *err)
+{
+    lct_value p;
+    memset(out, 0, sizeof *out);
+    lct_status st = unwrap(v, "AttnWindowDesc", &p, err);
+    if (st != LCT_OK)
+        return st;
+    if (lct_value_type(p) != LCT_TYPE_MAP) /* the older bare list */
+        return lct_list_get(p, &out->num_chunks_in_sw, NULL, err);
+    lct_value sw;
+    if (field(p, "num_chunks_in_sw", &sw) != LCT_OK)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "AttnWindowDesc: no field `num_chunks_in_sw`");
+    if ((st = lct_list_get(sw, &out->num_chunks_in_sw, NULL, err)) != LCT_OK)
+        return st;
+    return int_field(p, "AttnWindowDesc world_size", "world_size", false,
+                     &out->world_size, err);
+}
+
+static lct_status spec_readers(lct_value m, lct_prefetch_spec *out,
+                               lct_error *err)
+{
+    lct_value v;
+    if (field(m, "num_kv_readers", &v) == LCT_OK)
+        return int_field(m, "PrefetchRequestSpec num_kv_readers",
+                         "num_kv_readers", true, &out->num_kv_readers, err);
+    int64_t extra;
+    lct_status st = int_field(m, "PrefetchRequestSpec extra_count",
+                              "extra_count", false, &extra, err);
+    if (st == LCT_OK && extra == INT64_MAX)
+        return lct__fail(err, LCT_ERR_RANGE, 0, 0,
+                         "PrefetchRequestSpec: extra_count too large");
+    out->num_kv_readers = extra + 1;
+    return st;
+}
+
+/* An optional field that may be nil: *out zero when absent or nil. */
+static bool present(lct_value m, const char *key, lct_value *out)
+{
+    return field(m, key, out) == LCT_OK && !lct_value_is_nil(*out);
+}
+
+static lct_status spec_layouts(lct_value m, lct_prefetch_spec *out,
+                               lct_error *err)
+{
+    lct_value v;
+    if (present(m, "group_layout_descs", &v)) {
+        if (lct_value_type(v) != LCT_TYPE_MAP)
+            return wrong(err, "PrefetchRequestSpec group_layout_descs",
+                         "a map", v);
+        out->group_layouts = v;
+    }
+    if (present(m, "layout_desc", &v))
+        out->layout = v;
+    return LCT_OK;
+}
+
+lct_status lct_prefetch_spec_get(lct_value v, lct_prefetch_spec *out,
+                                 lct_error *err)
+{
+    lct_value m, f;
+    memset(out, 0, sizeof *out);
+    lct_status st = map_payload(v, "PrefetchRequestSpec", &m, err);
+    if (st != LCT_OK)
+        return st;
+    if (field(m, "keys", &f) != LCT_OK)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "PrefetchRequestSpec: no field `keys`");
+    if ((st = lct_list_get(f, &out->keys, NULL, err)) != LCT_OK ||
+        (st = spec_readers(m, out, err)) != LCT_OK ||
+        (st = spec_layouts(m, out, err)) != LCT_OK)
+        return st;
+    if (present(m, "policy", &f) &&
+        (st = lct_enum_get(f, "TrimPolicy", &out->policy, err)) != LCT_OK)
+        return st;
+    if (present(m, "mode", &f) &&
+        (st = lct_enum_get(f, "PrefetchMode", &out->mode, err)) != LCT_OK)
+        return st;
+    if (present(m, "attn_desc", &f)) {
+        out->has_attn = true;
+        if ((st = lct_attn_window_get(f, &out->attn, err)) != LCT_OK)
+            return st;
+    }
+    return int_field(m, "PrefetchRequestSpec generation", "generation",
+                     false, &out->generation, err);
+}
+
+lct_status lct_prefetch_spec_layout(const lct_prefetch_spec *spec,
+                                    int64_t group_id, lct_layout_desc *out,
+                                    lct_error *err)
+{
+    if (spec->group_layouts.ptr) {
+        char key[24];
+        snprintf(key, sizeof key, "%lld", (long long)group_id);
+        lct_value v;
+        if (lct_map_find(spec->group_layouts, key, &v) == LCT_OK)
+            return lct_layout_desc_get(v, out, err);
+    }
+    if (spec->layout.ptr)
+        return lct_layout_desc_get(spec->layout, out, err);
+    memset(out, 0, sizeof *out);
+    return lct__fail(err, LCT_ERR_NOT_FOUND, 0, 0,
+                     "PrefetchRequestSpec: no layout for group %lld",
+                     (long long)group_id);
+}
+
+lct_status lct_prefetch_handle_get(lct_value v, lct_prefetch_handle *out,
+                                   lct_error *err)
+{
+    lct_value m, t;
+    memset(out, 0, sizeof *out);
+    lct_status st = map_payload(v, "PrefetchHandle", &m, err);
+    if (st != LCT_OK)
+        return st;
+    field(m, "prefetch_request_id", &out->prefetch_request_id);
+    field(m, "external_request_id", &out->external_request_id);
+    field(m, "l1_found_indices", &out->l1_found_indices);
+    field(m, "l1_hit_chunks", &out->l1_hit_chunks);
+    field(m, "l2_orig_indices", &out->l2_orig_indices);
+    if (present(m, "submit_time", &t) &&
+        lct_value_get_double(t, &out->submit_time) != LCT_OK)
+        return wrong(err, "PrefetchHandle submit_time", "a float", t);
+    if ((st = int_field(m, "PrefetchHandle l1_prefix_hit_count",
+                        "l1_prefix_hit_count", false,
+                        &out->l1_prefix_hit_count, err)) != LCT_OK ||
+        (st = int_field(m, "PrefetchHandle total_requested_keys",
+                        "total_requested_keys", false,
+                        &out->total_requested_keys, err)) != LCT_OK)
+        return st;
+    return int_field(m, "PrefetchHandle generation", "generation", false,
+                     &out->generation, err);
+}
+
+/* MARK: - the keys of a record */
+
+/* MARK: - newer prefetch types (PrefetchTaskSpec, GroupedObjectKeys) */
+
+/* An enum whose tag this version does not know: its member name when it
+ * is a wrapped or a bare str, else an empty name (the view says what). */
+static void enum_name(lct_value v, lct_str *name)
+{
+    lct_value payload;
+    *name = (lct_str){0};
+    if (!lct_value_codec(v, NULL, &payload))
+        payload = v;
+    if (lct_value_get_str(payload, name) != LCT_OK)
+        *name = (lct_str){0};
+}
+
+lct_status lct_key_group_get(lct_value v, lct_key_group *out, lct_error *err)
+{
+    lct_value m, f;
+    memset(out, 0, sizeof *out);
+    lct_status st = map_payload(v, "GroupedObjectKeys", &m, err);
+    if (st != LCT_OK)
+        return st;
+    if (field(m, "keys", &f) != LCT_OK)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "GroupedObjectKeys: no field `keys`");
+    if ((st = lct_list_get(f, &out->keys, &out->count, err)) != LCT_OK)
+        return st;
+    if (present(m, "layout_desc", &f))
+        out->layout = f;
+    if ((st = int_field(m, "GroupedObjectKeys object_group_id",
+                        "object_group_id", false, &out->object_group_id,
+                        err)) != LCT_OK)
+        return st;
+    if (present(m, "sliding_window_size", &f) &&
+        lct_value_get_int64(f, &out->sliding_window_size) != LCT_OK)
+        return wrong(err, "GroupedObjectKeys sliding_window_size", "an int",
+                     f);
+    return LCT_OK;
+}
+
+lct_status lct_key_group_bytes(const lct_key_group *group, uint64_t *bytes,
+                               lct_error *err)
+{
+    lct_layout_desc layout;
+    *bytes = 0;
+    if (!group->layout.ptr)
+        return lct__fail(err, LCT_ERR_NOT_FOUND, 0, 0,
+                         "GroupedObjectKeys: no layout_desc");
+    lct_status st = lct_layout_desc_get(group->layout, &layout, err);
+    return st != LCT_OK ? st : lct_layout_bytes(&layout, bytes, err);
+}
+
+lct_status lct_prefetch_task_get(lct_value v, lct_prefetch_task *out,
+                                 lct_error *err)
+{
+    lct_value m, f;
+    memset(out, 0, sizeof *out);
+    lct_status st = map_payload(v, "PrefetchTaskSpec", &m, err);
+    if (st != LCT_OK)
+        return st;
+    if (field(m, "key_groups", &f) != LCT_OK)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "PrefetchTaskSpec: no field `key_groups`");
+    if ((st = lct_list_get(f, &out->key_groups, &out->ngroups, err)) !=
+        LCT_OK)
+        return st;
+    if ((st = int_field(m, "PrefetchTaskSpec num_kv_readers",
+                        "num_kv_readers", false, &out->num_kv_readers,
+                        err)) != LCT_OK)
+        return st;
+    if (field(m, "num_kv_readers", &f) != LCT_OK)
+        out->num_kv_readers = 1;
+    if (present(m, "fetching_policy", &f)) {
+        out->fetching_policy = f;
+        enum_name(f, &out->fetching_policy_name);
+    }
+    if (present(m, "lock_mode", &f)) {
+        out->lock_mode = f;
+        enum_name(f, &out->lock_mode_name);
+    }
+    return LCT_OK;
+}
+
+/* MARK: - the keys of a record */
+
+/* The carriers the key iterator reads (besides a `keys` argument). */
+static bool known_carrier(lct_str tag)
+{
+    return lct_str_eq(tag, "PrefetchRequestSpec") ||
+           lct_str_eq(tag, "PrefetchTaskSpec") ||
+           lct_str_eq(tag, "GroupedObjectKeys") ||
+           lct_str_eq(tag, "ObjectKey");
+}
+
+bool lct_record_unread_keys(const lct_record *rec, lct_str *tag)
+{
+    static const char opening[] = "\xa5__t__\xa9ObjectKey";
+    lct_iter args;
+    lct_value k, v;
+    lct_str t;
+    if (lct_map_iter_init(rec->args, &args) != LCT_OK)
+        return false;
+    while (lct_map_iter_next(&args, &k, &v) == 1) {
+        if (lct_value_str_eq(k, "keys") || !lct_value_codec(v, &t, NULL) ||
+            known_carrier(t))
+            continue;
+        if (memmem(v.ptr, v.len, opening, sizeof opening - 1)) {
+            if (tag)
+                *tag = t;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The next group of a PrefetchTaskSpec: its keys to walk, and what each
+ * weighs.  1, 0 when no group is left, or a failure. */
+static int next_group(lct_key_iter *it, lct_error *err)
+{
+    lct_value g;
+    int rc = lct_array_iter_next(&it->groups, &g);
+    if (rc <= 0)
+        return rc < 0 ? lct__fail(err, rc, 0, 0,
+                                  "PrefetchTaskSpec: key_groups is malformed")
+                      : 0;
+    lct_key_group group;
+    lct_status st = lct_key_group_get(g, &group, err);
+    if (st != LCT_OK)
+        return st;
+    if (lct_key_group_bytes(&group, &it->layout_bytes, NULL) != LCT_OK)
+        it->layout_bytes = 0;
+    st = lct_array_iter_init(group.keys, &it->keys);
+    return st == LCT_OK ? 1 : st;
+}
+
+static void call_layout(const lct_record *rec, lct_key_iter *it)
+{
+    lct_value v;
+    if (!present(rec->args, "layout_desc", &v) ||
+        lct_layout_desc_get(v, &it->layout, NULL) != LCT_OK)
+        return;
+    it->has_layout = true;
+    if (lct_layout_bytes(&it->layout, &it->layout_bytes, NULL) != LCT_OK)
+        it->layout_bytes = 0; /* present but not sizable: unknown */
+}
+
+lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
+                             lct_error *err)
+{
+    memset(it, 0, sizeof *it);
+    lct_value v, array;
+    lct_status st;
+    if (present(rec->args, "keys", &v)) {
+        if ((st = lct_list_get(v, &array, NULL, err)) != LCT_OK)
+            return st;
+        call_layout(rec, it);
+        return lct_array_iter_init(array, &it->keys);
+    }
+    lct_iter args;
+    lct_value k;
+    if (lct_map_iter_init(rec->args, &args) != LCT_OK)
+        return LCT_OK; /* no args map: no keys */
+    while (lct_map_iter_next(&args, &k, &v) == 1) {
+        lct_str tag;
+        if (!lct_value_codec(v, &tag, NULL))
+            continue;
+        if (lct_str_eq(tag, "PrefetchTaskSpec")) {
+            lct_prefetch_task task;
+            if ((st = lct_prefetch_task_get(v, &task, err)) != LCT_OK)
+                return st;
+            it->from_task = true;
+            it->keys = (lct_iter){0}; /* empty: next() opens the first group */
+            return lct_array_iter_init(task.key_groups, &it->groups);
+        }
+        if (!lct_str_eq(tag, "PrefetchRequestSpec"))
+            continue;
+        if ((st = lct_prefetch_spec_get(v, &it->spec, err)) != LCT_OK)
+            return st;
+        it->from_spec = true;
+        return lct_array_iter_init(it->spec.keys, &it->keys);
+    }
+    return LCT_OK;
+}
+
+int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
+                      lct_error *err)
+{
+    lct_value v;
+    int rc = it->keys.end ? lct_array_iter_next(&it->keys, &v) : 0;
+    while (rc == 0 && it->from_task) { /* the next group's keys */
+        int g = next_group(it, err);
+        if (g <= 0)
+            return g;
+        it->index = 0;
+        rc = lct_array_iter_next(&it->keys, &v);
+    }
+    if (rc < 0)
+        return lct__fail(err, rc, 0, 0, "keys: the list is malformed");
+    if (rc == 0)
+        return 0;
+    it->index++;
+    lct_status st = lct_object_key_get(v, key, err);
+    if (st != LCT_OK)
+        return st;
+    uint64_t weight = it->layout_bytes;
+    lct_layout_desc layout;
+    if (it->from_spec &&
+        (lct_prefetch_spec_layout(&it->spec, key->object_group_id, &layout,
+                                  NULL) != LCT_OK ||
+         lct_layout_bytes(&layout, &weight, NULL) != LCT_OK))
+        weight = 0;
+    if (bytes)
+        *bytes = weight;
+    return 1;
+}

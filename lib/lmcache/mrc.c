@@ -1,0 +1,334 @@
+/*
+ * mrc.c - LRU miss-ratio curves from a key reference stream (lct_mrc):
+ * Mattson's stack distances for every capacity at once, in O(n log n),
+ * with one Fenwick tree over positions holding, at each key's latest
+ * position, 1 and the key's size; a map from ids to those positions; and
+ * SHARDS spatial sampling.  A read's distance in keys is the number of
+ * distinct keys used since its key's last reference (the live positions
+ * after it); in bytes, their sizes plus its own.
+ */
+#include "base/error_internal.h"
+#include "lmcache/refs_internal.h"
+#include "base/u64map_internal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lct_mrc {
+    lct_mrc_totals totals;
+    uint64_t *cum;       /* cum[d]: kept reads at key distance <= d */
+    uint64_t ncum;
+    uint64_t *bytes;     /* byte distances of re-reads (scaled), sorted */
+    uint64_t nbytes;
+    double scale;        /* 1 / sample rate */
+    double adjust;       /* SHARDS-adj: expected kept reads - kept reads */
+};
+
+/* Fenwick tree over positions 1..n: a count and a byte sum per node, in
+ * one struct so a step touches one cache line. */
+typedef struct node {
+    uint64_t count, bytes;
+} node;
+
+static void tree_add(node *t, uint64_t n, uint64_t pos, uint64_t count,
+                     uint64_t bytes)
+{
+    for (uint64_t i = pos + 1; i <= n; i += i & (~i + 1)) {
+        t[i].count += count; /* unsigned: adding 2^64-x subtracts x */
+        t[i].bytes += bytes;
+    }
+}
+
+static node tree_prefix(const node *t, uint64_t pos)
+{
+    node sum = {0, 0};
+    for (uint64_t i = pos + 1; i > 0; i -= i & (~i + 1)) {
+        sum.count += t[i].count;
+        sum.bytes += t[i].bytes;
+    }
+    return sum;
+}
+
+/* MARK: - sorting byte distances (LSD radix, 16 bits a pass) */
+
+static bool radix_sort(uint64_t *v, uint64_t n)
+{
+    uint64_t *tmp = reallocarray(NULL, n ? n : 1, sizeof *tmp);
+    size_t *count = calloc(65536, sizeof *count);
+    if (!tmp || !count) {
+        free(tmp);
+        free(count);
+        return false;
+    }
+    for (unsigned shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (uint64_t i = 0; i < n; i++)
+            count[(v[i] >> shift) & 0xffff]++;
+        size_t at = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = count[d];
+            count[d] = at;
+            at += c;
+        }
+        for (uint64_t i = 0; i < n; i++)
+            tmp[count[(v[i] >> shift) & 0xffff]++] = v[i];
+        memcpy(v, tmp, n * sizeof *v);
+    }
+    free(tmp);
+    free(count);
+    return true;
+}
+
+/* MARK: - computing */
+
+typedef struct pass {
+    lct_mrc *m;
+    node *tree;
+    uint64_t n;            /* kept references: the tree's size */
+    lct__u64map last;      /* id -> its latest position + 1 */
+    uint64_t *size_at;     /* size_at[pos]: what the key there weighs */
+    uint64_t live, live_bytes, pos;
+    uint64_t *hist;        /* hist[d]: re-reads at key distance d */
+    uint64_t nhist;
+    bool every;            /* every reference is a request, writes too */
+} pass;
+
+static bool count_distance(pass *p, uint64_t d)
+{
+    if (d >= p->nhist) {
+        uint64_t n = p->nhist ? p->nhist : 1024;
+        while (n <= d)
+            n *= 2;
+        uint64_t *grown = reallocarray(p->hist, n, sizeof *grown);
+        if (!grown)
+            return false;
+        memset(grown + p->nhist, 0, (n - p->nhist) * sizeof *grown);
+        p->hist = grown;
+        p->nhist = n;
+    }
+    p->hist[d]++;
+    return true;
+}
+
+/* One kept reference: its distances, then it becomes the most recent. */
+static bool step(pass *p, const lct__ref *r)
+{
+    lct_mrc *m = p->m;
+    bool request = p->every || r->is_read;
+    bool added;
+    lct__u64map_entry *e = lct__u64map_get(&p->last, r->obj_id, &added);
+    if (!e)
+        return false;
+    uint64_t last = added ? 0 : e->value - 1;
+    uint64_t old = added ? 0 : p->size_at[last];
+    /* A reference that does not say its size keeps the known one. */
+    uint64_t size = r->bytes ? r->bytes : old;
+    m->totals.bytes_unknown += r->bytes == 0;
+    if (r->bytes && (!m->totals.min_key_bytes ||
+                     r->bytes < m->totals.min_key_bytes))
+        m->totals.min_key_bytes = r->bytes;
+    if (r->bytes > m->totals.max_key_bytes)
+        m->totals.max_key_bytes = r->bytes;
+    if (!added) {
+        node before = tree_prefix(p->tree, last);
+        uint64_t d = p->live - before.count;
+        uint64_t others = p->live_bytes - before.bytes;
+        tree_add(p->tree, p->n, last, UINT64_MAX, ~old + 1);
+        p->live_bytes -= old;
+        if (request) {
+            double scaled = (double)others * m->scale + (double)size;
+            m->bytes[m->nbytes++] = scaled >= 1.8e19 ? UINT64_MAX
+                                                     : (uint64_t)scaled;
+            if (!count_distance(p, d))
+                return false;
+        }
+    } else {
+        p->live++;
+        m->totals.compulsory_misses += request;
+    }
+    tree_add(p->tree, p->n, p->pos, 1, size);
+    p->live_bytes += size;
+    p->size_at[p->pos] = size;
+    e->value = ++p->pos;
+    m->totals.reads += request;
+    m->totals.writes += !request;
+    return true;
+}
+
+static bool finish(pass *p)
+{
+    lct_mrc *m = p->m;
+    uint64_t n = p->nhist;
+    while (n > 0 && p->hist[n - 1] == 0)
+        n--;
+    m->ncum = n;
+    for (uint64_t d = 1; d < n; d++)
+        p->hist[d] += p->hist[d - 1];
+    m->cum = p->hist; /* now cumulative */
+    p->hist = NULL;
+    m->totals.distinct_keys = p->live;
+    m->totals.mean_key_bytes =
+        p->live ? (double)p->live_bytes / (double)p->live : 0;
+    uint64_t rereads = m->totals.reads - m->totals.compulsory_misses;
+    m->totals.infinite_hit_ratio =
+        m->totals.reads ? (double)rereads / (double)m->totals.reads : 0;
+    return radix_sort(m->bytes, m->nbytes);
+}
+
+/* Whether SHARDS keeps the key: its id, salted by the seed and mixed
+ * again (splitmix64's finalizer) so that each seed draws an independent
+ * sample, falls under the threshold.  Seed 0 takes the id as it is. */
+static bool sampled(uint64_t id, uint64_t seed, uint64_t threshold)
+{
+    if (seed) {
+        id ^= seed * 0x9e3779b97f4a7c15ull;
+        id = (id ^ (id >> 30)) * 0xbf58476d1ce4e5b9ull;
+        id = (id ^ (id >> 27)) * 0x94d049bb133111ebull;
+        id ^= id >> 31;
+    }
+    return id < threshold;
+}
+
+static uint64_t kept_count(const lct_refs *refs, const lct_mrc_options *o,
+                           uint64_t threshold, bool all, uint64_t *requests)
+{
+    uint64_t n = 0;
+    *requests = 0;
+    for (size_t i = 0; i < refs->n; i++) {
+        const lct__ref *r = lct__ref_at(refs, i);
+        n += all || sampled(r->obj_id, o->seed, threshold);
+        *requests += o->every_reference || r->is_read;
+    }
+    return n;
+}
+
+/* Hits over reads.  Sampled, with SHARDS-adj: the kept reads differ from
+ * rate x all reads when hot keys happen to be in (or out of) the sample,
+ * and the difference is counted as hits (or taken off) at distance 0.
+ * Clamped to [0, 1]. */
+static double adjusted(const lct_mrc *m, double hits)
+{
+    double reads = (double)m->totals.reads + m->adjust;
+    double ratio = reads > 0 ? (hits + m->adjust) / reads : 0;
+    return ratio < 0 ? 0 : ratio > 1 ? 1 : ratio;
+}
+
+lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
+                           lct_error *err)
+{
+    lct_mrc_options o = {.sample_rate = rate};
+    if (!(rate > 0)) /* 0 is "exact" for the options, not here */
+        o.sample_rate = -1;
+    return lct_mrc_compute_with(refs, &o, out, err);
+}
+
+lct_status lct_mrc_compute_with(const lct_refs *refs,
+                                const lct_mrc_options *o, lct_mrc **out,
+                                lct_error *err)
+{
+    if (out)
+        *out = NULL;
+    double rate = o && o->sample_rate == 0 ? 1 : o ? o->sample_rate : 0;
+    if (!refs || !out || !o || !(rate > 0 && rate <= 1))
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_mrc_compute: the sample rate must be in (0, 1]");
+    bool all = rate >= 1;
+    uint64_t threshold = all ? UINT64_MAX : (uint64_t)ldexp(rate, 64);
+    uint64_t all_requests;
+    pass p = {.n = kept_count(refs, o, threshold, all, &all_requests),
+              .every = o->every_reference};
+    p.m = calloc(1, sizeof *p.m);
+    p.tree = lct__big_calloc(p.n + 1, sizeof *p.tree);
+    p.size_at = lct__big_calloc(p.n ? p.n : 1, sizeof *p.size_at);
+    bool ok = p.m && p.tree && p.size_at &&
+              (p.m->bytes = lct__big_calloc(p.n ? p.n : 1, sizeof(uint64_t)));
+    if (ok) {
+        p.m->scale = 1 / rate;
+        p.m->totals.sample_rate = rate;
+        p.m->totals.every_reference = o->every_reference;
+        p.m->totals.seed = o->seed;
+        p.m->totals.references = refs->n;
+        p.m->totals.kept_references = p.n;
+    }
+    for (size_t i = 0; ok && i < refs->n; i++) {
+        if (i + 16 < refs->n)
+            lct__u64map_prefetch(&p.last, lct__ref_at(refs, i + 16)->obj_id);
+        const lct__ref *r = lct__ref_at(refs, i);
+        if (all || sampled(r->obj_id, o->seed, threshold))
+            ok = step(&p, r);
+    }
+    ok = ok && finish(&p);
+    if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */
+        p.m->adjust = (double)all_requests * rate - (double)p.m->totals.reads;
+        p.m->totals.adjustment = p.m->adjust;
+        p.m->totals.infinite_hit_ratio =
+            adjusted(p.m, p.m->ncum ? (double)p.m->cum[p.m->ncum - 1] : 0);
+    }
+    free(p.tree);
+    free(p.size_at);
+    free(p.hist);
+    lct__u64map_free(&p.last);
+    if (!ok) {
+        lct_mrc_free(p.m);
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "out of memory computing the miss-ratio curve");
+    }
+    *out = p.m;
+    return LCT_OK;
+}
+
+/* MARK: - reading the curves */
+
+void lct_mrc_totals_get(const lct_mrc *m, lct_mrc_totals *out)
+{
+    if (m)
+        *out = m->totals;
+    else
+        memset(out, 0, sizeof *out);
+}
+
+double lct_mrc_hit_ratio(const lct_mrc *m, uint64_t keys)
+{
+    if (!m || !m->totals.reads || !keys || !m->ncum)
+        return 0;
+    /* A read at distance d hits when d * scale < keys. */
+    double limit = ceil((double)keys / m->scale) - 1;
+    if (limit < 0)
+        return 0;
+    uint64_t d = limit >= (double)(m->ncum - 1) ? m->ncum - 1
+                                                : (uint64_t)limit;
+    return adjusted(m, (double)m->cum[d]);
+}
+
+double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
+{
+    if (!m || !m->totals.reads)
+        return 0;
+    uint64_t lo = 0, hi = m->nbytes; /* first distance above bytes */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (m->bytes[mid] <= bytes)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return adjusted(m, (double)lo);
+}
+
+uint64_t lct_mrc_max_distance(const lct_mrc *m)
+{
+    if (!m || !m->ncum)
+        return 0;
+    return (uint64_t)ceil((double)(m->ncum - 1) * m->scale);
+}
+
+void lct_mrc_free(lct_mrc *m)
+{
+    if (!m)
+        return;
+    free(m->cum);
+    free(m->bytes);
+    free(m);
+}

@@ -1,0 +1,223 @@
+/*
+ * msgpack_internal.h - the byte-level msgpack layer shared by lib/.
+ *
+ * Everything here works on a [p, end) range and never reads at or past end.
+ * Sizes and counts read from the data are compared with what remains
+ * (need <= end - p) before any pointer is formed from them.
+ */
+#ifndef LCT_MSGPACK_INTERNAL_H
+#define LCT_MSGPACK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/bytes_internal.h"
+#include "lct.h"
+
+/*
+ * The parsed first bytes of one value: its type, the size of the header
+ * (first byte plus any length/count bytes, or the whole scalar), and for
+ * str/bin/ext the payload length, for array/map the element/pair count.
+ */
+typedef struct lct__mp_head {
+    lct_type type;
+    uint32_t head;  /* bytes before the payload (whole value for scalars) */
+    uint32_t n;     /* payload bytes (str/bin/ext) or count (array/map) */
+    int8_t ext_type;
+} lct__mp_head;
+
+/*
+ * What each first byte means, so parsing a header is one table load and
+ * no branch ladder (MsgPuck's parser-hint idea): the type, the header
+ * size (first byte, length or count bytes, ext type byte; for scalars the
+ * whole value), how many bytes hold the length or count (0, 1, 2, 4), and
+ * for fix types and fixext the length or count itself.
+ */
+typedef struct lct__mp_hint {
+    uint8_t type;  /* lct_type; LCT_TYPE_INVALID for 0xc1 */
+    uint8_t head;
+    uint8_t len_bytes;
+    uint8_t fixed_n;
+} lct__mp_hint;
+
+extern const lct__mp_hint lct__mp_hints[256];
+
+/*
+ * Parse the header of the value at p.  Returns LCT_OK, or
+ * LCT_ERR_MALFORMED if the header is cut short or the byte is reserved.
+ * The payload is not checked against end; callers compare n with what is
+ * left after the header.
+ */
+static inline int lct__mp_head_parse(const unsigned char *p,
+                                     const unsigned char *end,
+                                     lct__mp_head *h)
+{
+    if (p >= end)
+        return LCT_ERR_MALFORMED;
+    const lct__mp_hint *t = &lct__mp_hints[p[0]];
+    if (t->type == LCT_TYPE_INVALID || t->head > (size_t)(end - p))
+        return LCT_ERR_MALFORMED;
+    h->type = (lct_type)t->type;
+    h->head = t->head;
+    h->ext_type = 0;
+    switch (t->len_bytes) {
+    case 0: h->n = t->fixed_n; break;
+    case 1: h->n = p[1]; break;
+    case 2: h->n = lct__be16(p + 1); break;
+    default: h->n = lct__be32(p + 1); break;
+    }
+    if (t->type == LCT_TYPE_EXT)
+        h->ext_type = (int8_t)p[t->head - 1];
+    return LCT_OK;
+}
+
+/* Walk modes, combinable. */
+enum {
+    LCT__WALK_SKIP = 0,          /* structure only */
+    LCT__WALK_UTF8 = 1u << 0,    /* every str must be valid UTF-8 */
+    LCT__WALK_TIMESTAMP = 1u << 1, /* ext -1 must be a valid timestamp */
+    LCT__WALK_STR_KEYS = 1u << 2,  /* top value: a map whose keys are str */
+    LCT__WALK_VALIDATE = LCT__WALK_UTF8 | LCT__WALK_TIMESTAMP
+};
+
+/*
+ * Step over one complete value starting at p, checking what mode asks.
+ * On LCT_OK, *out is the first byte after it.  On failure, *why (if not
+ * NULL) is a constant phrase for messages and *at (if not NULL) the byte
+ * the problem was found at.  No recursion: nesting is tracked in a fixed
+ * array of LCT_MAX_DEPTH counters.
+ */
+int lct__mp_walk(const unsigned char *p, const unsigned char *end,
+                 unsigned mode, const unsigned char **out, const char **why,
+                 const unsigned char **at);
+
+/* Whether [p, p+len) is UTF-8 as Python's strict decoder accepts it. */
+int lct__utf8_valid(const unsigned char *p, size_t len);
+
+/*
+ * Whether n bytes at p are all ASCII, the common case for trace strings,
+ * in a few word operations: one masked 8-byte load for short strings (when
+ * 8 bytes are readable before end), whole words plus one overlapping last
+ * word for longer ones.
+ */
+static inline bool lct__ascii_only(const unsigned char *p, size_t n,
+                              const unsigned char *end)
+{
+    const uint64_t high = UINT64_C(0x8080808080808080);
+    uint64_t w, acc = 0;
+    if (n >= 8) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            memcpy(&w, p + i, 8);
+            acc |= w;
+        }
+        memcpy(&w, p + n - 8, 8);
+        return ((acc | w) & high) == 0;
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if ((size_t)(end - p) >= 8) {
+        memcpy(&w, p, 8);
+        /* keep the low n bytes: the string's, on a little-endian load */
+        uint64_t mask = n ? (~UINT64_C(0) >> (64 - 8 * n)) : 0;
+        return (w & mask & high) == 0;
+    }
+#else
+    (void)end;
+#endif
+    for (size_t i = 0; i < n; i++)
+        acc |= p[i];
+    return (acc & 0x80) == 0;
+}
+
+/* UTF-8 validity with the ASCII fast path; end bounds the extra bytes the
+ * fast path may load (never past it). */
+static inline bool lct__str_valid(const unsigned char *p, size_t n,
+                                  const unsigned char *end)
+{
+    return lct__ascii_only(p, n, end) || lct__utf8_valid(p, n);
+}
+
+/*
+ * The codec's ObjectKey, the bulk of a real trace, always opens with the
+ * same 65 bytes but for one nibble and the hash:
+ *   82 a5 "__t__" a9 "ObjectKey" a1 "v" 8N aa "chunk_hash" c4 20 <32 bytes>
+ * (N >= 1 pairs in the payload map).  Matching them as one unit lets the
+ * walker step over eight tokens at once: its speed is bounded by the
+ * chain load header -> add length -> load next header, and a compare
+ * whose branch predicts well is off that chain.  Returns N, or 0 when the
+ * bytes differ (then the general path reads them token by token).
+ * p must have LCT__OBJECTKEY_PREFIX bytes.  The walker (msgpack.c) and
+ * the JSON writer (json.c) both use it.
+ */
+#define LCT__OBJECTKEY_PREFIX 65
+static inline unsigned lct__objectkey_pairs(const unsigned char *p)
+{
+    static const unsigned char want[33] = {
+        0x82, 0xa5, '_', '_', 't', '_', '_', 0xa9, 'O', 'b', 'j',
+        'e',  'c',  't', 'K', 'e', 'y', 0xa1, 'v', 0x80, 0xaa, 'c',
+        'h',  'u',  'n', 'k', '_', 'h', 'a', 's', 'h', 0xc4, 0x20};
+    /* byte 19 is the payload map's head: only its high nibble is fixed
+     * (the mask is laid out in bytes, so this holds on any endianness) */
+    static const unsigned char care[8] = {0xff, 0xff, 0xff, 0xf0,
+                                          0xff, 0xff, 0xff, 0xff};
+    uint64_t a[4], b[4], mask;
+    memcpy(a, p, 32);
+    memcpy(b, want, 32);
+    memcpy(&mask, care, 8);
+    uint64_t diff = (a[0] ^ b[0]) | (a[1] ^ b[1]) | ((a[2] ^ b[2]) & mask) |
+                    (a[3] ^ b[3]) | (uint64_t)(p[32] ^ want[32]);
+    unsigned pairs = p[19] & 0x0fu;
+    return diff == 0 ? pairs : 0;
+}
+
+/*
+ * The pairs the encoder writes after chunk_hash, in its usual form:
+ * "model_name" with a fixstr, "kv_rank" and then "object_group_id" with a
+ * positive fixint.  q is where they would start (p + the prefix); at most
+ * `most` pairs are read, each only when whole and inside [q, end).  The
+ * model name is not checked as UTF-8 here: the walker does that, the
+ * JSON writer prints what was validated before.
+ */
+typedef struct lct__objectkey_usual {
+    unsigned pairs; /* pairs read: 0 to 3, in the order above */
+    const unsigned char *model;
+    size_t model_len;
+    unsigned char rank, group;
+    const unsigned char *after; /* the first byte after them */
+} lct__objectkey_usual;
+
+static inline void lct__objectkey_usual_read(const unsigned char *q,
+                                             const unsigned char *end,
+                                             unsigned most,
+                                             lct__objectkey_usual *u)
+{
+    *u = (lct__objectkey_usual){.after = q};
+    if (most < 1 || (size_t)(end - q) < 12 ||
+        memcmp(q, "\xaamodel_name", 11) != 0 || (q[11] & 0xe0) != 0xa0 ||
+        (size_t)(q[11] & 0x1f) > (size_t)(end - q) - 12)
+        return;
+    u->model = q + 12;
+    u->model_len = q[11] & 0x1fu;
+    q = u->model + u->model_len;
+    u->pairs = 1;
+    u->after = q;
+    if (most < 2 || (size_t)(end - q) < 9 ||
+        memcmp(q, "\xa7kv_rank", 8) != 0 || q[8] >= 0x80)
+        return;
+    u->rank = q[8];
+    q += 9;
+    u->pairs = 2;
+    u->after = q;
+    if (most < 3 || (size_t)(end - q) < 17 ||
+        memcmp(q, "\xafobject_group_id", 16) != 0 || q[16] >= 0x80)
+        return;
+    u->group = q[16];
+    u->pairs = 3;
+    u->after = q + 17;
+}
+
+
+
+#endif

@@ -1,0 +1,227 @@
+/*
+ * source.c - choosing where a trace's bytes come from and releasing it:
+ * mmap for regular files, one heap buffer under LCT_NO_MMAP, and the
+ * streaming source (stream.c) for everything that cannot be mapped
+ * (pipes, FIFOs, terminals, devices, /proc files) or when LCT_STREAM asks.
+ *
+ * Mapped and read-whole inputs end in the same {data, size}, so framing
+ * and decoding never know which one they read.
+ */
+#include "base/error_internal.h"
+#include "read/source_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int read_whole(int fd, const char *name, lct__source *src,
+                      lct_error *err)
+{
+    unsigned char *buf = NULL;
+    size_t cap = 0, len = 0;
+    for (;;) {
+        if (len == cap) {
+            size_t grown = cap ? cap : 64 * 1024;
+            /* Double until a step would pass SIZE_MAX/2; reallocarray
+             * checks the multiplication for us. */
+            unsigned char *next = reallocarray(buf, grown, 2);
+            if (!next) {
+                free(buf);
+                return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, len,
+                                 "trace file '%s': out of memory after "
+                                 "reading %zu bytes",
+                                 name, len);
+            }
+            buf = next;
+            cap = grown * 2;
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = errno;
+            free(buf);
+            return lct__fail(err, LCT_ERR_SYS, e, len,
+                             "trace file '%s': read failed at offset %zu: %s",
+                             name, len, strerror(e));
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    if (len == 0) {
+        free(buf);
+        buf = NULL;
+    }
+    src->data = buf;
+    src->size = len;
+    src->kind = buf ? LCT__SOURCE_HEAP : LCT__SOURCE_NONE;
+    src->fd = -1;
+    return LCT_OK;
+}
+
+/* Map size bytes of fd read-only, advised for reading front to back. */
+static int map_file(int fd, size_t size, int extra_flags, const char *name,
+                    void **out, lct_error *err)
+{
+    void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE | extra_flags, fd, 0);
+    if (map == MAP_FAILED) {
+        int e = errno;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "trace file '%s': cannot map %zu bytes: %s", name,
+                         size, strerror(e));
+    }
+    /* Traces are read front to back; a failed hint costs nothing. */
+    (void)madvise(map, size, MADV_SEQUENTIAL);
+    *out = map;
+    return LCT_OK;
+}
+
+/* Keep our own copy of fd (the caller's stays theirs). */
+static int keep_fd(int fd, const char *name, lct__source_kind kind,
+                   bool seekable, lct__source *src, lct_error *err)
+{
+    src->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (src->fd < 0) {
+        int e = errno;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "trace file '%s': cannot keep it open: %s", name,
+                         strerror(e));
+    }
+    src->kind = kind;
+    src->seekable = kind == LCT__SOURCE_STREAM && seekable;
+    return LCT_OK;
+}
+
+int lct__source_from_fd(int fd, const char *name, unsigned flags,
+                        lct__source *src, lct_error *err)
+{
+    memset(src, 0, sizeof *src);
+    src->fd = -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "trace file '%s': cannot stat: %s", name,
+                         strerror(e));
+    }
+    if (S_ISDIR(st.st_mode))
+        return lct__fail(err, LCT_ERR_SYS, EISDIR, 0,
+                         "trace file '%s': %s", name, strerror(EISDIR));
+    /* A regular file whose size reads as 0 may still have bytes (/proc). */
+    bool sized = S_ISREG(st.st_mode) && st.st_size > 0;
+    if (flags & LCT_NO_MMAP)
+        return read_whole(fd, name, src, err);
+    if (!sized || (flags & LCT_STREAM)) {
+        /* A regular file's size is known up front (progress, stats); a
+         * pipe's is what has been read so far. */
+        src->size = sized ? (uint64_t)st.st_size : 0;
+        src->regular = S_ISREG(st.st_mode);
+        /* Not asked to stream: views must live until close, as a
+         * mapping's do, so nothing read is dropped. */
+        src->keep = !(flags & LCT_STREAM);
+        return keep_fd(fd, name, LCT__SOURCE_STREAM, sized, src, err);
+    }
+    if ((uint64_t)st.st_size > SIZE_MAX)
+        return lct__fail(err, LCT_ERR_SYS, EFBIG, 0,
+                         "trace file '%s': %s", name, strerror(EFBIG));
+
+    size_t size = (size_t)st.st_size;
+    void *map;
+    int rc = map_file(fd, size, (flags & LCT_POPULATE) ? MAP_POPULATE : 0,
+                      name, &map, err);
+    if (rc != LCT_OK)
+        return rc;
+    src->data = map;
+    src->size = size;
+    /* The descriptor stays for fstat: a mapping cannot tell a file that
+     * shrank from one that holds zeros (reader.c, lct__shrank_before). */
+    rc = keep_fd(fd, name, LCT__SOURCE_MMAP, true, src, err);
+    if (rc != LCT_OK)
+        lct__source_release(src);
+    return rc;
+}
+
+int lct__source_real_size(const lct__source *src, uint64_t *size)
+{
+    struct stat st;
+    if (src->fd < 0 || fstat(src->fd, &st) != 0)
+        return LCT_ERR_SYS;
+    *size = (uint64_t)st.st_size;
+    return LCT_OK;
+}
+
+void lct__source_forget_after(lct__source *src, uint64_t size)
+{
+    if (src->kind != LCT__SOURCE_MMAP || size >= src->size)
+        return;
+    /* Whole pages past the end fault (SIGBUS); the page holding the end
+     * already reads as zeros past it.  Zero pages in their place keep
+     * every old view readable, if meaningless (callers were told). */
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t from = (size + page - 1) / page * page;
+    if (from < src->size)
+        (void)mmap((void *)(src->data + from), (size_t)(src->size - from),
+                   PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+}
+
+int lct__source_remap(lct__source *src, const char *name, bool *changed,
+                      uint64_t *now_size, lct_error *err)
+{
+    *changed = false;
+    if (src->kind != LCT__SOURCE_MMAP || src->fd < 0)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "trace file '%s': only a mapped file opened with "
+                         "LCT_FOLLOW can be refreshed",
+                         name);
+    uint64_t now;
+    if (lct__source_real_size(src, &now) != LCT_OK) {
+        int e = errno;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "trace file '%s': cannot stat: %s", name,
+                         strerror(e));
+    }
+    *now_size = now;
+    if (now == src->size)
+        return LCT_OK;
+    if (now < src->size) {
+        lct__source_forget_after(src, now);
+        return lct__fail(err, LCT_ERR_CHANGED, 0, now,
+                         "trace file '%s': shrank from %" PRIu64
+                         " to %" PRIu64 " bytes while followed",
+                         name, src->size, now);
+    }
+    if (now > SIZE_MAX)
+        return lct__fail(err, LCT_ERR_SYS, EFBIG, 0, "trace file '%s': %s",
+                         name, strerror(EFBIG));
+    void *map;
+    int rc = map_file(src->fd, (size_t)now, 0, name, &map, err);
+    if (rc != LCT_OK)
+        return rc;
+    munmap((void *)src->data, (size_t)src->size);
+    src->data = map;
+    src->size = now;
+    *changed = true;
+    return LCT_OK;
+}
+
+void lct__source_release(lct__source *src)
+{
+    if (src->fd >= 0)
+        close(src->fd);
+    if (src->kind == LCT__SOURCE_MMAP)
+        munmap((void *)src->data, (size_t)src->size);
+    else if (src->kind == LCT__SOURCE_HEAP)
+        free((void *)src->data);
+    free(src->buf);
+    for (size_t i = 0; i < src->nretired; i++)
+        free(src->retired[i]);
+    free(src->retired);
+    memset(src, 0, sizeof *src);
+    src->fd = -1;
+}

@@ -1,0 +1,129 @@
+/*
+ * sqlite_internal.h - what the SQLite tables share (sqlite_tables.c): a
+ * table's files, each opened once per connection, with its warnings
+ * logged once and its row cache (sqlite_rows.c) built on demand; and the
+ * three modules, which sqlite.c registers.
+ */
+#ifndef LCT_SQLITE_INTERNAL_H
+#define LCT_SQLITE_INTERNAL_H
+
+#include <sqlite3ext.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/grow_internal.h"
+#include "lct_sqlite.h"
+
+/* One record in a file's row cache (sqlite_rows.c). */
+typedef struct lct__sqlrow {
+    uint64_t offset;
+    double t_mono, t_wall;
+    uint32_t qualname; /* into the file's qualnames */
+} lct__sqlrow;
+
+/* One trace file of a table. */
+typedef struct lct__sqlfile {
+    char *path;
+    const lct_sqlite_options *options;
+    lct_reader *map;       /* mapped reader: header, random access */
+    lct__sqlrow *rows;     /* every record, when indexed */
+    uint64_t nrows;
+    lct_str *qualnames;    /* the distinct qualnames, owned */
+    uint32_t nqualnames;
+    bool indexed;
+    /* What the mapping was made of: a file whose size, mtime, inode or
+     * device differ at the next query is mapped and indexed again. */
+    uint64_t id_size, id_ino, id_dev;
+    int64_t id_mtime_sec, id_mtime_nsec;
+    bool stale;            /* a cached row failed: map again when free */
+    uint64_t bounded_queries; /* queries that bounded idx, cache or not */
+    int users;             /* cursors reading map: no reopen meanwhile */
+    bool logged_any;       /* a warning was passed on already */
+    uint64_t logged_to;    /* the offset of the last one */
+    uint64_t rowid_base;   /* (file number << 40) */
+} lct__sqlfile;
+
+/* A table: a fixed list of files (CREATE VIRTUAL TABLE ... USING m(f,..)),
+ * or none for the table-valued function, whose files are opened as
+ * queries name them and kept for the connection. */
+typedef struct lct__sqltab {
+    sqlite3_vtab base;
+    lct_sqlite_options options;
+    bool fixed;
+    lct__sqlfile **files; /* each allocated once: readers log to it */
+    int nfiles;
+} lct__sqltab;
+
+#define LCT__ROWID_FILE_SHIFT 40
+
+/* The module's arguments (SQL string literals) as files; the error in
+ * *err (sqlite3_mprintf'd) on failure. */
+int lct__sqltab_init(lct__sqltab *tab, const lct_sqlite_options *options,
+                     int argc, const char *const *argv, char **err);
+void lct__sqltab_free(lct__sqltab *tab);
+/* The file at path for the table-valued function (opened once), or NULL
+ * with tab->base.zErrMsg set. */
+lct__sqlfile *lct__sqltab_file(lct__sqltab *tab, const char *path);
+/* Open f->map if it is not open (or again if the file's size, mtime,
+ * inode or device changed, or a cached row failed); false with the
+ * message in tab->base.zErrMsg. */
+bool lct__sqlfile_map(lct__sqltab *tab, lct__sqlfile *f);
+/* Build the row cache of f, mapped first (sqlite_rows.c); false with
+ * the message set. */
+bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f);
+/* Forget f's row cache (sqlite_tables.c). */
+void lct__sqlfile_unindex(lct__sqlfile *f);
+/* The log every reader of f gets: passes each warning on once. */
+void lct__sqlfile_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                      uint64_t offset, const char *message);
+/* The file number i of a query: the table's, or the table-valued
+ * function's one file (`one`); NULL past the last. */
+lct__sqlfile *lct__sqltab_query_file(const lct__sqltab *tab,
+                                     lct__sqlfile *one, int i);
+
+/* xBestIndex's part for the hidden `path` column (column path_col) of a
+ * table-valued function: an equality becomes argument 1 and idxNum 1;
+ * one SQLite cannot use yet is SQLITE_CONSTRAINT, so it plans another
+ * order.  A table over fixed files ignores it. */
+int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
+                           int path_col);
+
+/* A str view as an SQL text result (copied). */
+void lct__sqlresult_str(sqlite3_context *ctx, lct_str s);
+
+/* Every table's xOpen: a zeroed cursor of `size` bytes whose first
+ * member is its sqlite3_vtab_cursor. */
+int lct__sqlcursor_new(size_t size, sqlite3_vtab_cursor **out);
+
+/* A text buffer reused from row to row for rendered JSON. */
+typedef lct__grow lct__sqltext;
+
+/* Render v as JSON into t (emptied first): lct_value_write_json's status. */
+lct_status lct__sqltext_json(lct__sqltext *t, lct_value v);
+void lct__sqltext_free(lct__sqltext *t);
+
+/* Replace the table's error message. */
+void lct__sqltab_error(lct__sqltab *tab, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Declare the table's schema and make its files (the module's
+ * arguments); the xConnect/xCreate of every table. */
+int lct__sqltab_connect(sqlite3 *db, void *aux, int argc,
+                        const char *const *argv, sqlite3_vtab **out,
+                        char **err, const char *schema);
+int lct__sqltab_disconnect(sqlite3_vtab *vtab);
+
+extern const sqlite3_module lct__header_module;
+extern const sqlite3_module lct__records_module;
+/* lct_records' connect and disconnect (in sqlite.c, beside lct_header's,
+ * which they share). */
+int lct__records_connect(sqlite3 *db, void *aux, int argc,
+                         const char *const *argv, sqlite3_vtab **out,
+                         char **err);
+int lct__records_disconnect(sqlite3_vtab *vtab);
+
+extern const sqlite3_module lct__keys_module;
+int lct__keys_connect(sqlite3 *db, void *aux, int argc,
+                      const char *const *argv, sqlite3_vtab **out, char **err);
+
+#endif

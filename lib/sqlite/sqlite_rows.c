@@ -1,0 +1,218 @@
+/*
+ * sqlite_rows.c - a file's row cache for the SQLite modules: one parallel
+ * validating pass (lct_scan_file) that keeps, for every record the
+ * reference reader yields, its offset, times and qualname (interned: a
+ * trace has few).  With it, idx bounds jump straight to a record, and
+ * queries that do not read args are answered without reading the file
+ * again.  32 bytes a record, plus each distinct qualname once.
+ */
+#include "sqlite/sqlite_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/tree.h>
+
+/* MARK: - interning qualnames */
+
+typedef struct name_node {
+    RB_ENTRY(name_node) link;
+    lct_str name; /* an owned copy */
+    uint32_t id;
+} name_node;
+
+static int name_cmp(const name_node *a, const name_node *b)
+{
+    return lct_str_cmp(a->name, b->name);
+}
+
+/* Not static: the tree macros' static form defines functions this file
+ * does not use, which the warnings refuse.  The prefix keeps the names
+ * the library's own. */
+RB_HEAD(lct__sqlnames, name_node);
+RB_PROTOTYPE(lct__sqlnames, name_node, link, name_cmp)
+RB_GENERATE(lct__sqlnames, name_node, link, name_cmp)
+
+typedef struct names {
+    struct lct__sqlnames tree;
+    name_node **by_id;
+    uint32_t n, cap;
+} names;
+
+/* The id of s, added when new; UINT32_MAX when memory ran out. */
+static uint32_t intern(names *t, lct_str s)
+{
+    name_node key = {.name = s};
+    name_node *found = RB_FIND(lct__sqlnames, &t->tree, &key);
+    if (found)
+        return found->id;
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 16;
+        name_node **grown = reallocarray(t->by_id, cap, sizeof *grown);
+        if (!grown || cap < t->cap)
+            return UINT32_MAX;
+        t->by_id = grown;
+        t->cap = cap;
+    }
+    name_node *node = calloc(1, sizeof *node);
+    char *copy = malloc(s.len ? s.len : 1);
+    if (!node || !copy) {
+        free(node);
+        free(copy);
+        return UINT32_MAX;
+    }
+    memcpy(copy, s.ptr, s.len);
+    node->name = (lct_str){copy, s.len};
+    node->id = t->n;
+    t->by_id[t->n++] = node;
+    RB_INSERT(lct__sqlnames, &t->tree, node);
+    return node->id;
+}
+
+static void names_free(names *t)
+{
+    for (uint32_t i = 0; i < t->n; i++) {
+        free((char *)t->by_id[i]->name.ptr);
+        free(t->by_id[i]);
+    }
+    free(t->by_id);
+    memset(t, 0, sizeof *t);
+}
+
+/* MARK: - one thread's rows */
+
+typedef struct lane {
+    lct__sqlrow *rows;
+    size_t n, cap;
+    names names;
+    bool failed;
+} lane;
+
+static int lane_record(void *state, const lct_record *rec)
+{
+    lane *l = state;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 4096;
+        lct__sqlrow *grown = reallocarray(l->rows, cap, sizeof *grown);
+        if (!grown) {
+            l->failed = true;
+            return 1;
+        }
+        l->rows = grown;
+        l->cap = cap;
+    }
+    uint32_t id = intern(&l->names, rec->qualname);
+    if (id == UINT32_MAX) {
+        l->failed = true;
+        return 1;
+    }
+    l->rows[l->n++] = (lct__sqlrow){rec->offset, rec->t_mono, rec->t_wall,
+                                    id};
+    return 0;
+}
+
+static void lane_reset(void *state)
+{
+    lane *l = state;
+    free(l->rows);
+    names_free(&l->names);
+    memset(l, 0, sizeof *l);
+}
+
+/* Thread t's rows after the rows before it, with its name ids made the
+ * file's. */
+static bool join(lct__sqlfile *f, names *all, lane *l, size_t at)
+{
+    uint32_t *id = reallocarray(NULL, l->names.n ? l->names.n : 1,
+                                sizeof *id);
+    bool ok = id != NULL;
+    for (uint32_t j = 0; ok && j < l->names.n; j++)
+        ok = (id[j] = intern(all, l->names.by_id[j]->name)) != UINT32_MAX;
+    for (size_t i = 0; ok && i < l->n; i++) {
+        f->rows[at + i] = l->rows[i];
+        f->rows[at + i].qualname = id[l->rows[i].qualname];
+    }
+    free(id);
+    return ok;
+}
+
+/* Keep the file's names: the strings move to f, the tree goes. */
+static bool keep_names(lct__sqlfile *f, names *all)
+{
+    f->qualnames = reallocarray(NULL, all->n ? all->n : 1, sizeof(lct_str));
+    if (!f->qualnames)
+        return false;
+    for (uint32_t i = 0; i < all->n; i++) {
+        f->qualnames[i] = all->by_id[i]->name;
+        all->by_id[i]->name.ptr = NULL; /* names_free frees NULL */
+    }
+    f->nqualnames = all->n;
+    return true;
+}
+
+static bool join_all(lct__sqlfile *f, lane *lanes, unsigned n, uint64_t total)
+{
+    names all = {0};
+    RB_INIT(&all.tree);
+    bool ok = (f->rows = reallocarray(NULL, total ? total : 1,
+                                      sizeof *f->rows)) != NULL;
+    size_t at = 0;
+    for (unsigned t = 0; ok && t < n; t++) {
+        ok = join(f, &all, &lanes[t], at);
+        at += lanes[t].n;
+    }
+    ok = ok && keep_names(f, &all);
+    names_free(&all);
+    if (!ok) {
+        free(f->rows);
+        f->rows = NULL;
+        return false;
+    }
+    f->nrows = total;
+    return true;
+}
+
+bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
+{
+    if (f->indexed)
+        return true;
+    lct_scan scan = {0, lane_record, NULL, NULL, lane_reset};
+    unsigned n = lct_scan_threads(&scan, NULL);
+    lane *lanes = calloc(n, sizeof *lanes);
+    void **states = calloc(n, sizeof *states);
+    bool ok = lanes && states;
+    for (unsigned t = 0; ok && t < n; t++) {
+        RB_INIT(&lanes[t].names.tree);
+        states[t] = &lanes[t];
+    }
+    scan.states = states;
+    lct_error err = {0};
+    lct_stats st;
+    /* Read for the pass with pread (a streamed reader): over the mapping
+     * every page would pay its first touch, twice the time. */
+    lct_reader *pass = NULL;
+    ok = ok && lct_open(f->path, LCT_STREAM | f->options->open_flags, &pass,
+                        &err) == LCT_OK;
+    if (ok)
+        lct_reader_set_log(pass, lct__sqlfile_log, f);
+    ok = ok && lct_scan_file(pass, &scan, &st, &err) == LCT_OK;
+    lct_close(pass);
+    uint64_t total = 0;
+    for (unsigned t = 0; ok && t < n; t++) {
+        ok = !lanes[t].failed;
+        total += lanes[t].n;
+    }
+    f->indexed = ok && total == st.records && join_all(f, lanes, n, total);
+    /* Records appended since the mapping was made are not in it. */
+    uint64_t mapped = lct_reader_data(f->map).len;
+    while (f->indexed && f->nrows > 0 &&
+           f->rows[f->nrows - 1].offset >= mapped)
+        f->nrows--;
+    if (!f->indexed)
+        lct__sqltab_error(tab, "%s", err.code ? err.message
+                                              : "out of memory indexing");
+    for (unsigned t = 0; lanes && t < n; t++)
+        lane_reset(&lanes[t]);
+    free(lanes);
+    free(states);
+    return f->indexed;
+}
