@@ -1,5 +1,5 @@
 /*
- * shards-error.c - how far SHARDS curves land from the exact LRU curve,
+ * shards-error-one.c - how far SHARDS curves land from the exact LRU curve,
  * estimator by estimator: the mean absolute error of the hit ratio at the
  * capacities lct mrc prints for a sample (ceil(1/R), then x sqrt 2 up to
  * past the exact curve's largest distance), for
