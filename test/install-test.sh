@@ -13,12 +13,15 @@ prefix=$(sed -n 's/^prefix=//p' "$build/lct.pc")
 # The installed lct.pc, pointed at where DESTDIR put it; libbsd's own .pc
 # is found where the system keeps it.
 mkdir -p "$root/pc"
-sed "s|^prefix=.*|prefix=$root$prefix|" "$root$prefix/lib/pkgconfig/lct.pc" \
-    > "$root/pc/lct.pc"
+for pc in lct lct_sqlite; do
+    sed "s|^prefix=.*|prefix=$root$prefix|" \
+        "$root$prefix/lib/pkgconfig/$pc.pc" > "$root/pc/$pc.pc"
+done
 export PKG_CONFIG_PATH="$root/pc"
 
 for f in bin/lct include/lct.h include/lct_sqlite.h lib/liblct.a \
          lib/liblct_sqlite.a lib/liblct/lct_sqlite.so lib/pkgconfig/lct.pc \
+         lib/pkgconfig/lct_sqlite.pc \
          share/man/man1/lct.1 share/man/man3/lct.3; do
     [ -f "$root$prefix/$f" ] || { echo "install-test: $f not installed"; exit 1; }
 done
@@ -30,6 +33,34 @@ out=$("$root/count" "$src/examples/sample.lct")
 grep -q "3000  records (0 skipped)" <<<"$out" || {
     echo "install-test: unexpected output:"; echo "$out"; exit 1; }
 "$root$prefix/bin/lct" --version >/dev/null
+
+# A program using the SQL tables links through lct_sqlite.pc alone (it
+# pulls in lct and sqlite3, in the order a static link needs).
+cat > "$root/sql.c" <<'C'
+#include <lct_sqlite.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    if (argc != 2 || sqlite3_open(":memory:", &db) != SQLITE_OK ||
+        lct_sqlite_register(db, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM lct_records(?)", -1,
+                           &st, NULL) != SQLITE_OK)
+        return 1;
+    sqlite3_bind_text(st, 1, argv[1], -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW)
+        return 1;
+    printf("%lld\n", (long long)sqlite3_column_int64(st, 0));
+    sqlite3_finalize(st);
+    return sqlite3_close(db) != SQLITE_OK;
+}
+C
+flags=$(pkg-config --static --cflags --libs lct_sqlite)
+echo "install-test: cc sql.c $flags"
+cc -std=c11 -Wall -Wextra -Werror "$root/sql.c" -o "$root/sql" $flags
+n=$("$root/sql" "$src/examples/sample.lct")
+[ "$n" = 3000 ] || { echo "install-test: lct_sqlite program gave '$n'"; exit 1; }
 
 # The installed extension loads in the sqlite3 shell (not in the
 # sanitizer build, whose extension needs the sanitizer runtime preloaded).
