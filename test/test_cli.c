@@ -66,6 +66,18 @@ static jv *expectation(const char *name)
     return v;
 }
 
+/* The exit status of a command that read a fixture the reference opens:
+ * 3 when it skipped frames or its tail is cut, else 0 (one rule for every
+ * command). */
+static int damaged_status(const jv *want)
+{
+    const jv *truncated = json_get(want, "truncated");
+    return json_get(want, "skipped")->u > 0 ||
+                   (truncated && truncated->t == J_BOOL && truncated->b)
+               ? 3
+               : 0;
+}
+
 static const char *fixtures[] = {
     "bad_magic",   "clean",           "empty",
     "events",      "format_v2",       "header_only",
@@ -133,7 +145,8 @@ Test(cli, dump_matches_every_fixture)
                       r.err);
             cr_expect_eq(r.outlen, 0);
         } else {
-            cr_expect_eq(r.status, 0, "%s: exit %d", fixtures[f], r.status);
+            cr_expect_eq(r.status, damaged_status(want), "%s: exit %d",
+                         fixtures[f], r.status);
             const jv *records = json_get(want, "records");
             static char *lines[4096];
             size_t n = lines_of(r.out, lines, 4096);
@@ -523,7 +536,7 @@ Test(cli, info_is_the_reference_text_on_every_fixture)
             cr_expect_eq(r.status, 1, "%s", fixtures[f]);
         } else {
             char *text = expected_info(path, want);
-            cr_expect_eq(r.status, 0, "%s", fixtures[f]);
+            cr_expect_eq(r.status, damaged_status(want), "%s", fixtures[f]);
             cr_expect_str_eq(r.out, text, "%s: got\n%s\nwant\n%s", fixtures[f],
                              r.out, text);
             free(text);

@@ -340,6 +340,8 @@ int cmd_dump(int argc, char **argv)
     lct_reader_stats(r, &st);
     if (st.shrank) /* said by the log, in the library's words */
         rc = EXIT_REFUSED;
+    else if (r && !o.at && rc == EXIT_OK)
+        rc = tool_exit_for(&st);
     tool_finish_stdout();
     lct_close(r);
     if (rc != EXIT_REFUSED && !tool_interrupted && !a.quiet)

@@ -214,5 +214,5 @@ int cmd_info(int argc, char **argv)
     tool_tally_free(&t);
     events_free(&ev);
     lct_close(r);
-    return ok ? EXIT_OK : EXIT_REFUSED;
+    return ok ? tool_exit_for(&st) : EXIT_REFUSED;
 }

@@ -359,5 +359,5 @@ int cmd_stat(int argc, char **argv)
     lct_close(r);
     free(filter.qualnames.text);
     free(filter.qualnames.hits);
-    return ok ? EXIT_OK : EXIT_REFUSED;
+    return ok ? tool_exit_for(&v.st) : EXIT_REFUSED;
 }

@@ -28,8 +28,10 @@ static void usage(FILE *f)
             "  gen    write a realistic synthetic storage-level trace\n"
             "\n"
             "Run 'lct COMMAND --help' for a command's options; see lct(1).\n"
-            "exit status: 0 ok, 1 unreadable or refused file, 2 usage error,\n"
-            "3 damaged file (check).\n");
+            "exit status, for every command that reads a trace: the answer is\n"
+            "printed, and the status says whether the file was whole: 0 ok,\n"
+            "3 frames skipped or the tail cut (the rest was read), 1 unreadable,\n"
+            "refused, or shrank while read; 2 usage error.\n");
 }
 
 int main(int argc, char **argv)

@@ -38,6 +38,13 @@ void tool_log_quiet(void *ctx, const lct_reader *r, lct_warning_kind kind,
 
 uint64_t tool_max_stream_frame;
 
+int tool_exit_for(const lct_stats *st)
+{
+    if (st->shrank)
+        return EXIT_REFUSED;
+    return st->skipped || st->truncated ? EXIT_DAMAGED : EXIT_OK;
+}
+
 const char *tool_input_name(const char *path)
 {
     return strcmp(path, "-") == 0 ? "<stdin>" : path;

@@ -45,6 +45,12 @@ const char *tool_input_name(const char *path);
 lct_status tool_open_raw(const char *path, unsigned flags, lct_reader **r,
                          lct_error *err);
 
+/* The one rule for a command that read a trace (lct --help, lct(1)): the
+ * answer is printed, and the status says whether the file was whole: 0,
+ * 3 when frames were skipped or the tail cut, 1 when it shrank while
+ * read. */
+int tool_exit_for(const lct_stats *st);
+
 /* Open PATH ("-" for stdin); on failure print the message and return NULL. */
 lct_reader *tool_open(const char *path, unsigned flags, bool quiet);
 
