@@ -891,9 +891,10 @@ Test(cli, progress_only_on_a_terminal)
     cr_expect_null(memchr(r.err, '\r', r.errlen), "stderr: %s", r.err);
     run_free(&r);
 
-    /* On a terminal (script(1) gives it a pty): progress, then erased. */
+    /* stderr on a terminal (script(1) gives it a pty), the report
+     * elsewhere: progress, then erased. */
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s check %s", LCT_TOOL, path);
+    snprintf(cmd, sizeof cmd, "%s check %s > /dev/null", LCT_TOOL, path);
     char out_path[] = "/tmp/lct-cli-tty-XXXXXX";
     int out_fd = mkstemp(out_path);
     pid_t pid = fork();
@@ -911,7 +912,8 @@ Test(cli, progress_only_on_a_terminal)
         cr_skip_test("script(1) is not available");
     size_t len;
     char *out = read_whole_file(out_path, &len);
-    cr_expect(strstr(out, "\rlct: ") != NULL, "no progress line: %s", out);
+    cr_expect(strstr(out, "\rlct check: ") != NULL, "no progress line: %s",
+              out);
     cr_expect(strstr(out, "% ") != NULL);
     cr_expect(strstr(out, "\r\033[K") != NULL, "progress not erased");
     free(out);
@@ -1953,4 +1955,57 @@ Test(cli, keys_of_newer_and_unknown_carriers)
     run_free(&t);
     unlink(path);
     free(path);
+}
+
+/* Progress goes where it cannot land in the output: with stdout and
+ * stderr on one terminal it printed "lct:   0% of 281MB{"idx":0,...".
+ * Now: only when stderr is a terminal and stdout is not that terminal,
+ * naming the command, in MiB, and never under -q.  Run under script(1),
+ * which gives the command a pty; LCT_PROGRESS_BYTES=1 makes the sample
+ * large enough to show it. */
+Test(cli, progress_never_lands_in_the_output)
+{
+    char out[] = "/tmp/lct-progress-XXXXXX";
+    int fd = mkstemp(out);
+    cr_assert(fd >= 0);
+    close(fd);
+    char cmd[4096];
+    /* Both on the terminal: no progress at all. */
+    snprintf(cmd, sizeof cmd,
+             "LCT_PROGRESS_BYTES=1 %s dump --fields idx %s", LCT_TOOL,
+             LCT_SAMPLE);
+    const char *const both[] = {"/usr/bin/script", "-qec", cmd, "/dev/null",
+                                NULL};
+    run r = run_argv(NULL, both);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "{\"idx\":2999}"), "the output is there");
+    cr_expect_null(strstr(r.out, "% of"), "progress in the output");
+    run_free(&r);
+    /* stdout to a file, stderr the terminal: progress, named, in MiB. */
+    const char *cmds[] = {"dump --fields idx", "keys", "keys -q", "info -q"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        snprintf(cmd, sizeof cmd, "LCT_PROGRESS_BYTES=1 %s %s %s > %s",
+                 LCT_TOOL, cmds[i], LCT_SAMPLE, out);
+        const char *const split[] = {"/usr/bin/script", "-qec", cmd,
+                                     "/dev/null", NULL};
+        r = run_argv(NULL, split);
+        cr_expect_eq(r.status, 0, "%s: %s", cmds[i], r.err);
+        bool quiet = strstr(cmds[i], "-q") != NULL;
+        char name[64];
+        snprintf(name, sizeof name, "lct %.*s: ",
+                 (int)strcspn(cmds[i], " "), cmds[i]);
+        if (quiet)
+            cr_expect_null(strstr(r.out, "% of"), "%s showed progress",
+                           cmds[i]);
+        else
+            cr_expect(strstr(r.out, name) && strstr(r.out, "% of 1.9 MiB"),
+                      "%s: %s", cmds[i], r.out);
+        size_t len;
+        char *text = read_whole_file(out, &len);
+        cr_expect_null(strstr(text, "% of"), "%s: progress in the file",
+                       cmds[i]);
+        free(text);
+        run_free(&r);
+    }
+    unlink(out);
 }

@@ -120,7 +120,7 @@ static size_t long_options(const tool_cmd *cmd, struct option *into)
 static bool take_shared(const tool_cmd *cmd, int c, tool_args *out)
 {
     if (c == 'q' && (cmd->shared & TOOL_Q))
-        out->quiet = true;
+        out->quiet = tool_quiet = true;
     else if (c == 'j' && (cmd->shared & TOOL_J))
         out->jobs = tool_parse_jobs(cmd->name, optarg);
     else if (c == TOOL_OPT_JSON_VAL)
@@ -142,6 +142,7 @@ void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
                      tool_args *out)
 {
     memset(out, 0, sizeof *out);
+    tool_cmd_name = cmd->name;
     size_t own = 0;
     for (const struct option *o = cmd->own; o && o->name; o++)
         own++;

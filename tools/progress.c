@@ -1,16 +1,43 @@
 /*
- * progress.c - progress on stderr for long reads: only on a terminal,
- * only for large inputs, a few times a second, erased at the end.
+ * progress.c - progress on stderr for long reads: only where it cannot
+ * land in the output (stderr a terminal, stdout not that terminal), only
+ * for large inputs, never under -q, a few times a second, erased at the
+ * end.
  */
 #include "tool.h"
 
-#include <libutil.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+const char *tool_cmd_name = "";
+bool tool_quiet;
 
 /* MARK: progress */
 
 #define PROGRESS_MIN_BYTES (256ull << 20)
+
+/* Inputs at least this large show progress: 256 MiB, or what
+ * LCT_PROGRESS_BYTES says (the tests' way to see it on small files). */
+static uint64_t progress_min_bytes(void)
+{
+    const char *env = getenv("LCT_PROGRESS_BYTES");
+    return env && *env ? strtoull(env, NULL, 10) : PROGRESS_MIN_BYTES;
+}
+
+/* stderr is a terminal and stdout is not that same terminal: a progress
+ * line there cannot land inside the output. */
+static bool progress_cannot_mix(void)
+{
+    if (!isatty(STDERR_FILENO))
+        return false;
+    struct stat out, err;
+    if (fstat(STDOUT_FILENO, &out) != 0 || fstat(STDERR_FILENO, &err) != 0)
+        return false;
+    return !(out.st_dev == err.st_dev && out.st_ino == err.st_ino) &&
+           !(S_ISCHR(out.st_mode) && out.st_rdev == err.st_rdev);
+}
 
 static double now(void)
 {
@@ -23,8 +50,9 @@ void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet)
 {
     lct_stats st;
     lct_reader_stats(r, &st);
-    p->active = !quiet && st.file_size > PROGRESS_MIN_BYTES &&
-                isatty(STDERR_FILENO);
+    p->active = !quiet && !tool_quiet &&
+                st.file_size >= progress_min_bytes() &&
+                progress_cannot_mix();
     p->total = st.file_size;
     p->next_check = 0;
     p->last_shown = 0;
@@ -41,11 +69,15 @@ void tool_progress_fraction(tool_progress *p, double fraction)
     if (t - p->last_shown < 0.25)
         return;
     p->last_shown = t;
-    char total[8];
-    humanize_number(total, sizeof total, (int64_t)p->total, "B", HN_AUTOSCALE,
-                    HN_DECIMAL | HN_NOSPACE);
-    fprintf(stderr, "\r%s: %3d%% of %s", tool_name, (int)(100.0 * fraction),
-            total);
+    double size = (double)p->total;
+    const char *unit = "MiB";
+    size /= 1048576.0;
+    if (size >= 1024) {
+        size /= 1024;
+        unit = "GiB";
+    }
+    fprintf(stderr, "\r%s %s: %3d%% of %.1f %s", tool_name, tool_cmd_name,
+            (int)(100.0 * fraction), size, unit);
     fflush(stderr);
 }
 

@@ -24,6 +24,8 @@ enum {
 };
 
 extern const char *tool_name; /* "lct" */
+extern const char *tool_cmd_name; /* the command running, e.g. "dump" */
+extern bool tool_quiet;           /* -q was given: no progress anywhere */
 
 /* The reader warnings the tool prints: lct_log_stderr's, except a shrink,
  * which is an error (exit 1): "lct: PATH: MESSAGE".  tool_log_quiet (-q)
