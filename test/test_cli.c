@@ -1459,8 +1459,8 @@ Test(cli, dump_follow_waits_for_a_missing_file_and_from_end, .timeout = 60)
         int out[2];
         cr_assert_eq(pipe(out), 0);
         const char *args[] = {LCT_TOOL, "dump", "-f", "-q",
-                              from_end ? "--from-end" : "--header", path,
-                              NULL};
+                              from_end ? "--from-end" : "--header",
+                              "--fields", "idx", path, NULL};
         pid_t pid = spawn_lct(-1, out[1], -1, (const int[]){out[0], -1},
                               args);
         close(out[1]);
@@ -1478,6 +1478,12 @@ Test(cli, dump_follow_waits_for_a_missing_file_and_from_end, .timeout = 60)
         int want = from_end ? 5 : 6; /* 5 appended; or header + 5 */
         cr_expect_eq(read_lines(out[0], text, sizeof text, want), want,
                      "round %d", from_end);
+        /* Numbered as a plain dump numbers them: 5 to 9 after the five
+         * that were there (it printed 0 to 4). */
+        if (from_end)
+            cr_expect(strncmp(text, "{\"idx\":5}\n", 10) == 0 &&
+                          strstr(text, "{\"idx\":9}\n"),
+                      "%s", text);
         kill(pid, SIGINT);
         int ws;
         waitpid(pid, &ws, 0);

@@ -228,7 +228,11 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
     tool_progress_start(&progress, r, quiet || o->follow);
     lct_record rec;
     long long printed = 0;
-    uint64_t idx = 0; /* record number, wanted or not */
+    /* Record number, wanted or not, counting those already passed
+     * (--from-end): the number a plain dump gives the same record. */
+    lct_stats before;
+    lct_reader_stats(r, &before);
+    uint64_t idx = before.records;
     int rc = EXIT_OK;
     line out = {NULL, 0, 0};
     for (; (o->limit < 0 || printed < o->limit) && !tool_interrupted; idx++) {
