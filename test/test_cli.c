@@ -2015,3 +2015,45 @@ Test(cli, progress_never_lands_in_the_output)
     }
     unlink(out);
 }
+
+/* dump --at: options that choose among records are refused, not ignored;
+ * --fields is honoured (idx as a plain dump numbers it); an offset that
+ * holds no record frame is said for what it is. */
+Test(cli, dump_at_refuses_honours_and_says_what_is_there)
+{
+    static const char *const refused[][3] = {
+        {"-n", "3", "-n"},         {"--range", "1:2", "--range"},
+        {"--since", "1", "--since"}, {"--until", "1", "--until"},
+        {"--qualname", "x", "--qualname"}, {"-f", NULL, "--follow"}};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        run t = refused[i][1]
+                    ? run_lct(NULL, "dump", "--at", "1679", refused[i][0],
+                              refused[i][1], LCT_SAMPLE, NULL)
+                    : run_lct(NULL, "dump", "--at", "1679", refused[i][0],
+                              LCT_SAMPLE, NULL);
+        cr_expect_eq(t.status, 2, "%s", refused[i][0]);
+        char want[64];
+        snprintf(want, sizeof want, "--at and %s", refused[i][2]);
+        cr_expect(strstr(t.err, want), "%s", t.err);
+        cr_expect_eq(t.outlen, 0);
+        run_free(&t);
+    }
+    run t = run_lct(NULL, "dump", "--at", "1679", "--fields",
+                    "idx,offset,t_mono", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    cr_expect_str_eq(t.out, "{\"idx\":2,\"offset\":1679,\"t_mono\":0.00287}\n");
+    run_free(&t);
+    t = run_lct(NULL, "dump", "--at", "0", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 1);
+    cr_expect(strstr(t.err, "offset 0 is the header frame"), "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "dump", "--at", "7", LCT_SAMPLE, NULL);
+    cr_expect(strstr(t.err, "offset 7 is inside the header frame"), "%s",
+              t.err);
+    run_free(&t);
+    t = run_lct(NULL, "dump", "--at", "99999999", LCT_SAMPLE, NULL);
+    cr_expect(strstr(t.err, "offset 99999999 is past the end of the file "
+                            "(1963217 bytes)"),
+              "%s", t.err);
+    run_free(&t);
+}

@@ -221,6 +221,23 @@ static int print_record(lct_reader *r, const dump_opts *o,
     return rc;
 }
 
+/* --at prints the one frame at an offset: options that choose among
+ * records mean nothing with it, and are refused rather than ignored. */
+static void at_alone(const dump_opts *o)
+{
+    const char *other = !o->at                       ? NULL
+                        : o->limit >= 0              ? "-n"
+                        : o->ranged                  ? "--range"
+                        : o->window.since.set        ? "--since"
+                        : o->window.until.set        ? "--until"
+                        : o->follow                  ? "--follow"
+                        : o->qualnames.n             ? "--qualname"
+                                                     : NULL;
+    if (other)
+        tool_usage_error("dump", "--at and %s mean nothing together: --at "
+                         "prints the one frame at an offset", other);
+}
+
 /* Every wanted record, until the end (or, following, an interrupt). */
 static int print_records(lct_reader *r, dump_opts *o, bool quiet)
 {
@@ -328,6 +345,7 @@ int cmd_dump(int argc, char **argv)
     int rc = tool_interrupted ? EXIT_OK : EXIT_REFUSED;
     if (o.from_end && !o.follow)
         tool_usage_error("dump", "--from-end goes with --follow");
+    at_alone(&o);
     if (r && o.from_end && !tool_skip_to_end(r))
         o.limit = 0; /* interrupted while passing what was there */
     if (r && o.ranged)
@@ -337,7 +355,7 @@ int cmd_dump(int argc, char **argv)
         fputc('\n', stdout);
     }
     if (r && o.at)
-        rc = tool_dump_at(r, o.at, o.json);
+        rc = tool_dump_at(r, o.at, o.json, o.project ? &o.fields : NULL);
     else if (r)
         rc = print_records(r, &o, a.quiet);
     lct_stats st;

@@ -78,15 +78,59 @@ static lct_status print_skipped(const lct_record *rec, const char *why,
     return LCT_OK;
 }
 
-int tool_dump_at(lct_reader *r, const char *text, unsigned json)
+/* What lies at an offset that holds no record frame, said on stderr;
+ * false when the offset may hold one. */
+static bool say_no_record_at(const lct_reader *r, uint64_t offset)
+{
+    uint64_t header = lct_reader_header(r)->size;
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    if (offset == 0)
+        fprintf(stderr, "%s dump: offset 0 is the header frame (%" PRIu64
+                " bytes; --header prints it)\n", tool_name, header);
+    else if (offset < header)
+        fprintf(stderr, "%s dump: offset %" PRIu64 " is inside the header "
+                "frame (offsets 0 to %" PRIu64 ")\n", tool_name, offset,
+                header - 1);
+    else if (offset >= st.file_size)
+        fprintf(stderr, "%s dump: offset %" PRIu64 " is %s the end of the "
+                "file (%" PRIu64 " bytes)\n", tool_name, offset,
+                offset == st.file_size ? "at" : "past", st.file_size);
+    else
+        return false;
+    return true;
+}
+
+/* The number a plain dump gives the record at offset: the records the
+ * reader yields before it (a pass up to it). */
+static uint64_t record_number(lct_reader *r, uint64_t offset)
+{
+    lct_reader_set_log(r, NULL, NULL); /* the frame's own report says it */
+    lct_record rec;
+    uint64_t n = 0;
+    while (lct_next(r, &rec) == 1 && rec.offset < offset)
+        n++;
+    return n;
+}
+
+int tool_dump_at(lct_reader *r, const char *text, unsigned json,
+                 const tool_fields *fields)
 {
     const char *err;
     long long offset = strtonum(text, 0, LLONG_MAX, &err);
     if (err)
         tool_usage_error("dump", "--at '%s' is %s", text, err);
+    if (say_no_record_at(r, (uint64_t)offset))
+        return EXIT_REFUSED;
     lct_record rec;
     const char *why = "";
     int rc = lct_record_at(r, (uint64_t)offset, &rec, &why);
+    if (rc == 1 && fields) {
+        uint64_t idx = record_number(r, (uint64_t)offset);
+        tool_fields_write(fields, &rec, idx, json, tool_stdout_write, NULL);
+        fputc('\n', stdout);
+        return EXIT_OK;
+    }
     if (rc == 1) {
         lct_record_write_json_opts(&rec, json, tool_stdout_write, NULL);
         fputc('\n', stdout);

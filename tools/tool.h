@@ -422,8 +422,10 @@ bool tool_range_needs_count(const tool_range *rg);
 /* Record numbers [*from, *to) of `count` records, as Python slices. */
 void tool_range_resolve(const tool_range *rg, uint64_t count, uint64_t *from,
                         uint64_t *to);
-/* Print the frame at the offset in `text`; returns the exit status. */
-int tool_dump_at(lct_reader *r, const char *text, unsigned json);
+/* Print the frame at the offset in `text` (only `fields` of it when not
+ * NULL), or say what is there instead; returns the exit status. */
+int tool_dump_at(lct_reader *r, const char *text, unsigned json,
+                 const tool_fields *fields);
 /* Records of r (a pass without warnings), and back to the start. */
 uint64_t tool_count_records(lct_reader *r);
 
