@@ -718,7 +718,7 @@ Test(cli, usage_errors_and_help)
         {{"dump", "--since", "soon", NULL}, 2, "--since", NULL},
         {{"info", NULL}, 2, "missing FILE", NULL},
         {{"stat", "--csv", "--json", "x"}, 2, "exclude", NULL},
-        {{"check", "a", "b", NULL}, 2, "too many", NULL},
+        {{"info", "a", "b", NULL}, 2, "too many", NULL},
         {{"--help", NULL}, 0, NULL, "usage: lct COMMAND"},
         {{"dump", "--help", NULL}, 0, NULL, "--qualname"},
         {{"--version", NULL}, 0, NULL, "lct "},
@@ -2056,4 +2056,31 @@ Test(cli, dump_at_refuses_honours_and_says_what_is_there)
                             "(1963217 bytes)"),
               "%s", t.err);
     run_free(&t);
+}
+
+/* lct check takes several files, as lct sql does: each reported whole,
+ * the status the worst (refused 1, over damaged 3, over clean 0). */
+Test(cli, check_several_files_worst_status)
+{
+    char *clean = fixture("clean", ".lct"), *bad = fixture("malformed_mixed", ".lct"),
+         *refused = fixture("bad_magic", ".lct");
+    run t = run_lct(NULL, "check", clean, bad, NULL);
+    cr_expect_eq(t.status, 3);
+    cr_expect(strstr(t.out, "clean.lct: ok: 40 records"), "%s", t.out);
+    cr_expect(strstr(t.out, "malformed_mixed.lct: DAMAGED: 13 records"), "%s",
+              t.out);
+    run_free(&t);
+    t = run_lct(NULL, "check", "-q", bad, refused, clean, NULL);
+    cr_expect_eq(t.status, 1, "a refused file is the worst");
+    cr_expect(strstr(t.out, "bad_magic.lct: refused"), "%s", t.out);
+    cr_expect(strstr(t.out, "clean.lct: ok"), "the files after it are checked");
+    run_free(&t);
+    t = run_lct(NULL, "check", "--json", clean, clean, NULL);
+    cr_expect_eq(t.status, 0);
+    static char *lines[8];
+    cr_expect_eq(lines_of(t.out, lines, 8), 2, "one object per file");
+    run_free(&t);
+    free(clean);
+    free(bad);
+    free(refused);
 }

@@ -53,11 +53,13 @@ static void nothing_to_reset(void *state)
 
 static void help(void)
 {
-    printf("usage: lct check [--json] [-q] [-j N] FILE\n"
+    printf("usage: lct check [--json] [-q] [-j N] FILE...\n"
            "\n"
            "Validate the whole trace as the reference reader would read it:\n"
            "every skipped frame (with its offset and reason) and a cut tail\n"
-           "are reported, then one summary line.  FILE may be -.\n"
+           "are reported, then one summary line, for each FILE in turn (--json:\n"
+           "one object per file, one per line).  FILE may be -.  The status\n"
+           "is the worst of the files'.\n"
            "\n"
            "exit status: 0 clean, 1 cannot open or header refused,\n"
            "3 frames skipped or tail truncated.\n"
@@ -115,36 +117,50 @@ static void summary(const char *path, const lct_stats *st, bool clean,
         fputs("not truncated\n", stdout);
 }
 
-int cmd_check(int argc, char **argv)
+/* Check one file: its report, and its exit status. */
+static int check_one(const char *file, const tool_args *a)
 {
-    static const tool_cmd cmd = {.name = "check",
-                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON | TOOL_SRC,
-                                 .help = help};
-    tool_args a;
-    tool_parse_args(&cmd, argc, argv, &a);
-    const char *path = tool_input_name(a.file);
+    const char *path = tool_input_name(file);
     lct_reader *r = NULL;
     lct_error err;
-    unsigned flags = LCT_QUIET | tool_source_flags(&a);
-    if (tool_open_raw(a.file, flags, &r, &err) != LCT_OK)
-        return refused(path, &err, a.json, a.quiet);
+    unsigned flags = LCT_QUIET | tool_source_flags(a);
+    if (tool_open_raw(file, flags, &r, &err) != LCT_OK)
+        return refused(path, &err, a->json, a->quiet);
 
-    report rep = {a.json, path, 0};
-    if (a.json) {
+    report rep = {a->json, path, 0};
+    if (a->json) {
         fputs("{\"path\":", stdout);
         tool_put_json_str(path, strlen(path));
         fputs(",\"problems\":[", stdout);
     }
     tool_run run;
-    bool ran = tool_records(r, a.jobs, a.quiet, 1, no_op, nothing_to_reset,
+    bool ran = tool_records(r, a->jobs, a->quiet, 1, no_op, nothing_to_reset,
                             on_problem, &rep, &run);
     lct_stats st = run.stats;
     tool_run_free(&run);
     bool clean = st.skipped == 0 && !st.truncated;
     if (ran)
-        summary(path, &st, clean, a.json);
+        summary(path, &st, clean, a->json);
     lct_close(r);
     if (!ran)
         return EXIT_REFUSED;
     return clean ? EXIT_OK : EXIT_DAMAGED;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    static const tool_cmd cmd = {.name = "check",
+                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON | TOOL_SRC,
+                                 .help = help, .min_operands = 1};
+    tool_args a;
+    tool_parse_args(&cmd, argc, argv, &a);
+    /* Every file, each reported whole; the status is the worst: a file
+     * refused (1) over a damaged one (3) over clean ones (0). */
+    int worst = EXIT_OK;
+    for (int i = 0; i < a.noperands; i++) {
+        int rc = check_one(a.operands[i], &a);
+        if (rc == EXIT_REFUSED || (rc == EXIT_DAMAGED && worst == EXIT_OK))
+            worst = rc;
+    }
+    return worst;
 }
