@@ -2084,3 +2084,23 @@ Test(cli, check_several_files_worst_status)
     free(bad);
     free(refused);
 }
+
+/* A query that selects no rows still says its columns (it printed
+ * nothing); --mmap with --stream is a usage error. */
+Test(cli, sql_without_rows_prints_the_header_and_sources_exclude)
+{
+    run t = run_lct(NULL, "sql", "SELECT idx, qualname FROM records WHERE 0",
+                    LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    cr_expect_str_eq(t.out, "idx  qualname\n---  --------\n");
+    run_free(&t);
+    t = run_lct(NULL, "sql", "--csv", "SELECT idx, qualname FROM records "
+                "WHERE 0", LCT_SAMPLE, NULL);
+    cr_expect_str_eq(t.out, "idx,qualname\r\n");
+    run_free(&t);
+    t = run_lct(NULL, "dump", "--mmap", "--stream", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "--mmap and --stream exclude each other"), "%s",
+              t.err);
+    run_free(&t);
+}

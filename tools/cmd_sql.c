@@ -230,7 +230,8 @@ static void table_flush(table_out *t, sqlite3_stmt *st)
     t->held = 0;
 }
 
-static void table_row(table_out *t, sqlite3_stmt *st)
+/* The columns and the widths of their names. */
+static void table_init(table_out *t, sqlite3_stmt *st)
 {
     if (!t->width) {
         t->ncols = sqlite3_column_count(st);
@@ -247,6 +248,11 @@ static void table_row(table_out *t, sqlite3_stmt *st)
             free(text);
         }
     }
+}
+
+static void table_row(table_out *t, sqlite3_stmt *st)
+{
+    table_init(t, st);
     char **row = t->cells + (size_t)t->held * (size_t)t->ncols;
     for (int i = 0; i < t->ncols; i++) {
         size_t len;
@@ -277,6 +283,13 @@ static bool run_statement(sqlite3 *db, sqlite3_stmt *st, const tool_args *a)
         } else
             table_row(&table, st);
         first = false;
+    }
+    /* No rows: the columns are still said, as a table with no rows. */
+    if (rc == SQLITE_DONE && first && sqlite3_column_count(st) > 0) {
+        if (a->csv)
+            put_csv_row(st, true);
+        else if (!a->json)
+            table_init(&table, st);
     }
     if (table.width && (table.held || !table.printed_head))
         table_flush(&table, st);

@@ -127,9 +127,14 @@ static bool take_shared(const tool_cmd *cmd, int c, tool_args *out)
         out->json = true;
     else if (c == TOOL_OPT_CSV_VAL)
         out->csv = true;
-    else if (c == TOOL_OPT_MMAP_VAL || c == TOOL_OPT_STREAM_VAL)
-        out->source = c == TOOL_OPT_MMAP_VAL ? TOOL_SOURCE_MMAP
-                                             : TOOL_SOURCE_STREAM;
+    else if (c == TOOL_OPT_MMAP_VAL || c == TOOL_OPT_STREAM_VAL) {
+        tool_source want = c == TOOL_OPT_MMAP_VAL ? TOOL_SOURCE_MMAP
+                                                  : TOOL_SOURCE_STREAM;
+        if (out->source != TOOL_SOURCE_DEFAULT && out->source != want)
+            tool_usage_error(cmd->name, "--mmap and --stream exclude each "
+                             "other");
+        out->source = want;
+    }
     else if (c == TOOL_OPT_MAX_FRAME_VAL)
         tool_max_stream_frame = tool_parse_size(cmd->name, "--max-frame",
                                                 optarg);
