@@ -2104,3 +2104,34 @@ Test(cli, sql_without_rows_prints_the_header_and_sources_exclude)
               t.err);
     run_free(&t);
 }
+
+/* keys and mrc select records as dump does: --qualname, --since, --until
+ * (and report a --qualname that matched nothing). */
+Test(cli, keys_and_mrc_select_records_as_dump_does)
+{
+    run all = run_lct(NULL, "keys", "--csv", LCT_SAMPLE, NULL);
+    run w = run_lct(NULL, "keys", "--csv", "--qualname", "reserve_write",
+                    LCT_SAMPLE, NULL);
+    run late = run_lct(NULL, "keys", "--csv", "--since", "0.5", LCT_SAMPLE,
+                       NULL);
+    cr_expect_eq(w.status, 0, "%s", w.err);
+    static char *lines[8192];
+    size_t n_all = lines_of(all.out, lines, 8192);
+    size_t n_w = lines_of(w.out, lines, 8192);
+    for (size_t i = 1; i < n_w; i++)
+        cr_assert(strstr(lines[i], ",write,"), "%s", lines[i]);
+    size_t n_late = lines_of(late.out, lines, 8192);
+    for (size_t i = 1; i < n_late; i++)
+        cr_assert_geq(atof(strchr(lines[i], ',') + 1), 0.5, "%s", lines[i]);
+    cr_expect(n_w > 1 && n_w < n_all && n_late > 1 && n_late < n_all,
+              "%zu %zu %zu", n_all, n_w, n_late);
+    run_free(&all);
+    run_free(&w);
+    run_free(&late);
+    run m = run_lct(NULL, "mrc", "--qualname", "nothing_like_it", LCT_SAMPLE,
+                    NULL);
+    cr_expect(strstr(m.err, "--qualname 'nothing_like_it' matched no record"),
+              "%s", m.err);
+    cr_expect(strstr(m.out, "0 reads, 0 writes"), "%s", m.out);
+    run_free(&m);
+}

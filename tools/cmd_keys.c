@@ -24,6 +24,7 @@ typedef struct keys_opts {
 static void help(void)
 {
     printf("usage: lct keys [-q] [--csv] [--read PAT] [--write PAT] [--all]\n"
+           "                [--qualname PAT] [--since T] [--until T]\n"
            "                [--oracle-general OUT [-j N]] FILE\n"
            "\n"
            "One row per key reference, in trace order: idx (record number),\n"
@@ -39,6 +40,8 @@ static void help(void)
            "               PAT is an exact qualname, a suffix after a dot,\n"
            "               or a glob, as dump --qualname\n"
            "  --all        also other calls that carry keys (op: qualname)\n"
+           "  --qualname PAT, --since T, --until T   only those records, as\n"
+           "               dump takes them\n"
            "  --csv        CSV with a header line (default: JSON lines)\n"
            "  --oracle-general OUT\n"
            "               write libCacheSim's oracleGeneral binary to OUT\n"
@@ -50,6 +53,8 @@ static void help(void)
 static void on_option(void *ctx, int c, const char *arg)
 {
     keys_opts *o = ctx;
+    if (tool_keyops_select(&o->ops, "keys", c, arg))
+        return;
     if (c == OPT_READ || c == OPT_WRITE)
         tool_keyops_add(&o->ops, c == OPT_WRITE, arg);
     else if (c == OPT_ALL)
@@ -151,6 +156,7 @@ int cmd_keys(int argc, char **argv)
 {
     static const struct option own[] = {
         {"read", required_argument, NULL, OPT_READ},
+        TOOL_SELECT_OPTIONS,
         {"write", required_argument, NULL, OPT_WRITE},
         {"all", no_argument, NULL, OPT_ALL},
         {"oracle-general", required_argument, NULL, OPT_ORACLE},

@@ -59,6 +59,7 @@ static void help(void)
            "  --seed S     the first salt (default 1; 0 is the id as it is);\n"
            "               the same seed gives the same curve\n"
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
+           "  --qualname PAT, --since T, --until T   only those records\n"
            "  --read PAT, --write PAT   which calls are reads and writes\n"
            "               (default submit_prefetch_task, reserve_write)\n"
            "  --csv, --json  other formats\n"
@@ -70,6 +71,8 @@ static void on_option(void *ctx, int c, const char *arg)
 {
     mrc_opts *o = ctx;
     char *end;
+    if (tool_keyops_select(&o->ops, "mrc", c, arg))
+        return;
     if (c == OPT_READ || c == OPT_WRITE) {
         tool_keyops_add(&o->ops, c == OPT_WRITE, arg);
     } else if (c == OPT_SVG) {
@@ -461,6 +464,7 @@ int cmd_mrc(int argc, char **argv)
 {
     static const struct option own[] = {
         {"read", required_argument, NULL, OPT_READ},
+        TOOL_SELECT_OPTIONS,
         {"write", required_argument, NULL, OPT_WRITE},
         {"sample", required_argument, NULL, OPT_SAMPLE},
         {"svg", required_argument, NULL, OPT_SVG},

@@ -13,8 +13,8 @@
 void tool_keyops_init(tool_keyops *o, int argc)
 {
     memset(o, 0, sizeof *o);
-    tool_patterns *sets[] = {&o->read, &o->write};
-    for (int i = 0; i < 2; i++) {
+    tool_patterns *sets[] = {&o->read, &o->write, &o->only};
+    for (int i = 0; i < 3; i++) {
         sets[i]->text = reallocarray(NULL, (size_t)argc + 1, sizeof(char *));
         sets[i]->hits = calloc((size_t)argc + 1, sizeof(uint64_t));
         if (!sets[i]->text || !sets[i]->hits)
@@ -26,6 +26,18 @@ void tool_keyops_add(tool_keyops *o, bool write, const char *pattern)
 {
     tool_patterns *p = write ? &o->write : &o->read;
     p->text[p->n++] = pattern;
+}
+
+bool tool_keyops_select(tool_keyops *o, const char *cmd, int c,
+                        const char *arg)
+{
+    if (c == TOOL_OPT_QUALNAME_VAL)
+        o->only.text[o->only.n++] = arg;
+    else if (c == TOOL_OPT_SINCE_VAL || c == TOOL_OPT_UNTIL_VAL)
+        tool_window_set(&o->window, cmd, c == TOOL_OPT_UNTIL_VAL, arg);
+    else
+        return false;
+    return true;
 }
 
 void tool_keyops_defaults(tool_keyops *o)
@@ -42,12 +54,15 @@ void tool_keyops_free(tool_keyops *o)
     free(o->read.hits);
     free(o->write.text);
     free(o->write.hits);
+    free(o->only.text);
+    free(o->only.hits);
 }
 
 void tool_keyops_report(const tool_keyops *o, const char *cmd)
 {
     tool_patterns_report(&o->read, cmd, "--read");
     tool_patterns_report(&o->write, cmd, "--write");
+    tool_patterns_report(&o->only, cmd, "--qualname");
     if (o->unread) {
         fprintf(stderr, "%s %s: %" PRIu64 " records hold ObjectKeys under "
                 "types this version does not read: ", tool_name, cmd,
@@ -86,9 +101,14 @@ static bool count_matches(const tool_patterns *p, lct_str q, uint64_t *hits)
 
 /* Which op a call is (read patterns first), counting the patterns that
  * matched it into read_hits and write_hits, for the report. */
-static tool_key_op classify(const tool_keyops *o, lct_str qualname,
-                            uint64_t *read_hits, uint64_t *write_hits)
+static tool_key_op classify(const tool_keyops *o, const lct_record *rec,
+                            uint64_t *read_hits, uint64_t *write_hits,
+                            uint64_t *only_hits)
 {
+    lct_str qualname = rec->qualname;
+    if (!tool_window_holds(&o->window, rec) ||
+        (o->only.n && !count_matches(&o->only, qualname, only_hits)))
+        return TOOL_KEY_NONE;
     /* Both sides count what they match, so a pattern that --read also
      * takes (read first) is not reported as matching nothing. */
     bool read = count_matches(&o->read, qualname, read_hits);
@@ -143,8 +163,8 @@ bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
     tool_progress_start(&progress, r, false);
     for (; lct_next(r, &rec) == 1; idx++) {
         tool_progress_update(&progress, r);
-        tool_key_op op = classify(o, rec.qualname, o->read.hits,
-                                  o->write.hits);
+        tool_key_op op = classify(o, &rec, o->read.hits, o->write.hits,
+                                  o->only.hits);
         if (op == TOOL_KEY_NONE)
             continue;
         note_unread(&rec, &o->unread, o->unread_tag, sizeof o->unread_tag);
@@ -205,11 +225,13 @@ static int lane_record(void *state, const lct_record *rec)
     const tool_keyops *o = shared.ops;
     if ((!l->refs && lct_refs_new(&l->refs) != LCT_OK) ||
         (!l->hits &&
-         !(l->hits = calloc(o->read.n + o->write.n, sizeof *l->hits)))) {
+         !(l->hits = calloc(o->read.n + o->write.n + o->only.n + 1,
+                            sizeof *l->hits)))) {
         l->failed = true;
         return 1;
     }
-    tool_key_op op = classify(o, rec->qualname, l->hits, l->hits + o->read.n);
+    tool_key_op op = classify(o, rec, l->hits, l->hits + o->read.n,
+                              l->hits + o->read.n + o->write.n);
     if (op == TOOL_KEY_NONE)
         return 0;
     note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
@@ -243,6 +265,8 @@ bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
             o->read.hits[i] += l->hits[i];
         for (size_t i = 0; l->hits && i < o->write.n; i++)
             o->write.hits[i] += l->hits[o->read.n + i];
+        for (size_t i = 0; l->hits && i < o->only.n; i++)
+            o->only.hits[i] += l->hits[o->read.n + o->write.n + i];
         if (l->unread && !o->unread) /* the first type, in file order */
             memcpy(o->unread_tag, l->unread_tag, sizeof o->unread_tag);
         o->unread += l->unread;

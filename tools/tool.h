@@ -76,8 +76,18 @@ enum {
     TOOL_OPT_CSV_VAL,
     TOOL_OPT_MMAP_VAL,
     TOOL_OPT_STREAM_VAL,
-    TOOL_OPT_MAX_FRAME_VAL
+    TOOL_OPT_MAX_FRAME_VAL,
+    TOOL_OPT_QUALNAME_VAL,
+    TOOL_OPT_SINCE_VAL,
+    TOOL_OPT_UNTIL_VAL
 };
+
+/* --qualname, --since, --until for a command's own option table, as dump
+ * and stat mean them (keys, mrc). */
+#define TOOL_SELECT_OPTIONS                                                   \
+    {"qualname", required_argument, NULL, TOOL_OPT_QUALNAME_VAL},             \
+        {"since", required_argument, NULL, TOOL_OPT_SINCE_VAL},               \
+        {"until", required_argument, NULL, TOOL_OPT_UNTIL_VAL}
 /* How to read the file: the command's default, or as asked. */
 typedef enum tool_source {
     TOOL_SOURCE_DEFAULT = 0,
@@ -318,6 +328,9 @@ bool tool_window_holds(const tool_window *w, const lct_record *rec);
 typedef struct tool_keyops {
     tool_patterns read, write;
     bool all;
+    /* Which records at all: --qualname, --since, --until. */
+    tool_patterns only;
+    tool_window window;
     /* Selected records holding ObjectKeys under codec types the library
      * does not read keys from, and the first such type (a copy). */
     uint64_t unread;
@@ -334,6 +347,9 @@ typedef enum tool_key_op {
 /* Room for as many patterns as there are arguments. */
 void tool_keyops_init(tool_keyops *o, int argc);
 void tool_keyops_add(tool_keyops *o, bool write, const char *pattern);
+/* Take a TOOL_SELECT_OPTIONS option; false if c is not one. */
+bool tool_keyops_select(tool_keyops *o, const char *cmd, int c,
+                        const char *arg);
 /* The defaults for a side given no pattern. */
 void tool_keyops_defaults(tool_keyops *o);
 void tool_keyops_free(tool_keyops *o);
