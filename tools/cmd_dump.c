@@ -38,7 +38,7 @@ static void help(void)
            "  --lazy              skip args validation (faster; may print\n"
            "                      records the reference reader would skip)\n"
            "  -f, --follow        keep printing records as they are appended,\n"
-           "                      like tail -F, until interrupted; waits for\n"
+           "                      as tail(1) follows a name, until stopped; waits for\n"
            "                      a file that is not there yet or empty\n"
            "  --from-end          with -f: only records appended from now on\n"
            "  -q                  no warnings on stderr\n"

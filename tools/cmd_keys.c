@@ -47,7 +47,11 @@ static void help(void)
            "               write libCacheSim's oracleGeneral binary to OUT\n"
            "               (24 bytes per reference) instead of rows; read\n"
            "               with -j N threads (default: all CPUs for files of\n"
-           "               64 MiB or more)\n");
+           "               64 MiB or more)\n"
+           "  -q           no warnings on stderr\n"
+           "  --mmap, --stream  how to read the file (default: stream)\n"
+           "  --max-frame SIZE  the longest frame a pipe may hold (256M)\n"
+           "  -h, --help   this text\n");
 }
 
 static void on_option(void *ctx, int c, const char *arg)

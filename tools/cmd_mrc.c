@@ -64,7 +64,11 @@ static void help(void)
            "               (default submit_prefetch_task, reserve_write)\n"
            "  --csv, --json  other formats\n"
            "  -j N         read the trace with N threads (default: all CPUs\n"
-           "               for files of 64 MiB or more)\n");
+           "               for files of 64 MiB or more)\n"
+           "  -q           no warnings on stderr\n"
+           "  --mmap, --stream  how to read the file (default: stream)\n"
+           "  --max-frame SIZE  the longest frame a pipe may hold (256M)\n"
+           "  -h, --help   this text\n");
 }
 
 static void on_option(void *ctx, int c, const char *arg)

@@ -56,6 +56,7 @@ static void help(void)
            "  -q       no warnings about damaged files\n"
            "  --csv    CSV with a header line (RFC 4180)\n"
            "  --json   one JSON object per row\n"
+           "  -h, --help  this text\n"
            "\n"
            "exit status: 0 ok, 1 file refused or query failed, 2 usage or\n"
            "bad query, 3 a file was damaged (rows as the reference reader\n"
