@@ -2135,3 +2135,38 @@ Test(cli, keys_and_mrc_select_records_as_dump_does)
     cr_expect(strstr(m.out, "0 reads, 0 writes"), "%s", m.out);
     run_free(&m);
 }
+
+/* One name for each fact across commands and formats: stat's text says
+ * what its CSV says; info and check name the file "file", as sql does;
+ * keys takes --json (its default) like the other row printers. */
+Test(cli, one_name_for_each_fact)
+{
+    run text = run_lct(NULL, "stat", LCT_SAMPLE, NULL);
+    run csv = run_lct(NULL, "stat", "--csv", LCT_SAMPLE, NULL);
+    static const char *names[] = {"first_t_mono", "last_t_mono", "gap_mean",
+                                  "gap_p50", "gap_p99", "gap_max",
+                                  "args_mean_bytes", "qualname", "count",
+                                  "share"};
+    char *eol = strchr(text.out, '\n');
+    cr_assert_not_null(eol);
+    *eol = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        cr_expect(strstr(text.out, names[i]), "text lacks %s", names[i]);
+        cr_expect(strstr(csv.out, names[i]), "CSV lacks %s", names[i]);
+    }
+    run_free(&text);
+    run_free(&csv);
+    const char *cmds[] = {"info", "check"};
+    for (int i = 0; i < 2; i++) {
+        run j = run_lct(NULL, cmds[i], "--json", LCT_SAMPLE, NULL);
+        cr_expect(strncmp(j.out, "{\"file\":", 8) == 0, "%s: %.40s", cmds[i],
+                  j.out);
+        run_free(&j);
+    }
+    run a = run_lct(NULL, "keys", "--json", LCT_SAMPLE, NULL);
+    run b = run_lct(NULL, "keys", LCT_SAMPLE, NULL);
+    cr_expect_eq(a.status, 0, "%s", a.err);
+    cr_expect_str_eq(a.out, b.out);
+    run_free(&a);
+    run_free(&b);
+}

@@ -77,7 +77,7 @@ static int refused(const char *path, const lct_error *err, bool json,
                    bool quiet)
 {
     if (json) {
-        fputs("{\"path\":", stdout);
+        fputs("{\"file\":", stdout);
         tool_put_json_str(path, strlen(path));
         fputs(",\"ok\":false,\"refused\":true,\"error\":", stdout);
         tool_put_json_str(err->message, strlen(err->message));
@@ -129,7 +129,7 @@ static int check_one(const char *file, const tool_args *a)
 
     report rep = {a->json, path, 0};
     if (a->json) {
-        fputs("{\"path\":", stdout);
+        fputs("{\"file\":", stdout);
         tool_put_json_str(path, strlen(path));
         fputs(",\"problems\":[", stdout);
     }

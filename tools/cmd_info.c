@@ -127,7 +127,7 @@ static void print_json(const char *path, const lct_header *h,
                        struct qtable *ops, const lct_stats *st,
                        double duration, events *ev)
 {
-    fputs("{\"path\":", stdout);
+    fputs("{\"file\":", stdout);
     tool_put_json_str(path, strlen(path));
     fputs(",\"header\":", stdout);
     lct_header_write_json(h, tool_stdout_write, NULL);

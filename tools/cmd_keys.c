@@ -42,7 +42,8 @@ static void help(void)
            "  --all        also other calls that carry keys (op: qualname)\n"
            "  --qualname PAT, --since T, --until T   only those records, as\n"
            "               dump takes them\n"
-           "  --csv        CSV with a header line (default: JSON lines)\n"
+           "  --csv        CSV with a header line\n"
+           "  --json       JSON lines (the default)\n"
            "  --oracle-general OUT\n"
            "               write libCacheSim's oracleGeneral binary to OUT\n"
            "               (24 bytes per reference) instead of rows; read\n"
@@ -168,7 +169,8 @@ int cmd_keys(int argc, char **argv)
     keys_opts o = {0};
     tool_keyops_init(&o.ops, argc);
     tool_cmd cmd = {.name = "keys",
-                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_SRC,
+                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
+                              TOOL_SRC,
                     .own = own, .on_option = on_option, .ctx = &o,
                     .help = help};
     tool_args a;

@@ -248,9 +248,10 @@ static void print_json(const stat_view *v)
 
 static void print_text(const stat_view *v)
 {
-    printf("%10s %7s %12s %12s %11s %11s %11s %11s %9s  %s\n", "count",
-           "share", "first", "last", "gap_mean", "gap_p50", "gap_p99",
-           "gap_max", "args_B", "qualname");
+    /* The names of the CSV and JSON columns, one name for each fact. */
+    printf("%10s %7s %12s %12s %11s %11s %11s %11s %15s  %s\n", "count",
+           "share", "first_t_mono", "last_t_mono", "gap_mean", "gap_p50",
+           "gap_p99", "gap_max", "args_mean_bytes", "qualname");
     qentry *e;
     RB_FOREACH(e, qtable, v->ops) {
         row w = row_of(e, v->total);
@@ -261,7 +262,7 @@ static void print_text(const stat_view *v)
                    e->gap_max);
         else
             printf("%11s %11s %11s %11s", "-", "-", "-", "-");
-        printf(" %9.1f  ", w.args_mean);
+        printf(" %15.1f  ", w.args_mean);
         tool_put_vis(stdout, e->qualname.ptr, e->qualname.len);
         fputc('\n', stdout);
     }
