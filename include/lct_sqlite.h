@@ -75,8 +75,11 @@ typedef struct lct_sqlite_options {
 } lct_sqlite_options;
 
 /**
- * Register lct_records, lct_header and lct_keys on @p db.  @p options is copied;
- * NULL means defaults.
+ * Register lct_records, lct_header and lct_keys on @p db, and the SQL
+ * function lct_hex(x): a blob, or base64 text (how records.args shows a
+ * hash, as msgspec's JSON writes bin), as the lowercase hex that
+ * keys.chunk_hash holds (NULL for text that is not base64), so the two
+ * tables join on a hash.  @p options is copied; NULL means defaults.
  * @return SQLITE_OK or SQLite's error code.
  */
 int lct_sqlite_register(sqlite3 *db, const lct_sqlite_options *options);

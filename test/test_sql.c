@@ -654,3 +654,32 @@ Test(sql, a_join_on_idx_reads_the_file_a_few_times_not_once_a_row)
     unlink(path);
     free(path);
 }
+
+/* records.args shows a hash as base64 (msgspec's JSON), keys.chunk_hash
+ * as hex: lct_hex() joins the two. */
+Test(sql, lct_hex_joins_args_hashes_and_key_hashes)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *err;
+    char *got = rows(db, "SELECT lct_hex(x'0aff'), lct_hex('Cv8='), "
+                         "lct_hex('Cg=='), lct_hex('not base64!'), "
+                         "lct_hex(NULL)", &err);
+    cr_assert(got, "%s", err);
+    cr_expect_str_eq(got, "0aff|0aff|0a||\n", "NULL for what is not base64");
+    sqlite3_free(got);
+    char *sql = sqlite3_mprintf(
+        "SELECT count(*) > 0, count(*) = (SELECT count(*) FROM "
+        "lct_records(%Q) WHERE json_extract(args, '$.keys[0]') IS NOT NULL "
+        "AND qualname LIKE '%%reserve_write') FROM lct_keys(%Q) k JOIN "
+        "lct_records(%Q) r ON r.idx = k.idx WHERE k.op = 'write' AND "
+        "k.chunk_hash = lct_hex(json_extract(r.args, "
+        "'$.keys[0].v.chunk_hash'))",
+        LCT_SAMPLE, LCT_SAMPLE, LCT_SAMPLE);
+    got = rows(db, sql, &err);
+    cr_assert(got, "%s", err);
+    cr_expect_str_eq(got, "1|1\n", "every write's first key joins");
+    sqlite3_free(got);
+    sqlite3_free(sql);
+    sqlite3_close(db);
+}

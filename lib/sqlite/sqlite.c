@@ -34,6 +34,8 @@ int lct_sqlite_register(sqlite3 *db, const lct_sqlite_options *options)
         rc = register_module(db, "lct_header", &lct__header_module, options);
     if (rc == SQLITE_OK)
         rc = register_module(db, "lct_keys", &lct__keys_module, options);
+    if (rc == SQLITE_OK)
+        rc = lct__sqlite_functions(db);
     return rc;
 }
 

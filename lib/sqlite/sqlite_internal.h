@@ -113,6 +113,9 @@ int lct__sqltab_connect(sqlite3 *db, void *aux, int argc,
                         char **err, const char *schema);
 int lct__sqltab_disconnect(sqlite3_vtab *vtab);
 
+/* Register lct_hex() (sqlite_functions.c). */
+int lct__sqlite_functions(sqlite3 *db);
+
 extern const sqlite3_module lct__header_module;
 extern const sqlite3_module lct__records_module;
 /* lct_records' connect and disconnect (in sqlite.c, beside lct_header's,
