@@ -683,3 +683,19 @@ Test(sql, lct_hex_joins_args_hashes_and_key_hashes)
     sqlite3_free(sql);
     sqlite3_close(db);
 }
+
+/* op: the qualname after its last dot (LMCache's are 70+ characters). */
+Test(sql, records_have_the_short_op_name)
+{
+    int warnings = 0;
+    sqlite3 *db = new_db(&warnings);
+    char *got = rowsf(db, "SELECT DISTINCT op FROM lct_records(%Q) WHERE "
+                          "qualname LIKE '%%.reserve_write'", LCT_SAMPLE);
+    cr_expect_str_eq(got, "reserve_write\n");
+    sqlite3_free(got);
+    got = rowsf(db, "SELECT count(*) FROM lct_records(%Q) WHERE qualname "
+                    "NOT LIKE '%%.' || op", LCT_SAMPLE);
+    cr_expect_str_eq(got, "0\n");
+    sqlite3_free(got);
+    sqlite3_close(db);
+}

@@ -293,7 +293,7 @@ int lct__records_connect(sqlite3 *db, void *aux, int argc,
     return lct__sqltab_connect(db, aux, argc, argv, out, err,
                        "CREATE TABLE x(idx INTEGER, offset INTEGER, "
                        "t_mono REAL, t_wall REAL, qualname TEXT, args TEXT, "
-                       "args_bytes INTEGER, file TEXT, path HIDDEN)");
+                       "args_bytes INTEGER, file TEXT, op TEXT, path HIDDEN)");
 }
 
 int lct__records_disconnect(sqlite3_vtab *vtab)
