@@ -688,7 +688,8 @@ Test(cli, stat_gaps_are_nearest_rank)
     run_free(&r);
 
     r = run_lct(NULL, "stat", "--csv", path, NULL);
-    cr_expect(strncmp(r.out, "qualname,count,share,", 21) == 0, "%s", r.out);
+    cr_expect(strncmp(r.out, "qualname,op,count,share,", 24) == 0, "%s",
+              r.out);
     char *lines[8];
     cr_expect_eq(lines_of(r.out, lines, 8), 3);
     run_free(&r);
@@ -756,6 +757,11 @@ Test(cli, hostile_qualname_is_escaped)
     mpw_frame(&file, &body);
     mpw_reset(&body);
     mpw_record_begin(&body, 1, 2, "evil\x1b]0;pwned\x07\x1b[2J.op");
+    mpw_map(&body, 0);
+    mpw_frame(&file, &body);
+    /* Another ".op", so stat prints whole qualnames, not short names. */
+    mpw_reset(&body);
+    mpw_record_begin(&body, 2, 3, "other.op");
     mpw_map(&body, 0);
     mpw_frame(&file, &body);
     char *path = tmp_file_with(file.buf, file.len);
@@ -2145,7 +2151,7 @@ Test(cli, one_name_for_each_fact)
     run csv = run_lct(NULL, "stat", "--csv", LCT_SAMPLE, NULL);
     static const char *names[] = {"first_t_mono", "last_t_mono", "gap_mean",
                                   "gap_p50", "gap_p99", "gap_max",
-                                  "args_mean_bytes", "qualname", "count",
+                                  "args_mean_bytes", "op", "count",
                                   "share"};
     char *eol = strchr(text.out, '\n');
     cr_assert_not_null(eol);
@@ -2169,4 +2175,35 @@ Test(cli, one_name_for_each_fact)
     cr_expect_str_eq(a.out, b.out);
     run_free(&a);
     run_free(&b);
+}
+
+/* stat prints the short name (after the last dot) when every one in the
+ * table is its own, and the whole qualname otherwise; CSV and JSON carry
+ * both. */
+Test(cli, stat_prints_short_names_when_unambiguous)
+{
+    run t = run_lct(NULL, "stat", LCT_SAMPLE, NULL);
+    cr_expect(strstr(t.out, "  op\n"), "%s", t.out);
+    cr_expect(strstr(t.out, "  finish_write\n"), "%s", t.out);
+    cr_expect_null(strstr(t.out, "StorageManager"), "%s", t.out);
+    run_free(&t);
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    const char *names[] = {"a.x.op", "b.x.op"}; /* one short name, twice */
+    for (int i = 0; i < 2; i++) {
+        lct_writer_record_begin(w, i, i, names[i], strlen(names[i]));
+        lct_writer_map(w, 0);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    t = run_lct(NULL, "stat", path, NULL);
+    cr_expect(strstr(t.out, "  qualname\n") && strstr(t.out, "a.x.op") &&
+                  strstr(t.out, "b.x.op"),
+              "%s", t.out);
+    run_free(&t);
+    t = run_lct(NULL, "stat", "--json", path, NULL);
+    cr_expect(strstr(t.out, "\"op\":\"op\""), "%s", t.out);
+    run_free(&t);
+    unlink(path);
+    free(path);
 }

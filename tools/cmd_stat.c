@@ -176,7 +176,7 @@ typedef struct stat_view {
 
 static void print_csv(const stat_view *v)
 {
-    fputs("qualname,count,share,first_t_mono,last_t_mono,gap_mean,gap_p50,"
+    fputs("qualname,op,count,share,first_t_mono,last_t_mono,gap_mean,gap_p50,"
           "gap_p99,gap_max,gap_max_offset,backwards,args_mean_bytes,skipped,"
           "truncated\n",
           stdout);
@@ -184,6 +184,9 @@ static void print_csv(const stat_view *v)
     RB_FOREACH(e, qtable, v->ops) {
         row w = row_of(e, v->total);
         tool_put_csv(stdout, e->qualname.ptr, e->qualname.len);
+        lct_str op = tool_op_of(e->qualname);
+        fputc(',', stdout);
+        tool_put_csv(stdout, op.ptr, op.len);
         printf(",%" PRIu64 ",%.6f,%.9g,%.9g,", e->count, w.share / 100.0,
                e->first, e->last);
         if (w.have_gaps)
@@ -207,6 +210,9 @@ static void print_json_op(qentry *e, uint64_t total, bool first)
     row w = row_of(e, total);
     fputs(first ? "{\"qualname\":" : ",{\"qualname\":", stdout);
     tool_put_json_str(e->qualname.ptr, e->qualname.len);
+    lct_str op = tool_op_of(e->qualname);
+    fputs(",\"op\":", stdout);
+    tool_put_json_str(op.ptr, op.len);
     printf(",\"count\":%" PRIu64, e->count);
     json_field("share", w.share / 100.0);
     json_field("first_t_mono", e->first);
@@ -246,12 +252,27 @@ static void print_json(const stat_view *v)
     fputs("]}\n", stdout);
 }
 
+/* Whether every qualname's short name is its own in this table: then
+ * the text shows those (LMCache's qualnames are 70+ characters). */
+static bool ops_unambiguous(const stat_view *v)
+{
+    qentry *a, *b;
+    RB_FOREACH(a, qtable, v->ops)
+    RB_FOREACH(b, qtable, v->ops)
+    if (a != b && lct_str_cmp(tool_op_of(a->qualname),
+                              tool_op_of(b->qualname)) == 0)
+        return false;
+    return true;
+}
+
 static void print_text(const stat_view *v)
 {
+    bool short_names = ops_unambiguous(v);
     /* The names of the CSV and JSON columns, one name for each fact. */
     printf("%10s %7s %12s %12s %11s %11s %11s %11s %15s  %s\n", "count",
            "share", "first_t_mono", "last_t_mono", "gap_mean", "gap_p50",
-           "gap_p99", "gap_max", "args_mean_bytes", "qualname");
+           "gap_p99", "gap_max", "args_mean_bytes",
+           short_names ? "op" : "qualname");
     qentry *e;
     RB_FOREACH(e, qtable, v->ops) {
         row w = row_of(e, v->total);
@@ -263,7 +284,8 @@ static void print_text(const stat_view *v)
         else
             printf("%11s %11s %11s %11s", "-", "-", "-", "-");
         printf(" %15.1f  ", w.args_mean);
-        tool_put_vis(stdout, e->qualname.ptr, e->qualname.len);
+        lct_str name = short_names ? tool_op_of(e->qualname) : e->qualname;
+        tool_put_vis(stdout, name.ptr, name.len);
         fputc('\n', stdout);
     }
     printf("total: %" PRIu64 " records, duration %.3fs, %.1f records/s\n",
