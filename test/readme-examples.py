@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""The README's examples, run and compared (issue 21: docs that cannot
+drift).  Every indented `$ command` block of README.md that runs `lct` or
+an example program is run from the source tree with the build's tools,
+and its output must be the lines the README shows under it: `...` stands
+for any lines, trailing spaces do not count.  Skipped, and said: the
+interactive sqlite3 session, commands that write files (`--svg`, `gen`,
+`./build/...`), and `jq` pipelines when jq is not installed.
+
+    readme-examples.py SRCDIR BUILDDIR
+"""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+
+
+def examples(text):
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith("    $ "):
+            i += 1
+            continue
+        cmd = lines[i][6:]
+        i += 1
+        while True:  # a command goes on while quoted or continued
+            try:
+                shlex.split(cmd.replace("\\\n", " "))
+                complete = not cmd.endswith("\\")
+            except ValueError:
+                complete = False
+            if complete or i >= len(lines):
+                break
+            cmd += "\n" + lines[i].strip() if not cmd.endswith("\\") else \
+                "\n" + lines[i].strip()
+            i += 1
+        want = []
+        while (i < len(lines) and lines[i].startswith("    ") and
+               not lines[i].startswith("    $ ")):
+            want.append(lines[i][4:].rstrip())
+            i += 1
+        yield cmd, want
+
+
+def matches(want, got):
+    if not want:
+        return not got
+    if want[0].strip() == "...":
+        return any(matches(want[1:], got[k:]) for k in range(len(got) + 1))
+    return bool(got) and want[0] == got[0] and matches(want[1:], got[1:])
+
+
+def main():
+    src, build = sys.argv[1], sys.argv[2]
+    with open(os.path.join(src, "README.md")) as f:
+        text = f.read()
+    env = dict(os.environ)
+    env["PATH"] = os.path.join(build, "tools") + os.pathsep + env["PATH"]
+    env.pop("LCT_PROGRESS_BYTES", None)
+    ran = failed = 0
+    for cmd, want in examples(text):
+        first = cmd.split()[0]
+        if first not in ("lct", "examples/replay", "examples/count"):
+            print("skipped (not lct): " + cmd.splitlines()[0])
+            continue
+        if "--svg" in cmd or " gen " in cmd:
+            print("skipped (writes a file): " + cmd.splitlines()[0])
+            continue
+        if "| jq" in cmd and not shutil.which("jq"):
+            print("skipped (no jq): " + cmd.splitlines()[0])
+            continue
+        run = re.sub(r"^examples/", os.path.join(build, "examples") + "/", cmd)
+        out = subprocess.run(["bash", "-c", run], cwd=src, env=env,
+                             capture_output=True, text=True).stdout
+        got = [line.rstrip() for line in out.splitlines()]
+        ran += 1
+        if not matches(want, got):
+            failed += 1
+            print("README example differs: $ " + cmd)
+            print("  want:\n    " + "\n    ".join(want))
+            print("  got:\n    " + "\n    ".join(got[:40]))
+    print("readme-examples: %d run, %d differ" % (ran, failed))
+    return 1 if failed or not ran else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
