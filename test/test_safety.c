@@ -304,7 +304,7 @@ static char *bidi_trace(void)
     mpw_objectkey(&body, &k);
     mpw_frame(&file, &body);
     mpw_reset(&body);
-    mpw_record_begin(&body, 2.0, 3.0, "a\xe2\x80\xae" "b.op");
+    mpw_record_begin(&body, 2.0, 3.0, "x.a\xe2\x80\xae" "b");
     mpw_map(&body, 0);
     mpw_frame(&file, &body);
     return mpw_trace_finish(&file, &body);
