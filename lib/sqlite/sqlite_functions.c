@@ -55,22 +55,6 @@ static long b64_decode(const unsigned char *text, size_t len,
     return n;
 }
 
-static void result_hex(sqlite3_context *ctx, const unsigned char *p,
-                       size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    char *hex = sqlite3_malloc64(2 * n + 1);
-    if (!hex) {
-        sqlite3_result_error_nomem(ctx);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        hex[2 * i] = digits[p[i] >> 4];
-        hex[2 * i + 1] = digits[p[i] & 15];
-    }
-    sqlite3_result_text(ctx, hex, (int)(2 * n), sqlite3_free);
-}
-
 /* lct_hex(blob) and lct_hex(base64 text): lowercase hex; NULL for NULL
  * or text that is not base64. */
 static void hex_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -78,7 +62,7 @@ static void hex_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     (void)argc;
     int type = sqlite3_value_type(argv[0]);
     if (type == SQLITE_BLOB) {
-        result_hex(ctx, sqlite3_value_blob(argv[0]),
+        lct__sqlresult_hex(ctx, sqlite3_value_blob(argv[0]),
                    (size_t)sqlite3_value_bytes(argv[0]));
         return;
     }
@@ -97,7 +81,7 @@ static void hex_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (n < 0)
         sqlite3_result_null(ctx);
     else
-        result_hex(ctx, bytes, (size_t)n);
+        lct__sqlresult_hex(ctx, bytes, (size_t)n);
     sqlite3_free(bytes);
 }
 

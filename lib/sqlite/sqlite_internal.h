@@ -90,6 +90,9 @@ int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
 
 /* A str view as an SQL text result (copied). */
 void lct__sqlresult_str(sqlite3_context *ctx, lct_str s);
+/* Bytes as lowercase hex text. */
+void lct__sqlresult_hex(sqlite3_context *ctx, const unsigned char *p,
+                        size_t n);
 
 /* Every table's xOpen: a zeroed cursor of `size` bytes whose first
  * member is its sqlite3_vtab_cursor. */

@@ -153,22 +153,6 @@ static int keys_eof(sqlite3_vtab_cursor *cur)
     return ((keys_cursor *)cur)->eof;
 }
 
-static void result_hex(sqlite3_context *ctx, const unsigned char *p, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    char *text = sqlite3_malloc64(2 * (uint64_t)n + 1);
-    if (!text) {
-        sqlite3_result_error_nomem(ctx);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        text[2 * i] = digits[p[i] >> 4];
-        text[2 * i + 1] = digits[p[i] & 15];
-    }
-    sqlite3_result_text64(ctx, text, 2 * (uint64_t)n, sqlite3_free,
-                          SQLITE_UTF8);
-}
-
 static int keys_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                        int col)
 {
@@ -179,7 +163,8 @@ static int keys_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     case K_IDX: sqlite3_result_int64(ctx, (sqlite3_int64)c->idx); break;
     case K_T_MONO: sqlite3_result_double(ctx, c->rec.t_mono); break;
     case K_OP: sqlite3_result_text(ctx, c->op, -1, SQLITE_STATIC); break;
-    case K_CHUNK_HASH: result_hex(ctx, k->chunk_hash.ptr, k->chunk_hash.len);
+    case K_CHUNK_HASH:
+        lct__sqlresult_hex(ctx, k->chunk_hash.ptr, k->chunk_hash.len);
         break;
     case K_MODEL_NAME: lct__sqlresult_str(ctx, k->model_name); break;
     case K_KV_RANK: sqlite3_result_int64(ctx, k->kv_rank); break;

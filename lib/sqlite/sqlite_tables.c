@@ -223,6 +223,23 @@ void lct__sqlresult_str(sqlite3_context *ctx, lct_str s)
                           SQLITE_UTF8);
 }
 
+void lct__sqlresult_hex(sqlite3_context *ctx, const unsigned char *p,
+                        size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    char *text = sqlite3_malloc64(2 * (uint64_t)n + 1);
+    if (!text) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        text[2 * i] = digits[p[i] >> 4];
+        text[2 * i + 1] = digits[p[i] & 15];
+    }
+    sqlite3_result_text64(ctx, text, 2 * (uint64_t)n, sqlite3_free,
+                          SQLITE_UTF8);
+}
+
 int lct__sqlcursor_new(size_t size, sqlite3_vtab_cursor **out)
 {
     void *c = sqlite3_malloc64(size);
