@@ -257,6 +257,9 @@ bool lct_str_eq(lct_str s, const char *text);
 int lct_str_cmp(lct_str a, lct_str b);
 /** Whether the view ends with the NUL-terminated @p suffix ("" always). */
 bool lct_str_has_suffix(lct_str s, const char *suffix);
+/** The part of the view after its last @p c, or the whole view when it
+ *  holds none: a call's short name is lct_str_after_last(qualname, '.'). */
+lct_str lct_str_after_last(lct_str s, char c);
 
 /**
  * The encoded size of the value, walking into containers.  Structural only

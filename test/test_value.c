@@ -588,3 +588,14 @@ Test(value, objectkey_fast_path_walks_as_the_general_path)
     mpw_free(&w);
     mpw_free(&twin);
 }
+
+Test(value, str_after_last)
+{
+    lct_str q = {"a.b.reserve_write", 17};
+    lct_str op = lct_str_after_last(q, '.');
+    cr_expect(lct_str_eq(op, "reserve_write"));
+    cr_expect(lct_str_eq(lct_str_after_last((lct_str){"plain", 5}, '.'),
+                         "plain"), "no dot: the whole view");
+    cr_expect_eq(lct_str_after_last((lct_str){"ends.", 5}, '.').len, 0);
+    cr_expect_eq(lct_str_after_last((lct_str){NULL, 0}, '.').len, 0);
+}

@@ -184,7 +184,7 @@ static void print_csv(const stat_view *v)
     RB_FOREACH(e, qtable, v->ops) {
         row w = row_of(e, v->total);
         tool_put_csv(stdout, e->qualname.ptr, e->qualname.len);
-        lct_str op = tool_op_of(e->qualname);
+        lct_str op = lct_str_after_last(e->qualname, '.');
         fputc(',', stdout);
         tool_put_csv(stdout, op.ptr, op.len);
         printf(",%" PRIu64 ",%.6f,%.9g,%.9g,", e->count, w.share / 100.0,
@@ -210,7 +210,7 @@ static void print_json_op(qentry *e, uint64_t total, bool first)
     row w = row_of(e, total);
     fputs(first ? "{\"qualname\":" : ",{\"qualname\":", stdout);
     tool_put_json_str(e->qualname.ptr, e->qualname.len);
-    lct_str op = tool_op_of(e->qualname);
+    lct_str op = lct_str_after_last(e->qualname, '.');
     fputs(",\"op\":", stdout);
     tool_put_json_str(op.ptr, op.len);
     printf(",\"count\":%" PRIu64, e->count);
@@ -259,8 +259,8 @@ static bool ops_unambiguous(const stat_view *v)
     qentry *a, *b;
     RB_FOREACH(a, qtable, v->ops)
     RB_FOREACH(b, qtable, v->ops)
-    if (a != b && lct_str_cmp(tool_op_of(a->qualname),
-                              tool_op_of(b->qualname)) == 0)
+    if (a != b && lct_str_cmp(lct_str_after_last(a->qualname, '.'),
+                              lct_str_after_last(b->qualname, '.')) == 0)
         return false;
     return true;
 }
@@ -284,7 +284,8 @@ static void print_text(const stat_view *v)
         else
             printf("%11s %11s %11s %11s", "-", "-", "-", "-");
         printf(" %15.1f  ", w.args_mean);
-        lct_str name = short_names ? tool_op_of(e->qualname) : e->qualname;
+        lct_str name = short_names ? lct_str_after_last(e->qualname, '.')
+                                   : e->qualname;
         tool_put_vis(stdout, name.ptr, name.len);
         fputc('\n', stdout);
     }

@@ -91,14 +91,6 @@ void tool_put_vis(FILE *f, const char *s, size_t len)
     put_strvis(f, s + start, len - start);
 }
 
-lct_str tool_op_of(lct_str q)
-{
-    size_t i = q.len;
-    while (i > 0 && q.ptr[i - 1] != '.')
-        i--;
-    return (lct_str){q.ptr + i, q.len - i};
-}
-
 void tool_put_csv(FILE *f, const char *s, size_t len)
 {
     /* Control bytes are escaped first (as in every text output), so the

@@ -144,9 +144,6 @@ uint64_t tool_parse_size(const char *cmd, const char *opt, const char *arg);
 int tool_stdout_write(void *ctx, const char *data, size_t len);
 /* Print text escaped with strvis (for a terminal). */
 void tool_put_vis(FILE *f, const char *s, size_t len);
-/* A call's short name: the qualname after its last dot. */
-lct_str tool_op_of(lct_str qualname);
-
 /* Print one CSV field: control bytes escaped as tool_put_vis does, then
  * quoted per RFC 4180 when it holds ',' or '"'. */
 void tool_put_csv(FILE *f, const char *s, size_t len);

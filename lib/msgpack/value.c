@@ -180,6 +180,14 @@ int lct_str_cmp(lct_str a, lct_str b)
     return (a.len > b.len) - (a.len < b.len);
 }
 
+lct_str lct_str_after_last(lct_str s, char c)
+{
+    size_t i = s.len;
+    while (i > 0 && s.ptr[i - 1] != c)
+        i--;
+    return (lct_str){s.ptr + i, s.len - i};
+}
+
 bool lct_str_has_suffix(lct_str s, const char *suffix)
 {
     size_t n = suffix ? strlen(suffix) : 0;

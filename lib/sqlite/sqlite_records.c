@@ -19,14 +19,6 @@ enum {
     R_FILE, R_OP, R_PATH
 };
 
-/* The call's short name: the qualname after its last dot. */
-static lct_str op_of(lct_str q)
-{
-    size_t i = q.len;
-    while (i > 0 && q.ptr[i - 1] != '.')
-        i--;
-    return (lct_str){q.ptr + i, q.len - i};
-}
 
 /* idxNum bits, in the order of xFilter's arguments. */
 enum {
@@ -520,7 +512,9 @@ static int records_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     case R_T_MONO: sqlite3_result_double(ctx, r->t_mono); break;
     case R_T_WALL: sqlite3_result_double(ctx, r->t_wall); break;
     case R_QUALNAME: lct__sqlresult_str(ctx, r->qualname); break;
-    case R_OP: lct__sqlresult_str(ctx, op_of(r->qualname)); break;
+    case R_OP: /* the call's short name */
+        lct__sqlresult_str(ctx, lct_str_after_last(r->qualname, '.'));
+        break;
     case R_ARGS: return column_args(c, ctx);
     case R_ARGS_BYTES:
         if (load_args(c) != SQLITE_OK)
