@@ -182,6 +182,8 @@ int lct_str_cmp(lct_str a, lct_str b)
 
 lct_str lct_str_after_last(lct_str s, char c)
 {
+    if (!s.ptr)
+        return s; /* an empty view may have no buffer: no NULL + 0 */
     size_t i = s.len;
     while (i > 0 && s.ptr[i - 1] != c)
         i--;
