@@ -69,6 +69,23 @@ static ssize_t read_some(lct__source *s, unsigned char *into, size_t room)
     }
 }
 
+/* Keep mode: set the buffer aside, its frames' views still valid, until
+ * release; the source has none after. */
+static bool keep_buffer(lct__source *s)
+{
+    if (!s->buf)
+        return true;
+    unsigned char **list = reallocarray(s->retired, s->nretired + 1,
+                                        sizeof *list);
+    if (!list)
+        return false;
+    s->retired = list;
+    s->retired[s->nretired++] = s->buf;
+    s->buf = NULL;
+    s->cap = 0;
+    return true;
+}
+
 /* Keep mode: the full buffer is set aside with every frame in it, and a
  * new one (room for twice the current frame, at least a chunk) takes the
  * current frame's bytes read so far. */
@@ -78,18 +95,15 @@ static bool retire(lct__source *s)
     size_t cap = now > STREAM_CHUNK / 2 ? 2 * now : STREAM_CHUNK;
     if (now > SIZE_MAX / 4)
         return false;
-    unsigned char **list = reallocarray(s->retired, s->nretired + 1,
-                                        sizeof *list);
-    if (!list)
-        return false;
-    s->retired = list;
     unsigned char *fresh = malloc(cap);
     if (!fresh)
         return false;
     if (now)
         memcpy(fresh, s->buf + s->start, now);
-    if (s->buf)
-        s->retired[s->nretired++] = s->buf;
+    if (!keep_buffer(s)) {
+        free(fresh);
+        return false;
+    }
     s->buf = fresh;
     s->cap = cap;
     s->base += s->start;
@@ -318,16 +332,8 @@ bool lct__stream_seek(lct__source *s, uint64_t pos)
 {
     if (!s->seekable)
         return false;
-    if (s->keep && s->buf) { /* its frames' views must outlive the seek */
-        unsigned char **list = reallocarray(s->retired, s->nretired + 1,
-                                            sizeof *list);
-        if (!list)
-            return false;
-        s->retired = list;
-        s->retired[s->nretired++] = s->buf;
-        s->buf = NULL;
-        s->cap = 0;
-    }
+    if (s->keep && !keep_buffer(s)) /* views must outlive the seek */
+        return false;
     s->base = s->consumed = pos;
     s->fill = s->start = 0;
     s->eof = false;
