@@ -73,7 +73,8 @@ void tool_keyops_report(const tool_keyops *o, const char *cmd)
 }
 
 /* Count a record whose keys sit under a type the library does not read,
- * keeping the first such type's name. */
+ * keeping the first such type's name.  Asked only of records that gave
+ * no key: a record whose keys were read has not contributed nothing. */
 static void note_unread(const lct_record *rec, uint64_t *count, char *tag,
                         size_t tagsz)
 {
@@ -133,7 +134,8 @@ static void bad_keys(const lct_reader *r, const lct_record *rec,
     fputc('\n', stderr);
 }
 
-static bool record_keys(lct_reader *r, const lct_record *rec, uint64_t idx,
+/* Give fn every key of rec: how many, or -1 when fn said stop. */
+static long record_keys(lct_reader *r, const lct_record *rec, uint64_t idx,
                         tool_key_op op, const char *cmd, tool_key_fn fn,
                         void *ctx)
 {
@@ -143,15 +145,18 @@ static bool record_keys(lct_reader *r, const lct_record *rec, uint64_t idx,
     uint64_t bytes;
     if (lct_key_iter_init(rec, &it, &err) != LCT_OK) {
         bad_keys(r, rec, cmd, &err);
-        return true;
+        return 0;
     }
     int rc;
-    while ((rc = lct_key_iter_next(&it, &key, &bytes, &err)) == 1)
+    long given = 0;
+    while ((rc = lct_key_iter_next(&it, &key, &bytes, &err)) == 1) {
         if (fn(ctx, rec, idx, op, &key, bytes) != 0)
-            return false;
+            return -1;
+        given++;
+    }
     if (rc < 0)
         bad_keys(r, rec, cmd, &err);
-    return true;
+    return given;
 }
 
 bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
@@ -167,9 +172,12 @@ bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
                                   o->only.hits);
         if (op == TOOL_KEY_NONE)
             continue;
-        note_unread(&rec, &o->unread, o->unread_tag, sizeof o->unread_tag);
-        if (!record_keys(r, &rec, idx, op, cmd, fn, ctx))
+        long given = record_keys(r, &rec, idx, op, cmd, fn, ctx);
+        if (given < 0)
             break;
+        if (given == 0) /* only then: looking costs a walk of the args */
+            note_unread(&rec, &o->unread, o->unread_tag,
+                        sizeof o->unread_tag);
     }
     tool_progress_end(&progress);
     return lct_reader_status(r) == LCT_OK;
@@ -234,10 +242,11 @@ static int lane_record(void *state, const lct_record *rec)
                               l->hits + o->read.n + o->write.n);
     if (op == TOOL_KEY_NONE)
         return 0;
-    note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
-    return record_keys(shared.reader, rec, 0, op, shared.cmd, lane_key, l)
-               ? 0
-               : 1;
+    long given = record_keys(shared.reader, rec, 0, op, shared.cmd,
+                             lane_key, l);
+    if (given == 0)
+        note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
+    return given < 0 ? 1 : 0;
 }
 
 static void lane_reset(void *state)

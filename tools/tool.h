@@ -331,8 +331,9 @@ typedef struct tool_keyops {
     /* Which records at all: --qualname, --since, --until. */
     tool_patterns only;
     tool_window window;
-    /* Selected records holding ObjectKeys under codec types the library
-     * does not read keys from, and the first such type (a copy). */
+    /* Selected records that gave no key but hold ObjectKeys under codec
+     * types the library does not read keys from, and the first such type
+     * (a copy). */
     uint64_t unread;
     char unread_tag[64];
 } tool_keyops;
