@@ -122,10 +122,11 @@ static bool jv_equal(const jv *a, const jv *b)
 static size_t lines_of(char *text, char **lines, size_t max)
 {
     size_t n = 0;
-    char *save, *line = strtok_r(text, "\n", &save);
+    /* CSV ends its lines with CR LF (RFC 4180) */
+    char *save, *line = strtok_r(text, "\r\n", &save);
     while (line && n < max) {
         lines[n++] = line;
-        line = strtok_r(NULL, "\n", &save);
+        line = strtok_r(NULL, "\r\n", &save);
     }
     return n;
 }
@@ -800,8 +801,10 @@ Test(cli, hostile_qualname_is_escaped)
     for (size_t i = 0; i < r.outlen; i++)
         cr_expect(((unsigned char)r.out[i] >= 0x20 &&
                    (unsigned char)r.out[i] != 0x7f) ||
-                      r.out[i] == '\n',
-                  "stat --csv printed byte 0x%02x", (unsigned char)r.out[i]);
+                      (r.out[i] == '\r' && r.out[i + 1] == '\n') ||
+                      (r.out[i] == '\n' && i && r.out[i - 1] == '\r'),
+                  "stat --csv printed byte 0x%02x at %zu (only CR LF ends "
+                  "a row)", (unsigned char)r.out[i], i);
     cr_expect(strstr(r.out, "\"a\\033[2J\\a\\b\\r\\177,\"\"q\"\".op\","),
               "%s", r.out);
     run_free(&r);
@@ -1137,7 +1140,8 @@ Test(cli, stat_reports_gap_max_backwards_and_damage)
               r.out);
     run_free(&r);
     r = run_lct(NULL, "stat", "--csv", "-q", path, NULL);
-    cr_expect(strstr(r.out, ",1,true\n"), "skipped and truncated: %s", r.out);
+    cr_expect(strstr(r.out, ",1,true\r\n"), "skipped and truncated: %s",
+              r.out);
     run_free(&r);
     /* Filters: a suffix, a time window, and a pattern that selects none. */
     r = run_lct(NULL, "stat", "--json", "-q", "--qualname", "b.op", path,
@@ -2206,4 +2210,113 @@ Test(cli, stat_prints_short_names_when_unambiguous)
     run_free(&t);
     unlink(path);
     free(path);
+}
+
+/* Every row printer takes --csv: dump (its --fields as columns, args as
+ * JSON text in one cell), info (one row of the facts every trace has) and
+ * check (one row per file, a refused one with its error); the header line
+ * names what the JSON names. */
+Test(cli, csv_on_every_row_printer)
+{
+    char *bad = fixture("malformed_mixed", ".lct");
+    run d = run_lct(NULL, "dump", "-q", "--csv", bad, NULL);
+    static char *lines[64];
+    cr_expect_eq(d.status, 3, "damage is said by the status");
+    size_t n = lines_of(d.out, lines, 64);
+    cr_assert_eq(n, 14, "a header and 13 records: %s", d.out);
+    cr_expect_str_eq(lines[0], "offset,t_mono,t_wall,qualname,args");
+    cr_expect(strncmp(lines[1], "289,", 4) == 0, "%s", lines[1]);
+    cr_expect(strstr(lines[1], ",\"{\"\"a0\"\":9223372036854775807,"),
+              "args are JSON text, quoted per RFC 4180: %s", lines[1]);
+    run_free(&d);
+    d = run_lct(NULL, "dump", "-q", "--csv", "--fields", "idx,qualname",
+                "--range", "-1:", bad, NULL);
+    cr_expect_str_eq(d.out, "idx,qualname\r\n12,lmcache.v1.distributed."
+                     "storage_manager.StorageManager.reserve_write\r\n");
+    run_free(&d);
+    d = run_lct(NULL, "dump", "--csv", "--header", bad, NULL);
+    cr_expect_eq(d.status, 2);
+    cr_expect(strstr(d.err, "--header and --csv"), "%s", d.err);
+    run_free(&d);
+
+    run i = run_lct(NULL, "info", "-q", "--csv", bad, NULL);
+    cr_expect_eq(i.status, 3);
+    n = lines_of(i.out, lines, 64);
+    cr_assert_eq(n, 2, "%s", i.out);
+    cr_expect_str_eq(lines[0], "file,level,format_version,"
+                     "trace_schema_version,duration,sm_config_digest,"
+                     "total_records,skipped,truncated,truncated_offset");
+    cr_expect(strstr(lines[1], ",storage,1,2,3.0,6e4e4966") &&
+                  strstr(lines[1], ",13,5,false,"), "%s", lines[1]);
+    run_free(&i);
+
+    char *cut = fixture("trunc_tail_2", ".lct");
+    run c = run_lct(NULL, "check", "--csv", bad, cut, "/nonexistent.lct",
+                    NULL);
+    cr_expect_eq(c.status, 1, "the worst of the files");
+    n = lines_of(c.out, lines, 64);
+    cr_assert_eq(n, 4, "%s", c.out);
+    cr_expect_str_eq(lines[0], "file,ok,records,skipped,truncated,"
+                     "truncated_offset,bytes,problems,error");
+    cr_expect(strstr(lines[1], ",false,13,5,false,,3557,5,"), "%s", lines[1]);
+    cr_expect(strstr(lines[2], ",false,39,0,true,12312,12314,1,"), "%s",
+              lines[2]);
+    cr_expect(strstr(lines[3], "/nonexistent.lct,false,,,,,,,") &&
+                  strstr(lines[3], "No such file"), "%s", lines[3]);
+    cr_expect(strstr(c.err, "skipping malformed record at offset 1102"),
+              "problems are warnings on stderr: %s", c.err);
+    run_free(&c);
+    free(bad);
+    free(cut);
+}
+
+/* --range means on stat, keys and mrc what it means on dump: records by
+ * number; a negative side counts from the end. */
+Test(cli, range_selects_the_same_records_everywhere)
+{
+    run all = run_lct(NULL, "keys", "--csv", LCT_SAMPLE, NULL);
+    run some = run_lct(NULL, "keys", "--csv", "--range", "20:40", LCT_SAMPLE,
+                       NULL);
+    cr_expect_eq(some.status, 0, "%s", some.err);
+    /* the expected rows: every row of the whole listing with idx 20..39 */
+    size_t cap = strlen(all.out) + 1;
+    char *want = calloc(1, cap), *w = want;
+    size_t rows = 0;
+    for (char *line = all.out, *eol; (eol = strchr(line, '\n'));
+         line = eol + 1) {
+        long idx = atol(line);
+        if (line == all.out || (idx >= 20 && idx < 40)) {
+            memcpy(w, line, (size_t)(eol - line) + 1);
+            w += eol - line + 1;
+            rows++;
+        }
+    }
+    cr_expect(rows > 1 && strlen(want) < strlen(all.out), "%zu rows", rows);
+    cr_expect_str_eq(some.out, want);
+    free(want);
+    run_free(&all);
+    run_free(&some);
+
+    run st = run_lct(NULL, "stat", "--json", "--range", "-10:", LCT_SAMPLE,
+                     NULL);
+    cr_expect_eq(st.status, 0, "%s", st.err);
+    cr_expect(strstr(st.out, "\"records\":10"), "%s", st.out);
+    run_free(&st);
+    run d = run_lct(NULL, "dump", "--fields", "idx", "--range", "-10:",
+                    LCT_SAMPLE, NULL);
+    cr_expect_eq(count_lines(d.out), 10);
+    run_free(&d);
+    run m = run_lct(NULL, "mrc", "--json", "--range", "0:0", LCT_SAMPLE, NULL);
+    cr_expect(strstr(m.err, "no key references"), "%s", m.err);
+    run_free(&m);
+    run bad = run_lct(NULL, "mrc", "--range", "1-2", LCT_SAMPLE, NULL);
+    cr_expect_eq(bad.status, 2);
+    cr_expect(strstr(bad.err, "lct mrc: --range '1-2' is not A:B"), "%s",
+              bad.err);
+    run_free(&bad);
+    run pipe = run_lct(LCT_SAMPLE, "stat", "--range", "-3:", "-", NULL);
+    cr_expect_eq(pipe.status, 2);
+    cr_expect(strstr(pipe.err, "needs a file, not standard input"), "%s",
+              pipe.err);
+    run_free(&pipe);
 }

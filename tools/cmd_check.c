@@ -9,7 +9,8 @@
 #include <string.h>
 
 typedef struct report {
-    bool json;
+    bool json, csv;
+    bool quiet;
     const char *path;
     uint64_t problems;
 } report;
@@ -24,7 +25,10 @@ static void on_problem(void *ctx, const lct_reader *r, lct_warning_kind kind,
     const char *what = kind == LCT_WARN_MALFORMED ? "malformed"
                        : kind == LCT_WARN_SHRANK  ? "shrank"
                                                   : "truncated";
-    if (rep->json) {
+    if (rep->csv) { /* the rows are files: problems are warnings */
+        if (!rep->quiet)
+            tool_log(NULL, r, kind, offset, message);
+    } else if (rep->json) {
         printf("%s{\"offset\":%" PRIu64 ",\"kind\":\"%s\",\"message\":",
                rep->problems ? "," : "", offset, what);
         tool_put_json_str(message, strlen(message));
@@ -53,7 +57,7 @@ static void nothing_to_reset(void *state)
 
 static void help(void)
 {
-    printf("usage: lct check [--json] [-q] [-j N] FILE...\n"
+    printf("usage: lct check [--json | --csv] [-q] [-j N] FILE...\n"
            "\n"
            "Validate the whole trace as the reference reader would read it:\n"
            "every skipped frame (with its offset and reason) and a cut tail\n"
@@ -65,6 +69,9 @@ static void help(void)
            "3 frames skipped or tail truncated.\n"
            "\n"
            "  --json     a machine-readable report\n"
+           "  --csv      one row per file: file, ok, records, skipped,\n"
+           "             truncated, truncated_offset, bytes, problems,\n"
+           "             error (problems are then warnings on stderr)\n"
            "  -q         nothing on stderr (the report is on stdout)\n"
            "  --mmap, --stream how to read the file (default: stream)\n"
            "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
@@ -74,9 +81,14 @@ static void help(void)
 
 /* The open was refused: say so in the report's form. */
 static int refused(const char *path, const lct_error *err, bool json,
-                   bool quiet)
+                   bool csv, bool quiet)
 {
-    if (json) {
+    if (csv) {
+        tool_put_csv(stdout, path, strlen(path));
+        fputs(",false,,,,,,,", stdout);
+        tool_put_csv(stdout, err->message, strlen(err->message));
+        fputs("\r\n", stdout);
+    } else if (json) {
         fputs("{\"file\":", stdout);
         tool_put_json_str(path, strlen(path));
         fputs(",\"ok\":false,\"refused\":true,\"error\":", stdout);
@@ -94,9 +106,18 @@ static int refused(const char *path, const lct_error *err, bool json,
 }
 
 static void summary(const char *path, const lct_stats *st, bool clean,
-                    bool json)
+                    const report *rep)
 {
-    if (json) {
+    if (rep->csv) {
+        tool_put_csv(stdout, path, strlen(path));
+        printf(",%s,%" PRIu64 ",%" PRIu64 ",%s,", clean ? "true" : "false",
+               st->records, st->skipped, st->truncated ? "true" : "false");
+        if (st->truncated)
+            printf("%" PRIu64, st->truncated_offset);
+        printf(",%" PRIu64 ",%" PRIu64 ",\r\n", st->file_size, rep->problems);
+        return;
+    }
+    if (rep->json) {
         printf("],\"ok\":%s,\"records\":%" PRIu64 ",\"skipped\":%" PRIu64
                ",\"truncated\":%s,\"truncated_offset\":",
                clean ? "true" : "false", st->records, st->skipped,
@@ -125,9 +146,9 @@ static int check_one(const char *file, const tool_args *a)
     lct_error err;
     unsigned flags = LCT_QUIET | tool_source_flags(a);
     if (tool_open_raw(file, flags, &r, &err) != LCT_OK)
-        return refused(path, &err, a->json, a->quiet);
+        return refused(path, &err, a->json, a->csv, a->quiet);
 
-    report rep = {a->json, path, 0};
+    report rep = {a->json, a->csv, a->quiet, path, 0};
     if (a->json) {
         fputs("{\"file\":", stdout);
         tool_put_json_str(path, strlen(path));
@@ -140,7 +161,7 @@ static int check_one(const char *file, const tool_args *a)
     tool_run_free(&run);
     bool clean = st.skipped == 0 && !st.truncated;
     if (ran)
-        summary(path, &st, clean, a->json);
+        summary(path, &st, clean, &rep);
     lct_close(r);
     if (!ran)
         return EXIT_REFUSED;
@@ -150,10 +171,14 @@ static int check_one(const char *file, const tool_args *a)
 int cmd_check(int argc, char **argv)
 {
     static const tool_cmd cmd = {.name = "check",
-                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON | TOOL_SRC,
+                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON |
+                                           TOOL_CSV | TOOL_SRC,
                                  .help = help, .min_operands = 1};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
+    if (a.csv)
+        fputs("file,ok,records,skipped,truncated,truncated_offset,bytes,"
+              "problems,error\r\n", stdout);
     /* Every file, each reported whole; the status is the worst: a file
      * refused (1) over a damaged one (3) over clean ones (0). */
     int worst = EXIT_OK;

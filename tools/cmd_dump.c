@@ -41,6 +41,9 @@ static void help(void)
            "                      as tail(1) follows a name, until stopped; waits for\n"
            "                      a file that is not there yet or empty\n"
            "  --from-end          with -f: only records appended from now on\n"
+           "  --csv               CSV with a header line instead: the --fields\n"
+           "                      (default offset,t_mono,t_wall,qualname,args;\n"
+           "                      args as JSON text in one cell)\n"
            "  -q                  no warnings on stderr\n"
            "  --mmap, --stream    how to read the file (default: stream)\n"
            "  --max-frame SIZE    the longest frame a pipe may hold (256M)\n"
@@ -108,9 +111,8 @@ typedef struct dump_opts {
     tool_patterns qualnames;
     unsigned json; /* LCT_JSON_UNWRAP, LCT_JSON_BIN_HEX */
     const char *at; /* --at OFFSET */
-    bool ranged;    /* --range: records [from, to) */
     tool_range range;
-    uint64_t from, to;
+    bool csv; /* --csv: the fields as CSV columns, args as JSON text */
 } dump_opts;
 
 enum {
@@ -136,13 +138,7 @@ static void dump_option(void *ctx, int c, const char *arg)
     case OPT_UNWRAP: o->json |= LCT_JSON_UNWRAP; break;
     case OPT_AT: o->at = arg; break;
     case OPT_FROM_END: o->from_end = true; break;
-    case OPT_RANGE:
-        if (!tool_range_parse(arg, &o->range))
-            tool_usage_error("dump", "--range '%s' is not A:B (record "
-                             "numbers, either may be left out or negative)",
-                             arg);
-        o->ranged = true;
-        break;
+    case OPT_RANGE: tool_range_set(&o->range, "dump", arg); break;
     case OPT_BIN:
         if (strcmp(arg, "hex") == 0)
             o->json |= LCT_JSON_BIN_HEX;
@@ -177,6 +173,69 @@ static bool wanted(dump_opts *o, const lct_record *rec)
            tool_qualname_wanted(&o->qualnames, rec->qualname);
 }
 
+/* The fields --csv prints when --fields does not say. */
+static const tool_fields csv_default_fields = {
+    5, {TOOL_FIELD_OFFSET, TOOL_FIELD_T_MONO, TOOL_FIELD_T_WALL,
+        TOOL_FIELD_QUALNAME, TOOL_FIELD_ARGS}};
+
+/* --csv: one record as one row of its fields, args as JSON text in one
+ * cell.  Args are rendered into out first and the row printed only when
+ * the record is still intact (a shrink drops the row whole). */
+static lct_status csv_row(lct_reader *r, const dump_opts *o,
+                          const lct_record *rec, uint64_t idx,
+                          bool render_args, line *out)
+{
+    const tool_fields *fl = o->project ? &o->fields : &csv_default_fields;
+    for (unsigned i = 0; i < fl->n && render_args; i++)
+        if (fl->order[i] == TOOL_FIELD_ARGS) {
+            lct_status rc =
+                lct_value_write_json_opts(rec->args, o->json, line_write, out);
+            if (rc != LCT_OK)
+                return rc;
+        }
+    if (!lct_record_intact(r, rec))
+        return LCT_ERR_CHANGED;
+    char buf[LCT_DOUBLE_BUFSIZE];
+    for (unsigned i = 0; i < fl->n; i++) {
+        if (i)
+            fputc(',', stdout);
+        switch (fl->order[i]) {
+        case TOOL_FIELD_OFFSET:
+            printf("%llu", (unsigned long long)rec->offset);
+            break;
+        case TOOL_FIELD_IDX:
+            printf("%llu", (unsigned long long)idx);
+            break;
+        case TOOL_FIELD_T_MONO:
+        case TOOL_FIELD_T_WALL:
+            fwrite(buf, 1,
+                   lct_json_format_double(fl->order[i] == TOOL_FIELD_T_MONO
+                                              ? rec->t_mono
+                                              : rec->t_wall,
+                                          buf),
+                   stdout);
+            break;
+        case TOOL_FIELD_QUALNAME:
+            tool_put_csv(stdout, rec->qualname.ptr, rec->qualname.len);
+            break;
+        default:
+            tool_put_csv(stdout, out->buf, out->len);
+            break;
+        }
+    }
+    fputs("\r\n", stdout); /* RFC 4180, as every --csv */
+    return LCT_OK;
+}
+
+/* --csv's header line: the names of the fields it prints. */
+static void csv_header(const dump_opts *o)
+{
+    const tool_fields *fl = o->project ? &o->fields : &csv_default_fields;
+    for (unsigned i = 0; i < fl->n; i++)
+        printf("%s%s", i ? "," : "", tool_field_name(fl->order[i]));
+    fputs("\r\n", stdout);
+}
+
 /* One record as one line; EXIT_OK, EXIT_DAMAGED (args dropped, said on
  * stderr), EXIT_REFUSED (out of memory), or -1 to stop quietly (the file
  * shrank under the record, or stdout failed: reported later). */
@@ -185,6 +244,27 @@ static int print_record(lct_reader *r, const dump_opts *o,
 {
     out->len = 0;
     int rc = EXIT_OK;
+    if (o->csv) {
+        lct_status crc = csv_row(r, o, rec, idx, true, out);
+        if (crc == LCT_ERR_CHANGED)
+            return -1;
+        if (crc == LCT_ERR_SYS) {
+            fprintf(stderr, "%s: out of memory\n", tool_name);
+            return EXIT_REFUSED;
+        }
+        if (crc == LCT_OK)
+            return ferror(stdout) ? -1 : EXIT_OK;
+        /* --lazy args that cannot be rendered: a row with empty args */
+        out->len = 0;
+        fprintf(stderr, "%s: ", tool_name);
+        const char *path = lct_reader_path(r);
+        tool_put_vis(stderr, path, strlen(path));
+        fprintf(stderr, ": record at offset %llu: args cannot be "
+                        "rendered (%s); printed empty\n",
+                (unsigned long long)rec->offset, lct_strerror(crc));
+        return csv_row(r, o, rec, idx, false, out) == LCT_OK ? EXIT_DAMAGED
+                                                              : -1;
+    }
     lct_status wrc =
         o->project
             ? tool_fields_write(&o->fields, rec, idx, o->json, line_write, out)
@@ -227,7 +307,7 @@ static void at_alone(const dump_opts *o)
 {
     const char *other = !o->at                       ? NULL
                         : o->limit >= 0              ? "-n"
-                        : o->ranged                  ? "--range"
+                        : o->range.set               ? "--range"
                         : o->window.since.set        ? "--since"
                         : o->window.until.set        ? "--until"
                         : o->follow                  ? "--follow"
@@ -260,9 +340,9 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
             continue;
         }
         tool_progress_update(&progress, r);
-        if (o->ranged && idx >= o->to)
+        if (tool_range_done(&o->range, idx))
             break;
-        if ((o->ranged && idx < o->from) || !wanted(o, &rec))
+        if (!tool_range_holds(&o->range, idx) || !wanted(o, &rec))
             continue;
         int one = print_record(r, o, &rec, idx, &out);
         if (one < 0 || one == EXIT_REFUSED) {
@@ -276,21 +356,6 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
     tool_progress_end(&progress);
     free(out.buf);
     return rc;
-}
-
-/* --range: resolve it, counting the records first when a side is
- * negative (a file only: a pipe cannot be read twice). */
-static void ranged_start(lct_reader *r, dump_opts *o, bool quiet)
-{
-    uint64_t count = UINT64_MAX;
-    if (tool_range_needs_count(&o->range)) {
-        if (!lct_reader_data(r).ptr && strcmp(lct_reader_path(r), "<stdin>") == 0)
-            tool_usage_error("dump", "a negative --range needs a file, not "
-                             "standard input");
-        count = tool_count_records(r);
-        lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
-    }
-    tool_range_resolve(&o->range, count, &o->from, &o->to);
 }
 
 int cmd_dump(int argc, char **argv)
@@ -317,11 +382,19 @@ int cmd_dump(int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return EXIT_REFUSED;
     }
-    tool_cmd cmd = {.name = "dump", .shared = TOOL_Q | TOOL_SRC, .own = own,
+    tool_cmd cmd = {.name = "dump", .shared = TOOL_Q | TOOL_CSV | TOOL_SRC,
+                    .own = own,
                     .own_short = "n:f", .on_option = dump_option, .ctx = &o,
                     .help = help};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
+    o.csv = a.csv;
+    if (o.csv && o.header)
+        tool_usage_error("dump", "--header and --csv mean nothing together: "
+                         "the header is one JSON object (lct info --csv)");
+    if (o.csv && o.at)
+        tool_usage_error("dump", "--at and --csv mean nothing together: --at "
+                         "prints one frame as JSON");
     /* Standard input is streamed: records are read as their frames
      * arrive, so following a pipe only means printing each line at once. */
     if (o.follow && strcmp(a.file, "-") == 0) {
@@ -348,12 +421,14 @@ int cmd_dump(int argc, char **argv)
     at_alone(&o);
     if (r && o.from_end && !tool_skip_to_end(r))
         o.limit = 0; /* interrupted while passing what was there */
-    if (r && o.ranged)
-        ranged_start(r, &o, a.quiet);
+    if (r)
+        tool_range_start(&o.range, r, "dump", a.quiet);
     if (r && o.header) {
         lct_header_write_json(lct_reader_header(r), tool_stdout_write, NULL);
         fputc('\n', stdout);
     }
+    if (r && o.csv)
+        csv_header(&o);
     if (r && o.at)
         rc = tool_dump_at(r, o.at, o.json, o.project ? &o.fields : NULL);
     else if (r)

@@ -151,6 +151,32 @@ static void print_json(const char *path, const lct_header *h,
     fputs("}\n", stdout);
 }
 
+/* MARK: CSV */
+
+/* One row of the facts that every trace has (level_meta's keys differ by
+ * level, and the per-qualname counts are lct stat --csv's table). */
+static void print_csv(const char *path, const lct_header *h,
+                      const lct_stats *st, double duration)
+{
+    fputs("file,level,format_version,trace_schema_version,duration,"
+          "sm_config_digest,total_records,skipped,truncated,"
+          "truncated_offset\r\n", stdout);
+    tool_put_csv(stdout, path, strlen(path));
+    fputc(',', stdout);
+    tool_put_csv(stdout, h->level.ptr, h->level.len);
+    printf(",%" PRId64 ",%" PRId64 ",", h->format_version,
+           h->trace_schema_version);
+    char buf[LCT_DOUBLE_BUFSIZE];
+    fwrite(buf, 1, lct_json_format_double(duration, buf), stdout);
+    fputc(',', stdout);
+    tool_put_csv(stdout, h->sm_config_digest.ptr, h->sm_config_digest.len);
+    printf(",%" PRIu64 ",%" PRIu64 ",%s,", st->records, st->skipped,
+           st->truncated ? "true" : "false");
+    if (st->truncated)
+        printf("%" PRIu64, st->truncated_offset);
+    fputs("\r\n", stdout);
+}
+
 /* MARK: command */
 
 /* Events-level traces are read by one thread, into this. */
@@ -170,13 +196,17 @@ static int info_record(void *state, const lct_record *rec)
 
 static void help(void)
 {
-    printf("usage: lct info [--json] [-q] [-j N] FILE\n"
+    printf("usage: lct info [--json | --csv] [-q] [-j N] FILE\n"
            "\n"
            "Summarise a trace exactly as 'lmcache trace info' does: header\n"
            "fields, duration (largest t_mono), records per qualname, and for\n"
            "events-level traces an events block.  FILE may be -.\n"
            "\n"
            "  --json     the same facts, plus skipped and truncated, as JSON\n"
+           "  --csv      one CSV row: file, level, format_version,\n"
+           "             trace_schema_version, duration, sm_config_digest,\n"
+           "             total_records, skipped, truncated, truncated_offset\n"
+           "             (per-qualname counts: lct stat --csv)\n"
            "  -q         no warnings on stderr\n"
            "  --mmap, --stream how to read the file (default: stream)\n"
            "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
@@ -188,7 +218,8 @@ static void help(void)
 int cmd_info(int argc, char **argv)
 {
     static const tool_cmd cmd = {.name = "info",
-                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON | TOOL_SRC,
+                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON |
+                                           TOOL_CSV | TOOL_SRC,
                                  .help = help};
     tool_args a;
     lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
@@ -207,6 +238,8 @@ int cmd_info(int argc, char **argv)
     bool ok = tool_tally_run(r, &a, sizeof t, info_record, false, &t, &st);
     if (ok && a.json)
         print_json(a.file, h, &t.ops, &st, t.duration, events_sink);
+    else if (ok && a.csv)
+        print_csv(a.file, h, &st, t.duration);
     else if (ok)
         print_text(a.file, h, &t.ops, st.records, t.duration, events_sink);
     /* Output refers to the header's views: finish it before they go. */

@@ -143,7 +143,7 @@ static row row_of(qentry *e, uint64_t total)
 static void help(void)
 {
     printf("usage: lct stat [--csv | --json] [-q] [-j N] [--qualname NAME]\n"
-           "                [--since T] [--until T] FILE\n"
+           "                [--since T] [--until T] [--range A:B] FILE\n"
            "\n"
            "Per qualname: count, share of records, first and last t_mono,\n"
            "inter-arrival gap mean/p50/p99 (seconds, nearest-rank), the\n"
@@ -157,6 +157,8 @@ static void help(void)
            "  --since T        only records with t_mono >= T seconds, or\n"
            "                   t_wall >= T for a UTC time (2026-12-01T10:00:00Z)\n"
            "  --until T        only records with t_mono (t_wall) <= T\n"
+           "  --range A:B      records A to before B by number, from 0, as\n"
+           "                   dump takes it (read with one thread)\n"
            "  --csv            comma-separated values with a header row\n"
            "  --json           one JSON object\n"
            "  -q               no warnings on stderr\n"
@@ -178,7 +180,7 @@ static void print_csv(const stat_view *v)
 {
     fputs("qualname,op,count,share,first_t_mono,last_t_mono,gap_mean,gap_p50,"
           "gap_p99,gap_max,gap_max_offset,backwards,args_mean_bytes,skipped,"
-          "truncated\n",
+          "truncated\r\n",
           stdout);
     qentry *e;
     RB_FOREACH(e, qtable, v->ops) {
@@ -194,7 +196,7 @@ static void print_csv(const stat_view *v)
                    e->gap_max, e->gap_max_offset);
         else
             fputs(",,,,", stdout);
-        printf(",%" PRIu64 ",%.1f,%" PRIu64 ",%s\n", e->backwards,
+        printf(",%" PRIu64 ",%.1f,%" PRIu64 ",%s\r\n", e->backwards,
                w.args_mean, v->st.skipped, v->st.truncated ? "true" : "false");
     }
 }
@@ -305,11 +307,13 @@ static void print_text(const stat_view *v)
 typedef struct stat_filter {
     tool_patterns qualnames;
     tool_window window;
+    tool_range range;
+    uint64_t idx; /* with --range (one thread): the record's number */
 } stat_filter;
 
 static stat_filter filter;
 
-enum { OPT_QUALNAME = 300, OPT_SINCE, OPT_UNTIL };
+enum { OPT_QUALNAME = 300, OPT_SINCE, OPT_UNTIL, OPT_RANGE };
 
 static void stat_option(void *ctx, int c, const char *arg)
 {
@@ -318,11 +322,15 @@ static void stat_option(void *ctx, int c, const char *arg)
         f->qualnames.text[f->qualnames.n++] = arg;
     } else if (c == OPT_SINCE || c == OPT_UNTIL) {
         tool_window_set(&f->window, "stat", c == OPT_UNTIL, arg);
+    } else if (c == OPT_RANGE) {
+        tool_range_set(&f->range, "stat", arg);
     }
 }
 
 static int stat_record(void *state, const lct_record *rec)
 {
+    if (filter.range.set && !tool_range_holds(&filter.range, filter.idx++))
+        return 0;
     if (!tool_window_holds(&filter.window, rec) ||
         !tool_qualname_selects(&filter.qualnames, rec->qualname))
         return 0;
@@ -345,6 +353,7 @@ int cmd_stat(int argc, char **argv)
         {"qualname", required_argument, NULL, OPT_QUALNAME},
         {"since", required_argument, NULL, OPT_SINCE},
         {"until", required_argument, NULL, OPT_UNTIL},
+        {"range", required_argument, NULL, OPT_RANGE},
         {NULL, 0, NULL, 0}};
     filter.qualnames.text = reallocarray(NULL, (size_t)argc, sizeof(char *));
     filter.qualnames.hits = calloc((size_t)argc, sizeof(uint64_t));
@@ -359,6 +368,9 @@ int cmd_stat(int argc, char **argv)
     lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
     if (!r)
         return EXIT_REFUSED;
+    tool_range_start(&filter.range, r, "stat", a.quiet);
+    if (filter.range.set) /* numbers are known only in order: one thread */
+        a.jobs = 1;
     tool_tally t;
     stat_view v = {.ops = &t.ops};
     bool ok = tool_tally_run(r, &a, sizeof t, stat_record, true, &t, &v.st);

@@ -13,6 +13,11 @@ static const char *const field_names[TOOL_FIELD_COUNT] = {
     [TOOL_FIELD_T_MONO] = "t_mono",   [TOOL_FIELD_T_WALL] = "t_wall",
     [TOOL_FIELD_QUALNAME] = "qualname", [TOOL_FIELD_ARGS] = "args"};
 
+const char *tool_field_name(unsigned field)
+{
+    return field < TOOL_FIELD_COUNT ? field_names[field] : "";
+}
+
 bool tool_fields_parse(const char *list, tool_fields *out)
 {
     memset(out, 0, sizeof *out);

@@ -35,6 +35,8 @@ bool tool_keyops_select(tool_keyops *o, const char *cmd, int c,
         o->only.text[o->only.n++] = arg;
     else if (c == TOOL_OPT_SINCE_VAL || c == TOOL_OPT_UNTIL_VAL)
         tool_window_set(&o->window, cmd, c == TOOL_OPT_UNTIL_VAL, arg);
+    else if (c == TOOL_OPT_RANGE_VAL)
+        tool_range_set(&o->range, cmd, arg);
     else
         return false;
     return true;
@@ -164,10 +166,15 @@ bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
 {
     lct_record rec;
     uint64_t idx = 0;
+    tool_range_start(&o->range, r, cmd, tool_quiet);
     tool_progress progress;
     tool_progress_start(&progress, r, false);
     for (; lct_next(r, &rec) == 1; idx++) {
         tool_progress_update(&progress, r);
+        if (tool_range_done(&o->range, idx))
+            break;
+        if (!tool_range_holds(&o->range, idx))
+            continue;
         tool_key_op op = classify(o, &rec, o->read.hits, o->write.hits,
                                   o->only.hits);
         if (op == TOOL_KEY_NONE)
@@ -213,6 +220,7 @@ typedef struct keys_lane {
     bool failed;
     uint64_t unread; /* as tool_keyops's */
     char unread_tag[64];
+    uint64_t idx; /* records seen: their numbers, when one thread reads */
 } keys_lane;
 
 static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
@@ -238,6 +246,8 @@ static int lane_record(void *state, const lct_record *rec)
         l->failed = true;
         return 1;
     }
+    if (!tool_range_holds(&o->range, l->idx++))
+        return 0;
     tool_key_op op = classify(o, rec, l->hits, l->hits + o->read.n,
                               l->hits + o->read.n + o->write.n);
     if (op == TOOL_KEY_NONE)
@@ -262,8 +272,10 @@ bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
     shared.ops = o;
     shared.cmd = cmd;
     shared.reader = r;
+    tool_range_start(&o->range, r, cmd, a->quiet);
     tool_run run;
-    bool ok = tool_records(r, a->jobs, a->quiet, sizeof(keys_lane),
+    /* Record numbers are known only in order: --range reads with one. */
+    bool ok = tool_records(r, o->range.set ? 1 : a->jobs, a->quiet, sizeof(keys_lane),
                            lane_record, lane_reset,
                            a->quiet ? tool_log_quiet : tool_log, NULL, &run);
     for (unsigned t = 0; t < run.nstates; t++) {

@@ -38,7 +38,7 @@ bool tool_range_parse(const char *text, tool_range *out)
            range_side(colon + 1, strlen(colon + 1), &out->has_to, &out->to);
 }
 
-bool tool_range_needs_count(const tool_range *rg)
+static bool tool_range_needs_count(const tool_range *rg)
 {
     return (rg->has_from && rg->from < 0) || (rg->has_to && rg->to < 0);
 }
@@ -53,11 +53,30 @@ static uint64_t clamp(bool given, int64_t v, uint64_t dflt, uint64_t count)
     return (uint64_t)v > count ? count : (uint64_t)v;
 }
 
-void tool_range_resolve(const tool_range *rg, uint64_t count, uint64_t *from,
-                        uint64_t *to)
+void tool_range_set(tool_range *rg, const char *cmd, const char *arg)
 {
-    *from = clamp(rg->has_from, rg->from, 0, count);
-    *to = clamp(rg->has_to, rg->to, count, count);
+    if (!tool_range_parse(arg, rg))
+        tool_usage_error(cmd, "--range '%s' is not A:B (record numbers, "
+                         "either may be left out or negative)", arg);
+    rg->set = true;
+}
+
+void tool_range_start(tool_range *rg, lct_reader *r, const char *cmd,
+                      bool quiet)
+{
+    if (!rg->set)
+        return;
+    uint64_t count = UINT64_MAX;
+    if (tool_range_needs_count(rg)) {
+        if (!lct_reader_data(r).ptr &&
+            strcmp(lct_reader_path(r), "<stdin>") == 0)
+            tool_usage_error(cmd, "a negative --range needs a file, not "
+                             "standard input");
+        count = tool_count_records(r);
+        lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
+    }
+    rg->first = clamp(rg->has_from, rg->from, 0, count);
+    rg->end = clamp(rg->has_to, rg->to, count, count);
 }
 
 /* A frame the reader skips: its place, why, and its body if it is one

@@ -79,15 +79,17 @@ enum {
     TOOL_OPT_MAX_FRAME_VAL,
     TOOL_OPT_QUALNAME_VAL,
     TOOL_OPT_SINCE_VAL,
-    TOOL_OPT_UNTIL_VAL
+    TOOL_OPT_UNTIL_VAL,
+    TOOL_OPT_RANGE_VAL
 };
 
-/* --qualname, --since, --until for a command's own option table, as dump
- * and stat mean them (keys, mrc). */
+/* --qualname, --since, --until, --range for a command's own option
+ * table, as dump means them (stat, keys, mrc). */
 #define TOOL_SELECT_OPTIONS                                                   \
     {"qualname", required_argument, NULL, TOOL_OPT_QUALNAME_VAL},             \
         {"since", required_argument, NULL, TOOL_OPT_SINCE_VAL},               \
-        {"until", required_argument, NULL, TOOL_OPT_UNTIL_VAL}
+        {"until", required_argument, NULL, TOOL_OPT_UNTIL_VAL},               \
+        {"range", required_argument, NULL, TOOL_OPT_RANGE_VAL}
 /* How to read the file: the command's default, or as asked. */
 typedef enum tool_source {
     TOOL_SOURCE_DEFAULT = 0,
@@ -320,6 +322,36 @@ void tool_window_set(tool_window *w, const char *cmd, bool until,
 /* Whether the record lies in the window (NaN times lie outside a bound). */
 bool tool_window_holds(const tool_window *w, const lct_record *rec);
 
+/* MARK: --range */
+
+/* --range A:B: records by number from 0, either side optional, negative
+ * from the end (Python's slices), as dump, stat, keys and mrc take it. */
+typedef struct tool_range {
+    bool set; /* --range was given */
+    bool has_from, has_to;
+    int64_t from, to;
+    uint64_t first, end; /* resolved: records [first, end) */
+} tool_range;
+
+bool tool_range_parse(const char *text, tool_range *out);
+/* --range's argument, or a usage error naming it. */
+void tool_range_set(tool_range *rg, const char *cmd, const char *arg);
+/* Resolve against r's records, counting them first when a side is
+ * negative (a file only: standard input is a usage error); the log is
+ * set back to the tool's after. */
+void tool_range_start(tool_range *rg, lct_reader *r, const char *cmd,
+                      bool quiet);
+/* Whether record idx is in the range (always, without --range)... */
+static inline bool tool_range_holds(const tool_range *rg, uint64_t idx)
+{
+    return !rg->set || (idx >= rg->first && idx < rg->end);
+}
+/* ... and whether every record from idx on lies past it. */
+static inline bool tool_range_done(const tool_range *rg, uint64_t idx)
+{
+    return rg->set && idx >= rg->end;
+}
+
 /* MARK: key references (lct keys, lct mrc) */
 
 /* Which calls are cache reads and writes: --read / --write patterns
@@ -331,6 +363,7 @@ typedef struct tool_keyops {
     /* Which records at all: --qualname, --since, --until. */
     tool_patterns only;
     tool_window window;
+    tool_range range; /* read with one thread: numbers come in order */
     /* Selected records that gave no key but hold ObjectKeys under codec
      * types the library does not read keys from, and the first such type
      * (a copy). */
@@ -417,6 +450,8 @@ typedef struct tool_fields {
     unsigned char order[TOOL_FIELD_COUNT];
 } tool_fields;
 
+/* The name of a field ("t_mono"). */
+const char *tool_field_name(unsigned field);
 /* "t_mono,qualname" -> fields; false for an unknown or repeated name. */
 bool tool_fields_parse(const char *list, tool_fields *out);
 /* One record as a JSON object of those fields (no newline); json: the
@@ -427,18 +462,6 @@ lct_status tool_fields_write(const tool_fields *fl, const lct_record *rec,
 
 /* MARK: dump --at, --range */
 
-/* A:B, either side optional, negative from the end. */
-typedef struct tool_range {
-    bool has_from, has_to;
-    int64_t from, to;
-} tool_range;
-
-bool tool_range_parse(const char *text, tool_range *out);
-/* Whether resolving needs the number of records (a negative side). */
-bool tool_range_needs_count(const tool_range *rg);
-/* Record numbers [*from, *to) of `count` records, as Python slices. */
-void tool_range_resolve(const tool_range *rg, uint64_t count, uint64_t *from,
-                        uint64_t *to);
 /* Print the frame at the offset in `text` (only `fields` of it when not
  * NULL), or say what is there instead; returns the exit status. */
 int tool_dump_at(lct_reader *r, const char *text, unsigned json,
