@@ -742,10 +742,15 @@ typedef struct lct_scan {
      *  gathered), for when the file must be read again by one thread.
      *  Without it, lct_scan_file uses one thread. */
     void (*on_reset)(void *state);
+    /** lct_scan_run only: the frames [frames_from, frames_to) of the
+     *  index, for work taken a batch at a time (0, 0: all of them).
+     *  Warnings, stats and the cut tail are the range's: the tail only
+     *  when the range reaches the index's end. */
+    uint64_t frames_from, frames_to;
 } lct_scan;
 
 /** How many threads lct_scan_run will use for @p scan on @p index
- *  (never more than there are frames, at least 1). */
+ *  (never more than there are frames in its range, at least 1). */
 unsigned lct_scan_threads(const lct_scan *scan, const lct_index *index);
 
 /**

@@ -185,7 +185,7 @@ Test(alloc, iteration_makes_no_heap_allocation)
     cr_assert_eq(lct_index_build(r, &idx, NULL), LCT_OK);
     walk_state states[2] = {{0}, {0}};
     void *ptrs[2] = {&states[0], &states[1]};
-    lct_scan scan = {2, scan_walk, NULL, ptrs, NULL};
+    lct_scan scan = {.threads = 2, .on_record = scan_walk, .states = ptrs};
     lct_stats st;
     before = allocations;
     cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
@@ -245,7 +245,8 @@ Test(alloc, streaming_scanning_and_rendering_make_no_allocation_per_record)
 
     walk_state states[2] = {{0}, {0}};
     void *ptrs[2] = {&states[0], &states[1]};
-    lct_scan scan = {2, scan_walk, NULL, ptrs, reset_walk};
+    lct_scan scan = {.threads = 2, .on_record = scan_walk, .states = ptrs,
+        .on_reset = reset_walk};
     lct_stats st;
     before = allocations;
     cr_assert_eq(lct_scan_file(r, &scan, &st, NULL), LCT_OK);

@@ -939,7 +939,8 @@ Test(cli, parallel_output_is_identical_to_sequential)
                                   "huge_length", "header_only"};
     static const char *cmds[][2] = {{"check", NULL},   {"check", "--json"},
                                     {"stat", NULL},    {"stat", "--json"},
-                                    {"info", NULL},    {"info", "--json"}};
+                                    {"info", NULL},    {"info", "--json"},
+                                    {"dump", NULL},    {"dump", "--csv"}};
     for (size_t f = 0; f < sizeof names / sizeof *names + 1; f++) {
         char *path = f < sizeof names / sizeof *names
                          ? fixture(names[f], ".lct")
@@ -2319,4 +2320,59 @@ Test(cli, range_selects_the_same_records_everywhere)
     cr_expect(strstr(pipe.err, "needs a file, not standard input"), "%s",
               pipe.err);
     run_free(&pipe);
+}
+
+/* dump -j N renders a batch of frames at a time on N threads: across
+ * several batches, with frames skipped in different ones, its lines,
+ * warnings and status are one thread's; -n stops at the same line; and
+ * output that needs record numbers (--fields idx) is the same too. */
+Test(cli, dump_in_parallel_batches_is_dump)
+{
+    char *path = tmp_file_with("", 0); /* gen replaces it */
+    run g = run_lct(NULL, "gen", "-n", "30000", path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    /* Damage three frames in different batches: a byte no msgpack value
+     * starts with, as the first of the body. */
+    static const char *at[] = {"5000:5001", "13000:13001", "25000:25001"};
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    for (int i = 0; i < 3; i++) {
+        run o = run_lct(NULL, "dump", "--fields", "offset", "--range", at[i],
+                        path, NULL);
+        long long off = atoll(strchr(o.out, ':') + 1);
+        cr_assert_gt(off, 0, "%s", o.out);
+        cr_assert_eq(pwrite(fd, "\xc1", 1, off + 4), 1);
+        run_free(&o);
+    }
+    close(fd);
+    static const char *variants[][4] = {
+        {"-q", NULL},
+        {"--csv", NULL},
+        {"-n", "17000", NULL},
+        {"--qualname", "reserve_write", "--unwrap", NULL},
+        {"--fields", "idx,qualname", NULL},
+    };
+    for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+        const char *const *x = variants[v];
+        run one = run_lct(NULL, "dump", "-j", "1", x[0], x[1] ? x[1] : path,
+                          x[1] && x[2] ? x[2] : (x[1] ? path : NULL),
+                          x[1] && x[2] ? path : NULL, NULL);
+        run two = run_lct(NULL, "dump", "-j", "2", x[0], x[1] ? x[1] : path,
+                          x[1] && x[2] ? x[2] : (x[1] ? path : NULL),
+                          x[1] && x[2] ? path : NULL, NULL);
+        cr_expect_eq(one.status, 3, "three frames skipped: %s", one.err);
+        cr_expect_eq(two.status, one.status, "%s", x[0]);
+        cr_expect(one.outlen > 0 && one.outlen == two.outlen &&
+                      memcmp(one.out, two.out, one.outlen) == 0,
+                  "dump %s: -j 2 printed other lines", x[0]);
+        cr_expect_str_eq(two.err, one.err, "dump %s: warnings", x[0]);
+        run_free(&one);
+        run_free(&two);
+    }
+    run n = run_lct(NULL, "dump", "-j", "2", "-q", "-n", "17000", path, NULL);
+    cr_expect_eq(count_lines(n.out), 17000);
+    run_free(&n);
+    unlink(path);
+    free(path);
 }

@@ -173,7 +173,7 @@ Test(shrink, guarded_parallel_scan)
     truncate_elsewhere(path, CUT);
     part parts[2] = {{0, 0, f.buf, {0}}, {0, 0, f.buf, {0}}};
     void *states[2] = {&parts[0], &parts[1]};
-    lct_scan scan = {2, check_record, NULL, states, NULL};
+    lct_scan scan = {.threads = 2, .on_record = check_record, .states = states};
     lct_stats st;
     cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
     cr_expect(st.shrank);
@@ -299,7 +299,7 @@ Test(shrink, a_mid_page_cut_under_a_parallel_scan)
     truncate_elsewhere(path, (off_t)cut);
     part parts[2] = {{0, 0, f.buf, {0}}, {0, 0, f.buf, {0}}};
     void *states[2] = {&parts[0], &parts[1]};
-    lct_scan scan = {2, check_record, NULL, states, NULL};
+    lct_scan scan = {.threads = 2, .on_record = check_record, .states = states};
     lct_stats st;
     cr_assert_eq(lct_scan_run(idx, &scan, &st, NULL), LCT_OK);
     cr_expect(st.shrank);

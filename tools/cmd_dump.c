@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void help(void)
 {
@@ -45,6 +46,11 @@ static void help(void)
            "                      (default offset,t_mono,t_wall,qualname,args;\n"
            "                      args as JSON text in one cell)\n"
            "  -q                  no warnings on stderr\n"
+           "  -j N                render on N threads, a batch of records at a\n"
+           "                      time, printed in file order (default: all\n"
+           "                      CPUs for files of 64 MiB or more); the file\n"
+           "                      is then mapped.  One thread for --range,\n"
+           "                      --fields idx, -f and --stream\n"
            "  --mmap, --stream    how to read the file (default: stream)\n"
            "  --max-frame SIZE    the longest frame a pipe may hold (256M)\n"
            "  -h, --help          this text\n");
@@ -183,7 +189,7 @@ static const tool_fields csv_default_fields = {
  * the record is still intact (a shrink drops the row whole). */
 static lct_status csv_row(lct_reader *r, const dump_opts *o,
                           const lct_record *rec, uint64_t idx,
-                          bool render_args, line *out)
+                          bool render_args, line *out, FILE *f)
 {
     const tool_fields *fl = o->project ? &o->fields : &csv_default_fields;
     for (unsigned i = 0; i < fl->n && render_args; i++)
@@ -198,13 +204,13 @@ static lct_status csv_row(lct_reader *r, const dump_opts *o,
     char buf[LCT_DOUBLE_BUFSIZE];
     for (unsigned i = 0; i < fl->n; i++) {
         if (i)
-            fputc(',', stdout);
+            fputc(',', f);
         switch (fl->order[i]) {
         case TOOL_FIELD_OFFSET:
-            printf("%llu", (unsigned long long)rec->offset);
+            fprintf(f, "%llu", (unsigned long long)rec->offset);
             break;
         case TOOL_FIELD_IDX:
-            printf("%llu", (unsigned long long)idx);
+            fprintf(f, "%llu", (unsigned long long)idx);
             break;
         case TOOL_FIELD_T_MONO:
         case TOOL_FIELD_T_WALL:
@@ -213,17 +219,17 @@ static lct_status csv_row(lct_reader *r, const dump_opts *o,
                                               ? rec->t_mono
                                               : rec->t_wall,
                                           buf),
-                   stdout);
+                   f);
             break;
         case TOOL_FIELD_QUALNAME:
-            tool_put_csv(stdout, rec->qualname.ptr, rec->qualname.len);
+            tool_put_csv(f, rec->qualname.ptr, rec->qualname.len);
             break;
         default:
-            tool_put_csv(stdout, out->buf, out->len);
+            tool_put_csv(f, out->buf, out->len);
             break;
         }
     }
-    fputs("\r\n", stdout); /* RFC 4180, as every --csv */
+    fputs("\r\n", f); /* RFC 4180, as every --csv */
     return LCT_OK;
 }
 
@@ -236,16 +242,17 @@ static void csv_header(const dump_opts *o)
     fputs("\r\n", stdout);
 }
 
-/* One record as one line; EXIT_OK, EXIT_DAMAGED (args dropped, said on
- * stderr), EXIT_REFUSED (out of memory), or -1 to stop quietly (the file
- * shrank under the record, or stdout failed: reported later). */
+/* One record as one line on f; EXIT_OK, EXIT_DAMAGED (args dropped,
+ * said on stderr), EXIT_REFUSED (out of memory), or -1 to stop quietly
+ * (the file shrank under the record, or f failed: reported later). */
 static int print_record(lct_reader *r, const dump_opts *o,
-                        const lct_record *rec, uint64_t idx, line *out)
+                        const lct_record *rec, uint64_t idx, line *out,
+                        FILE *f)
 {
     out->len = 0;
     int rc = EXIT_OK;
     if (o->csv) {
-        lct_status crc = csv_row(r, o, rec, idx, true, out);
+        lct_status crc = csv_row(r, o, rec, idx, true, out, f);
         if (crc == LCT_ERR_CHANGED)
             return -1;
         if (crc == LCT_ERR_SYS) {
@@ -253,7 +260,7 @@ static int print_record(lct_reader *r, const dump_opts *o,
             return EXIT_REFUSED;
         }
         if (crc == LCT_OK)
-            return ferror(stdout) ? -1 : EXIT_OK;
+            return ferror(f) ? -1 : EXIT_OK;
         /* --lazy args that cannot be rendered: a row with empty args */
         out->len = 0;
         fprintf(stderr, "%s: ", tool_name);
@@ -262,8 +269,9 @@ static int print_record(lct_reader *r, const dump_opts *o,
         fprintf(stderr, ": record at offset %llu: args cannot be "
                         "rendered (%s); printed empty\n",
                 (unsigned long long)rec->offset, lct_strerror(crc));
-        return csv_row(r, o, rec, idx, false, out) == LCT_OK ? EXIT_DAMAGED
-                                                              : -1;
+        return csv_row(r, o, rec, idx, false, out, f) == LCT_OK
+                   ? EXIT_DAMAGED
+                   : -1;
     }
     lct_status wrc =
         o->project
@@ -296,7 +304,8 @@ static int print_record(lct_reader *r, const dump_opts *o,
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return EXIT_REFUSED;
     }
-    if (tool_stdout_write(NULL, out->buf, out->len) != 0)
+    if (f == stdout ? tool_stdout_write(NULL, out->buf, out->len) != 0
+                    : fwrite(out->buf, 1, out->len, f) != out->len)
         return -1;
     return rc;
 }
@@ -344,7 +353,7 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
             break;
         if (!tool_range_holds(&o->range, idx) || !wanted(o, &rec))
             continue;
-        int one = print_record(r, o, &rec, idx, &out);
+        int one = print_record(r, o, &rec, idx, &out, stdout);
         if (one < 0 || one == EXIT_REFUSED) {
             rc = one < 0 ? rc : one;
             break;
@@ -356,6 +365,168 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
     tool_progress_end(&progress);
     free(out.buf);
     return rc;
+}
+
+/* MARK: -j N: a batch of frames at a time on N threads */
+
+/* Frames a thread renders per batch: the batch's output is what is held
+ * (about 4096 records' lines per thread), so memory stays bounded. */
+#define FRAMES_PER_THREAD 4096
+
+/* One thread's share of a batch: its lines, rendered into a memory
+ * stream, and how many; the --qualname counts are its own. */
+typedef struct dump_lane {
+    lct_reader *r;
+    const dump_opts *o;
+    tool_patterns qualnames;
+    line scratch;
+    FILE *mem;
+    char *buf;
+    size_t len;
+    uint64_t rows;
+    int rc; /* EXIT_OK, EXIT_DAMAGED, EXIT_REFUSED, or -1: stop */
+} dump_lane;
+
+static int lane_record(void *state, const lct_record *rec)
+{
+    dump_lane *l = state;
+    if (!tool_window_holds(&l->o->window, rec) ||
+        !tool_qualname_wanted(&l->qualnames, rec->qualname))
+        return 0;
+    int one = print_record(l->r, l->o, rec, 0, &l->scratch, l->mem);
+    if (one < 0 || one == EXIT_REFUSED) {
+        l->rc = one;
+        return 1;
+    }
+    if (one != EXIT_OK)
+        l->rc = one;
+    l->rows++;
+    return 0;
+}
+
+/* Write at most *left of a lane's lines (all when *left < 0). */
+static bool write_lane(const dump_lane *l, long long *left)
+{
+    size_t len = l->len;
+    if (*left >= 0 && (uint64_t)*left < l->rows) {
+        /* a line ends at each newline: JSON and CSV escape theirs */
+        const char *p = l->buf;
+        for (long long k = 0; k < *left; k++)
+            p = memchr(p, '\n', l->len - (size_t)(p - l->buf)) + 1;
+        len = (size_t)(p - l->buf);
+    }
+    if (*left >= 0)
+        *left -= *left < (long long)l->rows ? *left : (long long)l->rows;
+    return len == 0 || tool_stdout_write(NULL, l->buf, len) == 0;
+}
+
+/* Whether -j asks for threads here: several asked (or, by default, a
+ * file of TOOL_PARALLEL_MIN_BYTES or more), a regular file read mapped,
+ * and output that needs no record numbers (--range, --fields idx), which
+ * come only in order. */
+static bool dump_parallel(const dump_opts *o, const tool_args *a)
+{
+    struct stat info;
+    bool numbered = o->range.set;
+    for (unsigned i = 0; o->project && i < o->fields.n; i++)
+        numbered |= o->fields.order[i] == TOOL_FIELD_IDX;
+    if (a->jobs == 1 || o->follow || o->at || numbered ||
+        a->source == TOOL_SOURCE_STREAM || strcmp(a->file, "-") == 0 ||
+        stat(a->file, &info) != 0 || !S_ISREG(info.st_mode))
+        return false;
+    return a->jobs > 1 || (uint64_t)info.st_size >= TOOL_PARALLEL_MIN_BYTES;
+}
+
+/* Every wanted record, rendered on `jobs` threads (0: every CPU) a batch
+ * at a time and written in file order; the stats of the whole run. */
+static int print_records_parallel(lct_reader *r, dump_opts *o, unsigned jobs,
+                                  bool quiet, lct_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    lct_index *idx;
+    lct_error err;
+    if (lct_index_build(r, &idx, &err) != LCT_OK) {
+        fprintf(stderr, "%s dump: %s\n", tool_name, err.message);
+        return EXIT_REFUSED;
+    }
+    lct_scan scan = {.threads = jobs, .on_record = lane_record};
+    unsigned n = lct_scan_threads(&scan, NULL);
+    dump_lane *lanes = calloc(n, sizeof *lanes);
+    void **states = calloc(n, sizeof *states);
+    uint64_t *hits = calloc((size_t)n * (o->qualnames.n + 1), sizeof *hits);
+    int rc = lanes && states && hits ? EXIT_OK : EXIT_REFUSED;
+    for (unsigned t = 0; rc == EXIT_OK && t < n; t++) {
+        lanes[t] = (dump_lane){.r = r, .o = o, .qualnames = o->qualnames};
+        lanes[t].qualnames.hits = hits + (size_t)t * (o->qualnames.n + 1);
+        states[t] = &lanes[t];
+    }
+    scan.states = states;
+    tool_progress progress;
+    tool_progress_start(&progress, r, quiet);
+    uint64_t count = lct_index_count(idx), from = 0;
+    long long left = o->limit;
+    do {
+        scan.frames_from = from;
+        scan.frames_to = count - from < (uint64_t)n * FRAMES_PER_THREAD
+                             ? count
+                             : from + (uint64_t)n * FRAMES_PER_THREAD;
+        /* One memory stream per lane for the whole run, written again
+         * from its start each batch: a fresh one per batch was fresh pages
+         * to fault in for every line (sys time above the rendering's). */
+        for (unsigned t = 0; rc == EXIT_OK && t < n; t++) {
+            lanes[t].rows = 0;
+            if (!lanes[t].mem)
+                lanes[t].mem = open_memstream(&lanes[t].buf, &lanes[t].len);
+            if (!lanes[t].mem || fseeko(lanes[t].mem, 0, SEEK_SET) != 0)
+                rc = EXIT_REFUSED;
+        }
+        lct_stats batch = {0};
+        bool scanned = rc == EXIT_OK &&
+                       lct_scan_run(idx, &scan, &batch, &err) == LCT_OK;
+        if (rc == EXIT_OK && !scanned) {
+            fprintf(stderr, "%s dump: %s\n", tool_name, err.message);
+            rc = EXIT_REFUSED;
+        }
+        for (unsigned t = 0; t < n; t++) {
+            if (lanes[t].mem && fflush(lanes[t].mem) != 0)
+                rc = EXIT_REFUSED;
+            if (rc == EXIT_OK && left != 0 && lanes[t].rc >= 0 &&
+                lanes[t].rc != EXIT_REFUSED && !write_lane(&lanes[t], &left))
+                rc = -1; /* stdout failed: tool_finish_stdout says so */
+            if (lanes[t].rc < 0 || lanes[t].rc == EXIT_REFUSED)
+                rc = rc == EXIT_OK ? lanes[t].rc : rc;
+            else if (lanes[t].rc == EXIT_DAMAGED && rc == EXIT_OK)
+                rc = EXIT_DAMAGED;
+        }
+        if (scanned) {
+            st->records += batch.records;
+            st->skipped += batch.skipped;
+            st->truncated = batch.truncated;
+            st->truncated_offset = batch.truncated_offset;
+            st->shrank = batch.shrank;
+            st->shrank_offset = batch.shrank_offset;
+        }
+        from = scan.frames_to;
+        tool_progress_fraction(&progress, (double)batch.bytes_read /
+                                              (double)(progress.total + 1));
+    } while ((rc == EXIT_OK || rc == EXIT_DAMAGED) && from < count &&
+             left != 0 && !st->shrank);
+    tool_progress_end(&progress);
+    for (unsigned t = 0; lanes && hits && t < n; t++) {
+        for (size_t i = 0; i < o->qualnames.n; i++)
+            o->qualnames.hits[i] += lanes[t].qualnames.hits[i];
+        free(lanes[t].scratch.buf);
+        if (lanes[t].mem)
+            fclose(lanes[t].mem);
+        free(lanes[t].buf);
+    }
+    if (rc == EXIT_REFUSED && !lanes)
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+    free(hits);
+    free(states);
+    free(lanes);
+    lct_index_free(idx);
+    return rc < 0 ? EXIT_OK : rc;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -382,7 +553,7 @@ int cmd_dump(int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return EXIT_REFUSED;
     }
-    tool_cmd cmd = {.name = "dump", .shared = TOOL_Q | TOOL_CSV | TOOL_SRC,
+    tool_cmd cmd = {.name = "dump", .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_SRC,
                     .own = own,
                     .own_short = "n:f", .on_option = dump_option, .ctx = &o,
                     .help = help};
@@ -408,11 +579,14 @@ int cmd_dump(int argc, char **argv)
     /* Following re-maps a growing file; one pass is faster streamed. */
     unsigned flags = (o.lazy ? LCT_LAZY : 0) |
                      (o.follow ? LCT_FOLLOW : tool_source_flags(&a));
-    if (o.at) /* a frame by its offset: random access, so the mapping */
+    /* a frame by its offset, or several threads: the mapping */
+    bool parallel = dump_parallel(&o, &a);
+    if (o.at || parallel)
         flags = o.lazy ? LCT_LAZY : 0;
     if (o.follow) { /* end cleanly, output flushed, when tool_interrupted */
         tool_catch_interrupts();
     }
+    lct_stats st;
     lct_reader *r = o.follow ? tool_open_when_ready(a.file, flags, a.quiet)
                              : tool_open(a.file, flags, a.quiet);
     int rc = tool_interrupted ? EXIT_OK : EXIT_REFUSED;
@@ -432,9 +606,10 @@ int cmd_dump(int argc, char **argv)
     if (r && o.at)
         rc = tool_dump_at(r, o.at, o.json, o.project ? &o.fields : NULL);
     else if (r)
-        rc = print_records(r, &o, a.quiet);
-    lct_stats st;
-    lct_reader_stats(r, &st);
+        rc = parallel ? print_records_parallel(r, &o, a.jobs, a.quiet, &st)
+                      : print_records(r, &o, a.quiet);
+    if (!r || !parallel)
+        lct_reader_stats(r, &st);
     if (st.shrank) /* said by the log, in the library's words */
         rc = EXIT_REFUSED;
     else if (r && !o.at && rc == EXIT_OK)

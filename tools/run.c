@@ -200,7 +200,8 @@ static bool run_parallel(lct_reader *r, unsigned jobs, bool quiet,
                          size_t state_size, tool_record_fn on_record,
                          tool_reset_fn reset, tool_run *run)
 {
-    lct_scan scan = {jobs, lane_record, lane_skip, NULL, lane_reset};
+    lct_scan scan = {.threads = jobs, .on_record = lane_record,
+        .on_skip = lane_skip, .on_reset = lane_reset};
     unsigned n = lct_scan_threads(&scan, NULL);
     lane *lanes = calloc(n, sizeof *lanes);
     void **lane_ptrs = calloc(n, sizeof *lane_ptrs);

@@ -181,6 +181,17 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* The scan's frames [*from, *to): its range, or the whole index; false
+ * for a range that is not one. */
+static bool scan_range(const lct_scan *scan, const lct_index *idx,
+                       uint64_t *from, uint64_t *to)
+{
+    *from = scan ? scan->frames_from : 0;
+    *to = scan && (scan->frames_from || scan->frames_to) ? scan->frames_to
+                                                         : idx->count;
+    return *from <= *to && *to <= idx->count;
+}
+
 /* After the threads: every warning lct_next would have given, in file
  * order and in its words, up to the first loss if the file shrank. */
 static void give_warnings(const lct_index *idx, const worker *workers,
@@ -202,7 +213,7 @@ static void give_warnings(const lct_index *idx, const worker *workers,
     }
     if (st->shrank)
         lct__warn_shrank(r, st->shrank_offset);
-    else if (idx->truncated)
+    else if (st->truncated)
         lct__warn_short(r, idx->partial_status, &idx->partial, 0);
 }
 
@@ -213,15 +224,16 @@ unsigned lct_scan_threads(const lct_scan *scan, const lct_index *idx)
                                        : (online > 0 ? (uint64_t)online : 1);
     if (n > 1024)
         n = 1024;
-    if (idx && n > idx->count)
-        n = idx->count;
+    uint64_t from, to;
+    if (idx && scan_range(scan, idx, &from, &to) && n > to - from)
+        n = to - from;
     return n ? (unsigned)n : 1;
 }
 
-/* First frame at or after byte offset target. */
-static uint64_t frame_at_or_after(const lct_index *idx, uint64_t target)
+/* First frame at or after byte offset target, among frames [lo, hi). */
+static uint64_t frame_at_or_after(const lct_index *idx, uint64_t target,
+                                  uint64_t lo, uint64_t hi)
 {
-    uint64_t lo = 0, hi = idx->count;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (idx->offsets[mid] < target)
@@ -235,40 +247,44 @@ static uint64_t frame_at_or_after(const lct_index *idx, uint64_t target)
 /* Thread t's contiguous range of frames, split by bytes, so a range of
  * large frames is not one thread's burden. */
 static void split(const lct_index *idx, const lct_scan *scan,
-                  worker *workers, unsigned n)
+                  worker *workers, unsigned n, uint64_t from, uint64_t to)
 {
-    uint64_t start = idx->count ? idx->offsets[0] : 0;
-    uint64_t span = idx->end - start;
+    uint64_t start = from < idx->count ? idx->offsets[from] : idx->end;
+    uint64_t end = to < idx->count ? idx->offsets[to] : idx->end;
+    uint64_t span = end - start;
     for (unsigned t = 0; t < n; t++) {
         workers[t].idx = idx;
         workers[t].scan = scan;
         workers[t].state = scan->states ? scan->states[t] : NULL;
         workers[t].first =
-            t == 0 ? 0 : frame_at_or_after(idx, start + span / n * t);
+            t == 0 ? from
+                   : frame_at_or_after(idx, start + span / n * t, from, to);
         workers[t].last =
-            t + 1 == n ? idx->count
-                       : frame_at_or_after(idx, start + span / n * (t + 1));
+            t + 1 == n
+                ? to
+                : frame_at_or_after(idx, start + span / n * (t + 1), from, to);
     }
 }
 
 /* What the threads saw, as one lct_stats. */
 static void sum_stats(const lct_index *idx, const worker *workers,
-                      unsigned n, lct_stats *out)
+                      unsigned n, uint64_t to, lct_stats *out)
 {
+    bool to_end = to == idx->count;
     memset(out, 0, sizeof *out);
     for (unsigned t = 0; t < n; t++) {
         out->records += workers[t].records;
         out->skipped += workers[t].skipped;
     }
-    out->truncated = idx->truncated;
-    out->truncated_offset = idx->truncated_offset;
+    out->truncated = to_end && idx->truncated;
+    out->truncated_offset = out->truncated ? idx->truncated_offset : 0;
     /* The earliest loss any thread found, or one that made the index end
      * early (its partial last frame was zeros, not a cut). */
     uint64_t lost = LCT__NOTHING_LOST, cut;
     for (unsigned t = 0; t < n; t++)
         if (workers[t].shrank && workers[t].lost < lost)
             lost = workers[t].lost;
-    if (lost == LCT__NOTHING_LOST && idx->truncated &&
+    if (lost == LCT__NOTHING_LOST && out->truncated &&
         lct__shrank_before(idx->reader, idx->reader->source.size, true, &cut))
         lost = cut;
     if (lost != LCT__NOTHING_LOST) {
@@ -276,14 +292,15 @@ static void sum_stats(const lct_index *idx, const worker *workers,
         out->shrank_offset = lost;
         out->truncated = false; /* what looked cut was the shrink */
     }
-    out->bytes_read = idx->end;
+    out->bytes_read = to_end ? idx->end : idx->offsets[to];
     out->file_size = idx->reader->source.size;
 }
 
 lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan,
                         lct_stats *out, lct_error *err)
 {
-    if (!idx || !scan || !scan->on_record)
+    uint64_t from, to;
+    if (!idx || !scan || !scan->on_record || !scan_range(scan, idx, &from, &to))
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_scan_run: invalid argument");
     unsigned n = lct_scan_threads(scan, idx);
@@ -291,7 +308,7 @@ lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan,
     if (!workers)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
                          "lct_scan_run: out of memory");
-    split(idx, scan, workers, n);
+    split(idx, scan, workers, n, from, to);
     lct_status rc = lct__run_threads(workers, sizeof *workers,
                                      offsetof(worker, thread), n, work,
                                      "lct_scan_run", err);
@@ -300,7 +317,7 @@ lct_status lct_scan_run(const lct_index *idx, const lct_scan *scan,
             rc = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
                            "lct_scan_run: out of memory noting skips");
     lct_stats st;
-    sum_stats(idx, workers, n, &st);
+    sum_stats(idx, workers, n, to, &st);
     if (rc == LCT_OK)
         give_warnings(idx, workers, n, &st);
     if (out && rc == LCT_OK)

@@ -175,7 +175,7 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
 {
     if (f->indexed)
         return true;
-    lct_scan scan = {0, lane_record, NULL, NULL, lane_reset};
+    lct_scan scan = {.on_record = lane_record, .on_reset = lane_reset};
     unsigned n = lct_scan_threads(&scan, NULL);
     lane *lanes = calloc(n, sizeof *lanes);
     void **states = calloc(n, sizeof *states);
