@@ -1286,6 +1286,16 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
 #define LCT_KEYS_WRITE_CALL "reserve_write"
 
 /**
+ * Whether @p pattern names the call @p qualname: a shell glob (fnmatch,
+ * when it holds * ? or [) matches the whole qualname; any other pattern
+ * is the exact qualname or a suffix after a dot (`reserve_write` names
+ * `...StorageManager.reserve_write`).  As `lct --qualname`, `--read` and
+ * `--write` and the lct_keys SQL table take them.  A NULL pattern names
+ * nothing.
+ */
+bool lct_qualname_match(lct_str qualname, const char *pattern);
+
+/**
  * A key reference stream: one entry per cache access (a key read or
  * written), in trace order, as `lct keys` makes it from records.  About
  * 24 bytes per reference; appending grows it (amortised, not per record).

@@ -22,6 +22,13 @@
  *     (reserve_write) carried, in trace order: idx, t_mono, op ("read",
  *     "write"), chunk_hash (hex), model_name, kv_rank, object_group_id,
  *     cache_salt, obj_id (lct_object_key_hash in hex), bytes, file.
+ *     Its hidden columns read_calls, write_calls and all_calls choose the
+ *     calls as `lct keys --read, --write, --all` do: comma-separated
+ *     patterns (lct_qualname_match) for reads and for writes, NULL for
+ *     the default call, and 1 or 'all' for every other call that carries
+ *     keys (op is then its qualname):
+ *     lct_keys('run.lct', 'submit_prefetch_task,finish_read_prefetched',
+ *              NULL, 'all'), or WHERE read_calls = '...' on a table.
  *
  * Use them as table-valued functions, one file each:
  *     SELECT * FROM lct_records('run.lct');
@@ -72,6 +79,18 @@ typedef struct lct_sqlite_options {
     /** Receives each reader warning once; NULL: lct_log_stderr. */
     lct_log_fn log;
     void *log_ctx;
+    /** Threads of the row cache's pass over a file (0: every online
+     *  CPU; 1: one). */
+    unsigned threads;
+    /** Called now and then (about every 4096 records) while a file is
+     *  read from its start: the row cache's pass, or a scan of records
+     *  or keys without it; with the bytes read so far (an estimate
+     *  during the parallel pass) and the file's size.  From the thread
+     *  running the statement, or during the pass from its first thread
+     *  only, so never from two threads at once.  NULL: none. */
+    void (*progress)(void *ctx, const char *path, uint64_t done,
+                     uint64_t total);
+    void *progress_ctx;
 } lct_sqlite_options;
 
 /**

@@ -940,7 +940,9 @@ Test(cli, parallel_output_is_identical_to_sequential)
     static const char *cmds[][2] = {{"check", NULL},   {"check", "--json"},
                                     {"stat", NULL},    {"stat", "--json"},
                                     {"info", NULL},    {"info", "--json"},
-                                    {"dump", NULL},    {"dump", "--csv"}};
+                                    {"dump", NULL},    {"dump", "--csv"},
+                                    {"sql", "SELECT idx, offset, qualname "
+                                            "FROM records WHERE idx > 3"}};
     for (size_t f = 0; f < sizeof names / sizeof *names + 1; f++) {
         char *path = f < sizeof names / sizeof *names
                          ? fixture(names[f], ".lct")
@@ -2024,6 +2026,38 @@ Test(cli, progress_never_lands_in_the_output)
         free(text);
         run_free(&r);
     }
+    /* lct sql shows progress as the library reads a file from its start
+     * (the row cache's pass on two threads, a keys scan): a larger file,
+     * since it is told every 4096 records. */
+    char *big = tmp_file_with("", 0);
+    run g = run_lct(NULL, "gen", "-n", "20000", big, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    const char *queries[] = {
+        "-j 2 'SELECT count(*) FROM records WHERE idx > 5'",
+        "'SELECT count(*) FROM keys'",
+        "-q 'SELECT count(*) FROM keys'"};
+    for (size_t i = 0; i < sizeof queries / sizeof *queries; i++) {
+        snprintf(cmd, sizeof cmd, "LCT_PROGRESS_BYTES=1 %s sql %s %s > %s",
+                 LCT_TOOL, queries[i], big, out);
+        const char *const split[] = {"/usr/bin/script", "-qec", cmd,
+                                     "/dev/null", NULL};
+        r = run_argv(NULL, split);
+        cr_expect_eq(r.status, 0, "%s: %s", queries[i], r.out);
+        if (strncmp(queries[i], "-q", 2) == 0)
+            cr_expect_null(strstr(r.out, "% of"), "%s", r.out);
+        else
+            cr_expect(strstr(r.out, "lct sql: ") && strstr(r.out, "% of "),
+                      "%s: %s", queries[i], r.out);
+        size_t len;
+        char *text = read_whole_file(out, &len);
+        cr_expect_null(strstr(text, "% of"), "progress in the rows");
+        cr_expect(strstr(text, "count(*)"), "%s", text);
+        free(text);
+        run_free(&r);
+    }
+    unlink(big);
+    free(big);
     unlink(out);
 }
 
@@ -2375,4 +2409,63 @@ Test(cli, dump_in_parallel_batches_is_dump)
     run_free(&n);
     unlink(path);
     free(path);
+}
+
+/* lct_keys() in SQL takes lct keys's choices: read_calls and
+ * write_calls (comma-separated patterns, as --read and --write), and
+ * all_calls (--all): the same rows as the tool's, choice for choice. */
+Test(cli, sql_lct_keys_takes_the_choices_of_lct_keys)
+{
+    static const char *cases[][4] = {
+        /* SQL arguments after the path, then lct keys's options */
+        {"", "--csv", NULL, NULL},
+        {", 'finish_write,submit_prefetch_task'", "--read", "finish_write",
+         "--read"},
+        {", NULL, 'finish_write'", "--write", "finish_write", NULL},
+        {", NULL, NULL, 'all'", "--all", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char sql[4096];
+        snprintf(sql, sizeof sql,
+                 "SELECT idx, op, obj_id FROM lct_keys('%s'%s)", LCT_SAMPLE,
+                 cases[i][0]);
+        run s = run_lct(NULL, "sql", "--csv", sql, LCT_SAMPLE, NULL);
+        run k = i == 1 ? run_lct(NULL, "keys", "--csv", "--read",
+                                 "finish_write", "--read",
+                                 "submit_prefetch_task", LCT_SAMPLE, NULL)
+                : cases[i][2]
+                    ? run_lct(NULL, "keys", "--csv", cases[i][1], cases[i][2],
+                              LCT_SAMPLE, NULL)
+                    : run_lct(NULL, "keys", "--csv", cases[i][1], LCT_SAMPLE,
+                              NULL);
+        cr_assert_eq(s.status, 0, "%s: %s", sql, s.err);
+        cr_assert_eq(k.status, 0, "%s", k.err);
+        /* keys's columns idx (1st), op (3rd), obj_id (9th) */
+        size_t cap = strlen(k.out) + 1;
+        char *want = calloc(1, cap), *w = want;
+        w += sprintf(w, "idx,op,obj_id\r\n");
+        bool head = true;
+        for (char *line = k.out, *eol; (eol = strstr(line, "\r\n"));
+             line = eol + 2) {
+            if (head) {
+                head = false;
+                continue;
+            }
+            char *f[10];
+            int nf = 0;
+            *eol = '\0';
+            for (char *p = line; p && nf < 10; nf++) {
+                f[nf] = p;
+                if ((p = strchr(p, ',')))
+                    *p++ = '\0';
+            }
+            cr_assert_geq(nf, 9);
+            w += sprintf(w, "%s,%s,%s\r\n", f[0], f[2], f[8]);
+        }
+        cr_expect(strlen(want) > 20, "case %zu selected nothing", i);
+        cr_expect_str_eq(s.out, want, "%s", sql);
+        free(want);
+        run_free(&s);
+        run_free(&k);
+    }
 }

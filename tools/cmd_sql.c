@@ -21,7 +21,26 @@ typedef struct sql_run {
     bool quiet;
     bool damaged;
     bool shrank; /* an error, as in every command: exit 1 */
+    tool_progress progress;
+    const char *progress_path; /* the file progress is shown for */
 } sql_run;
+
+/* The library's progress for a file read from its start: a new file
+ * (or the same one read again) starts its own line. */
+static void on_progress(void *ctx, const char *path, uint64_t done,
+                        uint64_t total)
+{
+    sql_run *run = ctx;
+    if (path != run->progress_path || done == 0) {
+        tool_progress_end(&run->progress);
+        tool_progress_start_size(&run->progress, total, run->quiet);
+        run->progress_path = path;
+    }
+    /* the library calls every few thousand records: show each time */
+    run->progress.next_check = 0;
+    tool_progress_fraction(&run->progress,
+                           total ? (double)done / (double)total : 1);
+}
 
 static void on_warning(void *ctx, const lct_reader *r, lct_warning_kind kind,
                        uint64_t offset, const char *message)
@@ -37,7 +56,7 @@ static void on_warning(void *ctx, const lct_reader *r, lct_warning_kind kind,
 
 static void help(void)
 {
-    printf("usage: lct sql [-q] [--csv | --json] QUERY FILE...\n"
+    printf("usage: lct sql [-q] [-j N] [--csv | --json] QUERY FILE...\n"
            "\n"
            "Run SQL (SQLite) over traces.  Tables:\n"
            "  records  idx, offset, t_mono, t_wall, qualname, args (JSON),\n"
@@ -53,7 +72,9 @@ static void help(void)
            "idx bounds jump through a row cache; qualname = and t_mono /\n"
            "t_wall ranges drop rows before args are rendered.\n"
            "\n"
-           "  -q       no warnings about damaged files\n"
+           "  -q       no warnings about damaged files, no progress\n"
+           "  -j N     threads of the row cache's pass over a file (default:\n"
+           "           all CPUs)\n"
            "  --csv    CSV with a header line (RFC 4180)\n"
            "  --json   one JSON object per row\n"
            "  -h, --help  this text\n"
@@ -321,7 +342,8 @@ static void create_table(sqlite3 *db, const char *name, const char *module,
     sqlite3_free(sql);
 }
 
-static sqlite3 *open_database(char **files, int nfiles, sql_run *run)
+static sqlite3 *open_database(char **files, int nfiles, unsigned jobs,
+                              sql_run *run)
 {
     for (int i = 0; i < nfiles; i++)
         if (strcmp(files[i], "-") == 0)
@@ -330,7 +352,9 @@ static sqlite3 *open_database(char **files, int nfiles, sql_run *run)
     sqlite3 *db;
     if (sqlite3_open(":memory:", &db) != SQLITE_OK)
         tool_usage_error("sql", "cannot open an in-memory database");
-    lct_sqlite_options opts = {.log = on_warning, .log_ctx = run};
+    lct_sqlite_options opts = {.log = on_warning, .log_ctx = run,
+                               .threads = jobs, .progress = on_progress,
+                               .progress_ctx = run};
     if (lct_sqlite_register(db, &opts) != SQLITE_OK)
         tool_usage_error("sql", "%s", sqlite3_errmsg(db));
     create_table(db, "records", "lct_records", files, nfiles);
@@ -342,7 +366,8 @@ static sqlite3 *open_database(char **files, int nfiles, sql_run *run)
 int cmd_sql(int argc, char **argv)
 {
     static const tool_cmd cmd = {.name = "sql",
-                                 .shared = TOOL_Q | TOOL_JSON | TOOL_CSV,
+                                 .shared = TOOL_Q | TOOL_J | TOOL_JSON |
+                                           TOOL_CSV,
                                  .help = help,
                                  .operand = "QUERY",
                                  .min_operands = 1};
@@ -351,7 +376,7 @@ int cmd_sql(int argc, char **argv)
     if (a.noperands < 2)
         tool_usage_error("sql", "missing FILE");
     sql_run run = {.quiet = a.quiet};
-    sqlite3 *db = open_database(a.operands + 1, a.noperands - 1, &run);
+    sqlite3 *db = open_database(a.operands + 1, a.noperands - 1, a.jobs, &run);
     const char *sql = a.operands[0];
     bool ok = true, printed = false;
     while (ok && *sql) {
@@ -366,6 +391,8 @@ int cmd_sql(int argc, char **argv)
             fputc('\n', stdout);
         printed |= sqlite3_column_count(st) > 0;
         ok = run_statement(db, st, &a);
+        tool_progress_end(&run.progress);
+        run.progress_path = NULL;
         sqlite3_finalize(st);
     }
     sqlite3_close(db);

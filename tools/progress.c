@@ -46,16 +46,20 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void tool_progress_start_size(tool_progress *p, uint64_t size, bool quiet)
+{
+    p->active = !quiet && !tool_quiet && size >= progress_min_bytes() &&
+                progress_cannot_mix();
+    p->total = size;
+    p->next_check = 0;
+    p->last_shown = 0;
+}
+
 void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet)
 {
     lct_stats st;
     lct_reader_stats(r, &st);
-    p->active = !quiet && !tool_quiet &&
-                st.file_size >= progress_min_bytes() &&
-                progress_cannot_mix();
-    p->total = st.file_size;
-    p->next_check = 0;
-    p->last_shown = 0;
+    tool_progress_start_size(p, st.file_size, quiet);
 }
 
 /* Show progress as a fraction of the file, a few times a second; cheap

@@ -189,6 +189,8 @@ typedef struct tool_progress {
 } tool_progress;
 
 void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet);
+/* The same, for an input of `size` bytes read by someone else (SQL). */
+void tool_progress_start_size(tool_progress *p, uint64_t size, bool quiet);
 /* Cheap: looks at the clock only every few thousand calls. */
 void tool_progress_update(tool_progress *p, const lct_reader *r);
 /* The same, for a known fraction done (a scan thread's own range). */

@@ -56,6 +56,12 @@ typedef struct lct__sqltab {
 
 #define LCT__ROWID_FILE_SHIFT 40
 
+/* Every this many records a scan tells options->progress how far it is. */
+#define LCT__SQL_PROGRESS_EVERY 4096
+/* Tell f's options->progress (if any) that done bytes of r are read. */
+void lct__sqlfile_progress(const lct__sqlfile *f, const lct_reader *r,
+                           uint64_t done);
+
 /* The module's arguments (SQL string literals) as files; the error in
  * *err (sqlite3_mprintf'd) on failure. */
 int lct__sqltab_init(lct__sqltab *tab, const lct_sqlite_options *options,

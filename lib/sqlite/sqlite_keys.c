@@ -1,8 +1,9 @@
 /*
  * sqlite_keys.c - the lct_keys table: the key reference stream of `lct
  * keys` as rows (one per key that a read call, submit_prefetch_task, or a
- * write call, reserve_write, carried), read in one streamed pass per
- * query.  A record whose keys cannot be read gives no rows; the reader's
+ * write call, reserve_write, carried; or the calls its read_calls,
+ * write_calls and all_calls arguments name, as lct keys's --read, --write
+ * and --all), read in one streamed pass per query.  A record whose keys cannot be read gives no rows; the reader's
  * warnings go to the table's log once, as for lct_records.
  */
 #include "sqlite/sqlite_internal.h"
@@ -13,8 +14,18 @@ SQLITE_EXTENSION_INIT3
 
 enum {
     K_IDX, K_T_MONO, K_OP, K_CHUNK_HASH, K_MODEL_NAME, K_KV_RANK,
-    K_OBJECT_GROUP_ID, K_CACHE_SALT, K_OBJ_ID, K_BYTES, K_FILE, K_PATH
+    K_OBJECT_GROUP_ID, K_CACHE_SALT, K_OBJ_ID, K_BYTES, K_FILE, K_PATH,
+    K_READ_CALLS, K_WRITE_CALLS, K_ALL_CALLS
 };
+
+/* A comma-separated list of call patterns (lct_qualname_match's), split
+ * once per query. */
+typedef struct call_list {
+    char *text; /* the argument, as given (NULL: the default call) */
+    char *split; /* its copy, NULs for commas */
+    const char **v;
+    int n;
+} call_list;
 
 typedef struct keys_cursor {
     sqlite3_vtab_cursor base;
@@ -24,19 +35,83 @@ typedef struct keys_cursor {
     lct_record rec;
     uint64_t idx;          /* record number of rec */
     bool have_rec;
-    const char *op;        /* "read" or "write" */
+    lct_str op;            /* "read", "write", or (all_calls) the qualname */
+    call_list reads, writes;
+    bool all;              /* all_calls: other calls that carry keys too */
     lct_key_iter keys;
     lct_object_key key;
     uint64_t bytes;
     bool eof;
 } keys_cursor;
 
+/* idxNum: bit 0 a path; bits 1 to 3 read_calls, write_calls, all_calls,
+ * each then the next argument of xFilter, in that order. */
 static int keys_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 {
     lct__sqltab *tab = (lct__sqltab *)vtab;
     int rc = lct__sqltab_path_index(tab, info, K_PATH);
     info->estimatedCost = tab->fixed || info->idxNum ? 1e6 : 1e300;
+    int next = info->idxNum ? 2 : 1;
+    for (int col = K_READ_CALLS; col <= K_ALL_CALLS && rc == SQLITE_OK;
+         col++)
+        for (int i = 0; i < info->nConstraint; i++) {
+            const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+            if (c->iColumn != col)
+                continue;
+            if (c->op != SQLITE_INDEX_CONSTRAINT_EQ || !c->usable)
+                return SQLITE_CONSTRAINT;
+            info->aConstraintUsage[i].argvIndex = next++;
+            info->aConstraintUsage[i].omit = 1;
+            info->idxNum |= 2 << (col - K_READ_CALLS);
+            break; /* SQLite checks any second one itself */
+        }
     return rc;
+}
+
+static void call_list_free(call_list *l)
+{
+    sqlite3_free(l->text);
+    sqlite3_free(l->split);
+    sqlite3_free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+/* Take an argument: NULL leaves the default; else its comma-separated
+ * patterns.  SQLITE_NOMEM or SQLITE_OK. */
+static int call_list_set(call_list *l, sqlite3_value *arg)
+{
+    call_list_free(l);
+    const char *text = (const char *)sqlite3_value_text(arg);
+    if (!text)
+        return SQLITE_OK;
+    size_t len = strlen(text);
+    l->text = sqlite3_mprintf("%s", text);
+    l->split = sqlite3_mprintf("%s", text);
+    l->v = sqlite3_malloc64((len / 2 + 2) * sizeof *l->v);
+    if (!l->text || !l->split || !l->v)
+        return SQLITE_NOMEM;
+    for (char *p = l->split, *end; *p || p == l->split; p = end + 1) {
+        end = strchr(p, ',');
+        if (end)
+            *end = '\0';
+        if (*p)
+            l->v[l->n++] = p;
+        if (!end)
+            break;
+    }
+    return SQLITE_OK;
+}
+
+/* Whether the list names the call: its patterns, or else the default. */
+static bool call_list_names(const call_list *l, lct_str qualname,
+                            const char *default_call)
+{
+    if (!l->text)
+        return lct_qualname_match(qualname, default_call);
+    for (int i = 0; i < l->n; i++)
+        if (lct_qualname_match(qualname, l->v[i]))
+            return true;
+    return false;
 }
 
 static int keys_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
@@ -49,6 +124,8 @@ static int keys_close(sqlite3_vtab_cursor *cur)
 {
     keys_cursor *c = (keys_cursor *)cur;
     lct_close(c->stream);
+    call_list_free(&c->reads);
+    call_list_free(&c->writes);
     sqlite3_free(c);
     return SQLITE_OK;
 }
@@ -58,15 +135,20 @@ static lct__sqlfile *query_file(keys_cursor *c, int i)
     return lct__sqltab_query_file((lct__sqltab *)c->base.pVtab, c->one, i);
 }
 
-static const char *op_of(lct_str qualname)
+/* What a call is in this query's key stream: read first, as lct keys
+ * takes its patterns; false when it gives no rows. */
+static bool op_of(keys_cursor *c, lct_str qualname)
 {
-    if (lct_str_has_suffix(qualname, "." LCT_KEYS_READ_CALL) ||
-        lct_str_eq(qualname, LCT_KEYS_READ_CALL))
-        return "read";
-    if (lct_str_has_suffix(qualname, "." LCT_KEYS_WRITE_CALL) ||
-        lct_str_eq(qualname, LCT_KEYS_WRITE_CALL))
-        return "write";
-    return NULL;
+    static const char read[] = "read", write[] = "write";
+    if (call_list_names(&c->reads, qualname, LCT_KEYS_READ_CALL))
+        c->op = (lct_str){read, sizeof read - 1};
+    else if (call_list_names(&c->writes, qualname, LCT_KEYS_WRITE_CALL))
+        c->op = (lct_str){write, sizeof write - 1};
+    else if (c->all)
+        c->op = qualname;
+    else
+        return false;
+    return true;
 }
 
 /* The next record of the current file that has keys to give. */
@@ -75,7 +157,13 @@ static bool next_record(keys_cursor *c)
     while (lct_next(c->stream, &c->rec) == 1) {
         c->idx = c->have_rec ? c->idx + 1 : 0;
         c->have_rec = true;
-        if ((c->op = op_of(c->rec.qualname)) &&
+        if (c->idx % LCT__SQL_PROGRESS_EVERY == 0) {
+            lct_stats st;
+            lct_reader_stats(c->stream, &st);
+            lct__sqlfile_progress(query_file(c, c->file), c->stream,
+                                  st.bytes_read);
+        }
+        if (op_of(c, c->rec.qualname) &&
             lct_key_iter_init(&c->rec, &c->keys, NULL) == LCT_OK)
             return true;
     }
@@ -128,8 +216,25 @@ static int keys_filter(sqlite3_vtab_cursor *cur, int idx_num,
     c->eof = false;
     c->file = 0;
     c->one = NULL;
+    int arg = idx_num & 1;
+    int rc = SQLITE_OK;
+    call_list_free(&c->reads);
+    call_list_free(&c->writes);
+    c->all = false;
+    if ((idx_num & 2) && arg < argc)
+        rc = call_list_set(&c->reads, argv[arg++]);
+    if ((idx_num & 4) && arg < argc && rc == SQLITE_OK)
+        rc = call_list_set(&c->writes, argv[arg++]);
+    if ((idx_num & 8) && arg < argc) {
+        const char *all = (const char *)sqlite3_value_text(argv[arg]);
+        /* 1, or the word lct keys uses */
+        c->all = sqlite3_value_int(argv[arg]) != 0 ||
+                 (all && sqlite3_stricmp(all, "all") == 0);
+    }
+    if (rc != SQLITE_OK)
+        return rc;
     if (!tab->fixed) {
-        const char *path = idx_num == 1 && argc == 1
+        const char *path = (idx_num & 1) && argc >= 1
                                ? (const char *)sqlite3_value_text(argv[0])
                                : NULL;
         if (!path) {
@@ -162,7 +267,17 @@ static int keys_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     switch (col) {
     case K_IDX: sqlite3_result_int64(ctx, (sqlite3_int64)c->idx); break;
     case K_T_MONO: sqlite3_result_double(ctx, c->rec.t_mono); break;
-    case K_OP: sqlite3_result_text(ctx, c->op, -1, SQLITE_STATIC); break;
+    case K_OP: lct__sqlresult_str(ctx, c->op); break;
+    case K_READ_CALLS:
+    case K_WRITE_CALLS: {
+        const call_list *l = col == K_READ_CALLS ? &c->reads : &c->writes;
+        if (l->text)
+            sqlite3_result_text(ctx, l->text, -1, SQLITE_TRANSIENT);
+        else
+            sqlite3_result_null(ctx);
+        break;
+    }
+    case K_ALL_CALLS: sqlite3_result_int(ctx, c->all); break;
     case K_CHUNK_HASH:
         lct__sqlresult_hex(ctx, k->chunk_hash.ptr, k->chunk_hash.len);
         break;

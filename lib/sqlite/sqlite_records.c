@@ -357,6 +357,11 @@ static int next_in_file(records_cursor *c, lct__sqlfile *f)
             if (rc != 1)
                 return FILE_END; /* any damage went to the log */
             c->idx = c->next++;
+            if (c->idx % LCT__SQL_PROGRESS_EVERY == 0) {
+                lct_stats st;
+                lct_reader_stats(c->stream, &st);
+                lct__sqlfile_progress(f, c->stream, st.bytes_read);
+            }
             if (c->idx >= c->b.idx_lo)
                 return FILE_ROW;
             if (c->next > c->b.idx_hi)

@@ -85,6 +85,11 @@ typedef struct lane {
     size_t n, cap;
     names names;
     bool failed;
+    /* The first thread's only: where progress goes, and its share of the
+     * file (its range is the first 1/threads of the bytes). */
+    const lct__sqlfile *file;
+    const lct_reader *pass;
+    unsigned threads;
 } lane;
 
 static int lane_record(void *state, const lct_record *rec)
@@ -107,6 +112,8 @@ static int lane_record(void *state, const lct_record *rec)
     }
     l->rows[l->n++] = (lct__sqlrow){rec->offset, rec->t_mono, rec->t_wall,
                                     id};
+    if (l->file && l->n % LCT__SQL_PROGRESS_EVERY == 0)
+        lct__sqlfile_progress(l->file, l->pass, rec->offset * l->threads);
     return 0;
 }
 
@@ -115,7 +122,13 @@ static void lane_reset(void *state)
     lane *l = state;
     free(l->rows);
     names_free(&l->names);
+    const lct__sqlfile *file = l->file;
+    const lct_reader *pass = l->pass;
     memset(l, 0, sizeof *l);
+    /* read again by one thread: the first, which reports the whole file */
+    l->file = file;
+    l->pass = pass;
+    l->threads = 1;
 }
 
 /* Thread t's rows after the rows before it, with its name ids made the
@@ -175,7 +188,8 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
 {
     if (f->indexed)
         return true;
-    lct_scan scan = {.on_record = lane_record, .on_reset = lane_reset};
+    lct_scan scan = {.threads = f->options->threads,
+                     .on_record = lane_record, .on_reset = lane_reset};
     unsigned n = lct_scan_threads(&scan, NULL);
     lane *lanes = calloc(n, sizeof *lanes);
     void **states = calloc(n, sizeof *states);
@@ -192,8 +206,12 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
     lct_reader *pass = NULL;
     ok = ok && lct_open(f->path, LCT_STREAM | f->options->open_flags, &pass,
                         &err) == LCT_OK;
-    if (ok)
+    if (ok) {
         lct_reader_set_log(pass, lct__sqlfile_log, f);
+        lanes[0].file = f;
+        lanes[0].pass = pass;
+        lanes[0].threads = n;
+    }
     ok = ok && lct_scan_file(pass, &scan, &st, &err) == LCT_OK;
     lct_close(pass);
     uint64_t total = 0;
@@ -215,4 +233,16 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
     free(lanes);
     free(states);
     return f->indexed;
+}
+
+void lct__sqlfile_progress(const lct__sqlfile *f, const lct_reader *r,
+                           uint64_t done)
+{
+    if (!f->options->progress || !r)
+        return;
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    f->options->progress(f->options->progress_ctx, f->path,
+                         done < st.file_size ? done : st.file_size,
+                         st.file_size);
 }
