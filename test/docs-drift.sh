@@ -1,10 +1,12 @@
 #!/bin/sh
 # Docs that cannot drift: for every command, each option it accepts is in
-# its --help and in lct(1), and each option its --help names is accepted.
-# "Accepted" is asked of the tool itself: an option it does not know is
-# refused with "unknown option"; anything else (help, a usage error about
-# the value or the operands) means it knows it.  The options tried are
-# every one named in any --help or in lct(1).
+# its --help and in its own synopsis in lct(1), and each option its --help
+# or its synopsis names is accepted.  "Accepted" is asked of the tool
+# itself: an option it does not know is refused with "unknown option";
+# anything else (help, a usage error about the value or the operands)
+# means it knows it.  The options tried are every one named in any --help
+# or anywhere in lct(1).  -h and --help, which every command takes, are
+# said once in lct(1) rather than in each synopsis.
 set -u
 lct="$LCT_BUILDDIR/tools/lct"
 man="$LCT_SRCDIR/tools/lct.1"
@@ -13,8 +15,14 @@ opts_of_help() { # the options a --help text names
     "$lct" "$1" --help | grep -oE '(^|[][ ,|])--?[a-zA-Z][a-zA-Z-]*' |
         sed 's/^[][ ,|]//' | sort -u
 }
-man_opts=$(grep -oE 'Fl -?[a-zA-Z][a-zA-Z-]*' "$man" | sed 's/^Fl /-/' |
-           sort -u)
+fl_opts() { grep -oE 'Fl -?[a-zA-Z][a-zA-Z-]*' | sed 's/^Fl /-/' | sort -u; }
+man_opts=$(fl_opts < "$man")
+# The lines of CMD's synopsis: from ".Cm CMD" to the next ".Nm".
+synopsis_opts() {
+    sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$man" |
+        awk -v c="$1" '/^\.Nm/ { on = 0 } $0 == ".Cm " c { on = 1 } on' |
+        fl_opts
+}
 universe=$( (for c in $cmds; do opts_of_help "$c"; done; echo "$man_opts") |
             sort -u)
 accepts() { # accepts CMD OPT
@@ -23,20 +31,25 @@ accepts() { # accepts CMD OPT
     return 0
 }
 fail=0
+grep -q 'Every command takes' "$man" ||
+    { echo "lct(1) does not say that every command takes -h"; fail=1; }
 for c in $cmds; do
     help=$(opts_of_help "$c")
+    syn=$(synopsis_opts "$c")
+    [ -n "$syn" ] || { echo "lct(1) has no synopsis for $c"; fail=1; }
     for o in $universe; do
         if accepts "$c" "$o"; then
             echo "$help" | grep -qx -- "$o" ||
                 { echo "lct $c accepts $o but its --help does not say so"; fail=1; }
-            echo "$man_opts" | grep -qx -- "$o" ||
-                { echo "lct $c accepts $o but lct(1) does not name it"; fail=1; }
+            case $o in -h | --help) continue ;; esac
+            echo "$syn" | grep -qx -- "$o" ||
+                { echo "lct $c accepts $o but its synopsis in lct(1) does not name it"; fail=1; }
         fi
     done
-    for o in $help; do
+    for o in $help $syn; do
         accepts "$c" "$o" ||
-            { echo "lct $c --help names $o, which it refuses"; fail=1; }
+            { echo "lct $c: $o is named (--help or lct(1)) but refused"; fail=1; }
     done
 done
-[ $fail -eq 0 ] && echo "docs-drift: every option is in --help and lct(1)"
+[ $fail -eq 0 ] && echo "docs-drift: every option is in --help and its synopsis"
 exit $fail
