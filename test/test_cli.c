@@ -852,6 +852,19 @@ Test(cli, dump_lazy_prints_whole_lines_when_args_cannot_render)
     jv *second = json_parse(nl + 1, r.outlen - (size_t)(nl + 1 - r.out));
     cr_expect_not_null(second, "%s", nl + 1);
     cr_expect(strstr(r.err, "args cannot be rendered"), "%s", r.err);
+    /* on two threads (and as CSV) the same lines and status */
+    run two = run_lct(NULL, "dump", "--lazy", "-j", "2", path, NULL);
+    cr_expect_eq(two.status, 3);
+    cr_expect_str_eq(two.out, r.out);
+    run_free(&two);
+    run c1 = run_lct(NULL, "dump", "--lazy", "--csv", "-j", "1", path, NULL);
+    run c2 = run_lct(NULL, "dump", "--lazy", "--csv", "-j", "2", path, NULL);
+    cr_expect_eq(c1.status, 3);
+    cr_expect_eq(c2.status, 3);
+    cr_expect_str_eq(c2.out, c1.out);
+    cr_expect(strstr(c1.out, "bad.op,\r\n"), "args empty: %s", c1.out);
+    run_free(&c1);
+    run_free(&c2);
     json_free(first);
     json_free(second);
     run_free(&r);

@@ -327,6 +327,33 @@ static void at_alone(const dump_opts *o)
                          "prints the one frame at an offset", other);
 }
 
+/* How stdout is buffered: by line when following a pipe, else in large
+ * pieces. */
+static void buffer_stdout(dump_opts *o, const tool_args *a)
+{
+    /* Standard input is streamed: records are read as their frames
+     * arrive, so following a pipe only means printing each line at once. */
+    if (o->follow && strcmp(a->file, "-") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        o->follow = false;
+    } else if (!o->follow) {
+        /* Lines by the thousand: write(2) them in large pieces. */
+        static char out_buf[256 * 1024];
+        setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
+    }
+}
+
+/* --csv prints rows of fields: what is not a row means nothing with it. */
+static void refuse_with_csv(const dump_opts *o)
+{
+    if (o->csv && o->header)
+        tool_usage_error("dump", "--header and --csv mean nothing together: "
+                         "the header is one JSON object (lct info --csv)");
+    if (o->csv && o->at)
+        tool_usage_error("dump", "--at and --csv mean nothing together: --at "
+                         "prints one frame as JSON");
+}
+
 /* Every wanted record, until the end (or, following, an interrupt). */
 static int print_records(lct_reader *r, dump_opts *o, bool quiet)
 {
@@ -437,6 +464,86 @@ static bool dump_parallel(const dump_opts *o, const tool_args *a)
     return a->jobs > 1 || (uint64_t)info.st_size >= TOOL_PARALLEL_MIN_BYTES;
 }
 
+/* Each lane's memory stream written again from its start: one stream
+ * per lane for the whole run (a fresh one per batch was fresh pages to
+ * fault in for every line: sys time above the rendering's). */
+static bool lanes_rewind(dump_lane *lanes, unsigned n)
+{
+    for (unsigned t = 0; t < n; t++) {
+        lanes[t].rows = 0;
+        if (!lanes[t].mem)
+            lanes[t].mem = open_memstream(&lanes[t].buf, &lanes[t].len);
+        if (!lanes[t].mem || fseeko(lanes[t].mem, 0, SEEK_SET) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* A batch's lines, lane after lane, at most *left of them: EXIT_OK,
+ * EXIT_REFUSED (out of memory), or -1 to stop quietly (a shrink under a
+ * record, or stdout failed: said later).  *damaged when a lane printed a
+ * record without its args (--lazy). */
+static int lanes_write(dump_lane *lanes, unsigned n, long long *left,
+                       bool *damaged)
+{
+    for (unsigned t = 0; t < n; t++) {
+        if (fflush(lanes[t].mem) != 0)
+            return EXIT_REFUSED;
+        if (lanes[t].rc < 0 || lanes[t].rc == EXIT_REFUSED)
+            return lanes[t].rc;
+        *damaged |= lanes[t].rc == EXIT_DAMAGED;
+        if (*left != 0 && !write_lane(&lanes[t], left))
+            return -1;
+    }
+    return EXIT_OK;
+}
+
+static void stats_add(lct_stats *st, const lct_stats *batch)
+{
+    st->records += batch->records;
+    st->skipped += batch->skipped;
+    st->truncated = batch->truncated;
+    st->truncated_offset = batch->truncated_offset;
+    st->shrank = batch->shrank;
+    st->shrank_offset = batch->shrank_offset;
+}
+
+/* The batches: frames [from, from + n x FRAMES_PER_THREAD) at a time. */
+static int run_batches(lct_reader *r, const lct_index *idx, lct_scan *scan,
+                       dump_lane *lanes, unsigned n, long long left,
+                       bool quiet, lct_stats *st)
+{
+    tool_progress progress;
+    tool_progress_start(&progress, r, quiet);
+    uint64_t count = lct_index_count(idx), from = 0;
+    uint64_t batch_frames = (uint64_t)n * FRAMES_PER_THREAD;
+    bool damaged = false;
+    int rc = EXIT_OK;
+    lct_error err;
+    do {
+        scan->frames_from = from;
+        scan->frames_to =
+            count - from < batch_frames ? count : from + batch_frames;
+        lct_stats batch = {0};
+        if (!lanes_rewind(lanes, n)) {
+            rc = EXIT_REFUSED;
+        } else if (lct_scan_run(idx, scan, &batch, &err) != LCT_OK) {
+            fprintf(stderr, "%s dump: %s\n", tool_name, err.message);
+            rc = EXIT_REFUSED;
+        } else {
+            stats_add(st, &batch);
+            rc = lanes_write(lanes, n, &left, &damaged);
+        }
+        from = scan->frames_to;
+        tool_progress_fraction(&progress, (double)batch.bytes_read /
+                                              (double)(progress.total + 1));
+    } while (rc == EXIT_OK && from < count && left != 0 && !st->shrank);
+    tool_progress_end(&progress);
+    if (rc == EXIT_REFUSED)
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+    return rc < 0 ? EXIT_OK : rc == EXIT_OK && damaged ? EXIT_DAMAGED : rc;
+}
+
 /* Every wanted record, rendered on `jobs` threads (0: every CPU) a batch
  * at a time and written in file order; the stats of the whole run. */
 static int print_records_parallel(lct_reader *r, dump_opts *o, unsigned jobs,
@@ -454,64 +561,18 @@ static int print_records_parallel(lct_reader *r, dump_opts *o, unsigned jobs,
     dump_lane *lanes = calloc(n, sizeof *lanes);
     void **states = calloc(n, sizeof *states);
     uint64_t *hits = calloc((size_t)n * (o->qualnames.n + 1), sizeof *hits);
-    int rc = lanes && states && hits ? EXIT_OK : EXIT_REFUSED;
-    for (unsigned t = 0; rc == EXIT_OK && t < n; t++) {
-        lanes[t] = (dump_lane){.r = r, .o = o, .qualnames = o->qualnames};
-        lanes[t].qualnames.hits = hits + (size_t)t * (o->qualnames.n + 1);
-        states[t] = &lanes[t];
-    }
-    scan.states = states;
-    tool_progress progress;
-    tool_progress_start(&progress, r, quiet);
-    uint64_t count = lct_index_count(idx), from = 0;
-    long long left = o->limit;
-    do {
-        scan.frames_from = from;
-        scan.frames_to = count - from < (uint64_t)n * FRAMES_PER_THREAD
-                             ? count
-                             : from + (uint64_t)n * FRAMES_PER_THREAD;
-        /* One memory stream per lane for the whole run, written again
-         * from its start each batch: a fresh one per batch was fresh pages
-         * to fault in for every line (sys time above the rendering's). */
-        for (unsigned t = 0; rc == EXIT_OK && t < n; t++) {
-            lanes[t].rows = 0;
-            if (!lanes[t].mem)
-                lanes[t].mem = open_memstream(&lanes[t].buf, &lanes[t].len);
-            if (!lanes[t].mem || fseeko(lanes[t].mem, 0, SEEK_SET) != 0)
-                rc = EXIT_REFUSED;
-        }
-        lct_stats batch = {0};
-        bool scanned = rc == EXIT_OK &&
-                       lct_scan_run(idx, &scan, &batch, &err) == LCT_OK;
-        if (rc == EXIT_OK && !scanned) {
-            fprintf(stderr, "%s dump: %s\n", tool_name, err.message);
-            rc = EXIT_REFUSED;
-        }
+    int rc = EXIT_REFUSED;
+    if (lanes && states && hits) {
         for (unsigned t = 0; t < n; t++) {
-            if (lanes[t].mem && fflush(lanes[t].mem) != 0)
-                rc = EXIT_REFUSED;
-            if (rc == EXIT_OK && left != 0 && lanes[t].rc >= 0 &&
-                lanes[t].rc != EXIT_REFUSED && !write_lane(&lanes[t], &left))
-                rc = -1; /* stdout failed: tool_finish_stdout says so */
-            if (lanes[t].rc < 0 || lanes[t].rc == EXIT_REFUSED)
-                rc = rc == EXIT_OK ? lanes[t].rc : rc;
-            else if (lanes[t].rc == EXIT_DAMAGED && rc == EXIT_OK)
-                rc = EXIT_DAMAGED;
+            lanes[t] = (dump_lane){.r = r, .o = o, .qualnames = o->qualnames};
+            lanes[t].qualnames.hits = hits + (size_t)t * (o->qualnames.n + 1);
+            states[t] = &lanes[t];
         }
-        if (scanned) {
-            st->records += batch.records;
-            st->skipped += batch.skipped;
-            st->truncated = batch.truncated;
-            st->truncated_offset = batch.truncated_offset;
-            st->shrank = batch.shrank;
-            st->shrank_offset = batch.shrank_offset;
-        }
-        from = scan.frames_to;
-        tool_progress_fraction(&progress, (double)batch.bytes_read /
-                                              (double)(progress.total + 1));
-    } while ((rc == EXIT_OK || rc == EXIT_DAMAGED) && from < count &&
-             left != 0 && !st->shrank);
-    tool_progress_end(&progress);
+        scan.states = states;
+        rc = run_batches(r, idx, &scan, lanes, n, o->limit, quiet, st);
+    } else {
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+    }
     for (unsigned t = 0; lanes && hits && t < n; t++) {
         for (size_t i = 0; i < o->qualnames.n; i++)
             o->qualnames.hits[i] += lanes[t].qualnames.hits[i];
@@ -520,13 +581,11 @@ static int print_records_parallel(lct_reader *r, dump_opts *o, unsigned jobs,
             fclose(lanes[t].mem);
         free(lanes[t].buf);
     }
-    if (rc == EXIT_REFUSED && !lanes)
-        fprintf(stderr, "%s: out of memory\n", tool_name);
     free(hits);
     free(states);
     free(lanes);
     lct_index_free(idx);
-    return rc < 0 ? EXIT_OK : rc;
+    return rc;
 }
 
 int cmd_dump(int argc, char **argv)
@@ -553,29 +612,15 @@ int cmd_dump(int argc, char **argv)
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return EXIT_REFUSED;
     }
-    tool_cmd cmd = {.name = "dump", .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_SRC,
-                    .own = own,
-                    .own_short = "n:f", .on_option = dump_option, .ctx = &o,
+    tool_cmd cmd = {.name = "dump",
+                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_SRC,
+                    .own = own, .own_short = "n:f", .on_option = dump_option, .ctx = &o,
                     .help = help};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
     o.csv = a.csv;
-    if (o.csv && o.header)
-        tool_usage_error("dump", "--header and --csv mean nothing together: "
-                         "the header is one JSON object (lct info --csv)");
-    if (o.csv && o.at)
-        tool_usage_error("dump", "--at and --csv mean nothing together: --at "
-                         "prints one frame as JSON");
-    /* Standard input is streamed: records are read as their frames
-     * arrive, so following a pipe only means printing each line at once. */
-    if (o.follow && strcmp(a.file, "-") == 0) {
-        setvbuf(stdout, NULL, _IOLBF, 0);
-        o.follow = false;
-    } else if (!o.follow) {
-        /* Lines by the thousand: write(2) them in large pieces. */
-        static char out_buf[256 * 1024];
-        setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
-    }
+    refuse_with_csv(&o);
+    buffer_stdout(&o, &a);
     /* Following re-maps a growing file; one pass is faster streamed. */
     unsigned flags = (o.lazy ? LCT_LAZY : 0) |
                      (o.follow ? LCT_FOLLOW : tool_source_flags(&a));

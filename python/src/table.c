@@ -1,0 +1,894 @@
+/*
+ * table.c - whole-file answers for Python, computed with the GIL
+ * released: read_table (columns of every selected record, on several
+ * threads through lct_scan_file, as flat arrays numpy wraps without a
+ * copy), keys (the key reference stream of `lct keys`) and mrc (the
+ * curve of `lct mrc`).  Arrays grow by doubling: a handful of
+ * allocations per column and thread, none per record.
+ */
+#include "lctpy.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+unsigned long long lctpy_table_allocations;
+
+/* MARK: growable columns */
+
+typedef struct col {
+    char *buf;
+    size_t len, cap;
+} col;
+
+static bool col_push(col *c, const void *p, size_t n)
+{
+    if (c->cap - c->len < n) {
+        size_t cap = c->cap ? c->cap : 4096;
+        while (cap - c->len < n)
+            cap *= 2;
+        char *b = realloc(c->buf, cap);
+        if (!b)
+            return false;
+        __atomic_add_fetch(&lctpy_table_allocations, 1, __ATOMIC_RELAXED);
+        c->buf = b;
+        c->cap = cap;
+    }
+    memcpy(c->buf + c->len, p, n);
+    c->len += n;
+    return true;
+}
+
+static int col_write(void *ctx, const char *data, size_t len)
+{
+    return col_push(ctx, data, len) ? 0 : -1;
+}
+
+/* MARK: qualnames, interned per thread */
+
+typedef struct names {
+    char **text;       /* owned copies, one per distinct name */
+    size_t *len;
+    signed char *selected; /* -1: not asked yet */
+    uint32_t *slots;   /* open addressing: id + 1, 0 empty */
+    uint32_t n, cap, nslots;
+} names;
+
+static uint32_t hash_of(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+static void names_free(names *t)
+{
+    for (uint32_t i = 0; i < t->n; i++)
+        free(t->text[i]);
+    free(t->text);
+    free(t->len);
+    free(t->selected);
+    free(t->slots);
+    memset(t, 0, sizeof *t);
+}
+
+static bool names_grow(names *t)
+{
+    uint32_t cap = t->cap ? t->cap * 2 : 16;
+    char **text = realloc(t->text, cap * sizeof *text);
+    if (text)
+        t->text = text;
+    size_t *len = realloc(t->len, cap * sizeof *len);
+    if (len)
+        t->len = len;
+    signed char *sel = realloc(t->selected, cap);
+    if (sel)
+        t->selected = sel;
+    uint32_t *slots = calloc(cap * 2, sizeof *slots);
+    if (!text || !len || !sel || !slots) {
+        free(slots);
+        return false;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->nslots = cap * 2;
+    t->cap = cap;
+    for (uint32_t id = 0; id < t->n; id++) {
+        uint32_t s = hash_of(t->text[id], t->len[id]) % t->nslots;
+        while (t->slots[s])
+            s = (s + 1) % t->nslots;
+        t->slots[s] = id + 1;
+    }
+    lctpy_table_allocations += 4;
+    return true;
+}
+
+/* The id of a name, added when new; UINT32_MAX if memory ran out. */
+static uint32_t intern(names *t, const char *s, size_t len)
+{
+    if (t->nslots) {
+        uint32_t slot = hash_of(s, len) % t->nslots;
+        for (; t->slots[slot]; slot = (slot + 1) % t->nslots) {
+            uint32_t id = t->slots[slot] - 1;
+            if (t->len[id] == len && memcmp(t->text[id], s, len) == 0)
+                return id;
+        }
+    }
+    if (t->n == t->cap && !names_grow(t))
+        return UINT32_MAX;
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return UINT32_MAX;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    uint32_t id = t->n++;
+    t->text[id] = copy;
+    t->len[id] = len;
+    t->selected[id] = -1;
+    uint32_t slot = hash_of(s, len) % t->nslots;
+    while (t->slots[slot])
+        slot = (slot + 1) % t->nslots;
+    t->slots[slot] = id + 1;
+    return id;
+}
+
+static PyObject *names_list(const names *t)
+{
+    PyObject *out = PyList_New(t->n);
+    for (uint32_t i = 0; out && i < t->n; i++) {
+        PyObject *s = PyUnicode_DecodeUTF8(t->text[i], (Py_ssize_t)t->len[i],
+                                           "surrogateescape");
+        if (!s) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, i, s);
+    }
+    return out;
+}
+
+/* MARK: which records: qualname patterns and a time window */
+
+typedef struct rowsel {
+    char **patterns; /* NULL-terminated, or NULL: every qualname */
+    double since, until;           /* t_mono bounds, NaN unset */
+    double wall_since, wall_until; /* t_wall bounds, NaN unset */
+} rowsel;
+
+static bool in_window(const rowsel *s, const lct_record *rec)
+{
+    /* NaN times lie outside a bound, as the tool's --since says */
+    if (!isnan(s->since) && !(rec->t_mono >= s->since))
+        return false;
+    if (!isnan(s->until) && !(rec->t_mono <= s->until))
+        return false;
+    if (!isnan(s->wall_since) && !(rec->t_wall >= s->wall_since))
+        return false;
+    if (!isnan(s->wall_until) && !(rec->t_wall <= s->wall_until))
+        return false;
+    return true;
+}
+
+static bool patterns_name(char **patterns, lct_str q)
+{
+    for (size_t i = 0; patterns[i]; i++)
+        if (lct_qualname_match(q, patterns[i]))
+            return true;
+    return false;
+}
+
+/* A Python list of str (or None) as a NULL-terminated array of copies. */
+static bool patterns_from(PyObject *list, char ***out)
+{
+    *out = NULL;
+    if (!list || list == Py_None)
+        return true;
+    PyObject *seq = PySequence_Fast(list, "patterns must be a list of str");
+    if (!seq)
+        return false;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    char **v = calloc((size_t)n + 1, sizeof *v);
+    bool ok = v != NULL;
+    for (Py_ssize_t i = 0; ok && i < n; i++) {
+        const char *s = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i));
+        ok = s && (v[i] = strdup(s));
+    }
+    Py_DECREF(seq);
+    if (!ok) {
+        for (Py_ssize_t i = 0; v && i < n; i++)
+            free(v[i]);
+        free(v);
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static void patterns_free(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* MARK: read_table */
+
+enum {
+    COL_IDX = 1, COL_OFFSET = 2, COL_T_MONO = 4, COL_T_WALL = 8,
+    COL_QUALNAME = 16, COL_ARGS_BYTES = 32, COL_ARGS = 64
+};
+
+typedef struct lane {
+    const rowsel *sel;
+    unsigned want;
+    uint64_t seen;    /* records seen: the next one's number in the lane */
+    uint64_t rows;
+    col idx, offset, t_mono, t_wall, qual, args_bytes, json, json_end;
+    names names;
+    bool failed;
+} lane;
+
+static int lane_record(void *state, const lct_record *rec)
+{
+    lane *l = state;
+    uint64_t local = l->seen++;
+    if (!in_window(l->sel, rec))
+        return 0;
+    uint32_t id = intern(&l->names, rec->qualname.ptr, rec->qualname.len);
+    if (id == UINT32_MAX)
+        goto fail;
+    if (l->names.selected[id] < 0)
+        l->names.selected[id] = !l->sel->patterns ||
+                                patterns_name(l->sel->patterns, rec->qualname);
+    if (!l->names.selected[id])
+        return 0;
+    unsigned w = l->want;
+    uint32_t args_bytes = (uint32_t)rec->args.len;
+    if (((w & COL_IDX) && !col_push(&l->idx, &local, 8)) ||
+        ((w & COL_OFFSET) && !col_push(&l->offset, &rec->offset, 8)) ||
+        ((w & COL_T_MONO) && !col_push(&l->t_mono, &rec->t_mono, 8)) ||
+        ((w & COL_T_WALL) && !col_push(&l->t_wall, &rec->t_wall, 8)) ||
+        ((w & COL_QUALNAME) && !col_push(&l->qual, &id, 4)) ||
+        ((w & COL_ARGS_BYTES) && !col_push(&l->args_bytes, &args_bytes, 4)))
+        goto fail;
+    if (w & COL_ARGS) {
+        if (lct_value_write_json(rec->args, col_write, &l->json) != LCT_OK)
+            goto fail;
+        uint64_t end = l->json.len;
+        if (!col_push(&l->json_end, &end, 8))
+            goto fail;
+    }
+    l->rows++;
+    return 0;
+fail:
+    l->failed = true;
+    return 1;
+}
+
+static void lane_reset(void *state)
+{
+    lane *l = state;
+    col *cols[] = {&l->idx, &l->offset, &l->t_mono, &l->t_wall, &l->qual,
+                   &l->args_bytes, &l->json, &l->json_end};
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        free(cols[i]->buf);
+    names_free(&l->names);
+    const rowsel *sel = l->sel;
+    unsigned want = l->want;
+    memset(l, 0, sizeof *l);
+    l->sel = sel;
+    l->want = want;
+}
+
+/* One output column: the lanes' pieces end to end, in a bytearray numpy
+ * wraps as it is. */
+static PyObject *join_col(lane *lanes, unsigned n, size_t field)
+{
+    size_t total = 0;
+    for (unsigned t = 0; t < n; t++)
+        total += ((col *)((char *)&lanes[t] + field))->len;
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (!out)
+        return NULL;
+    char *p = PyByteArray_AS_STRING(out);
+    for (unsigned t = 0; t < n; t++) {
+        col *c = (col *)((char *)&lanes[t] + field);
+        if (c->len)
+            memcpy(p, c->buf, c->len);
+        p += c->len;
+    }
+    return out;
+}
+
+/* Everything the threads gathered, as the dict read_table returns. */
+static PyObject *table_result(lane *lanes, unsigned n, unsigned want,
+                              const lct_stats *st)
+{
+    /* record numbers: each lane's are its own, from 0 */
+    uint64_t base = 0;
+    for (unsigned t = 0; t < n; t++) {
+        uint64_t *v = (uint64_t *)lanes[t].idx.buf;
+        for (size_t i = 0; v && i < lanes[t].idx.len / 8; i++)
+            v[i] += base;
+        base += lanes[t].seen;
+    }
+    /* qualname ids: each lane's to the file's, in order of first sight */
+    names all = {0};
+    for (unsigned t = 0; t < n; t++) {
+        names *ln = &lanes[t].names;
+        uint32_t *map = ln->n ? malloc(ln->n * sizeof *map) : NULL;
+        if (ln->n && !map)
+            goto nomem;
+        for (uint32_t i = 0; i < ln->n; i++)
+            if ((map[i] = intern(&all, ln->text[i], ln->len[i])) == UINT32_MAX) {
+                free(map);
+                goto nomem;
+            }
+        uint32_t *ids = (uint32_t *)lanes[t].qual.buf;
+        for (size_t i = 0; ids && i < lanes[t].qual.len / 4; i++)
+            ids[i] = map[ids[i]];
+        free(map);
+    }
+    PyObject *d = PyDict_New();
+    if (!d)
+        goto nomem_py;
+    struct {
+        unsigned bit;
+        const char *name;
+        size_t field;
+    } cols[] = {
+        {COL_IDX, "idx", offsetof(lane, idx)},
+        {COL_OFFSET, "offset", offsetof(lane, offset)},
+        {COL_T_MONO, "t_mono", offsetof(lane, t_mono)},
+        {COL_T_WALL, "t_wall", offsetof(lane, t_wall)},
+        {COL_QUALNAME, "qualname_codes", offsetof(lane, qual)},
+        {COL_ARGS_BYTES, "args_bytes", offsetof(lane, args_bytes)},
+    };
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
+        if (!(want & cols[i].bit))
+            continue;
+        PyObject *c = join_col(lanes, n, cols[i].field);
+        if (!c || PyDict_SetItemString(d, cols[i].name, c) != 0) {
+            Py_XDECREF(c);
+            Py_DECREF(d);
+            goto nomem_py;
+        }
+        Py_DECREF(c);
+    }
+    PyObject *cats = names_list(&all);
+    if (!cats || PyDict_SetItemString(d, "qualname_categories", cats) != 0) {
+        Py_XDECREF(cats);
+        Py_DECREF(d);
+        goto nomem_py;
+    }
+    Py_DECREF(cats);
+    if (want & COL_ARGS) { /* asked for: one str per row */
+        uint64_t rows = 0;
+        for (unsigned t = 0; t < n; t++)
+            rows += lanes[t].rows;
+        PyObject *list = PyList_New((Py_ssize_t)rows);
+        Py_ssize_t at = 0;
+        for (unsigned t = 0; list && t < n; t++) {
+            const uint64_t *ends = (const uint64_t *)lanes[t].json_end.buf;
+            uint64_t start = 0;
+            for (uint64_t i = 0; list && i < lanes[t].rows; i++) {
+                PyObject *s = PyUnicode_DecodeUTF8(lanes[t].json.buf + start,
+                                                   (Py_ssize_t)(ends[i] - start),
+                                                   "surrogateescape");
+                if (!s)
+                    Py_CLEAR(list);
+                else
+                    PyList_SET_ITEM(list, at++, s);
+                start = ends[i];
+            }
+        }
+        if (!list || PyDict_SetItemString(d, "args", list) != 0) {
+            Py_XDECREF(list);
+            Py_DECREF(d);
+            goto nomem_py;
+        }
+        Py_DECREF(list);
+    }
+    PyObject *stats = Py_BuildValue(
+        "{sKsKsOsO}", "records", (unsigned long long)st->records, "skipped",
+        (unsigned long long)st->skipped, "truncated",
+        st->truncated ? Py_True : Py_False, "shrank",
+        st->shrank ? Py_True : Py_False);
+    if (!stats || PyDict_SetItemString(d, "stats", stats) != 0) {
+        Py_XDECREF(stats);
+        Py_DECREF(d);
+        goto nomem_py;
+    }
+    Py_DECREF(stats);
+    names_free(&all);
+    return d;
+nomem:
+    PyErr_NoMemory();
+nomem_py:
+    names_free(&all);
+    return NULL;
+}
+
+static double bound(PyObject *o)
+{
+    return !o || o == Py_None ? NAN : PyFloat_AsDouble(o);
+}
+
+/* Open path for a whole-file pass: streamed (pread for a regular file,
+ * read(2) for a pipe), its warnings to log. */
+static lct_reader *open_pass(const char *path, PyObject *log, bool lazy)
+{
+    lct_reader *r = NULL;
+    lct_error err;
+    lct_open_options opts = {.flags = LCT_STREAM | (lazy ? LCT_LAZY : 0)};
+    lct_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = lct_open_with(path, &opts, &r, &err);
+    Py_END_ALLOW_THREADS
+    if (st != LCT_OK) {
+        lctpy_raise_open(&err);
+        return NULL;
+    }
+    if (log && log != Py_None)
+        lct_reader_set_log(r, lctpy_log, log);
+    return r;
+}
+
+PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *kwnames[] = {"path", "want", "qualname", "since", "until",
+                              "wall_since", "wall_until", "threads", "log",
+                              NULL};
+    PyObject *path_obj, *quals = Py_None, *since = Py_None, *until = Py_None,
+             *wsince = Py_None, *wuntil = Py_None, *log = Py_None;
+    unsigned want = 0, threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&I|OOOOOIO", kwnames,
+                                     PyUnicode_FSConverter, &path_obj, &want,
+                                     &quals, &since, &until, &wsince, &wuntil,
+                                     &threads, &log))
+        return NULL;
+    rowsel sel = {NULL, bound(since), bound(until), bound(wsince),
+                  bound(wuntil)};
+    if (PyErr_Occurred() || !patterns_from(quals, &sel.patterns)) {
+        Py_DECREF(path_obj);
+        return NULL;
+    }
+    lct_reader *r = open_pass(PyBytes_AS_STRING(path_obj), log, false);
+    Py_DECREF(path_obj);
+    if (!r) {
+        patterns_free(sel.patterns);
+        return NULL;
+    }
+    lct_scan scan = {.threads = threads, .on_record = lane_record,
+                     .on_reset = lane_reset};
+    unsigned n = lct_scan_threads(&scan, NULL);
+    lane *lanes = calloc(n, sizeof *lanes);
+    void **states = calloc(n, sizeof *states);
+    PyObject *out = NULL;
+    if (!lanes || !states) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (unsigned t = 0; t < n; t++) {
+        lanes[t].sel = &sel;
+        lanes[t].want = want;
+        states[t] = &lanes[t];
+    }
+    scan.states = states;
+    lct_stats st;
+    lct_error err = {0};
+    lct_status rc;
+    bool failed = false;
+    Py_BEGIN_ALLOW_THREADS
+    rc = lct_scan_file(r, &scan, &st, &err);
+    if (rc == LCT_ERR_INVALID) { /* a pipe: one pass, one thread */
+        lct_record rec;
+        for (unsigned t = 1; t < n; t++)
+            lane_reset(&lanes[t]);
+        n = 1;
+        while (lct_next(r, &rec) == 1 && lane_record(&lanes[0], &rec) == 0)
+            ;
+        lct_reader_stats(r, &st);
+        rc = LCT_OK;
+    }
+    for (unsigned t = 0; t < n; t++)
+        failed |= lanes[t].failed;
+    Py_END_ALLOW_THREADS
+    if (rc != LCT_OK)
+        PyErr_SetString(PyExc_OSError, err.message);
+    else if (failed)
+        PyErr_NoMemory();
+    else
+        out = table_result(lanes, n, want, &st);
+done:
+    for (unsigned t = 0; lanes && t < n; t++)
+        lane_reset(&lanes[t]);
+    free(lanes);
+    free(states);
+    lct_close(r);
+    patterns_free(sel.patterns);
+    return out;
+}
+
+/* MARK: keys */
+
+typedef struct keyrow {
+    uint64_t idx, obj_id, bytes;
+    double t_mono;
+    int64_t kv_rank, group;
+    uint64_t hash_at;   /* into the hashes column */
+    uint32_t hash_len, op, model, salt;
+} keyrow;
+
+typedef struct keywalk {
+    rowsel sel;
+    char **reads, **writes; /* NULL: the default call */
+    bool all;
+    col rows, hashes;
+    names ops, models, salts; /* ops: "read", "write", then qualnames */
+    uint64_t records, references;
+    lct_refs *refs;         /* for mrc: the references instead of rows */
+    bool failed;
+    char error[LCT_ERROR_MESSAGE_SIZE + 64];
+} keywalk;
+
+/* The op of a call (0 read, 1 write, else its qualname's id), or -1. */
+static long op_of(keywalk *w, const lct_record *rec)
+{
+    lct_str q = rec->qualname;
+    if (w->reads ? patterns_name(w->reads, q)
+                 : lct_qualname_match(q, LCT_KEYS_READ_CALL))
+        return 0;
+    if (w->writes ? patterns_name(w->writes, q)
+                  : lct_qualname_match(q, LCT_KEYS_WRITE_CALL))
+        return 1;
+    if (!w->all)
+        return -1;
+    uint32_t id = intern(&w->ops, q.ptr, q.len);
+    return id == UINT32_MAX ? -2 : (long)id;
+}
+
+static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
+{
+    if (!in_window(&w->sel, rec) ||
+        (w->sel.patterns && !patterns_name(w->sel.patterns, rec->qualname)))
+        return true;
+    long op = op_of(w, rec);
+    if (op == -1)
+        return true;
+    if (op < -1)
+        return false;
+    lct_key_iter it;
+    lct_error err;
+    lct_object_key key;
+    uint64_t bytes;
+    if (lct_key_iter_init(rec, &it, &err) != LCT_OK)
+        return true; /* no keys to read: as lct keys, no rows */
+    int rc;
+    while ((rc = lct_key_iter_next(&it, &key, &bytes, &err)) == 1) {
+        w->references++;
+        uint64_t id = lct_object_key_hash(&key);
+        if (w->refs) {
+            if (op > 1)
+                continue;
+            if (lct_refs_add(w->refs, id, bytes, rec->t_mono, op == 0) !=
+                LCT_OK)
+                return false;
+            continue;
+        }
+        keyrow row = {.idx = idx, .obj_id = id, .bytes = bytes,
+                      .t_mono = rec->t_mono, .kv_rank = key.kv_rank,
+                      .group = key.object_group_id,
+                      .hash_at = w->hashes.len,
+                      .hash_len = (uint32_t)key.chunk_hash.len,
+                      .op = (uint32_t)op};
+        row.model = intern(&w->models, key.model_name.ptr,
+                           key.model_name.len);
+        row.salt = intern(&w->salts, key.cache_salt.ptr ? key.cache_salt.ptr
+                                                        : "",
+                          key.cache_salt.len);
+        if (row.model == UINT32_MAX || row.salt == UINT32_MAX ||
+            !col_push(&w->hashes, key.chunk_hash.ptr, key.chunk_hash.len) ||
+            !col_push(&w->rows, &row, sizeof row))
+            return false;
+    }
+    return true;
+}
+
+/* Every key reference of path's selected records, into w. */
+static bool walk(const char *path, PyObject *log, keywalk *w)
+{
+    lct_reader *r = open_pass(path, log, false);
+    if (!r)
+        return false;
+    if (intern(&w->ops, "read", 4) == UINT32_MAX ||
+        intern(&w->ops, "write", 5) == UINT32_MAX) {
+        lct_close(r);
+        PyErr_NoMemory();
+        return false;
+    }
+    bool ok = true;
+    Py_BEGIN_ALLOW_THREADS
+    lct_record rec;
+    for (uint64_t idx = 0; ok && lct_next(r, &rec) == 1; idx++)
+        ok = walk_record(w, &rec, idx);
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    w->records = st.records;
+    Py_END_ALLOW_THREADS
+    lct_close(r);
+    if (!ok)
+        PyErr_NoMemory();
+    return ok;
+}
+
+static void keywalk_free(keywalk *w)
+{
+    free(w->rows.buf);
+    free(w->hashes.buf);
+    names_free(&w->ops);
+    names_free(&w->models);
+    names_free(&w->salts);
+    patterns_free(w->sel.patterns);
+    patterns_free(w->reads);
+    patterns_free(w->writes);
+    lct_refs_free(w->refs);
+}
+
+/* The choices keys and mrc share, from their keyword arguments. */
+static bool keywalk_args(keywalk *w, PyObject *quals, PyObject *since,
+                         PyObject *until, PyObject *wsince, PyObject *wuntil,
+                         PyObject *reads, PyObject *writes)
+{
+    w->sel.since = bound(since);
+    w->sel.until = bound(until);
+    w->sel.wall_since = bound(wsince);
+    w->sel.wall_until = bound(wuntil);
+    return !PyErr_Occurred() && patterns_from(quals, &w->sel.patterns) &&
+           patterns_from(reads, &w->reads) && patterns_from(writes, &w->writes);
+}
+
+PyObject *lctpy_keys(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *kwnames[] = {"path", "read", "write", "all", "qualname",
+                              "since", "until", "wall_since", "wall_until",
+                              "log", NULL};
+    PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
+             *since = Py_None, *until = Py_None, *wsince = Py_None,
+             *wuntil = Py_None, *log = Py_None;
+    int all = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOpOOOOOO", kwnames,
+                                     PyUnicode_FSConverter, &path_obj, &reads,
+                                     &writes, &all, &quals, &since, &until,
+                                     &wsince, &wuntil, &log))
+        return NULL;
+    keywalk w = {0};
+    w.all = all;
+    PyObject *out = NULL;
+    if (!keywalk_args(&w, quals, since, until, wsince, wuntil, reads, writes) ||
+        !walk(PyBytes_AS_STRING(path_obj), log, &w))
+        goto done;
+    size_t n = w.rows.len / sizeof(keyrow);
+    const keyrow *rows = (const keyrow *)w.rows.buf;
+    /* numeric columns as flat arrays; hashes as bytes; names as codes */
+    PyObject *idx = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+    PyObject *t_mono = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+    PyObject *nums = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 32));
+    PyObject *codes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 12));
+    PyObject *hashes = PyList_New((Py_ssize_t)n);
+    if (idx && t_mono && nums && codes && hashes) {
+        uint64_t *pi = (uint64_t *)PyByteArray_AS_STRING(idx);
+        double *pt = (double *)PyByteArray_AS_STRING(t_mono);
+        int64_t *pn = (int64_t *)PyByteArray_AS_STRING(nums);
+        uint32_t *pc = (uint32_t *)PyByteArray_AS_STRING(codes);
+        for (size_t i = 0; i < n; i++) {
+            pi[i] = rows[i].idx;
+            pt[i] = rows[i].t_mono;
+            pn[4 * i] = rows[i].kv_rank;
+            pn[4 * i + 1] = rows[i].group;
+            pn[4 * i + 2] = (int64_t)rows[i].obj_id;
+            pn[4 * i + 3] = (int64_t)rows[i].bytes;
+            pc[3 * i] = rows[i].op;
+            pc[3 * i + 1] = rows[i].model;
+            pc[3 * i + 2] = rows[i].salt;
+            PyObject *h = PyBytes_FromStringAndSize(
+                w.hashes.buf + rows[i].hash_at, rows[i].hash_len);
+            if (!h) {
+                Py_CLEAR(hashes);
+                break;
+            }
+            PyList_SET_ITEM(hashes, (Py_ssize_t)i, h);
+        }
+    }
+    PyObject *ops = names_list(&w.ops), *models = names_list(&w.models),
+             *salts = names_list(&w.salts);
+    if (idx && t_mono && nums && codes && hashes && ops && models && salts)
+        out = Py_BuildValue("{sOsOsOsOsOsOsOsOsK}", "idx", idx, "t_mono",
+                            t_mono, "nums", nums, "codes", codes,
+                            "chunk_hash", hashes, "ops", ops, "models", models,
+                            "salts", salts, "records",
+                            (unsigned long long)w.records);
+    Py_XDECREF(idx);
+    Py_XDECREF(t_mono);
+    Py_XDECREF(nums);
+    Py_XDECREF(codes);
+    Py_XDECREF(hashes);
+    Py_XDECREF(ops);
+    Py_XDECREF(models);
+    Py_XDECREF(salts);
+done:
+    Py_DECREF(path_obj);
+    keywalk_free(&w);
+    return out;
+}
+
+/* MARK: mrc */
+
+#define MRC_MAX_SAMPLES 64
+
+static PyObject *totals_dict(const lct_mrc_totals *t)
+{
+    return Py_BuildValue(
+        "{sKsKsKsKsdsdsKsKsKsdsOsKsKsKsd}", "reads",
+        (unsigned long long)t->reads, "writes", (unsigned long long)t->writes,
+        "distinct_keys", (unsigned long long)t->distinct_keys,
+        "compulsory_misses", (unsigned long long)t->compulsory_misses,
+        "infinite_hit_ratio", t->infinite_hit_ratio, "sample_rate",
+        t->sample_rate, "bytes_unknown", (unsigned long long)t->bytes_unknown,
+        "min_key_bytes", (unsigned long long)t->min_key_bytes,
+        "max_key_bytes", (unsigned long long)t->max_key_bytes,
+        "mean_key_bytes", t->mean_key_bytes, "every_reference",
+        t->every_reference ? Py_True : Py_False, "seed",
+        (unsigned long long)t->seed, "references",
+        (unsigned long long)t->references, "kept_references",
+        (unsigned long long)t->kept_references, "adjustment", t->adjustment);
+}
+
+/* The curve `lct mrc` prints: capacities 1, 2, 3, 4, 6, 8, 11, ... (x
+ * sqrt 2, from 1/R under sampling) to past every sample's largest finite
+ * distance; at each, the mean hit ratio over the samples, its min and max,
+ * and the byte hit ratio at keys x the mean key size when sizes differ. */
+static PyObject *curve(lct_mrc *const *ms, unsigned k)
+{
+    lct_mrc_totals t;
+    lct_mrc_totals_get(ms[0], &t);
+    uint64_t top = 0;
+    for (unsigned s = 0; s < k; s++)
+        if (lct_mrc_max_distance(ms[s]) + 1 > top)
+            top = lct_mrc_max_distance(ms[s]) + 1;
+    bool vary = t.min_key_bytes != t.max_key_bytes || t.bytes_unknown;
+    bool bytes = t.mean_key_bytes > 0 && vary;
+    PyObject *keys = PyList_New(0), *hit = PyList_New(0),
+             *lo = PyList_New(0), *hi = PyList_New(0),
+             *byte_hit = bytes ? PyList_New(0) : (Py_INCREF(Py_None), Py_None);
+    double first = t.sample_rate < 1 ? ceil(1 / t.sample_rate) : 1;
+    uint64_t last = 0;
+    bool ok = keys && hit && lo && hi && byte_hit;
+    for (double x = first; ok && t.reads; x *= M_SQRT2) {
+        uint64_t c = (uint64_t)llround(x);
+        if (last && c <= last)
+            continue;
+        last = c;
+        double sum = 0, mn = INFINITY, mx = -INFINITY, bsum = 0;
+        for (unsigned s = 0; s < k; s++) {
+            double h = lct_mrc_hit_ratio(ms[s], c);
+            sum += h;
+            mn = fmin(mn, h);
+            mx = fmax(mx, h);
+            if (bytes)
+                bsum += lct_mrc_byte_hit_ratio(
+                    ms[s], (uint64_t)llround((double)c * t.mean_key_bytes));
+        }
+        PyObject *v[5] = {PyLong_FromUnsignedLongLong(c),
+                          PyFloat_FromDouble(sum / k), PyFloat_FromDouble(mn),
+                          PyFloat_FromDouble(mx),
+                          bytes ? PyFloat_FromDouble(bsum / k) : NULL};
+        PyObject *lists[5] = {keys, hit, lo, hi, byte_hit};
+        for (int i = 0; i < 5; i++) {
+            if (i == 4 && !bytes)
+                break;
+            ok = ok && v[i] && PyList_Append(lists[i], v[i]) == 0;
+            Py_XDECREF(v[i]);
+        }
+        if (c >= top)
+            break;
+    }
+    PyObject *out = ok ? Py_BuildValue("{sOsOsOsOsOsd}", "keys", keys,
+                                       "hit_ratio", hit, "hit_ratio_min", lo,
+                                       "hit_ratio_max", hi, "byte_hit_ratio",
+                                       byte_hit, "mean_key_bytes",
+                                       t.mean_key_bytes)
+                       : NULL;
+    Py_XDECREF(keys);
+    Py_XDECREF(hit);
+    Py_XDECREF(lo);
+    Py_XDECREF(hi);
+    Py_XDECREF(byte_hit);
+    return out;
+}
+
+PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *kwnames[] = {"path", "read", "write", "qualname", "since",
+                              "until", "wall_since", "wall_until",
+                              "every_reference", "sample", "seed", "samples",
+                              "log", NULL};
+    PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
+             *since = Py_None, *until = Py_None, *wsince = Py_None,
+             *wuntil = Py_None, *log = Py_None;
+    int every = 0;
+    double sample = 1;
+    unsigned long long seed = 1;
+    unsigned samples = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOOOOOOpdKIO", kwnames,
+                                     PyUnicode_FSConverter, &path_obj, &reads,
+                                     &writes, &quals, &since, &until, &wsince,
+                                     &wuntil, &every, &sample, &seed,
+                                     &samples, &log))
+        return NULL;
+    if (!(sample > 0 && sample <= 1)) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, "sample must be in (0, 1]");
+        return NULL;
+    }
+    if (samples == 0) /* as lct mrc: 9 samples when sampling */
+        samples = sample < 1 ? 9 : 1;
+    if (samples > MRC_MAX_SAMPLES) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, "samples is 1 to 64");
+        return NULL;
+    }
+    keywalk w = {0};
+    PyObject *out = NULL;
+    lct_mrc *ms[MRC_MAX_SAMPLES] = {NULL};
+    if (lct_refs_new(&w.refs) != LCT_OK) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!keywalk_args(&w, quals, since, until, wsince, wuntil, reads, writes) ||
+        !walk(PyBytes_AS_STRING(path_obj), log, &w))
+        goto done;
+    lct_status rc = LCT_OK;
+    lct_error err = {0};
+    Py_BEGIN_ALLOW_THREADS
+    for (unsigned s = 0; s < samples && rc == LCT_OK; s++) {
+        lct_mrc_options o = {.sample_rate = sample,
+                             .every_reference = every,
+                             .seed = sample < 1 ? seed + s : seed};
+        rc = lct_mrc_compute_with(w.refs, &o, &ms[s], &err);
+    }
+    Py_END_ALLOW_THREADS
+    if (rc != LCT_OK) {
+        PyErr_SetString(PyExc_MemoryError, err.message);
+        goto done;
+    }
+    PyObject *c = curve(ms, samples);
+    PyObject *totals = PyList_New(samples);
+    for (unsigned s = 0; totals && s < samples; s++) {
+        lct_mrc_totals t;
+        lct_mrc_totals_get(ms[s], &t);
+        PyObject *d = totals_dict(&t);
+        if (!d)
+            Py_CLEAR(totals);
+        else
+            PyList_SET_ITEM(totals, s, d);
+    }
+    if (c && totals && PyDict_SetItemString(c, "totals", totals) == 0) {
+        out = c;
+        c = NULL;
+    }
+    Py_XDECREF(c);
+    Py_XDECREF(totals);
+done:
+    for (unsigned s = 0; s < MRC_MAX_SAMPLES; s++)
+        lct_mrc_free(ms[s]);
+    Py_DECREF(path_obj);
+    keywalk_free(&w);
+    return out;
+}
