@@ -749,6 +749,25 @@ static PyObject *totals_dict(const lct_mrc_totals *t)
         (unsigned long long)t->kept_references, "adjustment", t->adjustment);
 }
 
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The sum of v[0..n) added smallest first, as lct mrc adds them (so the
+ * means are its bit for bit), and the least and the most. */
+static double sorted_sum(double *v, unsigned n, double *lo, double *hi)
+{
+    qsort(v, n, sizeof *v, by_value);
+    double sum = 0;
+    for (unsigned i = 0; i < n; i++)
+        sum += v[i];
+    *lo = v[0];
+    *hi = v[n - 1];
+    return sum;
+}
+
 /* The curve `lct mrc` prints: capacities 1, 2, 3, 4, 6, 8, 11, ... (x
  * sqrt 2, from 1/R under sampling) to past every sample's largest finite
  * distance; at each, the mean hit ratio over the samples, its min and max,
@@ -774,17 +793,17 @@ static PyObject *curve(lct_mrc *const *ms, unsigned k)
         if (last && c <= last)
             continue;
         last = c;
-        double sum = 0, mn = INFINITY, mx = -INFINITY, bsum = 0;
+        double v[MRC_MAX_SAMPLES], bv[MRC_MAX_SAMPLES];
         for (unsigned s = 0; s < k; s++) {
-            double h = lct_mrc_hit_ratio(ms[s], c);
-            sum += h;
-            mn = fmin(mn, h);
-            mx = fmax(mx, h);
+            v[s] = lct_mrc_hit_ratio(ms[s], c);
             if (bytes)
-                bsum += lct_mrc_byte_hit_ratio(
+                bv[s] = lct_mrc_byte_hit_ratio(
                     ms[s], (uint64_t)llround((double)c * t.mean_key_bytes));
         }
-        PyObject *v[5] = {PyLong_FromUnsignedLongLong(c),
+        double mn, mx, bmn, bmx;
+        double sum = sorted_sum(v, k, &mn, &mx);
+        double bsum = bytes ? sorted_sum(bv, k, &bmn, &bmx) : 0;
+        PyObject *item[5] = {PyLong_FromUnsignedLongLong(c),
                           PyFloat_FromDouble(sum / k), PyFloat_FromDouble(mn),
                           PyFloat_FromDouble(mx),
                           bytes ? PyFloat_FromDouble(bsum / k) : NULL};
@@ -792,8 +811,8 @@ static PyObject *curve(lct_mrc *const *ms, unsigned k)
         for (int i = 0; i < 5; i++) {
             if (i == 4 && !bytes)
                 break;
-            ok = ok && v[i] && PyList_Append(lists[i], v[i]) == 0;
-            Py_XDECREF(v[i]);
+            ok = ok && item[i] && PyList_Append(lists[i], item[i]) == 0;
+            Py_XDECREF(item[i]);
         }
         if (c >= top)
             break;

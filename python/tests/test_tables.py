@@ -1,0 +1,216 @@
+"""lct.read_table, read_pandas, keys and mrc against the lct tool's own
+answers (dump, keys, mrc) on a generated trace with damage in it, on one
+thread and several; bounded allocations; the GIL released while the
+library scans.  Needs numpy and pandas (Debian: python3-numpy,
+python3-pandas)."""
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import FIXTURES, LCT, Skip, run  # noqa: E402
+
+import lct  # noqa: E402
+from lct import _lct  # noqa: E402
+
+_trace = None
+
+
+def np():
+    try:
+        import numpy
+    except ImportError:
+        raise Skip("numpy is not installed for this interpreter")
+    return numpy
+
+
+def damaged_trace():
+    """30,000 generated records with three frames broken in different
+    thirds of the file (a byte no msgpack value starts with)."""
+    global _trace
+    if _trace:
+        return _trace
+    if not os.path.exists(LCT):
+        raise Skip(f"no lct tool at {LCT}")
+    d = tempfile.mkdtemp(prefix="lct-py-")
+    path = os.path.join(d, "t.lct")
+    subprocess.run([LCT, "gen", "-n", "30000", path], check=True)
+    with lct.TraceReader(path) as r:
+        offsets = [x.offset for x in r.records()]
+    with open(path, "r+b") as f:
+        for i in (4000, 15000, 26000):
+            f.seek(offsets[i] + 4)
+            f.write(b"\xc1")
+    _trace = path
+    return path
+
+
+def tool(*args):
+    return subprocess.run([LCT, *args], capture_output=True, text=True).stdout
+
+
+def test_read_table_is_what_dump_prints():
+    numpy = np()
+    path = damaged_trace()
+    lines = tool("dump", "-q", "--fields", "idx,offset,t_mono,t_wall,qualname",
+                 path).splitlines()
+    want = [json.loads(x) for x in lines]
+    assert len(want) == 29997
+    for threads in (1, 2, 4):
+        t = lct.read_table(path, threads=threads)
+        assert t["stats"]["skipped"] == 3
+        assert t["idx"].dtype == numpy.uint64
+        assert t["idx"].tolist() == [w["idx"] for w in want]
+        assert t["offset"].tolist() == [w["offset"] for w in want]
+        assert t["t_mono"].tolist() == [w["t_mono"] for w in want]
+        assert t["t_wall"].tolist() == [w["t_wall"] for w in want]
+        cats = t["qualname_categories"]
+        assert [cats[c] for c in t["qualname"]] == [w["qualname"] for w in want]
+        ops = t["op_categories"]
+        assert [ops[c] for c in t["op"]] == \
+            [w["qualname"].rsplit(".", 1)[-1] for w in want]
+
+
+def test_args_as_json_text_only_when_asked():
+    path = damaged_trace()
+    t = lct.read_table(path, columns=["t_mono"])
+    assert "args" not in t and "qualname" not in t
+    t = lct.read_table(path, columns=["args", "args_bytes"], threads=2)
+    lines = tool("dump", "-q", "--fields", "args", path).splitlines()
+    assert [json.loads(a) for a in t["args"][:500]] == \
+        [json.loads(x)["args"] for x in lines[:500]]
+    assert len(t["args"]) == len(lines)
+    assert (t["args_bytes"] > 0).all()
+
+
+def test_selection_is_dumps():
+    path = damaged_trace()
+    for opts, kw in (
+            (["--qualname", "reserve_write"], {"qualname": "reserve_write"}),
+            (["--qualname", "*finish*", "--qualname", "x"],
+             {"qualname": ["*finish*", "x"]}),
+            (["--since", "1.5", "--until", "2.5"], {"since": 1.5,
+                                                    "until": 2.5}),
+            (["--since", "2025-12-01T14:40:01Z"],
+             {"since": "2025-12-01T14:40:01Z"})):
+        want = [json.loads(x)["idx"] for x in
+                tool("dump", "-q", "--fields", "idx", *opts,
+                     path).splitlines()]
+        got = lct.read_table(path, columns=["idx"], threads=2, **kw)["idx"]
+        assert got.tolist() == want, opts
+        assert 0 < len(want) < 29997 or opts[0] == "--since", opts
+
+
+def test_read_pandas_ops_per_second():
+    try:
+        import pandas as pd
+    except ImportError:
+        raise Skip("pandas is not installed for this interpreter")
+    path = damaged_trace()
+    df = lct.read_pandas(path)
+    assert isinstance(df["qualname"].dtype, pd.CategoricalDtype)
+    assert len(df) == 29997
+    rate = df.groupby("op", observed=True).size() / df["t_mono"].max()
+    stat = json.loads(tool("stat", "-q", "--json", path))
+    for row in stat["ops"]:
+        assert abs(rate[row["op"]] * stat["duration"] - row["count"]) < 1e-6
+
+
+def test_keys_are_lct_keys():
+    path = damaged_trace()
+    for opts, kw in (([], {}), (["--all"], {"all": True}),
+                     (["--read", "finish_write"], {"read": "finish_write"})):
+        rows = list(csv.reader(io.StringIO(tool("keys", "-q", "--csv", *opts,
+                                                path))))
+        head, rows = rows[0], rows[1:]
+        k = lct.keys(path, **kw)
+        assert len(k) == len(rows) > 1000, opts
+        for i in (0, 1, len(rows) // 2, len(rows) - 1):
+            got = k[i]
+            want = dict(zip(head, rows[i]))
+            assert int(want["idx"]) == got["idx"]
+            assert want["op"] == got["op"]
+            assert want["chunk_hash"] == got["chunk_hash"].hex()
+            assert want["model_name"] == got["model_name"]
+            assert int(want["kv_rank"]) == got["kv_rank"]
+            assert want["cache_salt"] == got["cache_salt"]
+            assert want["obj_id"] == f"{int(got['obj_id']):016x}"
+            assert int(want["bytes"]) == got["bytes"]
+
+
+def test_mrc_is_lct_mrc():
+    np()
+    path = damaged_trace()
+    for opts, kw in (([], {}), (["--requests", "all"], {"requests": "all"}),
+                     (["--sample", "0.1", "--seed", "3"],
+                      {"sample": 0.1, "seed": 3})):
+        rows = list(csv.DictReader(io.StringIO(tool("mrc", "-q", "--csv",
+                                                    *opts, path))))
+        m = lct.mrc(path, **kw)
+        assert len(rows) == len(m["keys"]) > 5, opts
+        for row, k, h in zip(rows, m["keys"], m["hit_ratio"]):
+            assert int(row["keys"]) == k
+            assert float(row["hit_ratio"]) == h, (opts, k)
+        if "sample" in kw:
+            assert [float(r["hit_ratio_min"]) for r in rows] == \
+                m["hit_ratio_min"].tolist()
+            assert len(m["totals"]) == 9
+
+
+def test_read_table_allocates_per_column_not_per_record():
+    np()
+    path = damaged_trace()
+    before = _lct.table_allocations()
+    t = lct.read_table(path, columns=["idx", "t_mono", "qualname"], threads=1)
+    grown = _lct.table_allocations() - before
+    # three columns doubling from 4 KiB to 240 KiB, and the names table
+    assert len(t["idx"]) == 29997
+    assert grown < 40, grown
+
+
+def test_the_gil_is_released_while_scanning():
+    path = damaged_trace()
+    done = threading.Event()
+
+    def scan():
+        for _ in range(3):
+            lct.read_table(path, columns=["t_mono"], threads=1)
+        done.set()
+
+    t = threading.Thread(target=scan)
+    t.start()
+    spins = 0
+    while not done.is_set():
+        spins += 1
+    t.join()
+    # held through the scans, the GIL would leave this loop a few turns
+    assert spins > 1000, spins
+
+
+def test_a_pipe_reads_the_same_table():
+    path = os.path.join(FIXTURES, "malformed_mixed.lct")
+    want = lct.read_table(path, columns=["idx", "offset"])
+    rfd, wfd = os.pipe()
+
+    def feed():
+        with open(path, "rb") as f, os.fdopen(wfd, "wb") as w:
+            w.write(f.read())
+
+    th = threading.Thread(target=feed)
+    th.start()
+    got = lct.read_table(f"/proc/self/fd/{rfd}", columns=["idx", "offset"],
+                         threads=4)
+    th.join()
+    os.close(rfd)
+    assert got["idx"].tolist() == want["idx"].tolist()
+    assert got["offset"].tolist() == want["offset"].tolist()
+    assert got["stats"]["skipped"] == 5
+
+
+if __name__ == "__main__":
+    sys.exit(run(globals()))
