@@ -2482,3 +2482,26 @@ Test(cli, sql_lct_keys_takes_the_choices_of_lct_keys)
         run_free(&k);
     }
 }
+
+/* gen --shape llama writes keys as a multi-tenant server records them: a
+ * 32-byte model name, kv ranks past 1, object groups, a cache_salt. */
+Test(cli, gen_shape_llama_writes_the_keys_users_record)
+{
+    char *path = tmp_file_with("", 0);
+    run g = run_lct(NULL, "gen", "-n", "50", "--shape", "llama", path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    run k = run_lct(NULL, "keys", "--csv", path, NULL);
+    cr_expect_eq(k.status, 0, "%s", k.err);
+    cr_expect(strstr(k.out, ",meta-llama/Llama-3.1-8B-Instruct,7,"),
+              "kv rank 7: %.300s", k.out);
+    cr_expect(strstr(k.out, ",2,tenant-42,"), "group 2 and a salt");
+    run_free(&k);
+    run bad = run_lct(NULL, "gen", "-n", "5", "--shape", "mistral", path,
+                      NULL);
+    cr_expect_eq(bad.status, 2);
+    cr_expect(strstr(bad.err, "--shape is qwen or llama"), "%s", bad.err);
+    run_free(&bad);
+    unlink(path);
+    free(path);
+}

@@ -13,7 +13,8 @@
 
 static void help(void)
 {
-    printf("usage: lct gen -n N [--seed S] [--max-keys K] [--docs D] OUT\n"
+    printf("usage: lct gen -n N [--seed S] [--max-keys K] [--docs D]\n"
+           "               [--shape qwen|llama] OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
            "for standard output): prefetches and writes of 1 to K (default\n"
@@ -27,6 +28,10 @@ static void help(void)
            "  --seed S         generator seed (default 1)\n"
            "  --max-keys K     keys per call, at most (1 to 1024)\n"
            "  --docs D         documents keys are drawn from (0 to 1000000)\n"
+           "  --shape S        the keys' shape: qwen (default: Qwen/Qwen3-8B,\n"
+           "                   kv ranks 0-1) or llama (the 32-byte\n"
+           "                   meta-llama/Llama-3.1-8B-Instruct, kv ranks 0-7,\n"
+           "                   object groups 0-2, a cache_salt)\n"
            "  -h, --help       this text\n");
 }
 
@@ -34,7 +39,7 @@ typedef struct gen_opts {
     long long records, seed, max_keys, docs;
 } gen_opts;
 
-enum { OPT_SEED = 300, OPT_MAX_KEYS, OPT_DOCS };
+enum { OPT_SEED = 300, OPT_MAX_KEYS, OPT_DOCS, OPT_SHAPE };
 
 static void gen_option(void *ctx, int c, const char *arg)
 {
@@ -47,6 +52,13 @@ static void gen_option(void *ctx, int c, const char *arg)
         o->max_keys = tool_parse_count("gen", "--max-keys", arg);
         if (o->max_keys < 1 || o->max_keys > 1024)
             tool_usage_error("gen", "--max-keys is 1 to 1024");
+    } else if (c == OPT_SHAPE) {
+        if (strcmp(arg, "qwen") == 0)
+            gen_set_shape(GEN_SHAPE_QWEN);
+        else if (strcmp(arg, "llama") == 0)
+            gen_set_shape(GEN_SHAPE_LLAMA);
+        else
+            tool_usage_error("gen", "--shape is qwen or llama, not '%s'", arg);
     } else if (c == OPT_DOCS) {
         o->docs = tool_parse_count("gen", "--docs", arg);
         if (o->docs > 1000000)
@@ -61,6 +73,7 @@ int cmd_gen(int argc, char **argv)
         {"seed", required_argument, NULL, OPT_SEED},
         {"max-keys", required_argument, NULL, OPT_MAX_KEYS},
         {"docs", required_argument, NULL, OPT_DOCS},
+        {"shape", required_argument, NULL, OPT_SHAPE},
         {NULL, 0, NULL, 0}};
     gen_opts o = {-1, 1, 32, 1000};
     tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",

@@ -426,6 +426,7 @@ int lct_next(lct_reader *r, lct_record *rec)
             return end_shrank(r, cut);
         r->pos = f.offset + LCT__PREFIX_SIZE + (uint64_t)f.length;
         r->stats.bytes_read = r->pos;
+        lct__source_ahead(&r->source, r->pos);
         if (got == LCT__RECORD) {
             r->stats.records++;
             return 1;

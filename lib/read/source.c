@@ -206,6 +206,7 @@ int lct__source_remap(lct__source *src, const char *name, bool *changed,
     munmap((void *)src->data, (size_t)src->size);
     src->data = map;
     src->size = now;
+    src->populated = 0; /* a new mapping: filled again from the reader on */
     *changed = true;
     return LCT_OK;
 }
@@ -224,4 +225,31 @@ void lct__source_release(lct__source *src)
     free(src->retired);
     memset(src, 0, sizeof *src);
     src->fd = -1;
+}
+
+/* Filled this far ahead, in windows this large: a fault per 4 KiB page
+ * cost a pass over a mapping ~1.8x a streamed pass (lct check -j 1 on the
+ * 551 MB trace, 0.27 s against 0.15 s); filling ahead by madvise is one
+ * system call per window. */
+#define AHEAD_WINDOW (8u << 20)
+
+void lct__source_ahead(lct__source *s, uint64_t pos)
+{
+#ifdef MADV_POPULATE_READ
+    if (s->kind != LCT__SOURCE_MMAP || s->populated >= s->size ||
+        pos + AHEAD_WINDOW / 2 < s->populated)
+        return;
+    uint64_t from = s->populated > pos ? s->populated : pos & ~4095ull;
+    uint64_t to = from + AHEAD_WINDOW < s->size ? from + AHEAD_WINDOW
+                                                : s->size;
+    /* An old kernel (EINVAL) or a file cut short (EFAULT): stop asking;
+     * the pages fault in as they are read, as without this. */
+    if (madvise((void *)(s->data + from), (size_t)(to - from),
+                MADV_POPULATE_READ) != 0)
+        to = s->size;
+    s->populated = to;
+#else
+    (void)s;
+    (void)pos;
+#endif
 }

@@ -25,6 +25,9 @@ typedef struct lct__source {
     const unsigned char *data;
     /* Bytes of the input: mapped, read, or for a stream read so far. */
     uint64_t size;
+    /* A mapping only: its page tables are filled up to here
+     * (lct__source_ahead). */
+    uint64_t populated;
     lct__source_kind kind;
     /* Our own descriptor: a mapped file's, for fstat (shrink checks) and
      * lct_reader_refresh; a stream's, to read from.  -1 otherwise. */
@@ -111,5 +114,10 @@ bool lct__stream_shrank(const lct__source *src, uint64_t *cut);
 
 /* Go back to offset pos of a seekable stream; false if it is not. */
 bool lct__stream_seek(lct__source *src, uint64_t pos);
+
+/* A mapping read front to back, now at pos: fill the page tables of the
+ * next few MiB when the reader nears the end of what is filled.  Costs a
+ * system call per window; does nothing for other sources. */
+void lct__source_ahead(lct__source *s, uint64_t pos);
 
 #endif

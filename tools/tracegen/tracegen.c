@@ -13,6 +13,12 @@
 #define QN "lmcache.v1.distributed.storage_manager.StorageManager."
 
 static uint64_t rng_state;
+static gen_shape shape;
+
+void gen_set_shape(gen_shape s)
+{
+    shape = s;
+}
 
 static uint64_t rng(void)
 {
@@ -36,13 +42,22 @@ static void object_keys(lct_writer *w, unsigned n, uint64_t first)
         lct_writer_codec(w, "ObjectKey");
         /* object_group_id (0) and cache_salt may be absent; the recorder
          * leaves them out when they hold their defaults. */
-        lct_writer_map(w, 3);
+        bool llama = shape == GEN_SHAPE_LLAMA;
+        lct_writer_map(w, llama ? 5 : 3);
         lct_writer_cstr(w, "chunk_hash");
         lct_writer_bin(w, hash, sizeof hash);
         lct_writer_cstr(w, "model_name");
-        lct_writer_cstr(w, "Qwen/Qwen3-8B");
+        /* 32 bytes: past a fixstr, as real model names often are */
+        lct_writer_cstr(w, llama ? "meta-llama/Llama-3.1-8B-Instruct"
+                                 : "Qwen/Qwen3-8B");
         lct_writer_cstr(w, "kv_rank");
-        lct_writer_uint(w, i % 2);
+        lct_writer_uint(w, llama ? i % 8 : i % 2);
+        if (llama) {
+            lct_writer_cstr(w, "object_group_id");
+            lct_writer_uint(w, (first + i) % 3);
+            lct_writer_cstr(w, "cache_salt");
+            lct_writer_cstr(w, "tenant-42");
+        }
     }
 }
 

@@ -21,6 +21,13 @@
  * request has keys of its own.  The same arguments give the same bytes.
  * Returns 0, or -1 if a write failed (or memory ran out).
  */
+/* The keys' shape: Qwen's (the default: a 13-byte model name, kv ranks 0
+ * and 1, no group or salt) or Llama's as a multi-tenant server records
+ * them (a 32-byte model name, kv ranks 0 to 7, object groups 0 to 2, a
+ * cache_salt). */
+typedef enum gen_shape { GEN_SHAPE_QWEN = 0, GEN_SHAPE_LLAMA } gen_shape;
+void gen_set_shape(gen_shape shape);
+
 int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
               uint64_t seed);
 
