@@ -409,7 +409,16 @@ static PyObject *reader_iternext(reader *self)
         return NULL;
     }
     lct_record rec;
-    if (lct_next(self->own->r, &rec) != 1)
+    int got;
+    if (self->streamed) {
+        /* a pipe's read may wait for its writer, who may need the GIL */
+        Py_BEGIN_ALLOW_THREADS
+        got = lct_next(self->own->r, &rec);
+        Py_END_ALLOW_THREADS
+    } else {
+        got = lct_next(self->own->r, &rec);
+    }
+    if (got != 1)
         return NULL; /* the end; warnings went to the log */
     if (PyErr_Occurred())
         return NULL;
