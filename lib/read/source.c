@@ -132,7 +132,7 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
                          "trace file '%s': %s", name, strerror(EFBIG));
 
     size_t size = (size_t)st.st_size;
-    void *map;
+    void *map = NULL; /* set when map_file succeeds */
     int rc = map_file(fd, size, (flags & LCT_POPULATE) ? MAP_POPULATE : 0,
                       name, &map, err);
     if (rc != LCT_OK)
@@ -199,7 +199,7 @@ int lct__source_remap(lct__source *src, const char *name, bool *changed,
     if (now > SIZE_MAX)
         return lct__fail(err, LCT_ERR_SYS, EFBIG, 0, "trace file '%s': %s",
                          name, strerror(EFBIG));
-    void *map;
+    void *map = NULL; /* set when map_file succeeds */
     int rc = map_file(src->fd, (size_t)now, 0, name, &map, err);
     if (rc != LCT_OK)
         return rc;

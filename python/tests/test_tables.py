@@ -77,6 +77,7 @@ def test_read_table_is_what_dump_prints():
 
 
 def test_args_as_json_text_only_when_asked():
+    np()
     path = damaged_trace()
     t = lct.read_table(path, columns=["t_mono"])
     assert "args" not in t and "qualname" not in t
@@ -89,6 +90,7 @@ def test_args_as_json_text_only_when_asked():
 
 
 def test_selection_is_dumps():
+    np()
     path = damaged_trace()
     for opts, kw in (
             (["--qualname", "reserve_write"], {"qualname": "reserve_write"}),
@@ -122,6 +124,7 @@ def test_read_pandas_ops_per_second():
 
 
 def test_keys_are_lct_keys():
+    np()
     path = damaged_trace()
     for opts, kw in (([], {}), (["--all"], {"all": True}),
                      (["--read", "finish_write"], {"read": "finish_write"})):
@@ -174,13 +177,16 @@ def test_read_table_allocates_per_column_not_per_record():
 
 
 def test_the_gil_is_released_while_scanning():
+    np()
     path = damaged_trace()
     done = threading.Event()
 
     def scan():
-        for _ in range(3):
-            lct.read_table(path, columns=["t_mono"], threads=1)
-        done.set()
+        try:
+            for _ in range(3):
+                lct.read_table(path, columns=["t_mono"], threads=1)
+        finally:
+            done.set()
 
     t = threading.Thread(target=scan)
     t.start()
@@ -193,6 +199,7 @@ def test_the_gil_is_released_while_scanning():
 
 
 def test_a_pipe_reads_the_same_table():
+    np()
     path = os.path.join(FIXTURES, "malformed_mixed.lct")
     want = lct.read_table(path, columns=["idx", "offset"])
     rfd, wfd = os.pipe()

@@ -1,0 +1,78 @@
+"""Type stubs for lct, liblct for Python."""
+import datetime
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Union
+
+MAGIC: bytes
+FORMAT_VERSION: int
+
+Pattern = Union[str, Sequence[str], None]
+Bound = Union[float, int, str, datetime.datetime, None]
+
+class Ext:
+    code: int
+    data: bytes
+    def __init__(self, code: int, data: bytes) -> None: ...
+
+class ObjectKey(NamedTuple):
+    chunk_hash: bytes
+    model_name: str
+    kv_rank: int
+    object_group_id: int
+    cache_salt: str
+    obj_id: int
+    bytes: int
+
+class Header:
+    type: str
+    magic: bytes
+    format_version: int
+    level: str
+    trace_schema_version: int
+    t_mono_start: float
+    t_wall_start: float
+    sm_config_json: str
+    sm_config_digest: str
+    level_meta: Optional[Dict[str, Any]]
+
+class Record:
+    @property
+    def type(self) -> str: ...
+    @property
+    def t_mono(self) -> float: ...
+    @property
+    def t_wall(self) -> float: ...
+    @property
+    def qualname(self) -> str: ...
+    @property
+    def args(self) -> Dict[str, Any]: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def op(self) -> str: ...
+    def object_keys(self) -> List[ObjectKey]: ...
+
+class TraceReader:
+    def __init__(self, path: str, *, max_frame: int = ...) -> None: ...
+    def __enter__(self) -> "TraceReader": ...
+    def __exit__(self, *exc: object) -> None: ...
+    @property
+    def header(self) -> Header: ...
+    @property
+    def path(self) -> str: ...
+    def records(self) -> Iterator[Record]: ...
+    def stats(self) -> Dict[str, Any]: ...
+    def close(self) -> None: ...
+
+def read_table(path: str, columns: Optional[Sequence[str]] = ...,
+               qualname: Pattern = ..., since: Bound = ...,
+               until: Bound = ..., threads: int = ...) -> Dict[str, Any]: ...
+def read_pandas(path: str, columns: Optional[Sequence[str]] = ...,
+                qualname: Pattern = ..., since: Bound = ...,
+                until: Bound = ..., threads: int = ...) -> Any: ...
+def keys(path: str, read: Pattern = ..., write: Pattern = ...,
+         all: bool = ..., qualname: Pattern = ..., since: Bound = ...,
+         until: Bound = ...) -> Any: ...
+def mrc(path: str, read: Pattern = ..., write: Pattern = ...,
+        qualname: Pattern = ..., since: Bound = ..., until: Bound = ...,
+        requests: str = ..., sample: Optional[float] = ..., seed: int = ...,
+        samples: Optional[int] = ...) -> Dict[str, Any]: ...

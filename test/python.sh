@@ -1,0 +1,36 @@
+#!/bin/sh
+# The Python module (python/): built for $PYTHON with this build's
+# sanitizer flags into $LCT_BUILDDIR/python-build, then its tests: the
+# drop-in against every fixture, the tables against the lct tool, the
+# drop-in against LMCache's reader.py on damaged traces, and hostile
+# input.  A sanitized module runs with the compiler's ASan and UBSan
+# runtimes preloaded into the interpreter (gcc's; under clang the tests
+# are skipped, status 77).
+set -eu
+py=${PYTHON:-python3}
+out="${LCT_PY_BUILD:-$LCT_BUILDDIR/python-build}"
+mkdir -p "$out"
+if ! (cd "$LCT_SRCDIR/python" &&
+      LCT_PY_CFLAGS="${LCT_SAN_CFLAGS:-}" LCT_PY_LDFLAGS="${LCT_SAN_LDFLAGS:-}" \
+      "$py" setup.py -q build --build-base "$out/tmp" --build-lib "$out/lib") \
+      > "$out/build.log" 2>&1; then
+    cat "$out/build.log"
+    exit 1
+fi
+preload=""
+if [ -n "${LCT_SAN_CFLAGS:-}" ]; then
+    asan=$(${CC:-cc} -print-file-name=libasan.so)
+    ubsan=$(${CC:-cc} -print-file-name=libubsan.so)
+    case $asan in /*) ;; *) echo "no libasan.so to preload (${CC:-cc})"; exit 77 ;; esac
+    preload="$asan:$ubsan"
+fi
+status=0
+for t in test_dropin test_tables test_reference test_hostile; do
+    echo "== $t ($py)"
+    log="$out/$t.log"
+    LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
+        LCT_TOOL="$LCT_BUILDDIR/tools/lct" PYTHONPATH="$out/lib" \
+        "$py" "$LCT_SRCDIR/python/tests/$t.py" > "$log" 2>&1 || status=1
+    grep -v '^TraceReader: ' "$log" || true
+done
+exit $status
