@@ -527,6 +527,15 @@ Test(value, objectkey_fast_path_walks_as_the_general_path)
         {2, 0, 32, "m", false, false, LCT_OK, 3, 0},
         {15, 0, 32, "m", false, false, LCT_OK, 3, 0},
         {4, 0, 32, "bad \xff utf-8", false, false, LCT_ERR_MALFORMED, 3, 0},
+        {4, 0, 32, "bad \xff utf-8 in a str8 name ....", false, false,
+         LCT_ERR_MALFORMED, 3, 0},
+        {4, 0, 32, "meta-llama/Llama-3.1-8B-Instruct", false, false, LCT_OK,
+         7, 2},
+        {4, 0, 32, "a long str8 name, 242 bytes: ..........................."
+                   "................................................................"
+                   "................................................................"
+                   "..............................................................",
+         false, false, LCT_OK, 3, 0},
         {4, 0, 31, "short hash", false, false, LCT_OK, 3, 0},
         {4, 0, 33, "long hash", false, false, LCT_OK, 3, 0},
         /* the bytes after a short payload belong to the array */

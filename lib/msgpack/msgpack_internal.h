@@ -174,8 +174,9 @@ static inline unsigned lct__objectkey_pairs(const unsigned char *p)
 
 /*
  * The pairs the encoder writes after chunk_hash, in its usual form:
- * "model_name" with a fixstr, "kv_rank" and then "object_group_id" with a
- * positive fixint.  q is where they would start (p + the prefix); at most
+ * "model_name" with a fixstr or a str8 (names over 31 bytes are common:
+ * meta-llama/Llama-3.1-8B-Instruct is 32), "kv_rank" and then
+ * "object_group_id" with a positive fixint.  q is where they would start (p + the prefix); at most
  * `most` pairs are read, each only when whole and inside [q, end).  The
  * model name is not checked as UTF-8 here: the walker does that, the
  * JSON writer prints what was validated before.
@@ -194,12 +195,23 @@ static inline void lct__objectkey_usual_read(const unsigned char *q,
                                              lct__objectkey_usual *u)
 {
     *u = (lct__objectkey_usual){.after = q};
-    if (most < 1 || (size_t)(end - q) < 12 ||
-        memcmp(q, "\xaamodel_name", 11) != 0 || (q[11] & 0xe0) != 0xa0 ||
-        (size_t)(q[11] & 0x1f) > (size_t)(end - q) - 12)
+    if (most < 1 || (size_t)(end - q) < 13 ||
+        memcmp(q, "\xaamodel_name", 11) != 0)
         return;
-    u->model = q + 12;
-    u->model_len = q[11] & 0x1fu;
+    size_t head, len;
+    if ((q[11] & 0xe0) == 0xa0) { /* fixstr */
+        head = 12;
+        len = q[11] & 0x1fu;
+    } else if (q[11] == 0xd9) { /* str8 */
+        head = 13;
+        len = q[12];
+    } else {
+        return;
+    }
+    if (len > (size_t)(end - q) - head)
+        return;
+    u->model = q + head;
+    u->model_len = len;
     q = u->model + u->model_len;
     u->pairs = 1;
     u->after = q;
