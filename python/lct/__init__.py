@@ -25,7 +25,8 @@ from collections import namedtuple as _namedtuple
 from . import _lct
 
 __all__ = [
-    "TraceReader", "Header", "Record", "ObjectKey", "Ext", "read_table",
+    "TraceReader", "Header", "Record", "ObjectKey", "LayoutDesc", "Ext",
+    "read_table",
     "read_pandas", "keys", "mrc", "MAGIC", "FORMAT_VERSION",
 ]
 
@@ -46,6 +47,12 @@ chunk_hash (bytes), model_name (str), kv_rank (int), object_group_id (int,
 0 when absent), cache_salt (str, "" when absent), obj_id (the key's stable
 64-bit id, as ``lct keys`` prints it) and bytes (the calling record's
 layout bytes, 0 when unknown)."""
+
+LayoutDesc = _namedtuple("LayoutDesc", ["shapes", "dtypes", "bytes"])
+LayoutDesc.__doc__ = """A MemoryLayoutDesc, read by liblct's typed accessor.
+
+shapes and dtypes as the trace holds them (codec wrappers included), and
+bytes: what they describe (0 when a dtype is unknown)."""
 
 try:  # the type msgspec itself gives an opaque ext, when it is there
     from msgspec.msgpack import Ext  # type: ignore
@@ -69,7 +76,7 @@ except ImportError:  # pragma: no cover - depends on the interpreter
         def __hash__(self) -> int:
             return hash((self.code, self.data))
 
-_lct._set_types(ObjectKey, Ext)
+_lct._set_types(ObjectKey, Ext, LayoutDesc)
 
 
 class Header:

@@ -22,6 +22,11 @@ class ObjectKey(NamedTuple):
     obj_id: int
     bytes: int
 
+class LayoutDesc(NamedTuple):
+    shapes: Any
+    dtypes: Any
+    bytes: int
+
 class Header:
     type: str
     magic: bytes
@@ -50,6 +55,7 @@ class Record:
     @property
     def op(self) -> str: ...
     def object_keys(self) -> List[ObjectKey]: ...
+    def layout(self) -> Optional[LayoutDesc]: ...
 
 class TraceReader:
     def __init__(self, path: str, *, max_frame: int = ...) -> None: ...

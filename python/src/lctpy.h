@@ -15,6 +15,7 @@
 /* Set by the Python layer (lct/__init__.py) at import: the named tuple
  * for an ObjectKey, and the Ext type for opaque ext values. */
 extern PyObject *lctpy_object_key_type;
+extern PyObject *lctpy_layout_type;
 extern PyObject *lctpy_ext_type;
 
 /* The Python value msgspec gives for the msgpack value at p (len bytes

@@ -8,9 +8,11 @@
 static PyObject *set_types(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *object_key, *ext;
-    if (!PyArg_ParseTuple(args, "OO", &object_key, &ext))
+    PyObject *object_key, *ext, *layout;
+    if (!PyArg_ParseTuple(args, "OOO", &object_key, &ext, &layout))
         return NULL;
+    Py_INCREF(layout);
+    Py_XSETREF(lctpy_layout_type, layout);
     Py_INCREF(object_key);
     Py_XSETREF(lctpy_object_key_type, object_key);
     Py_INCREF(ext);

@@ -13,6 +13,7 @@
 
 PyObject *lctpy_open_error;
 PyObject *lctpy_object_key_type;
+PyObject *lctpy_layout_type;
 
 void lctpy_raise_open(const lct_error *err)
 {
@@ -236,6 +237,38 @@ static PyObject *record_object_keys(record *rec, PyObject *unused)
     return out;
 }
 
+/* The call's layout_desc argument through liblct's typed accessor, as
+ * lct.LayoutDesc(shapes, dtypes, bytes); None when the call has none. */
+static PyObject *record_layout(record *rec, PyObject *unused)
+{
+    (void)unused;
+    lct_value args, v;
+    if (!args_view(rec, &args))
+        return NULL;
+    if (lct_map_find(args, "layout_desc", &v) != LCT_OK)
+        Py_RETURN_NONE;
+    lct_layout_desc layout;
+    lct_error err;
+    uint64_t bytes = 0;
+    if (lct_layout_desc_get(v, &layout, &err) != LCT_OK) {
+        PyErr_SetString(PyExc_ValueError, err.message);
+        return NULL;
+    }
+    if (lct_layout_bytes(&layout, &bytes, &err) != LCT_OK)
+        bytes = 0; /* an unknown dtype: the size is not guessed */
+    PyObject *shapes = lctpy_decode(layout.shapes.ptr, layout.shapes.len);
+    PyObject *dtypes = shapes ? lctpy_decode(layout.dtypes.ptr,
+                                             layout.dtypes.len)
+                              : NULL;
+    PyObject *out = dtypes ? PyObject_CallFunction(lctpy_layout_type, "OOK",
+                                                   shapes, dtypes,
+                                                   (unsigned long long)bytes)
+                           : NULL;
+    Py_XDECREF(shapes);
+    Py_XDECREF(dtypes);
+    return out;
+}
+
 static PyObject *record_repr(record *rec)
 {
     PyObject *args = record_args(rec, NULL);
@@ -300,6 +333,11 @@ static PyMethodDef record_methods[] = {
      "(its keys argument, or a prefetch spec's), read by liblct's typed "
      "accessors, each with obj_id (its stable 64-bit id) and bytes (the "
      "call's layout bytes, 0 unknown)."},
+    {"layout", (PyCFunction)record_layout, METH_NOARGS,
+     "layout() -> LayoutDesc | None\n\nThe call's layout_desc argument "
+     "(a MemoryLayoutDesc) through liblct's typed accessor: shapes and "
+     "dtypes as the trace holds them (codec wrappers included), and the "
+     "bytes they describe (0 for a dtype it does not know)."},
     {NULL, NULL, 0, NULL}};
 
 PyTypeObject lctpy_record_type = {

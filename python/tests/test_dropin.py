@@ -197,6 +197,10 @@ def test_object_keys_from_the_typed_accessors():
                     assert k.model_name == w["v"]["model_name"]
                     assert k.kv_rank == w["v"]["kv_rank"]
                     assert k.bytes > 0
+                layout = rec.layout()
+                assert isinstance(layout, lct.LayoutDesc)
+                assert layout.bytes == keys[0].bytes == 2 * 32 * 256 * 8 * 128 * 2
+                assert layout.dtypes == ["torch.bfloat16"]
                 seen += 1
         assert seen > 10
         # obj_id is the id lct keys prints
@@ -204,6 +208,9 @@ def test_object_keys_from_the_typed_accessors():
                              capture_output=True, text=True).stdout
         first_write = next(line for line in out.splitlines()
                            if ",write," in line)
+        with lct.TraceReader(path) as r:
+            assert next(x for x in r.records()
+                        if x.op == "finish_write").layout() is None
         with lct.TraceReader(path) as r:
             rec = next(x for x in r.records() if x.op == "reserve_write")
             assert first_write.split(",")[8] == \
