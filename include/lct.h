@@ -1430,6 +1430,35 @@ uint64_t lct_mrc_max_distance(const lct_mrc *mrc);
 
 void lct_mrc_free(lct_mrc *mrc);
 
+/**
+ * The points of a curve as `lct mrc` prints and draws them, over one or
+ * several samples of one stream (the same stream, seeds s, s+1, ...):
+ * capacities 1, 2, 3, 4, 6, 8, 11, ... keys (x sqrt 2; from 1/R under
+ * SHARDS at rate R, the least a sample resolves) up to past every
+ * sample's largest finite distance; at each the mean hit ratio over the
+ * samples (added smallest first, so every caller gets the same bits),
+ * their least and most, and when key sizes differ the byte hit ratio at
+ * keys x the mean key size.  No requests: no points.
+ */
+typedef struct lct_mrc_curve {
+    size_t n;
+    uint64_t *keys;            /**< capacities in keys, ascending */
+    double *hit;               /**< mean hit ratio at keys[i] */
+    double *byte_hit;          /**< at keys[i] x mean_bytes, or NULL */
+    double *hit_min, *hit_max; /**< the samples' band (k > 1), or NULL */
+    double mean_bytes;         /**< the first sample's mean key size; 0 unknown */
+    double lo, hi;             /**< the capacity range to draw */
+} lct_mrc_curve;
+
+/**
+ * Fill @p out from @p k (1 to 64) curves.  Free it with
+ * lct_mrc_curve_free().
+ * @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM (out is then empty).
+ */
+lct_status lct_mrc_curve_make(lct_mrc *const *samples, unsigned k,
+                              lct_mrc_curve *out, lct_error *err);
+void lct_mrc_curve_free(lct_mrc_curve *curve);
+
 #ifdef __cplusplus
 }
 #endif

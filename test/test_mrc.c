@@ -453,3 +453,62 @@ Test(mrc, seeds_draw_samples_and_report_them)
     lct_mrc_free(c);
     lct_refs_free(r);
 }
+
+/* The points lct mrc shows: capacities 1, 2, 3, 4, 6, 8, 11, ... to past
+ * the largest distance; one sample's ratios are the curve's own; several
+ * samples give their mean (added smallest first) and their band. */
+Test(mrc, curve_points_are_log_spaced_means_of_the_samples)
+{
+    size_t n = 20000;
+    ref *v = stream(n, 3000, 7);
+    lct_refs *refs = refs_of(v, n);
+    lct_mrc *one;
+    cr_assert_eq(lct_mrc_compute(refs, 1.0, &one, NULL), LCT_OK);
+    lct_mrc_curve c;
+    cr_assert_eq(lct_mrc_curve_make(&one, 1, &c, NULL), LCT_OK);
+    static const uint64_t first[] = {1, 2, 3, 4, 6, 8, 11, 16, 23, 32};
+    cr_assert_gt(c.n, 10);
+    for (size_t i = 0; i < 10; i++)
+        cr_expect_eq(c.keys[i], first[i], "point %zu", i);
+    cr_expect_geq(c.keys[c.n - 1], lct_mrc_max_distance(one) + 1);
+    cr_expect_lt(c.keys[c.n - 2], lct_mrc_max_distance(one) + 1);
+    for (size_t i = 0; i < c.n; i++)
+        cr_expect_eq(c.hit[i], lct_mrc_hit_ratio(one, c.keys[i]));
+    cr_expect_null(c.hit_min, "one sample has no band");
+    lct_mrc_curve_free(&c);
+
+    lct_mrc *ms[3];
+    for (unsigned s = 0; s < 3; s++) {
+        lct_mrc_options o = {.sample_rate = 0.25, .seed = 10 + s};
+        cr_assert_eq(lct_mrc_compute_with(refs, &o, &ms[s], NULL), LCT_OK);
+    }
+    cr_assert_eq(lct_mrc_curve_make(ms, 3, &c, NULL), LCT_OK);
+    cr_expect_eq(c.keys[0], 4, "1/R keys is the least resolved");
+    cr_assert_not_null(c.hit_min);
+    for (size_t i = 0; i < c.n; i++) {
+        double r[3];
+        for (unsigned s = 0; s < 3; s++)
+            r[s] = lct_mrc_hit_ratio(ms[s], c.keys[i]);
+        for (int a = 0; a < 2; a++) /* sorted, as they are added */
+            for (int b = 0; b < 2 - a; b++)
+                if (r[b] > r[b + 1]) {
+                    double t = r[b];
+                    r[b] = r[b + 1];
+                    r[b + 1] = t;
+                }
+        double lo = r[0], hi = r[2];
+        cr_expect_eq(c.hit[i], (r[0] + r[1] + r[2]) / 3, "point %zu", i);
+        cr_expect_eq(c.hit_min[i], lo);
+        cr_expect_eq(c.hit_max[i], hi);
+    }
+    lct_mrc_curve_free(&c);
+    lct_mrc_curve_free(&c); /* emptied: a second free does nothing */
+    lct_error err;
+    cr_expect_eq(lct_mrc_curve_make(ms, 0, &c, &err), LCT_ERR_INVALID);
+    cr_expect_eq(lct_mrc_curve_make(NULL, 1, &c, &err), LCT_ERR_INVALID);
+    for (unsigned s = 0; s < 3; s++)
+        lct_mrc_free(ms[s]);
+    lct_mrc_free(one);
+    lct_refs_free(refs);
+    free(v);
+}

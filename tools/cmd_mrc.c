@@ -107,105 +107,6 @@ static void on_option(void *ctx, int c, const char *arg)
     }
 }
 
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The mean of v[0..n), and its min and max.  The mean, not the median:
- * on skewed traces most samples miss the same hot keys, so their median
- * shares their bias (bench/shards-error: median of 9 samples 0.042 at
- * rate 0.01, mean of 9 0.017). */
-static double mean(double *v, unsigned n, double *lo, double *hi)
-{
-    double sum = 0;
-    qsort(v, n, sizeof *v, by_value);
-    for (unsigned i = 0; i < n; i++)
-        sum += v[i];
-    *lo = v[0];
-    *hi = v[n - 1];
-    return sum / n;
-}
-
-/* The ratios of every sample at one capacity, reduced to their mean (and
- * band, when there are several samples). */
-static void at_capacity(lct_mrc *const *ms, unsigned k, tool_curve *c,
-                        size_t i)
-{
-    double v[MAX_SAMPLES], lo, hi;
-    for (unsigned s = 0; s < k; s++)
-        v[s] = lct_mrc_hit_ratio(ms[s], c->keys[i]);
-    c->hit[i] = mean(v, k, &lo, &hi);
-    if (c->hit_min) {
-        c->hit_min[i] = lo;
-        c->hit_max[i] = hi;
-    }
-    if (!c->byte_hit)
-        return;
-    uint64_t bytes = (uint64_t)llround((double)c->keys[i] * c->mean_bytes);
-    for (unsigned s = 0; s < k; s++)
-        v[s] = lct_mrc_byte_hit_ratio(ms[s], bytes);
-    c->byte_hit[i] = mean(v, k, &lo, &hi);
-}
-
-/* Capacities 1, 2, 3, 4, 6, 8, 11, ... (x sqrt 2) up to past every
- * finite distance of every sample, where the curve has reached its top.
- * A sample at rate R cannot tell capacities below 1/R keys apart: they
- * are left out.  No requests: no points. */
-static bool make_curve(lct_mrc *const *ms, unsigned k, tool_curve *c)
-{
-    lct_mrc_totals t;
-    lct_mrc_totals_get(ms[0], &t);
-    uint64_t top = 0;
-    for (unsigned s = 0; s < k; s++)
-        if (lct_mrc_max_distance(ms[s]) + 1 > top)
-            top = lct_mrc_max_distance(ms[s]) + 1;
-    size_t cap = 8;
-    memset(c, 0, sizeof *c);
-    c->keys = malloc(cap * sizeof *c->keys);
-    double first = t.sample_rate < 1 ? ceil(1 / t.sample_rate) : 1;
-    for (double x = first; c->keys && t.reads; x *= M_SQRT2) {
-        uint64_t keys = (uint64_t)llround(x);
-        if (c->n && keys <= c->keys[c->n - 1])
-            continue;
-        if (c->n == cap && !(c->keys = reallocarray(c->keys, cap *= 2, 8)))
-            break;
-        c->keys[c->n++] = keys;
-        if (keys >= top)
-            break;
-    }
-    c->hit = calloc(c->n + 1, sizeof *c->hit);
-    c->mean_bytes = t.mean_key_bytes;
-    /* Keys of one size make the byte curve the key curve: shown only
-     * when sizes differ. */
-    bool vary = t.min_key_bytes != t.max_key_bytes || t.bytes_unknown;
-    c->byte_hit = c->mean_bytes > 0 && vary ? calloc(c->n + 1, sizeof(double))
-                                            : NULL;
-    if (k > 1) {
-        c->hit_min = calloc(c->n + 1, sizeof *c->hit_min);
-        c->hit_max = calloc(c->n + 1, sizeof *c->hit_max);
-    }
-    if (!c->keys || !c->hit || (c->mean_bytes > 0 && vary && !c->byte_hit) ||
-        (k > 1 && (!c->hit_min || !c->hit_max)))
-        return false;
-    for (size_t i = 0; i < c->n; i++)
-        at_capacity(ms, k, c, i);
-    c->lo = first;
-    c->hi = c->n && (double)c->keys[c->n - 1] > 1
-                ? (double)c->keys[c->n - 1] : 10;
-    return true;
-}
-
-static void free_curve(tool_curve *c)
-{
-    free(c->keys);
-    free(c->hit);
-    free(c->byte_hit);
-    free(c->hit_min);
-    free(c->hit_max);
-}
-
 static void put_bytes(double b)
 {
     static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -521,7 +422,7 @@ int cmd_mrc(int argc, char **argv)
     bool ok = !o.failed && compute(&o, ms, o.samples);
     for (unsigned s = 0; ok && s < o.samples; s++)
         lct_mrc_totals_get(ms[s], &t[s]);
-    if (ok && !make_curve(ms, o.samples, &c)) {
+    if (ok && lct_mrc_curve_make(ms, o.samples, &c, NULL) != LCT_OK) {
         fprintf(stderr, "%s mrc: out of memory\n", tool_name);
         ok = false;
     }
@@ -533,7 +434,7 @@ int cmd_mrc(int argc, char **argv)
         ok = write_svg(svg, tool_input_name(a.file), t, &c);
     else
         lct_output_abort(svg);
-    free_curve(&c);
+    lct_mrc_curve_free(&c);
     for (unsigned s = 0; s < o.samples; s++)
         lct_mrc_free(ms[s]);
     lct_refs_free(o.refs);

@@ -420,15 +420,8 @@ int tool_keys_finish(lct_reader *r, tool_keyops *o, const char *cmd,
 
 /* MARK: lct mrc's curve, and its SVG chart */
 
-typedef struct tool_curve {
-    size_t n;
-    uint64_t *keys;    /* capacities, ascending */
-    double *hit;       /* hit ratio at keys[i] */
-    double *byte_hit;  /* at keys[i] * mean_bytes, or NULL */
-    double *hit_min, *hit_max; /* the samples' band (--samples), or NULL */
-    double mean_bytes; /* 0: sizes unknown */
-    double lo, hi;     /* the x range */
-} tool_curve;
+/* The points lct mrc prints and draws (the library's). */
+typedef lct_mrc_curve tool_curve;
 
 /* Write the chart (title already XML-escaped); a curve of no points
  * says in words that there was nothing to draw. */

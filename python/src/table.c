@@ -759,85 +759,54 @@ static PyObject *totals_dict(const lct_mrc_totals *t)
         (unsigned long long)t->kept_references, "adjustment", t->adjustment);
 }
 
-static int by_value(const void *a, const void *b)
+/* A list of n doubles, or None for NULL. */
+static PyObject *float_list(const double *v, size_t n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    if (!v)
+        Py_RETURN_NONE;
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; out && i < n; i++) {
+        PyObject *f = PyFloat_FromDouble(v[i]);
+        if (!f)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, (Py_ssize_t)i, f);
+    }
+    return out;
 }
 
-/* The sum of v[0..n) added smallest first, as lct mrc adds them (so the
- * means are its bit for bit), and the least and the most. */
-static double sorted_sum(double *v, unsigned n, double *lo, double *hi)
-{
-    qsort(v, n, sizeof *v, by_value);
-    double sum = 0;
-    for (unsigned i = 0; i < n; i++)
-        sum += v[i];
-    *lo = v[0];
-    *hi = v[n - 1];
-    return sum;
-}
-
-/* The curve `lct mrc` prints: capacities 1, 2, 3, 4, 6, 8, 11, ... (x
- * sqrt 2, from 1/R under sampling) to past every sample's largest finite
- * distance; at each, the mean hit ratio over the samples, its min and max,
- * and the byte hit ratio at keys x the mean key size when sizes differ. */
+/* The curve `lct mrc` prints (lct_mrc_curve_make), as lists; the band of
+ * a single sample is its own curve. */
 static PyObject *curve(lct_mrc *const *ms, unsigned k)
 {
-    lct_mrc_totals t;
-    lct_mrc_totals_get(ms[0], &t);
-    uint64_t top = 0;
-    for (unsigned s = 0; s < k; s++)
-        if (lct_mrc_max_distance(ms[s]) + 1 > top)
-            top = lct_mrc_max_distance(ms[s]) + 1;
-    bool vary = t.min_key_bytes != t.max_key_bytes || t.bytes_unknown;
-    bool bytes = t.mean_key_bytes > 0 && vary;
-    PyObject *keys = PyList_New(0), *hit = PyList_New(0),
-             *lo = PyList_New(0), *hi = PyList_New(0),
-             *byte_hit = bytes ? PyList_New(0) : (Py_INCREF(Py_None), Py_None);
-    double first = t.sample_rate < 1 ? ceil(1 / t.sample_rate) : 1;
-    uint64_t last = 0;
-    bool ok = keys && hit && lo && hi && byte_hit;
-    for (double x = first; ok && t.reads; x *= M_SQRT2) {
-        uint64_t c = (uint64_t)llround(x);
-        if (last && c <= last)
-            continue;
-        last = c;
-        double v[MRC_MAX_SAMPLES], bv[MRC_MAX_SAMPLES];
-        for (unsigned s = 0; s < k; s++) {
-            v[s] = lct_mrc_hit_ratio(ms[s], c);
-            if (bytes)
-                bv[s] = lct_mrc_byte_hit_ratio(
-                    ms[s], (uint64_t)llround((double)c * t.mean_key_bytes));
-        }
-        double mn, mx, bmn, bmx;
-        double sum = sorted_sum(v, k, &mn, &mx);
-        double bsum = bytes ? sorted_sum(bv, k, &bmn, &bmx) : 0;
-        PyObject *item[5] = {PyLong_FromUnsignedLongLong(c),
-                          PyFloat_FromDouble(sum / k), PyFloat_FromDouble(mn),
-                          PyFloat_FromDouble(mx),
-                          bytes ? PyFloat_FromDouble(bsum / k) : NULL};
-        PyObject *lists[5] = {keys, hit, lo, hi, byte_hit};
-        for (int i = 0; i < 5; i++) {
-            if (i == 4 && !bytes)
-                break;
-            ok = ok && item[i] && PyList_Append(lists[i], item[i]) == 0;
-            Py_XDECREF(item[i]);
-        }
-        if (c >= top)
-            break;
+    lct_mrc_curve c;
+    if (lct_mrc_curve_make(ms, k, &c, NULL) != LCT_OK)
+        return PyErr_NoMemory();
+    PyObject *keys = PyList_New((Py_ssize_t)c.n);
+    for (size_t i = 0; keys && i < c.n; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(c.keys[i]);
+        if (!v)
+            Py_CLEAR(keys);
+        else
+            PyList_SET_ITEM(keys, (Py_ssize_t)i, v);
     }
-    PyObject *out = ok ? Py_BuildValue("{sOsOsOsOsOsd}", "keys", keys,
-                                       "hit_ratio", hit, "hit_ratio_min", lo,
-                                       "hit_ratio_max", hi, "byte_hit_ratio",
-                                       byte_hit, "mean_key_bytes",
-                                       t.mean_key_bytes)
-                       : NULL;
+    PyObject *hit = float_list(c.hit, c.n);
+    PyObject *lo = float_list(c.hit_min ? c.hit_min : c.hit, c.n);
+    PyObject *hi = float_list(c.hit_max ? c.hit_max : c.hit, c.n);
+    PyObject *byte_hit = float_list(c.byte_hit, c.n);
+    PyObject *out = keys && hit && lo && hi && byte_hit
+                        ? Py_BuildValue("{sOsOsOsOsOsd}", "keys", keys,
+                                        "hit_ratio", hit, "hit_ratio_min", lo,
+                                        "hit_ratio_max", hi, "byte_hit_ratio",
+                                        byte_hit, "mean_key_bytes",
+                                        c.mean_bytes)
+                        : NULL;
     Py_XDECREF(keys);
     Py_XDECREF(hit);
     Py_XDECREF(lo);
     Py_XDECREF(hi);
     Py_XDECREF(byte_hit);
+    lct_mrc_curve_free(&c);
     return out;
 }
 
