@@ -1450,8 +1450,11 @@ typedef struct lct_mrc_curve {
     double lo, hi;             /**< the capacity range to draw */
 } lct_mrc_curve;
 
+/** The most samples a curve is made of. */
+#define LCT_MRC_CURVE_MAX_SAMPLES 64
+
 /**
- * Fill @p out from @p k (1 to 64) curves.  Free it with
+ * Fill @p out from @p k (1 to LCT_MRC_CURVE_MAX_SAMPLES) curves.  Free it with
  * lct_mrc_curve_free().
  * @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM (out is then empty).
  */

@@ -1995,6 +1995,15 @@ Test(cli, keys_of_newer_and_unknown_carriers)
  * naming the command, in MiB, and never under -q.  Run under script(1),
  * which gives the command a pty; LCT_PROGRESS_BYTES=1 makes the sample
  * large enough to show it. */
+/* A shell command run with a pseudo-terminal as its stdin, stdout and
+ * stderr (script(1)); what the terminal showed is r.out. */
+static run run_on_a_terminal(const char *cmd)
+{
+    const char *const argv[] = {"/usr/bin/script", "-qec", cmd, "/dev/null",
+                                NULL};
+    return run_argv(NULL, argv);
+}
+
 Test(cli, progress_never_lands_in_the_output)
 {
     char out[] = "/tmp/lct-progress-XXXXXX";
@@ -2006,9 +2015,7 @@ Test(cli, progress_never_lands_in_the_output)
     snprintf(cmd, sizeof cmd,
              "LCT_PROGRESS_BYTES=1 %s dump --fields idx %s", LCT_TOOL,
              LCT_SAMPLE);
-    const char *const both[] = {"/usr/bin/script", "-qec", cmd, "/dev/null",
-                                NULL};
-    run r = run_argv(NULL, both);
+    run r = run_on_a_terminal(cmd);
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect(strstr(r.out, "{\"idx\":2999}"), "the output is there");
     cr_expect_null(strstr(r.out, "% of"), "progress in the output");
@@ -2018,9 +2025,7 @@ Test(cli, progress_never_lands_in_the_output)
     for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
         snprintf(cmd, sizeof cmd, "LCT_PROGRESS_BYTES=1 %s %s %s > %s",
                  LCT_TOOL, cmds[i], LCT_SAMPLE, out);
-        const char *const split[] = {"/usr/bin/script", "-qec", cmd,
-                                     "/dev/null", NULL};
-        r = run_argv(NULL, split);
+        r = run_on_a_terminal(cmd);
         cr_expect_eq(r.status, 0, "%s: %s", cmds[i], r.err);
         bool quiet = strstr(cmds[i], "-q") != NULL;
         char name[64];
@@ -2053,9 +2058,7 @@ Test(cli, progress_never_lands_in_the_output)
     for (size_t i = 0; i < sizeof queries / sizeof *queries; i++) {
         snprintf(cmd, sizeof cmd, "LCT_PROGRESS_BYTES=1 %s sql %s %s > %s",
                  LCT_TOOL, queries[i], big, out);
-        const char *const split[] = {"/usr/bin/script", "-qec", cmd,
-                                     "/dev/null", NULL};
-        r = run_argv(NULL, split);
+        r = run_on_a_terminal(cmd);
         cr_expect_eq(r.status, 0, "%s: %s", queries[i], r.out);
         if (strncmp(queries[i], "-q", 2) == 0)
             cr_expect_null(strstr(r.out, "% of"), "%s", r.out);

@@ -107,6 +107,19 @@ static int args_dropped(const lct_record *rec, int why, line *out)
 }
 
 
+/* --lazy args that cannot be rendered, said on stderr with how the
+ * record was printed instead. */
+static void say_args_dropped(const lct_reader *r, const lct_record *rec,
+                             int why, const char *printed)
+{
+    fprintf(stderr, "%s: ", tool_name);
+    const char *path = lct_reader_path(r);
+    tool_put_vis(stderr, path, strlen(path));
+    fprintf(stderr, ": record at offset %llu: args cannot be rendered (%s); "
+                    "printed %s\n",
+            (unsigned long long)rec->offset, lct_strerror(why), printed);
+}
+
 /* What dump's own options asked for. */
 typedef struct dump_opts {
     bool header, lazy, follow, from_end;
@@ -263,12 +276,7 @@ static int print_record(lct_reader *r, const dump_opts *o,
             return ferror(f) ? -1 : EXIT_OK;
         /* --lazy args that cannot be rendered: a row with empty args */
         out->len = 0;
-        fprintf(stderr, "%s: ", tool_name);
-        const char *path = lct_reader_path(r);
-        tool_put_vis(stderr, path, strlen(path));
-        fprintf(stderr, ": record at offset %llu: args cannot be "
-                        "rendered (%s); printed empty\n",
-                (unsigned long long)rec->offset, lct_strerror(crc));
+        say_args_dropped(r, rec, crc, "empty");
         return csv_row(r, o, rec, idx, false, out, f) == LCT_OK
                    ? EXIT_DAMAGED
                    : -1;
@@ -291,12 +299,7 @@ static int print_record(lct_reader *r, const dump_opts *o,
             fprintf(stderr, "%s: out of memory\n", tool_name);
             return EXIT_REFUSED;
         }
-        fprintf(stderr, "%s: ", tool_name);
-        const char *path = lct_reader_path(r);
-        tool_put_vis(stderr, path, strlen(path));
-        fprintf(stderr, ": record at offset %llu: args cannot be "
-                        "rendered (%s); printed as null\n",
-                (unsigned long long)rec->offset, lct_strerror(wrc));
+        say_args_dropped(r, rec, wrc, "as null");
         rc = EXIT_DAMAGED;
     }
     /* the newline joins the line: one stdio call a record */

@@ -23,7 +23,7 @@ enum {
 };
 
 /* Independently salted samples at most (--samples). */
-#define MAX_SAMPLES 64
+#define MAX_SAMPLES LCT_MRC_CURVE_MAX_SAMPLES
 
 typedef struct mrc_opts {
     tool_keyops ops;

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CURVE_MAX_SAMPLES 64
-
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -40,7 +38,7 @@ static double mean(double *v, unsigned n, double *lo, double *hi)
 static void at_capacity(lct_mrc *const *ms, unsigned k, lct_mrc_curve *c,
                         size_t i)
 {
-    double v[CURVE_MAX_SAMPLES], lo, hi;
+    double v[LCT_MRC_CURVE_MAX_SAMPLES], lo, hi;
     for (unsigned s = 0; s < k; s++)
         v[s] = lct_mrc_hit_ratio(ms[s], c->keys[i]);
     c->hit[i] = mean(v, k, &lo, &hi);
@@ -91,7 +89,7 @@ lct_status lct_mrc_curve_make(lct_mrc *const *samples, unsigned k,
                               lct_mrc_curve *out, lct_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (!samples || k < 1 || k > CURVE_MAX_SAMPLES || !samples[0])
+    if (!samples || k < 1 || k > LCT_MRC_CURVE_MAX_SAMPLES || !samples[0])
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_mrc_curve_make: invalid argument");
     lct_mrc_totals t;

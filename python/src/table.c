@@ -110,7 +110,8 @@ static bool names_grow(names *t)
             s = (s + 1) % t->nslots;
         t->slots[s] = id + 1;
     }
-    lctpy_table_allocations += 4;
+    /* lanes intern on their own threads */
+    __atomic_add_fetch(&lctpy_table_allocations, 4, __ATOMIC_RELAXED);
     return true;
 }
 
@@ -739,7 +740,6 @@ done:
 
 /* MARK: mrc */
 
-#define MRC_MAX_SAMPLES 64
 
 static PyObject *totals_dict(const lct_mrc_totals *t)
 {
@@ -837,14 +837,14 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
     }
     if (samples == 0) /* as lct mrc: 9 samples when sampling */
         samples = sample < 1 ? 9 : 1;
-    if (samples > MRC_MAX_SAMPLES) {
+    if (samples > LCT_MRC_CURVE_MAX_SAMPLES) {
         Py_DECREF(path_obj);
         PyErr_SetString(PyExc_ValueError, "samples is 1 to 64");
         return NULL;
     }
     keywalk w = {0};
     PyObject *out = NULL;
-    lct_mrc *ms[MRC_MAX_SAMPLES] = {NULL};
+    lct_mrc *ms[LCT_MRC_CURVE_MAX_SAMPLES] = {NULL};
     if (lct_refs_new(&w.refs) != LCT_OK) {
         PyErr_NoMemory();
         goto done;
@@ -884,7 +884,7 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
     Py_XDECREF(c);
     Py_XDECREF(totals);
 done:
-    for (unsigned s = 0; s < MRC_MAX_SAMPLES; s++)
+    for (unsigned s = 0; s < LCT_MRC_CURVE_MAX_SAMPLES; s++)
         lct_mrc_free(ms[s]);
     Py_DECREF(path_obj);
     keywalk_free(&w);

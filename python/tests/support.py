@@ -2,10 +2,12 @@
 interpreters without pytest, and msgspec's JSON view of a value (how the
 fixtures' expectations are written)."""
 import base64
+import contextlib
 import datetime
 import math
 import os
 import sys
+import threading
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,6 +24,25 @@ try:  # under pytest a Skip is its skip; as a plain script, ours
 except ImportError:
     class Skip(Exception):
         """A test that cannot run here (a missing module); says why."""
+
+
+@contextlib.contextmanager
+def piped(path):
+    """A path naming a pipe that a thread fills with the file at path:
+    what a reader of /dev/stdin sees.  The thread is joined after."""
+    rfd, wfd = os.pipe()
+
+    def feed():
+        with open(path, "rb") as f, os.fdopen(wfd, "wb") as w:
+            w.write(f.read())
+
+    t = threading.Thread(target=feed)
+    t.start()
+    try:
+        yield f"/proc/self/fd/{rfd}"
+    finally:
+        t.join()
+        os.close(rfd)
 
 
 def as_json(v):

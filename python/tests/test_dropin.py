@@ -9,10 +9,9 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support import FIXTURES, LCT, Skip, as_json, run  # noqa: E402
+from support import FIXTURES, LCT, Skip, as_json, piped, run  # noqa: E402
 
 import lct  # noqa: E402
 
@@ -49,12 +48,9 @@ def test_every_fixture_value_for_value():
         with open(os.path.join(FIXTURES, name + ".expect.json")) as f:
             want = json.load(f)
         if want["open_error"]:
-            try:
-                lct.TraceReader(path)
-            except ValueError as e:
-                assert want["open_error"] in str(e), (name, str(e))
-            else:
-                raise AssertionError(f"{name}: opened, should be refused")
+            e = refusal(path)
+            assert isinstance(e, ValueError), (name, e)
+            assert want["open_error"] in str(e), (name, str(e))
             continue
         h = capture()
         try:
@@ -84,6 +80,15 @@ def test_every_fixture_value_for_value():
         assert all(m.startswith("TraceReader: ") for m in h.messages)
 
 
+def refusal(path):
+    """The exception opening path raises (failing when it opens)."""
+    try:
+        lct.TraceReader(path)
+    except Exception as e:
+        return e
+    raise AssertionError(f"{path} opened, should be refused")
+
+
 def test_refusals_are_the_reference_exceptions():
     cases = {
         "empty": "unexpected EOF reading frame length",
@@ -91,28 +96,20 @@ def test_refusals_are_the_reference_exceptions():
         "trunc_header_body": "truncated frame body at offset 4 (got 36 of 285)",
     }
     for name, message in cases.items():
-        try:
-            lct.TraceReader(os.path.join(FIXTURES, name + ".lct"))
-        except ValueError as e:
-            assert str(e) == message, (name, str(e))
+        e = refusal(os.path.join(FIXTURES, name + ".lct"))
+        assert type(e) is ValueError and str(e) == message, (name, str(e))
     path = os.path.join(FIXTURES, "bad_magic.lct")
-    try:
-        lct.TraceReader(path)
-    except ValueError as e:
-        assert str(e) == (f"trace file {path!r}: bad magic (got b'XXXX', "
-                          "expected b'LMCT')"), str(e)
+    e = refusal(path)
+    assert type(e) is ValueError and str(e) == (
+        f"trace file {path!r}: bad magic (got b'XXXX', expected b'LMCT')"), e
     path = os.path.join(FIXTURES, "format_v2.lct")
-    try:
-        lct.TraceReader(path)
-    except ValueError as e:
-        assert str(e) == (f"trace file {path!r}: unsupported format_version "
-                          "2 (this build expects 1)"), str(e)
-    try:
-        lct.TraceReader("/nonexistent/run.lct")
-    except FileNotFoundError as e:
-        assert e.filename == "/nonexistent/run.lct"
-    else:
-        raise AssertionError("a missing file opened")
+    e = refusal(path)
+    assert type(e) is ValueError and str(e) == (
+        f"trace file {path!r}: unsupported format_version 2 (this build "
+        "expects 1)"), e
+    e = refusal("/nonexistent/run.lct")
+    assert isinstance(e, FileNotFoundError), e
+    assert e.filename == "/nonexistent/run.lct"
 
 
 def test_records_outlive_the_loop_and_the_reader():
@@ -152,24 +149,15 @@ def test_a_pipe_is_streamed_and_its_records_are_copies():
     path = os.path.join(FIXTURES, "malformed_mixed.lct")
     with lct.TraceReader(path) as r:
         want = [(x.t_mono, x.qualname, x.args) for x in r.records()]
-    rfd, wfd = os.pipe()
-
-    def feed():
-        with open(path, "rb") as f, os.fdopen(wfd, "wb") as w:
-            w.write(f.read())
-
-    t = threading.Thread(target=feed)
-    t.start()
     h = capture()
     try:
-        r = lct.TraceReader(f"/proc/self/fd/{rfd}")
-        got = list(r.records())  # args read only after the stream moved on
-        stats = r.stats()
-        r.close()
+        with piped(path) as pipe:
+            r = lct.TraceReader(pipe)
+            got = list(r.records())  # args read after the stream moved on
+            stats = r.stats()
+            r.close()
     finally:
         release(h)
-        t.join()
-        os.close(rfd)
     assert [(x.t_mono, x.qualname, x.args) for x in got] == want
     assert stats["skipped"] == 5
     assert len(h.messages) == 5

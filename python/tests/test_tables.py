@@ -13,7 +13,7 @@ import tempfile
 import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from support import FIXTURES, LCT, Skip, run  # noqa: E402
+from support import FIXTURES, LCT, Skip, piped, run  # noqa: E402
 
 import lct  # noqa: E402
 from lct import _lct  # noqa: E402
@@ -202,18 +202,8 @@ def test_a_pipe_reads_the_same_table():
     np()
     path = os.path.join(FIXTURES, "malformed_mixed.lct")
     want = lct.read_table(path, columns=["idx", "offset"])
-    rfd, wfd = os.pipe()
-
-    def feed():
-        with open(path, "rb") as f, os.fdopen(wfd, "wb") as w:
-            w.write(f.read())
-
-    th = threading.Thread(target=feed)
-    th.start()
-    got = lct.read_table(f"/proc/self/fd/{rfd}", columns=["idx", "offset"],
-                         threads=4)
-    th.join()
-    os.close(rfd)
+    with piped(path) as pipe:
+        got = lct.read_table(pipe, columns=["idx", "offset"], threads=4)
     assert got["idx"].tolist() == want["idx"].tolist()
     assert got["offset"].tolist() == want["offset"].tolist()
     assert got["stats"]["skipped"] == 5
