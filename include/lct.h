@@ -145,7 +145,8 @@ typedef enum lct_status {
     LCT_ERR_NOT_FOUND = -13, /**< a map has no such key */
     LCT_ERR_CHANGED = -14,   /**< the file shrank while it was read */
     LCT_ERR_LIMIT = -15,     /**< a pipe's frame over max_stream_frame */
-    LCT_ERR_IS_INPUT = -16   /**< an output path names an input file */
+    LCT_ERR_IS_INPUT = -16,  /**< an output path names an input file */
+    LCT_ERR_BACKEND = -17    /**< a storage backend refused or failed */
 } lct_status;
 
 /** Size of lct_error.message, including the terminating NUL. */
@@ -1461,6 +1462,226 @@ typedef struct lct_mrc_curve {
 lct_status lct_mrc_curve_make(lct_mrc *const *samples, unsigned k,
                               lct_mrc_curve *out, lct_error *err);
 void lct_mrc_curve_free(lct_mrc_curve *curve);
+
+
+/* MARK: = Layer: lib/replay (docs/architecture.md) */
+
+/*
+ * Replaying a trace against a storage backend.  The engine reads records
+ * in order and turns the storage calls into operations on keys:
+ *
+ *   - `...reserve_write` (keys, layout_desc): each key's bytes (from the
+ *     layout, or as the options say) are noted, nothing is issued;
+ *   - `...finish_write` (keys): each noted key is STOREd with its bytes
+ *     (a finish of a key never reserved is counted, not issued);
+ *   - `...submit_prefetch_task` (keys, a PrefetchRequestSpec or a
+ *     PrefetchTaskSpec): each key is LOOKed UP, and LOADed when present;
+ *   - every other call is counted per qualname, not issued.
+ *
+ * Operations are paced from t_mono (the pacer's rule: never early) and
+ * run on worker threads with at most `inflight` outstanding.  A lookup
+ * or load of a key waits for an earlier store of the same key still in
+ * flight (a causal wait, timed).  Latencies, schedule lag and waits go to
+ * log-bucketed histograms: fixed memory, every value within
+ * LCT_REPLAY_HIST_ERROR of the truth.
+ */
+
+/** What an operation does to the store. */
+typedef enum lct_replay_kind {
+    LCT_REPLAY_STORE = 0,
+    LCT_REPLAY_LOOKUP,
+    LCT_REPLAY_LOAD,
+    LCT_REPLAY_DELETE,
+    LCT_REPLAY_KINDS
+} lct_replay_kind;
+
+/** "store", "lookup", "load", "delete". */
+const char *lct_replay_kind_name(lct_replay_kind kind);
+
+/** A key as backends see it: the ObjectKey's 64-bit id
+ *  (lct_object_key_hash), and the same as 16 lowercase hex digits. */
+typedef struct lct_backend_key {
+    uint64_t id;
+    char name[17];
+} lct_backend_key;
+
+/** One operation handed to a backend's pipeline (below). */
+typedef struct lct_backend_op {
+    lct_replay_kind kind;
+    lct_backend_key key;
+    void *buf;       /**< store: the bytes; load: room for them */
+    size_t len;      /**< store: bytes to write; load: filled in */
+    size_t cap;      /**< load: room in buf */
+    /* filled by the backend: */
+    lct_status status;
+    bool present;    /**< lookup, load: the key was there */
+    int replaced;    /**< store: 1 the key was there, 0 not, -1 unknown */
+    uint64_t done_ns; /**< CLOCK_MONOTONIC when its answer came (0: the
+                           engine takes the time the pipeline returned) */
+    lct_error err;   /**< when status is not LCT_OK */
+} lct_backend_op;
+
+/** How a run opens its backend. */
+typedef struct lct_backend_config {
+    unsigned workers;  /**< threads that call at once; worker numbers are
+                            0 .. workers-1, one call per worker at a time */
+    bool fsync;        /**< dir: fsync each stored file */
+    bool direct;       /**< dir: O_DIRECT (buffers are 4096-aligned) */
+    bool keep;         /**< dir: keep what an earlier run stored */
+    unsigned pipeline; /**< redis: commands sent before replies are read */
+    double timeout;    /**< seconds to connect / wait for an answer */
+} lct_backend_config;
+
+/**
+ * A storage backend: a struct of functions, so a harness plugs its own
+ * store in (examples/backend.c is one).  Calls for one worker come from
+ * one thread at a time; calls for different workers may come at once.
+ * Each returns LCT_OK or fills err (LCT_ERR_SYS with sys_errno for an OS
+ * failure: it is counted under errno's name) and returns its code.
+ */
+typedef struct lct_backend_ops {
+    const char *name; /**< the URI's scheme: "mem", "dir", "redis" */
+    /** @p arg is the URI after "NAME:" ("//HOST:PORT" for redis). */
+    lct_status (*open)(const char *arg, const lct_backend_config *cfg,
+                       void **state, lct_error *err);
+    void (*close)(void *state);
+    lct_status (*store)(void *state, unsigned worker,
+                        const lct_backend_key *key, const void *data,
+                        size_t len, int *replaced, lct_error *err);
+    lct_status (*lookup)(void *state, unsigned worker,
+                         const lct_backend_key *key, bool *present,
+                         lct_error *err);
+    lct_status (*load)(void *state, unsigned worker,
+                       const lct_backend_key *key, void *buf, size_t cap,
+                       size_t *len, bool *present, lct_error *err);
+    lct_status (*remove)(void *state, unsigned worker,
+                         const lct_backend_key *key, lct_error *err);
+    /** Optional (NULL: one call at a time): run @p n operations in order,
+     *  answers read after all were sent; each op gets its own status. */
+    void (*pipeline)(void *state, unsigned worker, lct_backend_op *ops,
+                     size_t n);
+} lct_backend_ops;
+
+/** The built-in backends: "null" (no I/O), "mem:CAPACITY" (an LRU that
+ *  holds the bytes; CAPACITY a key count, or bytes with a B, K, M, G or T
+ *  suffix), "dir:PATH" (one file per key). */
+const lct_backend_ops *lct_backend_null(void);
+const lct_backend_ops *lct_backend_mem(void);
+const lct_backend_ops *lct_backend_dir(void);
+
+/**
+ * The backend a URI names among @p extra (may be NULL; n of them, the
+ * caller's plug-ins, e.g. lct_backend_redis() of lct_redis.h) and the
+ * built-ins; *arg gets the rest of the URI.
+ * @return LCT_OK, LCT_ERR_NOT_FOUND (err names the URI).
+ */
+lct_status lct_backend_find(const char *uri,
+                            const lct_backend_ops *const *extra, size_t n,
+                            const lct_backend_ops **ops, const char **arg,
+                            lct_error *err);
+
+/** How lct_replay_run() replays. */
+typedef struct lct_replay_options {
+    double speed;          /**< 1 as recorded, 2 twice as fast, 0 flat out */
+    unsigned inflight;     /**< operations outstanding at most (0: 1) */
+    unsigned workers;      /**< threads (0: inflight / pipeline, at most
+                                LCT_REPLAY_MAX_WORKERS) */
+    unsigned pipeline;     /**< operations a worker takes at once (0: 1) */
+    uint64_t value_bytes;  /**< non-zero: every key weighs this */
+    double scale;          /**< non-zero: a key's layout bytes times this */
+    bool fill_on_miss;     /**< a lookup that misses stores the key (a
+                                read-through cache, as libCacheSim counts) */
+    bool store_at_reserve; /**< store at reserve_write, not finish_write */
+    uint64_t max_errors;   /**< stop issuing after this many (0: never) */
+    /** Stop issuing when *stop becomes non-zero (a signal handler's flag);
+     *  what is in flight drains and the report is marked partial. */
+    const volatile int *stop;
+    /** Called after each operation with the engine's report lock held
+     *  (one call at a time), e.g. for a JSONL line per operation. */
+    void (*on_op)(void *ctx, const lct_backend_op *op, double t_sched,
+                  double lag_s, double latency_s);
+    void *on_op_ctx;
+    /** Called from the reading thread about every 4096 records. */
+    void (*progress)(void *ctx, uint64_t records, uint64_t offset);
+    void *progress_ctx;
+} lct_replay_options;
+
+/** Threads a run uses at most. */
+#define LCT_REPLAY_MAX_WORKERS 256
+/** The histograms' bound on relative error (1/256: a value is reported
+ *  as the middle of a bucket 1/128 of its size wide). */
+#define LCT_REPLAY_HIST_ERROR (1.0 / 256)
+
+/** A summary of a histogram of durations, in seconds. */
+typedef struct lct_replay_dist {
+    uint64_t count;
+    double total, mean, min, max, p50, p90, p99, p999;
+} lct_replay_dist;
+
+/** Errors of one kind: errno's name ("ENOSPC") or a status's text. */
+typedef struct lct_replay_error_kind {
+    char kind[32];
+    uint64_t count;
+    char first[160]; /**< the first such error's message */
+} lct_replay_error_kind;
+
+#define LCT_REPLAY_ERROR_KINDS 8
+
+/** A per-qualname count of calls that moved no data. */
+typedef struct lct_replay_call {
+    char qualname[128];
+    uint64_t count;
+} lct_replay_call;
+
+#define LCT_REPLAY_CALLS 32
+
+/** What a run did. */
+typedef struct lct_replay_report {
+    double duration;                    /**< seconds, start to drained */
+    lct_replay_dist latency[LCT_REPLAY_KINDS]; /**< successful ops */
+    uint64_t errors[LCT_REPLAY_KINDS];  /**< failed ops, per kind */
+    uint64_t bytes[LCT_REPLAY_KINDS];   /**< moved by successful ops */
+    lct_replay_dist lag;    /**< start - due (paced runs only) */
+    bool paced;
+    lct_replay_dist causal; /**< waits for an earlier store of the key */
+    uint64_t lookups, hits; /**< lookups that found the key */
+    uint64_t loads_missing; /**< loads of a key gone since its lookup */
+    uint64_t corrupt;       /**< loads whose bytes were not the stored ones */
+    uint64_t stores_known, stores_replaced; /**< stores that said whether
+                                               the key was there */
+    uint64_t fills;         /**< stores made by fill_on_miss */
+    uint64_t inflight_max;  /**< the high-water mark */
+    uint64_t records;       /**< records read */
+    uint64_t records_issued; /**< records that gave operations */
+    uint64_t keys_unreadable; /**< records whose keys could not be read */
+    uint64_t finish_unreserved; /**< finished keys never reserved */
+    uint64_t reserved_unfinished; /**< reserved keys never finished */
+    uint64_t unsized;       /**< keys of no known size (stored as 0 bytes) */
+    lct_replay_call calls[LCT_REPLAY_CALLS]; /**< counted, not issued */
+    unsigned ncalls;
+    uint64_t calls_other;   /**< past LCT_REPLAY_CALLS qualnames */
+    lct_replay_error_kind error_kinds[LCT_REPLAY_ERROR_KINDS];
+    unsigned nerror_kinds;
+    uint64_t errors_other;  /**< of kinds past LCT_REPLAY_ERROR_KINDS */
+    bool partial;           /**< stopped early (stop flag or max_errors) */
+    bool too_many_errors;
+    unsigned workers;       /**< threads used */
+    lct_stats read;         /**< the reader's: skipped frames, a cut tail */
+} lct_replay_report;
+
+/**
+ * Replay every record of @p reader against an open backend (@p state from
+ * ops->open with the same workers).  Fills *report even when the run
+ * failed part-way (backend errors are counted there, not returned).
+ * @return LCT_OK; LCT_ERR_NOMEM, LCT_ERR_SYS (a thread did not start),
+ *         LCT_ERR_INVALID.
+ */
+lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
+                          void *state, const lct_replay_options *opts,
+                          lct_replay_report *report, lct_error *err);
+
+/** The workers a run with @p opts uses (what to open the backend for). */
+unsigned lct_replay_workers(const lct_replay_options *opts);
 
 #ifdef __cplusplus
 }

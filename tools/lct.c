@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  sql    SQL (SQLite) over one or more traces (--csv, --json)\n"
             "  keys   the key reference stream (JSONL, --csv, --oracle-general)\n"
             "  mrc    LRU miss-ratio curves from the keys (--csv, --json, --svg)\n"
+            "  replay drive a storage backend with the trace's calls\n"
             "  gen    write a realistic synthetic storage-level trace\n"
             "\n"
             "Every command that reads a trace takes -q and -j N (all but sql\n"
@@ -71,7 +72,8 @@ int main(int argc, char **argv)
                     {"gen", cmd_gen},
                     {"sql", cmd_sql},
                     {"keys", cmd_keys},
-                    {"mrc", cmd_mrc}};
+                    {"mrc", cmd_mrc},
+                    {"replay", cmd_replay}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);

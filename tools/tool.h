@@ -489,5 +489,6 @@ int cmd_gen(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
 int cmd_mrc(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 #endif

@@ -30,6 +30,7 @@ const char *lct_strerror(int code)
     case LCT_ERR_CHANGED: return "file changed while read";
     case LCT_ERR_LIMIT: return "frame over the stream limit";
     case LCT_ERR_IS_INPUT: return "output file is an input";
+    case LCT_ERR_BACKEND: return "storage backend failed";
     }
     return "unknown status";
 }

@@ -1,0 +1,32 @@
+/*
+ * lct_redis.h - the redis backend for lct_replay_run(), in its own
+ * library (liblct_redis.a, `pkg-config lct_redis`) because it needs
+ * hiredis and liblct does not.
+ *
+ *     const lct_backend_ops *extra[] = {lct_backend_redis()};
+ *     lct_backend_find("redis://127.0.0.1:6379", extra, 1, &ops, &arg, &err);
+ *
+ * Keys are "lct:" and the key's 16 hex digits; a store is SET, a lookup
+ * EXISTS, a load GET, a delete DEL.  Each worker has its own connection;
+ * with lct_backend_config.pipeline above 1 a worker sends that many
+ * commands before it reads their replies.  A lost connection fails the
+ * operations in flight (counted as errors) and is tried again at most
+ * once a second.
+ */
+#ifndef LCT_REDIS_H
+#define LCT_REDIS_H
+
+#include "lct.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** "redis": the URI redis://HOST:PORT (PORT defaults to 6379). */
+const lct_backend_ops *lct_backend_redis(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

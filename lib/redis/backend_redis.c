@@ -1,0 +1,283 @@
+/*
+ * backend_redis.c - "redis://HOST:PORT" through hiredis: one blocking
+ * connection per worker, opened at the start (so an unreachable server
+ * fails the run at once, naming the address), commands one at a time or
+ * pipelined, and every failure turned into an lct_error that names the
+ * server and says what hiredis said.
+ */
+#include <errno.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/error_internal.h"
+#include "lct_redis.h"
+
+typedef struct redis_conn {
+    redisContext *c;
+    time_t last_retry;
+} redis_conn;
+
+typedef struct redis_store {
+    char host[256];
+    int port;
+    struct timeval timeout;
+    unsigned nconn;
+    redis_conn conn[];
+} redis_store;
+
+static bool parse_address(const char *arg, redis_store *r)
+{
+    if (strncmp(arg, "//", 2) == 0)
+        arg += 2;
+    const char *colon = strrchr(arg, ':');
+    size_t hostlen = colon ? (size_t)(colon - arg) : strlen(arg);
+    if (hostlen == 0 || hostlen >= sizeof r->host)
+        return false;
+    memcpy(r->host, arg, hostlen);
+    r->host[hostlen] = '\0';
+    r->port = 6379;
+    if (colon) {
+        char *end;
+        long port = strtol(colon + 1, &end, 10);
+        if (end == colon + 1 || *end || port < 1 || port > 65535)
+            return false;
+        r->port = (int)port;
+    }
+    return true;
+}
+
+/* The status and message for a context that failed. */
+static lct_status conn_fail(const redis_store *r, const redisContext *c,
+                            int saved_errno, const char *doing,
+                            lct_error *err)
+{
+    int e = 0;
+    if (!c || c->err == REDIS_ERR_IO)
+        e = saved_errno ? saved_errno : EIO;
+    else if (c->err == REDIS_ERR_EOF)
+        e = ECONNRESET;
+#ifdef REDIS_ERR_TIMEOUT
+    else if (c->err == REDIS_ERR_TIMEOUT)
+        e = ETIMEDOUT;
+#endif
+    const char *why = c && c->errstr[0] ? c->errstr : strerror(e ? e : EIO);
+    return lct__fail(err, e ? LCT_ERR_SYS : LCT_ERR_BACKEND, e, 0,
+                     "redis://%s:%d: %s: %s", r->host, r->port, doing, why);
+}
+
+static lct_status connect_one(redis_store *r, redis_conn *k, lct_error *err)
+{
+    errno = 0;
+    redisContext *c = redisConnectWithTimeout(r->host, r->port, r->timeout);
+    int saved = errno;
+    if (!c || c->err) {
+        lct_status st = conn_fail(r, c, saved, "cannot connect", err);
+        if (c)
+            redisFree(c);
+        return st;
+    }
+    redisSetTimeout(c, r->timeout);
+    k->c = c;
+    return LCT_OK;
+}
+
+static void redis_close(void *state)
+{
+    redis_store *r = state;
+    if (!r)
+        return;
+    for (unsigned i = 0; i < r->nconn; i++)
+        if (r->conn[i].c)
+            redisFree(r->conn[i].c);
+    free(r);
+}
+
+static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
+                             void **state, lct_error *err)
+{
+    unsigned n = cfg && cfg->workers ? cfg->workers : 1;
+    redis_store *r = calloc(1, sizeof *r + n * sizeof r->conn[0]);
+    if (!r)
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
+    if (!arg || !parse_address(arg, r)) {
+        free(r);
+        return lct__fail(err, LCT_ERR_INVALID, 0, 0,
+                         "redis URI wants redis://HOST:PORT, got 'redis:%s'",
+                         arg ? arg : "");
+    }
+    double t = cfg && cfg->timeout > 0 ? cfg->timeout : 2.0;
+    r->timeout.tv_sec = (time_t)t;
+    r->timeout.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
+    r->nconn = n;
+    for (unsigned i = 0; i < n; i++) {
+        lct_status st = connect_one(r, &r->conn[i], err);
+        if (st != LCT_OK) {
+            redis_close(r);
+            return st;
+        }
+    }
+    *state = r;
+    return LCT_OK;
+}
+
+/* The worker's connection, reconnected (at most once a second) when it
+ * was lost; NULL after filling err. */
+static redisContext *conn_for(redis_store *r, unsigned worker, lct_error *err)
+{
+    redis_conn *k = &r->conn[worker % r->nconn];
+    if (k->c && !k->c->err)
+        return k->c;
+    time_t now = time(NULL);
+    if (now == k->last_retry) {
+        if (k->c)
+            conn_fail(r, k->c, 0, "connection lost", err);
+        else
+            lct__fail(err, LCT_ERR_SYS, ECONNREFUSED, 0,
+                      "redis://%s:%d: not connected (tried again this "
+                      "second)", r->host, r->port);
+        return NULL;
+    }
+    k->last_retry = now;
+    if (k->c) {
+        redisFree(k->c);
+        k->c = NULL;
+    }
+    if (connect_one(r, k, err) != LCT_OK)
+        return NULL;
+    return k->c;
+}
+
+static int append(redisContext *c, const lct_backend_op *op)
+{
+    char key[24];
+    snprintf(key, sizeof key, "lct:%s", op->key.name);
+    switch (op->kind) {
+    case LCT_REPLAY_STORE:
+        return redisAppendCommand(c, "SET %s %b", key, op->buf, op->len);
+    case LCT_REPLAY_LOOKUP:
+        return redisAppendCommand(c, "EXISTS %s", key);
+    case LCT_REPLAY_LOAD:
+        return redisAppendCommand(c, "GET %s", key);
+    default:
+        return redisAppendCommand(c, "DEL %s", key);
+    }
+}
+
+/* Read op's reply: its status, and what it says. */
+static void answer(redis_store *r, redisContext *c, lct_backend_op *op)
+{
+    redisReply *reply = NULL;
+    errno = 0;
+    if (redisGetReply(c, (void **)&reply) != REDIS_OK || !reply) {
+        op->status = conn_fail(r, c, errno, lct_replay_kind_name(op->kind),
+                               &op->err);
+        return;
+    }
+    if (reply->type == REDIS_REPLY_ERROR) {
+        op->status = lct__fail(&op->err, LCT_ERR_BACKEND, 0, 0,
+                               "redis://%s:%d: %s: %s", r->host, r->port,
+                               lct_replay_kind_name(op->kind), reply->str);
+    } else if (op->kind == LCT_REPLAY_LOOKUP) {
+        op->present = reply->type == REDIS_REPLY_INTEGER && reply->integer > 0;
+    } else if (op->kind == LCT_REPLAY_LOAD) {
+        op->present = reply->type == REDIS_REPLY_STRING;
+        op->len = 0;
+        if (op->present) {
+            op->len = reply->len < op->cap ? reply->len : op->cap;
+            memcpy(op->buf, reply->str, op->len);
+        }
+    }
+    freeReplyObject(reply);
+}
+
+static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
+                           size_t n)
+{
+    redis_store *r = state;
+    lct_error err;
+    redisContext *c = conn_for(r, worker, &err);
+    size_t sent = 0;
+    while (c && sent < n && append(c, &ops[sent]) == REDIS_OK)
+        sent++;
+    for (size_t i = 0; i < sent; i++) {
+        answer(r, c, &ops[i]);
+        ops[i].done_ns = 0; /* the engine's clock */
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ops[i].done_ns = (uint64_t)ts.tv_sec * 1000000000u +
+                         (uint64_t)ts.tv_nsec;
+    }
+    for (size_t i = sent; i < n; i++) {
+        if (c)
+            conn_fail(r, c, errno, "sending", &err);
+        ops[i].status = err.code;
+        ops[i].err = err;
+    }
+}
+
+static void run_one(redis_store *r, unsigned worker, lct_backend_op *op)
+{
+    redis_pipeline(r, worker, op, 1);
+}
+
+static lct_status redis_store_key(void *state, unsigned worker,
+                                  const lct_backend_key *key,
+                                  const void *data, size_t len, int *replaced,
+                                  lct_error *err)
+{
+    lct_backend_op op = {.kind = LCT_REPLAY_STORE, .key = *key,
+                         .buf = (void *)data, .len = len};
+    run_one(state, worker, &op);
+    *replaced = -1; /* SET does not say */
+    if (op.status != LCT_OK && err)
+        *err = op.err;
+    return op.status;
+}
+
+static lct_status redis_lookup(void *state, unsigned worker,
+                               const lct_backend_key *key, bool *present,
+                               lct_error *err)
+{
+    lct_backend_op op = {.kind = LCT_REPLAY_LOOKUP, .key = *key};
+    run_one(state, worker, &op);
+    *present = op.present;
+    if (op.status != LCT_OK && err)
+        *err = op.err;
+    return op.status;
+}
+
+static lct_status redis_load(void *state, unsigned worker,
+                             const lct_backend_key *key, void *buf,
+                             size_t cap, size_t *len, bool *present,
+                             lct_error *err)
+{
+    lct_backend_op op = {.kind = LCT_REPLAY_LOAD, .key = *key, .buf = buf,
+                         .cap = cap};
+    run_one(state, worker, &op);
+    *present = op.present;
+    *len = op.len;
+    if (op.status != LCT_OK && err)
+        *err = op.err;
+    return op.status;
+}
+
+static lct_status redis_remove(void *state, unsigned worker,
+                               const lct_backend_key *key, lct_error *err)
+{
+    lct_backend_op op = {.kind = LCT_REPLAY_DELETE, .key = *key};
+    run_one(state, worker, &op);
+    if (op.status != LCT_OK && err)
+        *err = op.err;
+    return op.status;
+}
+
+const lct_backend_ops *lct_backend_redis(void)
+{
+    static const lct_backend_ops ops = {
+        "redis", redis_open, redis_close, redis_store_key, redis_lookup,
+        redis_load, redis_remove, redis_pipeline};
+    return &ops;
+}

@@ -1,0 +1,593 @@
+/*
+ * engine.c - the replay's executor: worker threads taking batches of
+ * operations from a bounded queue (the in-flight limit), causal waits (a
+ * lookup or store of a key waits for the earlier store of that key), the
+ * backend calls, one at a time or as a pipeline, and each worker's
+ * tallies.  One worker runs inline on the planner's thread: no queue, no
+ * lock, which is what a single-threaded replay should cost.
+ */
+#define _GNU_SOURCE /* strerrorname_np */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "replay/replay_internal.h"
+
+#define BUF_ALIGN 4096u
+
+static void key_of(uint64_t id, lct_backend_key *key)
+{
+    static const char hex[] = "0123456789abcdef";
+    key->id = id;
+    for (int i = 15; i >= 0; i--, id >>= 4)
+        key->name[i] = hex[id & 15];
+    key->name[16] = '\0';
+}
+
+/* Room for `bytes` in slot i (4096-aligned, whole blocks: O_DIRECT). */
+static bool slot_room(lct__worker *w, size_t i, uint64_t bytes)
+{
+    uint64_t need = (bytes + BUF_ALIGN - 1) / BUF_ALIGN * BUF_ALIGN;
+    if (need == 0)
+        need = BUF_ALIGN;
+    if (need <= w->caps[i])
+        return true;
+    if (need > SIZE_MAX / 2)
+        return false;
+    void *p = NULL;
+    if (posix_memalign(&p, BUF_ALIGN, (size_t)need) != 0)
+        return false;
+    memset(p, 0x5a, (size_t)need); /* the value's body: any fixed bytes */
+    free(w->bufs[i]);
+    w->bufs[i] = p;
+    w->caps[i] = (size_t)need;
+    return true;
+}
+
+static void count_error(lct__tally *t, const lct_backend_op *op)
+{
+    char kind[32];
+    if (op->status == LCT_ERR_SYS && op->err.sys_errno) {
+        const char *name = strerrorname_np(op->err.sys_errno);
+        if (name)
+            snprintf(kind, sizeof kind, "%s", name);
+        else
+            snprintf(kind, sizeof kind, "errno %d", op->err.sys_errno);
+    } else {
+        snprintf(kind, sizeof kind, "%s", lct_strerror(op->status));
+    }
+    for (unsigned i = 0; i < t->nkinds; i++)
+        if (strcmp(t->kinds[i].kind, kind) == 0) {
+            t->kinds[i].count++;
+            return;
+        }
+    if (t->nkinds == LCT_REPLAY_ERROR_KINDS) {
+        t->kinds_other++;
+        return;
+    }
+    lct_replay_error_kind *k = &t->kinds[t->nkinds++];
+    snprintf(k->kind, sizeof k->kind, "%s", kind);
+    k->count = 1;
+    /* Cut to fit: a message is longer than the report keeps. */
+    size_t n = strnlen(op->err.message, sizeof k->first - 1);
+    memcpy(k->first, op->err.message, n);
+    k->first[n] = '\0';
+}
+
+/* Fill slot n of w for a planned operation of the given kind. */
+static bool prepare(lct__worker *w, size_t n, const lct__rop *p,
+                    lct_replay_kind kind)
+{
+    if (!slot_room(w, n, p->bytes))
+        return false;
+    lct_backend_op *op = &w->ops[n];
+    op->kind = kind;
+    key_of(p->id, &op->key);
+    op->buf = w->bufs[n];
+    op->cap = (size_t)p->bytes;
+    op->len = kind == LCT_REPLAY_STORE ? (size_t)p->bytes : 0;
+    op->status = LCT_OK;
+    op->present = false;
+    op->replaced = -1;
+    op->done_ns = 0;
+    op->err.message[0] = '\0';
+    if (kind == LCT_REPLAY_STORE && op->len >= 8)
+        memcpy(op->buf, &p->id, 8); /* a load checks it came back */
+    w->planned[n] = *p;
+    return true;
+}
+
+static void call_one(const lct__engine *e, unsigned worker, lct_backend_op *op)
+{
+    void *s = e->state;
+    switch (op->kind) {
+    case LCT_REPLAY_STORE:
+        op->status = e->ops->store(s, worker, &op->key, op->buf, op->len,
+                                   &op->replaced, &op->err);
+        break;
+    case LCT_REPLAY_LOOKUP:
+        op->status = e->ops->lookup(s, worker, &op->key, &op->present,
+                                    &op->err);
+        break;
+    case LCT_REPLAY_LOAD:
+        op->status = e->ops->load(s, worker, &op->key, op->buf, op->cap,
+                                  &op->len, &op->present, &op->err);
+        break;
+    default:
+        op->status = e->ops->remove(s, worker, &op->key, &op->err);
+    }
+}
+
+/* Issue slots [0, n) and note when each started and answered. */
+static void issue(lct__engine *e, lct__worker *w, size_t n, uint64_t *began)
+{
+    uint64_t t0 = lct__now_ns();
+    if (n > 1 && e->ops->pipeline) {
+        e->ops->pipeline(e->state, w->index, w->ops, n);
+        uint64_t t1 = lct__now_ns();
+        for (size_t i = 0; i < n; i++) {
+            began[i] = t0;
+            if (w->ops[i].done_ns < t0 || w->ops[i].done_ns > t1)
+                w->ops[i].done_ns = t1;
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        began[i] = t0;
+        call_one(e, w->index, &w->ops[i]);
+        t0 = w->ops[i].done_ns = lct__now_ns();
+    }
+}
+
+static void tally_op(lct__engine *e, lct__worker *w, size_t i, uint64_t began,
+                     bool fill)
+{
+    lct__tally *t = w->tally;
+    const lct_backend_op *op = &w->ops[i];
+    const lct__rop *p = &w->planned[i];
+    uint64_t took = op->done_ns - began;
+    uint64_t lag = 0;
+    if (e->paced) {
+        uint64_t due = (uint64_t)(p->due * 1e9) +
+                       (uint64_t)e->start.tv_sec * 1000000000u +
+                       (uint64_t)e->start.tv_nsec;
+        lag = began > due ? began - due : 0;
+        if (op->kind != LCT_REPLAY_LOAD && !fill)
+            lct__hist_add(&t->lag, lag);
+    }
+    if (op->status != LCT_OK) {
+        t->errors[op->kind]++;
+        count_error(t, op);
+        atomic_fetch_add(&e->errors, 1);
+    } else {
+        lct__hist_add(&t->latency[op->kind], took);
+        t->bytes[op->kind] += op->kind == LCT_REPLAY_LOOKUP ? 0 : op->len;
+        if (op->kind == LCT_REPLAY_LOOKUP) {
+            t->lookups++;
+            t->hits += op->present;
+        } else if (op->kind == LCT_REPLAY_LOAD) {
+            if (!op->present)
+                t->loads_missing++;
+            else if (op->len >= 8 && memcmp(op->buf, &p->id, 8) != 0)
+                t->corrupt++;
+        } else if (fill) {
+            t->fills++;
+        } else if (op->replaced >= 0) {
+            t->stores_known++;
+            t->stores_replaced += op->replaced == 1;
+        }
+    }
+    if (e->opts->on_op) {
+        pthread_mutex_lock(&e->report_lock);
+        e->opts->on_op(e->opts->on_op_ctx, op, p->due, (double)lag / 1e9,
+                       (double)took / 1e9);
+        pthread_mutex_unlock(&e->report_lock);
+    }
+}
+
+/* Run slots [0, n): then the loads of lookups that found their key, and
+ * (fill_on_miss) the stores of those that did not. */
+static void run_slots(lct__engine *e, lct__worker *w, size_t n)
+{
+    uint64_t *began = w->began;
+    issue(e, w, n, began);
+    lct__rop next[n ? n : 1];
+    lct_replay_kind next_kind[n ? n : 1];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        tally_op(e, w, i, began[i], false);
+        const lct_backend_op *op = &w->ops[i];
+        if (op->kind != LCT_REPLAY_LOOKUP || op->status != LCT_OK)
+            continue;
+        if (op->present || e->opts->fill_on_miss) {
+            next[m] = w->planned[i];
+            next_kind[m++] = op->present ? LCT_REPLAY_LOAD : LCT_REPLAY_STORE;
+        }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < m; i++)
+        if (prepare(w, k, &next[i], next_kind[i]))
+            k++;
+        else
+            w->failed = LCT_ERR_NOMEM;
+    if (k == 0)
+        return;
+    issue(e, w, k, began);
+    for (size_t i = 0; i < k; i++)
+        tally_op(e, w, i, began[i],
+                 w->ops[i].kind == LCT_REPLAY_STORE);
+}
+
+/* Stores completed: note them (a waiting lookup may go on), and give
+ * back their place in the in-flight limit. */
+static void complete(lct__engine *e, const lct__rop *done, size_t n)
+{
+    if (e->nworkers == 1)
+        return;
+    pthread_mutex_lock(&e->lock);
+    bool stores = false;
+    for (size_t i = 0; i < n; i++) {
+        if (done[i].kind != LCT_REPLAY_STORE)
+            continue;
+        bool added;
+        lct__u64map_entry *d = lct__u64map_get(&e->done, done[i].id, &added);
+        if (d && d->value < done[i].seq)
+            d->value = done[i].seq;
+        stores = true;
+    }
+    e->inflight -= n;
+    if (stores && e->waiting)
+        pthread_cond_broadcast(&e->store_done);
+    if (e->putter_waiting)
+        pthread_cond_signal(&e->can_put);
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* Whether slots [0, n) hold the store numbered seq. */
+static bool pending_holds(const lct__worker *w, size_t n, uint64_t seq)
+{
+    for (size_t i = 0; i < n; i++)
+        if (w->planned[i].seq == seq)
+            return true;
+    return false;
+}
+
+/* Wait (timed) until the store numbered p->wait_seq has completed. */
+static void causal_wait(lct__engine *e, lct__worker *w, const lct__rop *p)
+{
+    pthread_mutex_lock(&e->lock);
+    bool added;
+    lct__u64map_entry *d = lct__u64map_get(&e->done, p->id, &added);
+    if (d && d->value < p->wait_seq) {
+        uint64_t t0 = lct__now_ns();
+        e->waiting++;
+        while ((d = lct__u64map_get(&e->done, p->id, &added)) &&
+               d->value < p->wait_seq)
+            pthread_cond_wait(&e->store_done, &e->lock);
+        e->waiting--;
+        lct__hist_add(&w->tally->causal, lct__now_ns() - t0);
+    }
+    pthread_mutex_unlock(&e->lock);
+}
+
+/* Run a batch in order, `pipeline` at a time; an operation that must
+ * wait for a store not in its own pending slots first runs those. */
+static void run_batch(lct__engine *e, lct__worker *w)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < w->nbatch; i++) {
+        const lct__rop *p = &w->batch[i];
+        if (e->nworkers > 1 && p->wait_seq &&
+            !pending_holds(w, n, p->wait_seq)) {
+            if (n) {
+                run_slots(e, w, n);
+                n = 0;
+            }
+            causal_wait(e, w, p);
+        }
+        if (!prepare(w, n, p, (lct_replay_kind)p->kind)) {
+            w->failed = LCT_ERR_NOMEM;
+            continue;
+        }
+        if (++n == e->pipeline) {
+            run_slots(e, w, n);
+            n = 0;
+        }
+    }
+    if (n)
+        run_slots(e, w, n);
+    complete(e, w->batch, w->nbatch);
+    w->nbatch = 0;
+}
+
+/* Before sleeping on a condition, look again a few times, yielding the
+ * CPU: a futex sleep and wake-up costs tens of microseconds here, more
+ * than a batch of operations on a fast backend. */
+static void spin_until(const size_t *value, bool want_nonzero,
+                       const bool *closing)
+{
+    for (int i = 0; i < 64; i++) {
+        size_t v = __atomic_load_n(value, __ATOMIC_RELAXED);
+        if ((v != 0) == want_nonzero || __atomic_load_n(closing,
+                                                         __ATOMIC_RELAXED))
+            return;
+        sched_yield();
+    }
+}
+
+static size_t take(lct__engine *e, lct__worker *w)
+{
+    spin_until(&e->count, true, &e->closing);
+    pthread_mutex_lock(&e->lock);
+    while (e->count == 0 && !e->closing) {
+        e->idle++;
+        pthread_cond_wait(&e->can_take, &e->lock);
+        e->idle--;
+    }
+    /* A fair share of what is queued, whole pipelines: fewer trips
+     * through the lock, yet no worker takes all while others idle. */
+    size_t n = e->count / e->nworkers;
+    if (n < e->pipeline)
+        n = e->pipeline;
+    if (n > e->take_max)
+        n = e->take_max;
+    if (n > e->count)
+        n = e->count;
+    for (size_t i = 0; i < n; i++)
+        w->batch[i] = e->ring[(e->head + i) % e->inflight_limit];
+    e->head = (e->head + n) % e->inflight_limit;
+    e->count -= n;
+    w->nbatch = n;
+    if (e->count && e->idle)
+        pthread_cond_signal(&e->can_take);
+    pthread_mutex_unlock(&e->lock);
+    return n;
+}
+
+static void *worker_main(void *arg)
+{
+    lct__worker *w = arg;
+    while (take(w->engine, w) > 0)
+        run_batch(w->engine, w);
+    return NULL;
+}
+
+/* Queue the planner's pending operations, waiting for room. */
+static void hand_over(lct__engine *e)
+{
+    size_t n = e->npending;
+    if (n == 0)
+        return;
+    for (int i = 0; i < 64 && __atomic_load_n(&e->inflight, __ATOMIC_RELAXED) +
+                                      n > e->inflight_limit; i++)
+        sched_yield();
+    pthread_mutex_lock(&e->lock);
+    while (e->inflight + n > e->inflight_limit) {
+        e->putter_waiting = true;
+        pthread_cond_wait(&e->can_put, &e->lock);
+    }
+    e->putter_waiting = false;
+    for (size_t i = 0; i < n; i++)
+        e->ring[(e->head + e->count + i) % e->inflight_limit] = e->pending[i];
+    e->count += n;
+    e->inflight += n;
+    if (e->inflight > e->inflight_max)
+        e->inflight_max = e->inflight;
+    if (e->idle)
+        pthread_cond_signal(&e->can_take);
+    pthread_mutex_unlock(&e->lock);
+    e->npending = 0;
+}
+
+bool lct__engine_put(lct__engine *e, const lct__rop *op)
+{
+    if (e->nworkers == 1) {
+        lct__worker *w = &e->workers[0];
+        w->batch[w->nbatch++] = *op;
+        if (w->nbatch > e->inflight_max)
+            e->inflight_max = w->nbatch;
+        if (w->nbatch == e->pipeline)
+            run_batch(e, w);
+        return w->failed == LCT_OK;
+    }
+    e->pending[e->npending++] = *op;
+    if (e->npending == e->pending_cap)
+        hand_over(e);
+    return true;
+}
+
+void lct__engine_flush(lct__engine *e)
+{
+    if (e->nworkers == 1 && e->workers[0].nbatch)
+        run_batch(e, &e->workers[0]);
+    else if (e->nworkers > 1)
+        hand_over(e);
+}
+
+unsigned lct_replay_workers(const lct_replay_options *o)
+{
+    unsigned inflight = o && o->inflight ? o->inflight : 1;
+    unsigned pipeline = o && o->pipeline ? o->pipeline : 1;
+    unsigned n = o && o->workers ? o->workers
+                                 : (inflight + pipeline - 1) / pipeline;
+    if (n > inflight)
+        n = inflight;
+    if (n > LCT_REPLAY_MAX_WORKERS)
+        n = LCT_REPLAY_MAX_WORKERS;
+    return n ? n : 1;
+}
+
+static bool worker_alloc(lct__engine *e, lct__worker *w, unsigned index)
+{
+    size_t p = e->pipeline;
+    w->engine = e;
+    w->index = index;
+    w->tally = malloc(sizeof *w->tally);
+    w->ops = calloc(p, sizeof *w->ops);
+    w->planned = calloc(p, sizeof *w->planned);
+    w->began = calloc(p, sizeof *w->began);
+    w->bufs = calloc(p, sizeof *w->bufs);
+    w->caps = calloc(p, sizeof *w->caps);
+    w->batch = calloc(e->take_max, sizeof *w->batch);
+    if (!w->tally || !w->ops || !w->planned || !w->began || !w->bufs ||
+        !w->caps || !w->batch)
+        return false;
+    memset(w->tally, 0, sizeof *w->tally);
+    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++)
+        lct__hist_init(&w->tally->latency[k]);
+    lct__hist_init(&w->tally->lag);
+    lct__hist_init(&w->tally->causal);
+    return true;
+}
+
+lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
+                            void *state, const lct_replay_options *opts,
+                            lct_error *err)
+{
+    memset(e, 0, sizeof *e);
+    e->ops = ops;
+    e->state = state;
+    e->opts = opts;
+    e->nworkers = lct_replay_workers(opts);
+    e->pipeline = opts->pipeline ? opts->pipeline : 1;
+    e->inflight_limit = opts->inflight ? opts->inflight : 1;
+    if (e->inflight_limit < e->pipeline)
+        e->inflight_limit = e->pipeline;
+    e->paced = opts->speed > 0;
+    /* Handed over and taken in dozens: a lock per operation would cost
+     * more than a null backend's call. */
+    e->pending_cap = e->inflight_limit < 64 ? e->inflight_limit : 64;
+    e->take_max = e->pipeline > 64 ? e->pipeline : 64;
+    e->pending = calloc(e->pending_cap, sizeof *e->pending);
+    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_init(&e->report_lock, NULL);
+    pthread_cond_init(&e->can_take, NULL);
+    pthread_cond_init(&e->can_put, NULL);
+    pthread_cond_init(&e->store_done, NULL);
+    e->ring = calloc(e->inflight_limit, sizeof *e->ring);
+    e->workers = calloc(e->nworkers, sizeof *e->workers);
+    bool ok = e->ring && e->workers && e->pending;
+    for (unsigned i = 0; ok && i < e->nworkers; i++)
+        ok = worker_alloc(e, &e->workers[i], i);
+    if (!ok)
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "replay: out of memory for %u workers", e->nworkers);
+    return LCT_OK;
+}
+
+lct_status lct__engine_start(lct__engine *e, lct_error *err)
+{
+    clock_gettime(CLOCK_MONOTONIC, &e->start);
+    if (e->nworkers == 1)
+        return LCT_OK;
+    for (unsigned i = 0; i < e->nworkers; i++) {
+        int rc = pthread_create(&e->workers[i].thread, NULL, worker_main,
+                                &e->workers[i]);
+        e->started += rc == 0;
+        if (rc != 0) {
+            lct__engine_finish(e); /* joins those that started */
+            return lct__fail(err, LCT_ERR_SYS, rc, 0,
+                             "replay: cannot start worker %u: %s", i,
+                             strerror(rc));
+        }
+    }
+    return LCT_OK;
+}
+
+void lct__engine_finish(lct__engine *e)
+{
+    lct__engine_flush(e);
+    if (e->nworkers <= 1)
+        return;
+    pthread_mutex_lock(&e->lock);
+    e->closing = true;
+    pthread_cond_broadcast(&e->can_take);
+    pthread_mutex_unlock(&e->lock);
+    for (unsigned i = 0; i < e->started; i++)
+        pthread_join(e->workers[i].thread, NULL);
+    e->started = 0;
+}
+
+void lct__engine_free(lct__engine *e)
+{
+    for (unsigned i = 0; e->workers && i < e->nworkers; i++) {
+        lct__worker *w = &e->workers[i];
+        for (unsigned k = 0; w->bufs && k < e->pipeline; k++)
+            free(w->bufs[k]);
+        free(w->bufs);
+        free(w->caps);
+        free(w->ops);
+        free(w->planned);
+        free(w->began);
+        free(w->batch);
+        free(w->tally);
+    }
+    free(e->workers);
+    free(e->ring);
+    free(e->pending);
+    lct__u64map_free(&e->done);
+    pthread_mutex_destroy(&e->lock);
+    pthread_mutex_destroy(&e->report_lock);
+    pthread_cond_destroy(&e->can_take);
+    pthread_cond_destroy(&e->can_put);
+    pthread_cond_destroy(&e->store_done);
+    memset(e, 0, sizeof *e);
+}
+
+static void merge_kinds(lct_replay_report *r, const lct__tally *t)
+{
+    r->errors_other += t->kinds_other;
+    for (unsigned i = 0; i < t->nkinds; i++) {
+        const lct_replay_error_kind *k = &t->kinds[i];
+        unsigned j = 0;
+        while (j < r->nerror_kinds && strcmp(r->error_kinds[j].kind, k->kind))
+            j++;
+        if (j < r->nerror_kinds)
+            r->error_kinds[j].count += k->count;
+        else if (r->nerror_kinds < LCT_REPLAY_ERROR_KINDS)
+            r->error_kinds[r->nerror_kinds++] = *k;
+        else
+            r->errors_other += k->count;
+    }
+}
+
+void lct__engine_report(const lct__engine *e, lct_replay_report *r)
+{
+    lct__tally *sum = malloc(sizeof *sum);
+    if (!sum)
+        return;
+    memset(sum, 0, sizeof *sum);
+    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++)
+        lct__hist_init(&sum->latency[k]);
+    lct__hist_init(&sum->lag);
+    lct__hist_init(&sum->causal);
+    for (unsigned i = 0; i < e->nworkers; i++) {
+        const lct__tally *t = e->workers[i].tally;
+        for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++) {
+            lct__hist_merge(&sum->latency[k], &t->latency[k]);
+            r->errors[k] += t->errors[k];
+            r->bytes[k] += t->bytes[k];
+        }
+        lct__hist_merge(&sum->lag, &t->lag);
+        lct__hist_merge(&sum->causal, &t->causal);
+        r->lookups += t->lookups;
+        r->hits += t->hits;
+        r->loads_missing += t->loads_missing;
+        r->corrupt += t->corrupt;
+        r->stores_known += t->stores_known;
+        r->stores_replaced += t->stores_replaced;
+        r->fills += t->fills;
+        merge_kinds(r, t);
+    }
+    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++)
+        lct__hist_summary(&sum->latency[k], &r->latency[k]);
+    lct__hist_summary(&sum->lag, &r->lag);
+    lct__hist_summary(&sum->causal, &r->causal);
+    r->paced = e->paced;
+    r->inflight_max = e->inflight_max;
+    r->workers = e->nworkers;
+    free(sum);
+}

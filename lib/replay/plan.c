@@ -1,0 +1,267 @@
+/*
+ * plan.c - lct_replay_run: reading the records in order, turning storage
+ * calls into operations on keys (lct.h states the mapping), pacing them
+ * from t_mono, and handing them to the executor (engine.c).  A reserved
+ * key's bytes wait in a map until its finish_write; each key's latest
+ * store is remembered so a later operation on it can wait for it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "base/error_internal.h"
+#include "replay/replay_internal.h"
+
+/* A reserved key already stored by its finish_write. */
+#define FINISHED UINT64_MAX
+/* Values past this are not allocated: the key counts as unsized. */
+#define MAX_VALUE_BYTES (1ull << 30)
+
+enum call { CALL_OTHER, CALL_RESERVE, CALL_FINISH, CALL_PREFETCH };
+
+typedef struct planner {
+    lct__engine *e;
+    const lct_replay_options *o;
+    lct_pacer *pacer; /* for its rule of when a t_mono is due */
+    lct__u64map reserved;   /* key -> bytes + 1, or FINISHED */
+    lct__u64map last_store; /* key -> seq of its latest store */
+    uint64_t seq;
+    lct_replay_report *r;
+    double due;       /* the record's, in seconds after the start */
+    bool waited;      /* this record's due time has been slept to */
+    bool nomem;
+} planner;
+
+static enum call classify(lct_str q)
+{
+    if (lct_qualname_match(q, LCT_KEYS_READ_CALL))
+        return CALL_PREFETCH;
+    if (lct_qualname_match(q, LCT_KEYS_WRITE_CALL))
+        return CALL_RESERVE;
+    if (lct_qualname_match(q, "finish_write"))
+        return CALL_FINISH;
+    return CALL_OTHER;
+}
+
+static void count_call(lct_replay_report *r, lct_str q)
+{
+    size_t len = q.len < sizeof r->calls[0].qualname - 1
+                     ? q.len
+                     : sizeof r->calls[0].qualname - 1;
+    for (unsigned i = 0; i < r->ncalls; i++)
+        if (strlen(r->calls[i].qualname) == len &&
+            memcmp(r->calls[i].qualname, q.ptr, len) == 0) {
+            r->calls[i].count++;
+            return;
+        }
+    if (r->ncalls == LCT_REPLAY_CALLS) {
+        r->calls_other++;
+        return;
+    }
+    lct_replay_call *c = &r->calls[r->ncalls++];
+    memcpy(c->qualname, q.ptr, len);
+    c->qualname[len] = '\0';
+    c->count = 1;
+}
+
+static uint64_t key_bytes(planner *p, uint64_t layout_bytes)
+{
+    if (p->o->value_bytes)
+        return p->o->value_bytes;
+    uint64_t b = layout_bytes;
+    if (b && p->o->scale > 0) {
+        double scaled = (double)b * p->o->scale + 0.5;
+        b = scaled < 1 ? 1 : scaled > (double)MAX_VALUE_BYTES * 2
+                                 ? MAX_VALUE_BYTES * 2
+                                 : (uint64_t)scaled;
+    }
+    if (b == 0 || b > MAX_VALUE_BYTES) {
+        p->r->unsized++;
+        return 0;
+    }
+    return b;
+}
+
+/* Sleep to the record's due time (absolute, so errors do not add up). */
+static void sleep_until_due(planner *p)
+{
+    lct__engine_flush(p->e);
+    uint64_t at = (uint64_t)p->e->start.tv_sec * 1000000000u +
+                  (uint64_t)p->e->start.tv_nsec + (uint64_t)(p->due * 1e9);
+    struct timespec ts = {(time_t)(at / 1000000000u),
+                          (long)(at % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+           EINTR)
+        if (p->o->stop && *p->o->stop)
+            return;
+}
+
+static bool push(planner *p, lct_replay_kind kind, uint64_t id,
+                 uint64_t bytes)
+{
+    if (p->e->paced && !p->waited) {
+        sleep_until_due(p);
+        p->waited = true;
+    }
+    lct__rop op = {.seq = ++p->seq, .id = id, .bytes = bytes,
+                   .due = p->due, .kind = (uint8_t)kind};
+    if (p->e->nworkers > 1) {
+        bool added;
+        lct__u64map_entry *last = lct__u64map_get(&p->last_store, id, &added);
+        if (!last)
+            return !(p->nomem = true);
+        op.wait_seq = last->value;
+        if (kind == LCT_REPLAY_STORE)
+            last->value = op.seq;
+    }
+    if (!lct__engine_put(p->e, &op))
+        return !(p->nomem = true);
+    return true;
+}
+
+/* One key of a call: what it makes. */
+static bool plan_key(planner *p, enum call call, uint64_t id,
+                     uint64_t layout_bytes, bool *issued)
+{
+    bool added;
+    lct__u64map_entry *res;
+    switch (call) {
+    case CALL_PREFETCH:
+        *issued = true;
+        return push(p, LCT_REPLAY_LOOKUP, id, key_bytes(p, layout_bytes));
+    case CALL_RESERVE:
+        if (p->o->store_at_reserve) {
+            *issued = true;
+            return push(p, LCT_REPLAY_STORE, id, key_bytes(p, layout_bytes));
+        }
+        if (!(res = lct__u64map_get(&p->reserved, id, &added)))
+            return !(p->nomem = true);
+        res->value = key_bytes(p, layout_bytes) + 1;
+        return true;
+    case CALL_FINISH:
+        if (p->o->store_at_reserve)
+            return true;
+        if (!(res = lct__u64map_get(&p->reserved, id, &added)))
+            return !(p->nomem = true);
+        if (res->value == 0 || res->value == FINISHED) {
+            p->r->finish_unreserved++;
+            return true;
+        }
+        uint64_t bytes = res->value - 1;
+        res->value = FINISHED;
+        *issued = true;
+        return push(p, LCT_REPLAY_STORE, id, bytes);
+    default:
+        return true;
+    }
+}
+
+static bool plan_record(planner *p, const lct_record *rec)
+{
+    enum call call = classify(rec->qualname);
+    bool issued = false;
+    if (call != CALL_OTHER) {
+        p->due = p->e->paced ? lct_pacer_offset(p->pacer, rec->t_mono) : 0;
+        p->waited = false;
+        lct_key_iter it;
+        lct_object_key key;
+        uint64_t bytes;
+        int rc = lct_key_iter_init(rec, &it, NULL);
+        if (rc == LCT_OK)
+            while ((rc = lct_key_iter_next(&it, &key, &bytes, NULL)) == 1)
+                if (!plan_key(p, call, lct_object_key_hash(&key), bytes,
+                              &issued))
+                    return false;
+        if (rc < 0)
+            p->r->keys_unreadable++;
+    }
+    if (issued)
+        p->r->records_issued++;
+    else
+        count_call(p->r, rec->qualname);
+    return true;
+}
+
+static bool should_stop(planner *p)
+{
+    if (p->o->stop && *p->o->stop)
+        return true;
+    if (p->o->max_errors &&
+        atomic_load(&p->e->errors) >= p->o->max_errors) {
+        p->r->too_many_errors = true;
+        return true;
+    }
+    return false;
+}
+
+static void plan_all(planner *p, lct_reader *reader)
+{
+    lct_record rec;
+    int rc;
+    while (!should_stop(p) && (rc = lct_next(reader, &rec)) == 1) {
+        p->r->records++;
+        if (p->o->progress && (p->r->records & 4095) == 0)
+            p->o->progress(p->o->progress_ctx, p->r->records, rec.offset);
+        if (!plan_record(p, &rec))
+            return;
+    }
+    if (should_stop(p))
+        p->r->partial = true;
+}
+
+static uint64_t count_unfinished(const lct__u64map *m)
+{
+    uint64_t n = 0;
+    for (uint64_t i = 0; m->slots && i <= m->mask; i++)
+        n += m->slots[i].value != 0 && m->slots[i].value != FINISHED;
+    return n;
+}
+
+lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
+                          void *state, const lct_replay_options *opts,
+                          lct_replay_report *report, lct_error *err)
+{
+    if (!reader || !ops || !opts || !report || !(opts->speed >= 0))
+        return lct__fail(err, LCT_ERR_INVALID, 0, 0,
+                         "replay: missing reader, backend, options or "
+                         "report, or a negative speed");
+    memset(report, 0, sizeof *report);
+    lct__engine e;
+    planner p = {.e = &e, .o = opts, .r = report};
+    lct_status st = lct__engine_init(&e, ops, state, opts, err);
+    if (st == LCT_OK && e.paced &&
+        lct_pacer_new(opts->speed, &p.pacer) != LCT_OK)
+        st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
+    /* Wake-ups within a microsecond, not the default 50: lag is what a
+     * paced run measures.  Put back after. */
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    if (st == LCT_OK && e.paced)
+        prctl(PR_SET_TIMERSLACK, 1ul, 0, 0, 0);
+    if (st == LCT_OK)
+        st = lct__engine_start(&e, err);
+    if (st == LCT_OK) {
+        plan_all(&p, reader);
+        lct__engine_finish(&e);
+        report->duration = (double)(lct__now_ns() -
+                                    ((uint64_t)e.start.tv_sec * 1000000000u +
+                                     (uint64_t)e.start.tv_nsec)) / 1e9;
+        lct__engine_report(&e, report);
+        for (unsigned i = 0; i < e.nworkers; i++)
+            if (e.workers[i].failed != LCT_OK)
+                p.nomem = true;
+        if (p.nomem)
+            st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                           "replay: out of memory (a value's buffer, or "
+                           "the key maps)");
+    }
+    if (e.paced && slack > 0)
+        prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+    report->reserved_unfinished = count_unfinished(&p.reserved);
+    lct_reader_stats(reader, &report->read);
+    lct__u64map_free(&p.reserved);
+    lct__u64map_free(&p.last_store);
+    lct_pacer_free(p.pacer);
+    lct__engine_free(&e);
+    return st;
+}

@@ -1,0 +1,354 @@
+/*
+ * cmd_replay.c - `lct replay`: drive a storage backend with the trace's
+ * calls (the library's replay engine) and report latency, schedule lag,
+ * throughput and hit ratio, in LMCache's replay files as well; or two
+ * backends side by side (--compare).
+ */
+#include "replay.h"
+#include "tool.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lct_redis.h"
+
+enum {
+    OPT_BACKEND = 300, OPT_SPEED, OPT_WORKERS, OPT_PIPELINE, OPT_VALUE_BYTES,
+    OPT_SCALE, OPT_FSYNC, OPT_DIRECT, OPT_KEEP, OPT_TIMEOUT, OPT_FILL,
+    OPT_STORE_AT, OPT_MAX_ERRORS, OPT_OUTPUT_DIR, OPT_JSONL_OUT, OPT_COMPARE
+};
+
+typedef struct replay_opts {
+    const char *backend, *compare;
+    const char *output_dir, *jsonl_out;
+    lct_replay_options run;
+    lct_backend_config cfg;
+} replay_opts;
+
+static void help(void)
+{
+    printf(
+        "usage: lct replay [OPTIONS] --backend URI FILE\n"
+        "       lct replay [OPTIONS] --compare URI_A URI_B FILE\n"
+        "\n"
+        "Replay the trace's storage calls against a backend: a finish_write\n"
+        "stores its keys (with the bytes their reserve_write's layout gives),\n"
+        "a submit_prefetch_task looks its keys up and loads those found;\n"
+        "other calls are counted, not issued. Prints per-operation latency\n"
+        "(count, errors, mean, p50, p90, p99, min, max in ms), throughput,\n"
+        "schedule lag, hit ratio, in-flight high-water mark, causal waits and\n"
+        "errors by kind.\n"
+        "\n"
+        "URI: null (no I/O), mem:CAPACITY (an LRU in memory: keys, or bytes\n"
+        "with B/K/M/G/T), dir:PATH (a file per key), redis://HOST:PORT\n"
+        "\n"
+        "  --backend URI        the store to drive\n"
+        "  --compare A B        run A then B on the same trace, side by side\n"
+        "  --speed S            1 as recorded (default), 2 twice as fast,\n"
+        "                       0 as fast as the backend allows\n"
+        "  -c N                 operations in flight at most (default 1)\n"
+        "  --workers N          threads (default: N / pipeline)\n"
+        "  --pipeline P         operations a worker sends at once (redis\n"
+        "                       pipelining; default 1)\n"
+        "  --value-bytes N      every key weighs N bytes (K, M, G)\n"
+        "  --scale F            a key weighs its layout bytes times F\n"
+        "  --store-at reserve   store at reserve_write (default: finish)\n"
+        "  --fill-on-miss       a lookup that misses stores the key\n"
+        "  --fsync, --direct    dir: fsync each file; O_DIRECT\n"
+        "  --keep               dir: keep what an earlier run stored\n"
+        "  --timeout SECONDS    connect / answer timeout (redis; default 2)\n"
+        "  --max-errors N       stop issuing after N errors (default 1000;\n"
+        "                       0 never)\n"
+        "  --output-dir DIR     write DIR/trace_replay_ops.csv and\n"
+        "                       DIR/trace_replay_summary.json\n"
+        "  --jsonl-out PATH     one JSON line per operation\n"
+        "  --json               print the summary JSON instead of the table\n"
+        "  -q                   no progress or warnings on stderr\n"
+        "  --mmap, --stream     how to read the file (default: map)\n"
+        "  --max-frame SIZE     the longest frame a pipe may hold (256M)\n"
+        "  -h, --help           this text\n"
+        "\n"
+        "exit status: 0 every operation succeeded; 1 a backend error, an\n"
+        "interrupt or a refused file; 3 the trace was damaged (the rest was\n"
+        "replayed); 2 usage error. Ctrl-C stops issuing, drains what is in\n"
+        "flight and still writes the reports (marked partial).\n");
+}
+
+static double parse_positive(const char *opt, const char *arg, bool zero_ok)
+{
+    double d = tool_parse_seconds("replay", opt, arg);
+    if (d < 0 || (!zero_ok && d == 0))
+        tool_usage_error("replay", "%s '%s' must be %s", opt, arg,
+                         zero_ok ? "0 or more" : "above 0");
+    return d;
+}
+
+static unsigned parse_small(const char *opt, const char *arg, unsigned max)
+{
+    long long n = tool_parse_count("replay", opt, arg);
+    if (n < 1 || n > max)
+        tool_usage_error("replay", "%s '%s' must be 1 to %u", opt, arg, max);
+    return (unsigned)n;
+}
+
+static void on_option(void *ctx, int c, const char *arg)
+{
+    replay_opts *o = ctx;
+    lct_replay_options *r = &o->run;
+    switch (c) {
+    case OPT_BACKEND: o->backend = arg; break;
+    case OPT_COMPARE: o->compare = arg; break;
+    case OPT_SPEED: r->speed = parse_positive("--speed", arg, true); break;
+    case 'c': r->inflight = parse_small("-c", arg, 65536); break;
+    case OPT_WORKERS:
+        r->workers = parse_small("--workers", arg, LCT_REPLAY_MAX_WORKERS);
+        break;
+    case OPT_PIPELINE:
+        r->pipeline = parse_small("--pipeline", arg, 4096);
+        break;
+    case OPT_VALUE_BYTES:
+        r->value_bytes = tool_parse_size("replay", "--value-bytes", arg);
+        break;
+    case OPT_SCALE: r->scale = parse_positive("--scale", arg, false); break;
+    case OPT_FSYNC: o->cfg.fsync = true; break;
+    case OPT_DIRECT: o->cfg.direct = true; break;
+    case OPT_KEEP: o->cfg.keep = true; break;
+    case OPT_TIMEOUT:
+        o->cfg.timeout = parse_positive("--timeout", arg, false);
+        break;
+    case OPT_FILL: r->fill_on_miss = true; break;
+    case OPT_STORE_AT:
+        if (strcmp(arg, "reserve") != 0 && strcmp(arg, "finish") != 0)
+            tool_usage_error("replay", "--store-at '%s' is not reserve or "
+                             "finish", arg);
+        r->store_at_reserve = strcmp(arg, "reserve") == 0;
+        break;
+    case OPT_MAX_ERRORS:
+        r->max_errors = (uint64_t)tool_parse_count("replay", "--max-errors",
+                                                   arg);
+        break;
+    case OPT_OUTPUT_DIR: o->output_dir = arg; break;
+    case OPT_JSONL_OUT: o->jsonl_out = arg; break;
+    }
+}
+
+static void on_op_jsonl(void *ctx, const lct_backend_op *op, double t_sched,
+                        double lag_s, double latency_s)
+{
+    FILE *f = ctx;
+    char num[3][LCT_DOUBLE_BUFSIZE];
+    lct_json_format_double(latency_s * 1e3, num[0]);
+    lct_json_format_double(t_sched, num[1]);
+    lct_json_format_double(lag_s * 1e3, num[2]);
+    /* LMCache's three keys first, as json.dumps spaces them. */
+    fprintf(f, "{\"qualname\": \"%s\", \"latency_ms\": %s, \"failed\": %s, "
+               "\"key\": \"%s\", \"bytes\": %zu, \"t_sched\": %s, "
+               "\"lag_ms\": %s",
+            lct_replay_kind_name(op->kind), num[0],
+            op->status == LCT_OK ? "false" : "true", op->key.name,
+            op->kind == LCT_REPLAY_LOOKUP ? 0 : op->len, num[1], num[2]);
+    if (op->kind == LCT_REPLAY_LOOKUP || op->kind == LCT_REPLAY_LOAD)
+        fprintf(f, ", \"present\": %s", op->present ? "true" : "false");
+    if (op->status != LCT_OK) {
+        fputs(", \"error\": ", f);
+        lct_json_write_string(op->err.message, strlen(op->err.message),
+                              tool_file_write, f);
+    }
+    fputs("}\n", f);
+}
+
+static tool_progress progress;
+static lct_reader *progress_reader;
+
+static void on_progress(void *ctx, uint64_t records, uint64_t offset)
+{
+    (void)ctx, (void)records, (void)offset;
+    tool_progress_update(&progress, progress_reader);
+}
+
+/* Open the backend a URI names, replay r on it, close it.  False (after a
+ * message) when the backend could not be opened or the run failed. */
+static bool run_backend(replay_opts *o, const char *uri, lct_reader *r,
+                        const char *file, bool quiet, replay_run *out)
+{
+    const lct_backend_ops *extra[] = {lct_backend_redis()};
+    const lct_backend_ops *ops;
+    const char *arg;
+    lct_error err;
+    if (lct_backend_find(uri, extra, 1, &ops, &arg, &err) != LCT_OK)
+        tool_usage_error("replay", "%s", err.message);
+    out->backend = uri;
+    out->file = file;
+    out->opts = o->run;
+    lct_backend_config cfg = o->cfg;
+    cfg.workers = lct_replay_workers(&o->run);
+    cfg.pipeline = o->run.pipeline ? o->run.pipeline : 1;
+    void *state = NULL;
+    if (ops->open(arg, &cfg, &state, &err) != LCT_OK) {
+        fprintf(stderr, "lct replay: %s\n", err.message);
+        return false;
+    }
+    progress_reader = r;
+    tool_progress_start(&progress, r, quiet);
+    lct_status st = lct_replay_run(r, ops, state, &out->opts, &out->report,
+                                   &err);
+    tool_progress_end(&progress);
+    ops->close(state);
+    if (st != LCT_OK) {
+        fprintf(stderr, "lct replay: %s\n", err.message);
+        return false;
+    }
+    return true;
+}
+
+static bool write_reports(const replay_opts *o, const replay_run *run,
+                          const tool_args *a)
+{
+    if (mkdir(o->output_dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "lct replay: --output-dir ");
+        tool_put_vis(stderr, o->output_dir, strlen(o->output_dir));
+        fprintf(stderr, ": %s\n", strerror(errno));
+        return false;
+    }
+    static const char *const names[] = {"trace_replay_ops.csv",
+                                        "trace_replay_summary.json"};
+    for (int i = 0; i < 2; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", o->output_dir, names[i]);
+        lct_output *out = tool_output_open("replay", "--output-dir", path, a);
+        FILE *f = out ? tool_output_stream("replay", out) : NULL;
+        if (!f)
+            return false;
+        if (i == 0)
+            replay_write_ops_csv(f, run);
+        else
+            replay_write_summary_json(f, run);
+        if (!tool_output_finish("replay", out, f))
+            return false;
+    }
+    return true;
+}
+
+static int exit_for(const replay_run *run)
+{
+    const lct_replay_report *r = &run->report;
+    uint64_t errors = 0;
+    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++)
+        errors += r->errors[k];
+    if (errors || r->partial || r->corrupt)
+        return EXIT_REFUSED;
+    return tool_exit_for(&r->read);
+}
+
+static void check_usage(const replay_opts *o, const tool_args *a)
+{
+    if (!o->backend == !o->compare)
+        tool_usage_error("replay", "give --backend URI, or --compare A B");
+    if (o->compare && a->noperands != 2)
+        tool_usage_error("replay", "--compare A B FILE: two backends, "
+                         "then the trace");
+    if (!o->compare && a->noperands != 1)
+        tool_usage_error("replay", "one trace FILE");
+    if (o->compare && (o->output_dir || o->jsonl_out))
+        tool_usage_error("replay", "--output-dir and --jsonl-out report one "
+                         "backend, not --compare");
+    if (o->run.value_bytes && o->run.scale > 0)
+        tool_usage_error("replay", "--value-bytes and --scale both say what "
+                         "a key weighs: give one");
+}
+
+/* One backend: run, print, write the files; the exit status. */
+static int replay_one(replay_opts *o, lct_reader *r, const tool_args *a)
+{
+    lct_output *jout = NULL;
+    FILE *jf = NULL;
+    if (o->jsonl_out) {
+        jout = tool_output_open("replay", "--jsonl-out", o->jsonl_out, a);
+        if (!jout || !(jf = tool_output_stream("replay", jout)))
+            return EXIT_REFUSED;
+        o->run.on_op = on_op_jsonl;
+        o->run.on_op_ctx = jf;
+    }
+    replay_run run = {0};
+    bool ok = run_backend(o, o->backend, r, a->file, a->quiet, &run);
+    if (jout && !tool_output_finish("replay", jout, jf))
+        ok = false;
+    if (!ok)
+        return EXIT_REFUSED;
+    if (a->json)
+        replay_write_summary_json(stdout, &run);
+    else
+        replay_print_table(stdout, &run);
+    if (o->output_dir && !write_reports(o, &run, a))
+        return EXIT_REFUSED;
+    return exit_for(&run);
+}
+
+static int replay_compare(replay_opts *o, lct_reader *r, const tool_args *a)
+{
+    replay_run runs[2] = {{0}};
+    const char *uris[2] = {o->compare, a->operands[0]};
+    for (int i = 0; i < 2; i++) {
+        if (i)
+            lct_reader_rewind(r);
+        if (!run_backend(o, uris[i], r, a->file, a->quiet, &runs[i]))
+            return EXIT_REFUSED;
+        if (tool_interrupted)
+            break;
+    }
+    if (a->json) {
+        replay_write_summary_json(stdout, &runs[0]);
+        replay_write_summary_json(stdout, &runs[1]);
+    } else {
+        replay_print_compare(stdout, &runs[0], &runs[1]);
+    }
+    int rc0 = exit_for(&runs[0]), rc1 = exit_for(&runs[1]);
+    return rc0 == EXIT_REFUSED || rc1 == EXIT_REFUSED ? EXIT_REFUSED
+                                                      : rc0 ? rc0 : rc1;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    replay_opts o = {0};
+    o.run.speed = 1;
+    o.run.max_errors = 1000;
+    static const struct option own[] = {
+        {"backend", required_argument, NULL, OPT_BACKEND},
+        {"compare", required_argument, NULL, OPT_COMPARE},
+        {"speed", required_argument, NULL, OPT_SPEED},
+        {"workers", required_argument, NULL, OPT_WORKERS},
+        {"pipeline", required_argument, NULL, OPT_PIPELINE},
+        {"value-bytes", required_argument, NULL, OPT_VALUE_BYTES},
+        {"scale", required_argument, NULL, OPT_SCALE},
+        {"fsync", no_argument, NULL, OPT_FSYNC},
+        {"direct", no_argument, NULL, OPT_DIRECT},
+        {"keep", no_argument, NULL, OPT_KEEP},
+        {"timeout", required_argument, NULL, OPT_TIMEOUT},
+        {"fill-on-miss", no_argument, NULL, OPT_FILL},
+        {"store-at", required_argument, NULL, OPT_STORE_AT},
+        {"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
+        {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+        {"jsonl-out", required_argument, NULL, OPT_JSONL_OUT},
+        {NULL, 0, NULL, 0}};
+    tool_cmd cmd = {.name = "replay", .shared = TOOL_Q | TOOL_JSON | TOOL_SRC,
+                    .own = own, .own_short = "c:", .on_option = on_option,
+                    .ctx = &o, .help = help, .min_operands = 1};
+    tool_args a;
+    tool_parse_args(&cmd, argc, argv, &a);
+    check_usage(&o, &a);
+    a.file = a.operands[a.noperands - 1];
+    lct_reader *r = tool_open(a.file, tool_source_flags(&a), a.quiet);
+    if (!r)
+        return EXIT_REFUSED;
+    tool_catch_interrupts();
+    o.run.stop = (const volatile int *)&tool_interrupted;
+    if (!a.quiet)
+        o.run.progress = on_progress;
+    int rc = o.compare ? replay_compare(&o, r, &a) : replay_one(&o, r, &a);
+    lct_close(r);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/*
+ * replay.h - what `lct replay`'s two files share: a finished run (its
+ * backend's name and the library's report) and the ways it is printed
+ * (replay_out.c): the terminal table, LMCache's ops CSV and summary JSON,
+ * and the side-by-side comparison.
+ */
+#ifndef LCT_TOOL_REPLAY_H
+#define LCT_TOOL_REPLAY_H
+
+#include <stdio.h>
+
+#include "lct.h"
+
+typedef struct replay_run {
+    const char *backend; /* the URI */
+    const char *file;
+    lct_replay_options opts;
+    lct_replay_report report;
+    bool interrupted;
+} replay_run;
+
+/* Hit ratio over every reference whose outcome is known (lookups, and
+ * stores that said whether their key was there); -1 when none said. */
+double replay_reference_hit_ratio(const lct_replay_report *r);
+void replay_print_table(FILE *f, const replay_run *run);
+/* LMCache's trace_replay_ops.csv: qualname (here the operation), count,
+ * errors, mean_ms ... max_ms; "%.6f"; CR LF, as Python's csv writes. */
+void replay_write_ops_csv(FILE *f, const replay_run *run);
+/* LMCache's trace_replay_summary.json (duration_s, ops), indent 2 and
+ * keys sorted as json.dump writes it, with what LMCache's lacks beside. */
+void replay_write_summary_json(FILE *f, const replay_run *run);
+void replay_print_compare(FILE *f, const replay_run *a, const replay_run *b);
+
+#endif

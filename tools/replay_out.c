@@ -1,0 +1,366 @@
+/*
+ * replay_out.c - printing a replay: the terminal table, LMCache's
+ * replay files (trace_replay_ops.csv, trace_replay_summary.json, the
+ * shapes lmcache trace replay writes, so scripts that read those read
+ * ours) and two runs side by side.
+ */
+#include "replay.h"
+#include "tool.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+double replay_reference_hit_ratio(const lct_replay_report *r)
+{
+    uint64_t refs = r->lookups + r->stores_known;
+    if (refs == 0 || (r->stores_known == 0 &&
+                      r->latency[LCT_REPLAY_STORE].count > r->fills))
+        return -1;
+    return (double)(r->hits + r->stores_replaced) / (double)refs;
+}
+
+static double per_s(double n, double seconds)
+{
+    return seconds > 0 ? n / seconds : 0;
+}
+
+static void print_ops(FILE *f, const lct_replay_report *r)
+{
+    fprintf(f, "%-7s %9s %6s %9s %9s %9s %9s %9s %9s %11s %9s\n", "op",
+            "count", "errors", "mean_ms", "p50_ms", "p90_ms", "p99_ms",
+            "min_ms", "max_ms", "ops/s", "MB/s");
+    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++) {
+        const lct_replay_dist *d = &r->latency[k];
+        if (d->count == 0 && r->errors[k] == 0)
+            continue;
+        fprintf(f,
+                "%-7s %9" PRIu64 " %6" PRIu64
+                " %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.0f %9.1f\n",
+                lct_replay_kind_name((lct_replay_kind)k), d->count,
+                r->errors[k], d->mean * 1e3, d->p50 * 1e3, d->p90 * 1e3,
+                d->p99 * 1e3, d->min * 1e3, d->max * 1e3,
+                per_s((double)d->count, r->duration),
+                per_s((double)r->bytes[k] / 1e6, r->duration));
+    }
+}
+
+static void print_extras(FILE *f, const lct_replay_report *r)
+{
+    if (r->paced)
+        fprintf(f, "schedule lag: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+                r->lag.p50 * 1e3, r->lag.p99 * 1e3, r->lag.max * 1e3);
+    else
+        fprintf(f, "schedule lag: not paced (--speed 0)\n");
+    if (r->lookups)
+        fprintf(f, "lookups: %" PRIu64 ", hits %" PRIu64 " (hit ratio %.4f)\n",
+                r->lookups, r->hits, (double)r->hits / (double)r->lookups);
+    double ref = replay_reference_hit_ratio(r);
+    if (ref >= 0)
+        fprintf(f, "every reference (lookups and stores): hit ratio %.4f\n",
+                ref);
+    if (r->fills)
+        fprintf(f, "stores on a miss (--fill-on-miss): %" PRIu64 "\n",
+                r->fills);
+    fprintf(f, "in flight at most: %" PRIu64 " (%u worker%s)\n",
+            r->inflight_max, r->workers, r->workers == 1 ? "" : "s");
+    fprintf(f, "causal waits: %" PRIu64 ", %.3f ms in all, max %.3f ms\n",
+            r->causal.count, r->causal.total * 1e3, r->causal.max * 1e3);
+    if (r->loads_missing || r->corrupt)
+        fprintf(f, "loads: %" PRIu64 " found the key gone, %" PRIu64
+                " returned other bytes\n", r->loads_missing, r->corrupt);
+    for (unsigned i = 0; i < r->nerror_kinds; i++) {
+        fprintf(f, "errors: %s %" PRIu64 " (first: ", r->error_kinds[i].kind,
+                r->error_kinds[i].count);
+        tool_put_vis(f, r->error_kinds[i].first,
+                     strlen(r->error_kinds[i].first));
+        fprintf(f, ")\n");
+    }
+    if (r->errors_other)
+        fprintf(f, "errors: %" PRIu64 " of other kinds\n", r->errors_other);
+}
+
+static void print_calls(FILE *f, const lct_replay_report *r)
+{
+    if (r->keys_unreadable)
+        fprintf(f, "records whose keys could not be read: %" PRIu64 "\n",
+                r->keys_unreadable);
+    if (r->finish_unreserved || r->reserved_unfinished)
+        fprintf(f, "keys finished but never reserved: %" PRIu64
+                "; reserved but never finished: %" PRIu64 "\n",
+                r->finish_unreserved, r->reserved_unfinished);
+    if (r->unsized)
+        fprintf(f, "keys of no known size (stored as 0 bytes): %" PRIu64
+                "\n", r->unsized);
+    for (unsigned i = 0; i < r->ncalls; i++) {
+        fprintf(f, "counted, not issued: %9" PRIu64 "  ", r->calls[i].count);
+        tool_put_vis(f, r->calls[i].qualname, strlen(r->calls[i].qualname));
+        fputc('\n', f);
+    }
+    if (r->calls_other)
+        fprintf(f, "counted, not issued: %9" PRIu64 "  (other calls)\n",
+                r->calls_other);
+}
+
+void replay_print_table(FILE *f, const replay_run *run)
+{
+    const lct_replay_report *r = &run->report;
+    fprintf(f, "replay of ");
+    tool_put_vis(f, run->file, strlen(run->file));
+    fprintf(f, " against ");
+    tool_put_vis(f, run->backend, strlen(run->backend));
+    if (run->opts.speed > 0)
+        fprintf(f, " at speed %g", run->opts.speed);
+    else
+        fprintf(f, " as fast as it goes");
+    fprintf(f, ", in flight %u, pipeline %u\n",
+            run->opts.inflight ? run->opts.inflight : 1,
+            run->opts.pipeline ? run->opts.pipeline : 1);
+    fprintf(f, "records: %" PRIu64 " read, %" PRIu64
+            " gave operations; %.3f s\n", r->records, r->records_issued,
+            r->duration);
+    print_ops(f, r);
+    print_extras(f, r);
+    print_calls(f, r);
+    fprintf(f, "percentiles: nearest rank over log-bucketed histograms, "
+               "each within %.2f%% of the true value\n",
+            LCT_REPLAY_HIST_ERROR * 100);
+    if (r->partial)
+        fprintf(f, "PARTIAL: %s; what was in flight was drained\n",
+                r->too_many_errors ? "stopped after --max-errors errors"
+                                   : "interrupted");
+}
+
+void replay_write_ops_csv(FILE *f, const replay_run *run)
+{
+    const lct_replay_report *r = &run->report;
+    fprintf(f, "qualname,count,errors,mean_ms,p50_ms,p90_ms,p99_ms,min_ms,"
+               "max_ms\r\n");
+    /* LMCache sorts its rows by name: load, lookup, store. */
+    static const lct_replay_kind order[] = {LCT_REPLAY_DELETE, LCT_REPLAY_LOAD,
+                                            LCT_REPLAY_LOOKUP,
+                                            LCT_REPLAY_STORE};
+    for (size_t i = 0; i < 4; i++) {
+        const lct_replay_dist *d = &r->latency[order[i]];
+        if (d->count == 0 && r->errors[order[i]] == 0)
+            continue;
+        fprintf(f, "%s,%" PRIu64 ",%" PRIu64
+                   ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\r\n",
+                lct_replay_kind_name(order[i]), d->count, r->errors[order[i]],
+                d->mean * 1e3, d->p50 * 1e3, d->p90 * 1e3, d->p99 * 1e3,
+                d->min * 1e3, d->max * 1e3);
+    }
+}
+
+/* JSON as Python's json.dump(indent=2, sort_keys=True) lays it out: the
+ * callers give keys in sorted order. */
+typedef struct jw {
+    FILE *f;
+    int depth;
+    bool first[8];
+} jw;
+
+static void jkey(jw *w, const char *key)
+{
+    fputs(w->first[w->depth] ? "\n" : ",\n", w->f);
+    w->first[w->depth] = false;
+    fprintf(w->f, "%*s", 2 * w->depth, "");
+    lct_json_write_string(key, strlen(key), tool_file_write, w->f);
+    fputs(": ", w->f);
+}
+
+static void jbegin(jw *w)
+{
+    fputc('{', w->f);
+    w->first[++w->depth] = true;
+}
+
+static void jend(jw *w)
+{
+    if (!w->first[w->depth--])
+        fprintf(w->f, "\n%*s", 2 * w->depth, "");
+    fputc('}', w->f);
+}
+
+/* A float as Python's repr: shortest round trip, and "1.0" not "1". */
+static void jdouble(jw *w, const char *key, double d)
+{
+    jkey(w, key);
+    char buf[LCT_DOUBLE_BUFSIZE];
+    size_t n = lct_json_format_double(d, buf);
+    fwrite(buf, 1, n, w->f);
+    if (n && !memchr(buf, '.', n) && !memchr(buf, 'e', n) &&
+        strcmp(buf, "null") != 0)
+        fputs(".0", w->f);
+}
+
+static void juint(jw *w, const char *key, uint64_t v)
+{
+    jkey(w, key);
+    fprintf(w->f, "%" PRIu64, v);
+}
+
+static void jstr(jw *w, const char *key, const char *s)
+{
+    jkey(w, key);
+    lct_json_write_string(s, strlen(s), tool_file_write, w->f);
+}
+
+static void jratio(jw *w, const char *key, double num, double den)
+{
+    if (den > 0) {
+        jdouble(w, key, num / den);
+    } else {
+        jkey(w, key);
+        fputs("null", w->f);
+    }
+}
+
+static const lct_replay_kind sorted_kinds[] = {
+    LCT_REPLAY_DELETE, LCT_REPLAY_LOAD, LCT_REPLAY_LOOKUP, LCT_REPLAY_STORE};
+
+static void json_ops(jw *w, const lct_replay_report *r)
+{
+    jkey(w, "ops");
+    jbegin(w);
+    for (size_t i = 0; i < 4; i++) {
+        lct_replay_kind k = sorted_kinds[i];
+        const lct_replay_dist *d = &r->latency[k];
+        if (d->count == 0 && r->errors[k] == 0)
+            continue;
+        jkey(w, lct_replay_kind_name(k));
+        jbegin(w);
+        juint(w, "count", d->count);
+        juint(w, "errors", r->errors[k]);
+        jdouble(w, "max_ms", d->max * 1e3);
+        jdouble(w, "mean_ms", d->mean * 1e3);
+        jdouble(w, "min_ms", d->min * 1e3);
+        jdouble(w, "p50_ms", d->p50 * 1e3);
+        jdouble(w, "p90_ms", d->p90 * 1e3);
+        jdouble(w, "p99_ms", d->p99 * 1e3);
+        jend(w);
+    }
+    jend(w);
+}
+
+static void json_throughput(jw *w, const lct_replay_report *r)
+{
+    jkey(w, "throughput");
+    jbegin(w);
+    for (size_t i = 0; i < 4; i++) {
+        lct_replay_kind k = sorted_kinds[i];
+        if (r->latency[k].count == 0)
+            continue;
+        jkey(w, lct_replay_kind_name(k));
+        jbegin(w);
+        jdouble(w, "mb_per_s", per_s((double)r->bytes[k] / 1e6, r->duration));
+        jdouble(w, "ops_per_s", per_s((double)r->latency[k].count,
+                                      r->duration));
+        jend(w);
+    }
+    jend(w);
+}
+
+static void json_head(jw *w, const replay_run *run)
+{
+    const lct_replay_report *r = &run->report;
+    jstr(w, "backend", run->backend);
+    jkey(w, "causal_wait");
+    jbegin(w);
+    juint(w, "count", r->causal.count);
+    jdouble(w, "max_ms", r->causal.max * 1e3);
+    jdouble(w, "total_ms", r->causal.total * 1e3);
+    jend(w);
+    jdouble(w, "duration_s", r->duration);
+    jkey(w, "errors_by_kind");
+    jbegin(w);
+    for (unsigned i = 0; i < r->nerror_kinds; i++) {
+        jkey(w, r->error_kinds[i].kind);
+        jbegin(w);
+        juint(w, "count", r->error_kinds[i].count);
+        jstr(w, "first", r->error_kinds[i].first);
+        jend(w);
+    }
+    jend(w);
+    jratio(w, "hit_ratio", (double)r->hits, (double)r->lookups);
+    juint(w, "hits", r->hits);
+    juint(w, "inflight_max", r->inflight_max);
+    jkey(w, "lag");
+    if (r->paced) {
+        jbegin(w);
+        jdouble(w, "max_ms", r->lag.max * 1e3);
+        jdouble(w, "p50_ms", r->lag.p50 * 1e3);
+        jdouble(w, "p99_ms", r->lag.p99 * 1e3);
+        jend(w);
+    } else {
+        fputs("null", w->f);
+    }
+    juint(w, "lookups", r->lookups);
+}
+
+void replay_write_summary_json(FILE *f, const replay_run *run)
+{
+    const lct_replay_report *r = &run->report;
+    jw w = {.f = f};
+    jbegin(&w);
+    json_head(&w, run);
+    json_ops(&w, r);
+    jkey(&w, "partial");
+    fputs(r->partial ? "true" : "false", f);
+    jdouble(&w, "percentile_error", LCT_REPLAY_HIST_ERROR);
+    juint(&w, "records", r->records);
+    double ref = replay_reference_hit_ratio(r);
+    jratio(&w, "reference_hit_ratio", ref, ref >= 0 ? 1 : 0);
+    json_throughput(&w, r);
+    jstr(&w, "trace", run->file);
+    jend(&w);
+    fputc('\n', f);
+}
+
+static void compare_row(FILE *f, const char *what, double a, double b,
+                        const char *fmt)
+{
+    fprintf(f, "%-28s ", what);
+    fprintf(f, fmt, a);
+    fputc(' ', f);
+    fprintf(f, fmt, b);
+    if (a > 0 && b >= 0)
+        fprintf(f, "  %8.2fx", b / a);
+    fputc('\n', f);
+}
+
+void replay_print_compare(FILE *f, const replay_run *a, const replay_run *b)
+{
+    const lct_replay_report *x = &a->report, *y = &b->report;
+    fprintf(f, "%-28s %14.14s %14.14s  %9s\n", "", a->backend, b->backend,
+            "B/A");
+    compare_row(f, "duration (s)", x->duration, y->duration, "%14.3f");
+    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++) {
+        if (x->latency[k].count + y->latency[k].count == 0)
+            continue;
+        char what[64];
+        const char *name = lct_replay_kind_name((lct_replay_kind)k);
+        snprintf(what, sizeof what, "%s count", name);
+        compare_row(f, what, (double)x->latency[k].count,
+                    (double)y->latency[k].count, "%14.0f");
+        snprintf(what, sizeof what, "%s p50 (ms)", name);
+        compare_row(f, what, x->latency[k].p50 * 1e3,
+                    y->latency[k].p50 * 1e3, "%14.3f");
+        snprintf(what, sizeof what, "%s p99 (ms)", name);
+        compare_row(f, what, x->latency[k].p99 * 1e3,
+                    y->latency[k].p99 * 1e3, "%14.3f");
+        snprintf(what, sizeof what, "%s ops/s", name);
+        compare_row(f, what, per_s((double)x->latency[k].count, x->duration),
+                    per_s((double)y->latency[k].count, y->duration),
+                    "%14.0f");
+        snprintf(what, sizeof what, "%s errors", name);
+        compare_row(f, what, (double)x->errors[k], (double)y->errors[k],
+                    "%14.0f");
+    }
+    compare_row(f, "lookup hit ratio",
+                x->lookups ? (double)x->hits / (double)x->lookups : 0,
+                y->lookups ? (double)y->hits / (double)y->lookups : 0,
+                "%14.4f");
+    if (x->paced)
+        compare_row(f, "schedule lag p99 (ms)", x->lag.p99 * 1e3,
+                    y->lag.p99 * 1e3, "%14.3f");
+}
