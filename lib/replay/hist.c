@@ -67,6 +67,8 @@ uint64_t lct__hist_quantile(const lct__hist *h, double q)
         rank++;
     if (rank < 1)
         rank = 1;
+    if (rank >= h->count)
+        return h->max_ns; /* known exactly */
     uint64_t seen = 0;
     for (unsigned i = 0; i < LCT__HIST_BUCKETS; i++) {
         seen += h->bucket[i];

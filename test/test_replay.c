@@ -1,0 +1,378 @@
+/*
+ * test_replay.c - the replay engine: the histograms' bound, the mapping
+ * from calls to operations, the mem backend against lct mrc's
+ * every-reference curve, causal waits across workers, the dir backend's
+ * files, and a failing backend counted by kind with the run still
+ * reported.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lct.h"
+#include "replay/hist_internal.h"
+
+static lct_reader *open_sample(void)
+{
+    lct_reader *r;
+    lct_error err;
+    cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, &err), LCT_OK, "%s",
+                 err.message);
+    return r;
+}
+
+Test(replay, histogram_quantiles_within_the_stated_error)
+{
+    lct__hist h;
+    lct__hist_init(&h);
+    /* 1..100000 ns: the p-th percentile by nearest rank is p*1000. */
+    for (uint64_t v = 1; v <= 100000; v++)
+        lct__hist_add(&h, v);
+    double qs[] = {0.5, 0.9, 0.99, 0.999};
+    for (size_t i = 0; i < 4; i++) {
+        double want = qs[i] * 100000;
+        double got = (double)lct__hist_quantile(&h, qs[i]);
+        cr_expect_leq(fabs(got - want) / want, LCT_REPLAY_HIST_ERROR + 1e-9,
+                      "q %g: %g, want %g", qs[i], got, want);
+    }
+    cr_expect_eq(h.min_ns, 1);
+    cr_expect_eq(h.max_ns, 100000);
+    /* Exact below 256 ns. */
+    lct__hist_init(&h);
+    lct__hist_add(&h, 7);
+    lct__hist_add(&h, 200);
+    cr_expect_eq(lct__hist_quantile(&h, 0.5), 7);
+    cr_expect_eq(lct__hist_quantile(&h, 1.0), 200);
+    /* A huge value lands in the last bucket; max still says it. */
+    lct__hist_add(&h, UINT64_MAX / 2);
+    cr_expect_eq(h.max_ns, UINT64_MAX / 2);
+    cr_expect_eq(lct__hist_quantile(&h, 1.0), UINT64_MAX / 2);
+}
+
+/* The every-reference key stream of the sample, as lct mrc builds it. */
+static double mrc_hit_ratio(uint64_t capacity)
+{
+    lct_reader *r = open_sample();
+    lct_refs *refs;
+    cr_assert_eq(lct_refs_new(&refs), LCT_OK);
+    lct_record rec;
+    while (lct_next(r, &rec) == 1) {
+        bool read = lct_qualname_match(rec.qualname, LCT_KEYS_READ_CALL);
+        if (!read && !lct_qualname_match(rec.qualname, LCT_KEYS_WRITE_CALL))
+            continue;
+        lct_key_iter it;
+        lct_object_key key;
+        uint64_t bytes;
+        cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK);
+        while (lct_key_iter_next(&it, &key, &bytes, NULL) == 1)
+            cr_assert_eq(lct_refs_add(refs, lct_object_key_hash(&key), bytes,
+                                      rec.t_mono, read), LCT_OK);
+    }
+    lct_mrc_options o = {.every_reference = true};
+    lct_mrc *mrc;
+    cr_assert_eq(lct_mrc_compute_with(refs, &o, &mrc, NULL), LCT_OK);
+    double hit = lct_mrc_hit_ratio(mrc, capacity);
+    lct_mrc_free(mrc);
+    lct_refs_free(refs);
+    lct_close(r);
+    return hit;
+}
+
+static void replay_on(const lct_backend_ops *ops, const char *arg,
+                      const lct_backend_config *cfg,
+                      const lct_replay_options *o, lct_replay_report *rep)
+{
+    lct_reader *r = open_sample();
+    void *state;
+    lct_error err;
+    cr_assert_eq(ops->open(arg, cfg, &state, &err), LCT_OK, "%s",
+                 err.message);
+    cr_assert_eq(lct_replay_run(r, ops, state, o, rep, &err), LCT_OK, "%s",
+                 err.message);
+    ops->close(state);
+    lct_close(r);
+}
+
+Test(replay, mem_hit_ratio_equals_mrc_every_reference)
+{
+    uint64_t capacities[] = {1, 10, 100, 400, 5000};
+    for (size_t i = 0; i < 5; i++) {
+        char arg[32];
+        snprintf(arg, sizeof arg, "%llu", (unsigned long long)capacities[i]);
+        lct_replay_options o = {.speed = 0, .value_bytes = 64,
+                                .fill_on_miss = true,
+                                .store_at_reserve = true};
+        lct_backend_config cfg = {.workers = 1};
+        lct_replay_report rep;
+        replay_on(lct_backend_mem(), arg, &cfg, &o, &rep);
+        cr_assert_gt(rep.lookups, 0);
+        cr_assert_gt(rep.stores_known, 0);
+        double got = (double)(rep.hits + rep.stores_replaced) /
+                     (double)(rep.lookups + rep.stores_known);
+        double want = mrc_hit_ratio(capacities[i]);
+        cr_expect_float_eq(got, want, 1e-12, "capacity %s: mem %.6f, mrc %.6f",
+                           arg, got, want);
+    }
+}
+
+Test(replay, calls_map_to_operations)
+{
+    /* The sample: 610 prefetches, 280 reserve/finish pairs. */
+    lct_replay_options o = {.speed = 0, .value_bytes = 100};
+    lct_backend_config cfg = {.workers = 1};
+    lct_replay_report rep;
+    replay_on(lct_backend_mem(), "100000", &cfg, &o, &rep);
+    cr_expect_eq(rep.records, 3000);
+    cr_expect_eq(rep.records_issued, 610 + 280); /* finishes store */
+    cr_expect_eq(rep.lookups, rep.latency[LCT_REPLAY_LOOKUP].count);
+    cr_expect_eq(rep.hits, rep.latency[LCT_REPLAY_LOAD].count);
+    cr_expect_eq(rep.bytes[LCT_REPLAY_STORE],
+                 100 * rep.latency[LCT_REPLAY_STORE].count);
+    cr_expect_eq(rep.corrupt, 0);
+    cr_expect_eq(rep.finish_unreserved, 0);
+    cr_expect_eq(rep.reserved_unfinished, 0);
+    /* Four qualnames gave no operation: counted, not issued. */
+    cr_expect_eq(rep.ncalls, 4);
+    uint64_t counted = 0;
+    for (unsigned i = 0; i < rep.ncalls; i++)
+        counted += rep.calls[i].count;
+    cr_expect_eq(counted, 3000 - 890);
+}
+
+/* A backend whose stores are slow and whose lookups check that every
+ * earlier store of their key has completed. */
+static pthread_mutex_t slow_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t slow_stored[4096];
+static size_t slow_n;
+static int slow_violations;
+
+static lct_status slow_open(const char *a, const lct_backend_config *c,
+                            void **s, lct_error *e)
+{
+    (void)a, (void)c, (void)e;
+    *s = NULL;
+    slow_n = 0;
+    slow_violations = 0;
+    return LCT_OK;
+}
+static void slow_close(void *s) { (void)s; }
+static lct_status slow_store(void *s, unsigned w, const lct_backend_key *k,
+                             const void *d, size_t n, int *rep, lct_error *e)
+{
+    (void)s, (void)w, (void)d, (void)n, (void)e;
+    nanosleep(&(struct timespec){0, 200000}, NULL);
+    pthread_mutex_lock(&slow_lock);
+    if (slow_n < 4096)
+        slow_stored[slow_n++] = k->id;
+    pthread_mutex_unlock(&slow_lock);
+    *rep = -1;
+    return LCT_OK;
+}
+static lct_status slow_lookup(void *s, unsigned w, const lct_backend_key *k,
+                              bool *present, lct_error *e)
+{
+    (void)s, (void)w, (void)e;
+    pthread_mutex_lock(&slow_lock);
+    *present = false;
+    for (size_t i = 0; i < slow_n; i++)
+        *present |= slow_stored[i] == k->id;
+    pthread_mutex_unlock(&slow_lock);
+    return LCT_OK;
+}
+static lct_status slow_load(void *s, unsigned w, const lct_backend_key *k,
+                            void *b, size_t cap, size_t *len, bool *present,
+                            lct_error *e)
+{
+    (void)b, (void)cap;
+    *len = 0;
+    return slow_lookup(s, w, k, present, e);
+}
+static lct_status slow_remove(void *s, unsigned w, const lct_backend_key *k,
+                              lct_error *e)
+{
+    (void)s, (void)w, (void)k, (void)e;
+    return LCT_OK;
+}
+
+Test(replay, causal_waits_keep_a_lookup_after_its_store)
+{
+    /* A trace where each key is written, then looked up at once. */
+    char path[] = "/tmp/lct-causal-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    lct_writer *w;
+    cr_assert_eq(lct_writer_open_fd(fd, &w, NULL), LCT_OK);
+    lct_header h;
+    memset(&h, 0, sizeof h);
+    h.level = (lct_str){"storage", 7};
+    h.trace_schema_version = 2;
+    h.sm_config_json = (lct_str){"", 0};
+    h.sm_config_digest = (lct_str){"", 0};
+    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
+    const char *calls[] = {"S.reserve_write", "S.finish_write",
+                           "S.submit_prefetch_task"};
+    for (int k = 0; k < 40; k++)
+        for (int c = 0; c < 3; c++) {
+            lct_writer_record_begin(w, 0.001 * k, 0, calls[c], strlen(calls[c]));
+            lct_writer_map(w, 1);
+            lct_writer_cstr(w, "keys");
+            lct_writer_array(w, 1);
+            lct_writer_codec(w, "ObjectKey");
+            lct_writer_map(w, 3);
+            lct_writer_cstr(w, "chunk_hash");
+            unsigned char hash[8] = {(unsigned char)k, 1, 2, 3};
+            lct_writer_bin(w, hash, sizeof hash);
+            lct_writer_cstr(w, "model_name");
+            lct_writer_cstr(w, "m");
+            lct_writer_cstr(w, "kv_rank");
+            lct_writer_int(w, 0);
+            cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+        }
+    lct_writer_close(w);
+    static const lct_backend_ops slow = {"slow", slow_open, slow_close,
+                                         slow_store, slow_lookup, slow_load,
+                                         slow_remove, NULL};
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    lct_replay_options o = {.speed = 0, .inflight = 8, .value_bytes = 16};
+    void *state;
+    slow_open(NULL, NULL, &state, NULL);
+    lct_replay_report rep;
+    cr_assert_eq(lct_replay_run(r, &slow, state, &o, &rep, NULL), LCT_OK);
+    lct_close(r);
+    unlink(path);
+    cr_expect_eq(rep.workers, 8);
+    cr_expect_eq(rep.lookups, 40);
+    cr_expect_eq(rep.hits, 40, "every lookup came after its store: %llu",
+                 (unsigned long long)rep.hits);
+    cr_expect_gt(rep.causal.count, 0, "the lookups had to wait");
+    cr_expect_leq(rep.inflight_max, 8);
+}
+
+static int count_kv_files(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "ls %s | grep -c '\\.kv$'", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    cr_assert(p);
+    cr_assert_eq(fscanf(p, "%d", &n), 1);
+    pclose(p);
+    return n;
+}
+
+Test(replay, dir_backend_round_trips_and_starts_fresh)
+{
+    char dir[] = "/tmp/lct-dir-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char stale[600], other[600];
+    snprintf(stale, sizeof stale, "%s/00000000000000aa.kv", dir);
+    snprintf(other, sizeof other, "%s/notes.txt", dir);
+    fclose(fopen(stale, "w"));
+    fclose(fopen(other, "w"));
+    lct_replay_options o = {.speed = 0, .value_bytes = 4096};
+    lct_backend_config cfg = {.workers = 1};
+    lct_replay_report on_dir, on_mem;
+    replay_on(lct_backend_dir(), dir, &cfg, &o, &on_dir);
+    replay_on(lct_backend_mem(), "1000000", &cfg, &o, &on_mem);
+    cr_expect_eq(access(stale, F_OK), -1, "an earlier run's key is gone");
+    cr_expect_eq(access(other, F_OK), 0, "other files are left alone");
+    cr_expect_eq(on_dir.hits, on_mem.hits);
+    cr_expect_gt(on_dir.hits, 0);
+    cr_expect_eq(on_dir.corrupt, 0, "loads read back the stored bytes");
+    cr_expect_eq(on_dir.bytes[LCT_REPLAY_LOAD], 4096 * on_dir.hits);
+    int files = count_kv_files(dir);
+    cr_expect_gt(files, 0);
+    cr_expect_leq((uint64_t)files, on_dir.latency[LCT_REPLAY_STORE].count);
+    /* --keep: a second run finds the first run's keys at once. */
+    cfg.keep = true;
+    lct_replay_report again;
+    replay_on(lct_backend_dir(), dir, &cfg, &o, &again);
+    cr_expect_gt(again.hits, on_dir.hits);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(replay, dir_backend_refuses_a_path_it_cannot_create)
+{
+    lct_backend_config cfg = {.workers = 1};
+    void *state;
+    lct_error err;
+    cr_expect_eq(lct_backend_dir()->open("/proc/no/such", &cfg, &state, &err),
+                 LCT_ERR_SYS);
+    cr_expect(strstr(err.message, "/proc/no/such"), "%s", err.message);
+}
+
+static unsigned full_stores;
+static lct_status full_store(void *s, unsigned w, const lct_backend_key *k,
+                             const void *d, size_t n, int *rep, lct_error *e)
+{
+    (void)s, (void)w, (void)d, (void)n;
+    *rep = -1;
+    if (++full_stores <= 10)
+        return LCT_OK;
+    e->code = LCT_ERR_SYS;
+    e->sys_errno = ENOSPC;
+    snprintf(e->message, sizeof e->message, "full: %s", k->name);
+    return LCT_ERR_SYS;
+}
+
+Test(replay, a_failing_backend_is_counted_by_kind_and_reported)
+{
+    static const lct_backend_ops full = {"full", slow_open, slow_close,
+                                         full_store, slow_lookup, slow_load,
+                                         slow_remove, NULL};
+    lct_reader *r = open_sample();
+    lct_replay_options o = {.speed = 0, .value_bytes = 8, .inflight = 4};
+    lct_replay_report rep;
+    full_stores = 0;
+    slow_n = 0;
+    cr_assert_eq(lct_replay_run(r, &full, NULL, &o, &rep, NULL), LCT_OK);
+    cr_expect_eq(rep.latency[LCT_REPLAY_STORE].count, 10);
+    cr_expect_gt(rep.errors[LCT_REPLAY_STORE], 0);
+    cr_expect_eq(rep.nerror_kinds, 1);
+    cr_expect_str_eq(rep.error_kinds[0].kind, "ENOSPC");
+    cr_expect_eq(rep.error_kinds[0].count, rep.errors[LCT_REPLAY_STORE]);
+    cr_expect(strstr(rep.error_kinds[0].first, "full: "));
+    cr_expect(!rep.partial);
+    /* max_errors stops issuing: partial, and said why. */
+    lct_reader_rewind(r);
+    full_stores = 0;
+    o.max_errors = 5;
+    cr_assert_eq(lct_replay_run(r, &full, NULL, &o, &rep, NULL), LCT_OK);
+    cr_expect(rep.partial);
+    cr_expect(rep.too_many_errors);
+    cr_expect_lt(rep.records, 3000);
+    lct_close(r);
+}
+
+Test(replay, backend_uris)
+{
+    const lct_backend_ops *ops;
+    const char *arg;
+    lct_error err;
+    cr_expect_eq(lct_backend_find("mem:64M", NULL, 0, &ops, &arg, &err),
+                 LCT_OK);
+    cr_expect_str_eq(ops->name, "mem");
+    cr_expect_str_eq(arg, "64M");
+    cr_expect_eq(lct_backend_find("dir:/x/y", NULL, 0, &ops, &arg, &err),
+                 LCT_OK);
+    cr_expect_str_eq(arg, "/x/y");
+    cr_expect_eq(lct_backend_find("null", NULL, 0, &ops, &arg, &err), LCT_OK);
+    cr_expect_eq(lct_backend_find("s3://b", NULL, 0, &ops, &arg, &err),
+                 LCT_ERR_NOT_FOUND);
+    cr_expect(strstr(err.message, "s3://b"));
+    void *state;
+    cr_expect_eq(lct_backend_mem()->open("lots", NULL, &state, &err),
+                 LCT_ERR_INVALID);
+    cr_expect_eq(lct_backend_mem()->open("0", NULL, &state, &err),
+                 LCT_ERR_INVALID);
+}
