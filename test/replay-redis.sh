@@ -1,0 +1,82 @@
+#!/bin/sh
+# lct replay against a real redis-server that this test starts on a
+# loopback port of its own and stops: the hits equal the mem backend's,
+# LMCache's report files are written, a server killed mid-run gives
+# counted errors, reports and exit 1 (no hang), and an unreachable server
+# fails at once, naming the address.  Skipped (77) without redis-server.
+set -u
+command -v redis-server >/dev/null 2>&1 || { echo "no redis-server: skipped"; exit 77; }
+lct="$LCT_BUILDDIR/tools/lct"
+sample="$LCT_SRCDIR/examples/sample.lct"
+tmp=$(mktemp -d)
+port=$((20000 + $$ % 20000))
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+fail() { echo "replay-redis: $*"; exit 1; }
+
+start_redis() {
+    redis-server --port "$port" --bind 127.0.0.1 --save '' \
+        --appendonly no --daemonize no >"$tmp/redis.log" 2>&1 &
+    pid=$!
+    i=0
+    until redis-cli -p "$port" ping >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ $i -lt 100 ] || fail "redis-server did not start: $(cat "$tmp/redis.log")"
+        sleep 0.05
+    done
+}
+
+start_redis
+"$lct" replay -q --speed 0 -c 4 --pipeline 8 --value-bytes 4096 \
+    --backend "redis://127.0.0.1:$port" --output-dir "$tmp/out" \
+    --json "$sample" >"$tmp/redis.json" || fail "redis replay failed"
+"$lct" replay -q --speed 0 --value-bytes 4096 --backend mem:1000000 \
+    --json "$sample" >"$tmp/mem.json" || fail "mem replay failed"
+hits() { sed -n 's/^  "hits": \([0-9]*\),$/\1/p' "$1"; }
+[ -n "$(hits "$tmp/redis.json")" ] || fail "no hits in $(cat "$tmp/redis.json")"
+[ "$(hits "$tmp/redis.json")" = "$(hits "$tmp/mem.json")" ] ||
+    fail "redis hits $(hits "$tmp/redis.json") != mem hits $(hits "$tmp/mem.json")"
+# LMCache's files: its CSV header (Python's csv writes CR LF) and JSON keys.
+printf 'qualname,count,errors,mean_ms,p50_ms,p90_ms,p99_ms,min_ms,max_ms\r\n' >"$tmp/want"
+head -n 1 "$tmp/out/trace_replay_ops.csv" | cmp -s - "$tmp/want" ||
+    fail "ops CSV header: $(head -n 1 "$tmp/out/trace_replay_ops.csv" | od -c | head -3)"
+grep -q '^lookup,2765,0,' "$tmp/out/trace_replay_ops.csv" ||
+    fail "no lookup row: $(cat "$tmp/out/trace_replay_ops.csv")"
+grep -q '"duration_s": ' "$tmp/out/trace_replay_summary.json" &&
+    grep -q '"ops": {' "$tmp/out/trace_replay_summary.json" ||
+    fail "summary JSON lacks LMCache's keys"
+[ "$(redis-cli -p "$port" dbsize)" -gt 0 ] || fail "nothing stored in redis"
+
+# Killed mid-run: errors counted, reports written, exit 1, no hang.
+"$lct" replay -q --speed 1 --value-bytes 4096 --max-errors 0 \
+    --backend "redis://127.0.0.1:$port" --output-dir "$tmp/killed" \
+    "$sample" >"$tmp/killed.txt" 2>&1 &
+replay=$!
+sleep 1
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+pid=
+i=0
+while kill -0 "$replay" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -lt 200 ] || { kill "$replay"; fail "replay hung after redis died"; }
+    sleep 0.1
+done
+wait "$replay"
+rc=$?
+[ $rc -eq 1 ] || fail "exit $rc after redis died, want 1: $(cat "$tmp/killed.txt")"
+grep -q '^errors: E' "$tmp/killed.txt" || fail "errors not counted by kind: $(cat "$tmp/killed.txt")"
+grep -q '"errors_by_kind": {' "$tmp/killed/trace_replay_summary.json" ||
+    fail "no summary after redis died"
+
+# Unreachable: fails at the start within seconds, naming the address.
+start=$(date +%s)
+"$lct" replay -q --speed 0 --backend "redis://127.0.0.1:$port" "$sample" \
+    >"$tmp/none.txt" 2>&1
+rc=$?
+took=$(( $(date +%s) - start ))
+[ $rc -eq 1 ] || fail "unreachable: exit $rc"
+grep -q "127.0.0.1:$port" "$tmp/none.txt" || fail "address not named: $(cat "$tmp/none.txt")"
+[ $took -le 5 ] || fail "unreachable took ${took}s"
+echo "replay-redis: hits match mem, LMCache's files written, a killed server and an unreachable one end cleanly"
