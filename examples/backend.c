@@ -7,7 +7,6 @@
  *     ./backend trace.lct [SLOTS]
  */
 #include <lct.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,7 +29,6 @@ static lct_status t_open(const char *arg, const lct_backend_config *cfg,
 }
 
 static void t_close(void *state) { free(state); }
-
 /* One worker only (the default -c 1), so no lock. */
 static lct_status t_store(void *state, unsigned worker,
                           const lct_backend_key *key, const void *data,
