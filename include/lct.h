@@ -1529,6 +1529,9 @@ typedef struct lct_backend_config {
     bool direct;       /**< dir: O_DIRECT (buffers are 4096-aligned) */
     bool keep;         /**< dir: keep what an earlier run stored */
     unsigned pipeline; /**< redis: commands sent before replies are read */
+    unsigned connections; /**< redis: connections each worker spreads its
+                               pipeline over, by key (0: 1), as
+                               redis-benchmark's -c spreads its load */
     double timeout;    /**< seconds to connect / wait for an answer */
 } lct_backend_config;
 

@@ -22,6 +22,9 @@
 extern "C" {
 #endif
 
+/** Connections a worker may spread its pipeline over, at most. */
+#define LCT_REDIS_MAX_CONNECTIONS 64
+
 /** "redis": the URI redis://HOST:PORT (PORT defaults to 6379). */
 const lct_backend_ops *lct_backend_redis(void);
 

@@ -19,7 +19,8 @@
 enum {
     OPT_BACKEND = 300, OPT_SPEED, OPT_WORKERS, OPT_PIPELINE, OPT_VALUE_BYTES,
     OPT_SCALE, OPT_FSYNC, OPT_DIRECT, OPT_KEEP, OPT_TIMEOUT, OPT_FILL,
-    OPT_STORE_AT, OPT_MAX_ERRORS, OPT_OUTPUT_DIR, OPT_JSONL_OUT, OPT_COMPARE
+    OPT_STORE_AT, OPT_MAX_ERRORS, OPT_OUTPUT_DIR, OPT_JSONL_OUT, OPT_COMPARE,
+    OPT_CONNECTIONS
 };
 
 typedef struct replay_opts {
@@ -54,6 +55,8 @@ static void help(void)
         "  --workers N          threads (default: N / pipeline)\n"
         "  --pipeline P         operations a worker sends at once (redis\n"
         "                       pipelining; default 1)\n"
+        "  --connections K      redis: connections each worker spreads its\n"
+        "                       pipeline over, by key (default 1)\n"
         "  --value-bytes N      every key weighs N bytes (K, M, G)\n"
         "  --scale F            a key weighs its layout bytes times F\n"
         "  --store-at reserve   store at reserve_write (default: finish)\n"
@@ -68,7 +71,7 @@ static void help(void)
         "  --jsonl-out PATH     one JSON line per operation\n"
         "  --json               print the summary JSON instead of the table\n"
         "  -q                   no progress or warnings on stderr\n"
-        "  --mmap, --stream     how to read the file (default: map)\n"
+        "  --mmap, --stream     how to read the file (default: stream)\n"
         "  --max-frame SIZE     the longest frame a pipe may hold (256M)\n"
         "  -h, --help           this text\n"
         "\n"
@@ -114,6 +117,10 @@ static void on_option(void *ctx, int c, const char *arg)
         r->value_bytes = tool_parse_size("replay", "--value-bytes", arg);
         break;
     case OPT_SCALE: r->scale = parse_positive("--scale", arg, false); break;
+    case OPT_CONNECTIONS:
+        o->cfg.connections = parse_small("--connections", arg,
+                                         LCT_REDIS_MAX_CONNECTIONS);
+        break;
     case OPT_FSYNC: o->cfg.fsync = true; break;
     case OPT_DIRECT: o->cfg.direct = true; break;
     case OPT_KEEP: o->cfg.keep = true; break;
@@ -322,6 +329,7 @@ int cmd_replay(int argc, char **argv)
         {"speed", required_argument, NULL, OPT_SPEED},
         {"workers", required_argument, NULL, OPT_WORKERS},
         {"pipeline", required_argument, NULL, OPT_PIPELINE},
+        {"connections", required_argument, NULL, OPT_CONNECTIONS},
         {"value-bytes", required_argument, NULL, OPT_VALUE_BYTES},
         {"scale", required_argument, NULL, OPT_SCALE},
         {"fsync", no_argument, NULL, OPT_FSYNC},

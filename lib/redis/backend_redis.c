@@ -24,7 +24,7 @@ typedef struct redis_store {
     char host[256];
     int port;
     struct timeval timeout;
-    unsigned nconn;
+    unsigned nconn, per_worker;
     redis_conn conn[];
 } redis_store;
 
@@ -98,7 +98,12 @@ static void redis_close(void *state)
 static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
                              void **state, lct_error *err)
 {
-    unsigned n = cfg && cfg->workers ? cfg->workers : 1;
+    unsigned per = cfg && cfg->connections ? cfg->connections : 1;
+    if (per > LCT_REDIS_MAX_CONNECTIONS)
+        return lct__fail(err, LCT_ERR_INVALID, 0, 0,
+                         "redis: %u connections a worker, at most %d", per,
+                         LCT_REDIS_MAX_CONNECTIONS);
+    unsigned n = (cfg && cfg->workers ? cfg->workers : 1) * per;
     redis_store *r = calloc(1, sizeof *r + n * sizeof r->conn[0]);
     if (!r)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
@@ -112,6 +117,7 @@ static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
     r->timeout.tv_sec = (time_t)t;
     r->timeout.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
     r->nconn = n;
+    r->per_worker = per;
     for (unsigned i = 0; i < n; i++) {
         lct_status st = connect_one(r, &r->conn[i], err);
         if (st != LCT_OK) {
@@ -123,11 +129,15 @@ static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
     return LCT_OK;
 }
 
-/* The worker's connection, reconnected (at most once a second) when it
- * was lost; NULL after filling err. */
-static redisContext *conn_for(redis_store *r, unsigned worker, lct_error *err)
+/* The worker's connection for a key, reconnected (at most once a second)
+ * when it was lost; NULL after filling err.  A key always takes the same
+ * one, so its commands stay in order. */
+static redisContext *conn_for(redis_store *r, unsigned worker, uint64_t id,
+                              lct_error *err)
 {
-    redis_conn *k = &r->conn[worker % r->nconn];
+    unsigned i = (worker * r->per_worker + (unsigned)(id % r->per_worker)) %
+                 r->nconn;
+    redis_conn *k = &r->conn[i];
     if (k->c && !k->c->err)
         return k->c;
     time_t now = time(NULL);
@@ -193,28 +203,51 @@ static void answer(redis_store *r, redisContext *c, lct_backend_op *op)
     freeReplyObject(reply);
 }
 
+/* Write out what was appended to c; false when the connection failed. */
+static bool flush(redisContext *c)
+{
+    int done = 0;
+    while (!done)
+        if (redisBufferWrite(c, &done) != REDIS_OK)
+            return false;
+    return true;
+}
+
+/* Append each operation to its key's connection, send every
+ * connection's commands, then read the replies in order: the
+ * connections' round trips overlap, as redis-benchmark's do. */
 static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
                            size_t n)
 {
     redis_store *r = state;
-    lct_error err;
-    redisContext *c = conn_for(r, worker, &err);
-    size_t sent = 0;
-    while (c && sent < n && append(c, &ops[sent]) == REDIS_OK)
-        sent++;
-    for (size_t i = 0; i < sent; i++) {
-        answer(r, c, &ops[i]);
-        ops[i].done_ns = 0; /* the engine's clock */
+    redisContext *sent_on[n ? n : 1]; /* NULL: failed before sending */
+    redisContext *used[LCT_REDIS_MAX_CONNECTIONS];
+    size_t nused = 0;
+    for (size_t i = 0; i < n; i++) {
+        redisContext *c = conn_for(r, worker, ops[i].key.id, &ops[i].err);
+        sent_on[i] = NULL;
+        errno = 0;
+        if (c && append(c, &ops[i]) != REDIS_OK)
+            conn_fail(r, c, errno, "sending", &ops[i].err);
+        else if (c)
+            sent_on[i] = c;
+        ops[i].status = sent_on[i] ? LCT_OK : ops[i].err.code;
+        size_t u = 0;
+        while (c && u < nused && used[u] != c)
+            u++;
+        if (c && u == nused)
+            used[nused++] = c;
+    }
+    for (size_t u = 0; u < nused; u++)
+        flush(used[u]); /* a failure shows in the replies */
+    for (size_t i = 0; i < n; i++) {
+        if (!sent_on[i])
+            continue;
+        answer(r, sent_on[i], &ops[i]);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         ops[i].done_ns = (uint64_t)ts.tv_sec * 1000000000u +
                          (uint64_t)ts.tv_nsec;
-    }
-    for (size_t i = sent; i < n; i++) {
-        if (c)
-            conn_fail(r, c, errno, "sending", &err);
-        ops[i].status = err.code;
-        ops[i].err = err;
     }
 }
 

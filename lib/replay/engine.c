@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "base/error_internal.h"
 #include "replay/replay_internal.h"
@@ -27,7 +28,9 @@ static void key_of(uint64_t id, lct_backend_key *key)
     key->name[16] = '\0';
 }
 
-/* Room for `bytes` in slot i (4096-aligned, whole blocks: O_DIRECT). */
+/* Room for `bytes` in slot i: whole pages from mmap, so a 32 MiB value
+ * costs no 32 MiB of writes before its first use (the kernel's zero
+ * pages are the value's body), and O_DIRECT's alignment holds. */
 static bool slot_room(lct__worker *w, size_t i, uint64_t bytes)
 {
     uint64_t need = (bytes + BUF_ALIGN - 1) / BUF_ALIGN * BUF_ALIGN;
@@ -37,11 +40,12 @@ static bool slot_room(lct__worker *w, size_t i, uint64_t bytes)
         return true;
     if (need > SIZE_MAX / 2)
         return false;
-    void *p = NULL;
-    if (posix_memalign(&p, BUF_ALIGN, (size_t)need) != 0)
+    void *p = mmap(NULL, (size_t)need, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         return false;
-    memset(p, 0x5a, (size_t)need); /* the value's body: any fixed bytes */
-    free(w->bufs[i]);
+    if (w->bufs[i])
+        munmap(w->bufs[i], w->caps[i]);
     w->bufs[i] = p;
     w->caps[i] = (size_t)need;
     return true;
@@ -81,7 +85,8 @@ static void count_error(lct__tally *t, const lct_backend_op *op)
 static bool prepare(lct__worker *w, size_t n, const lct__rop *p,
                     lct_replay_kind kind)
 {
-    if (!slot_room(w, n, p->bytes))
+    /* A lookup moves no bytes. */
+    if (kind != LCT_REPLAY_LOOKUP && !slot_room(w, n, p->bytes))
         return false;
     lct_backend_op *op = &w->ops[n];
     op->kind = kind;
@@ -246,15 +251,6 @@ static void complete(lct__engine *e, const lct__rop *done, size_t n)
     pthread_mutex_unlock(&e->lock);
 }
 
-/* Whether slots [0, n) hold the store numbered seq. */
-static bool pending_holds(const lct__worker *w, size_t n, uint64_t seq)
-{
-    for (size_t i = 0; i < n; i++)
-        if (w->planned[i].seq == seq)
-            return true;
-    return false;
-}
-
 /* Wait (timed) until the store numbered p->wait_seq has completed. */
 static void causal_wait(lct__engine *e, lct__worker *w, const lct__rop *p)
 {
@@ -273,15 +269,18 @@ static void causal_wait(lct__engine *e, lct__worker *w, const lct__rop *p)
     pthread_mutex_unlock(&e->lock);
 }
 
-/* Run a batch in order, `pipeline` at a time; an operation that must
- * wait for a store not in its own pending slots first runs those. */
+/* Run a batch in order, `pipeline` at a time.  A batch is a run of
+ * consecutive sequence numbers, so a store it holds before an operation
+ * has run or is pending ahead of it; a store before the batch may still
+ * be another worker's: wait for that one, after running what is
+ * pending. */
 static void run_batch(lct__engine *e, lct__worker *w)
 {
     size_t n = 0;
     for (size_t i = 0; i < w->nbatch; i++) {
         const lct__rop *p = &w->batch[i];
         if (e->nworkers > 1 && p->wait_seq &&
-            !pending_holds(w, n, p->wait_seq)) {
+            p->wait_seq < w->batch[0].seq) {
             if (n) {
                 run_slots(e, w, n);
                 n = 0;
@@ -459,7 +458,13 @@ lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
     e->paced = opts->speed > 0;
     /* Handed over and taken in dozens: a lock per operation would cost
      * more than a null backend's call. */
-    e->pending_cap = e->inflight_limit < 64 ? e->inflight_limit : 64;
+    /* ... but a quarter of the limit at most, so workers never wait for
+     * the planner to fill a whole window before more is handed over. */
+    e->pending_cap = e->inflight_limit / 4;
+    if (e->pending_cap > 64)
+        e->pending_cap = 64;
+    if (e->pending_cap == 0)
+        e->pending_cap = 1;
     e->take_max = e->pipeline > 64 ? e->pipeline : 64;
     e->pending = calloc(e->pending_cap, sizeof *e->pending);
     pthread_mutex_init(&e->lock, NULL);
@@ -516,7 +521,8 @@ void lct__engine_free(lct__engine *e)
     for (unsigned i = 0; e->workers && i < e->nworkers; i++) {
         lct__worker *w = &e->workers[i];
         for (unsigned k = 0; w->bufs && k < e->pipeline; k++)
-            free(w->bufs[k]);
+            if (w->bufs[k])
+                munmap(w->bufs[k], w->caps[k]);
         free(w->bufs);
         free(w->caps);
         free(w->ops);
