@@ -1528,7 +1528,8 @@ typedef struct lct_backend_config {
     bool fsync;        /**< dir: fsync each stored file */
     bool direct;       /**< dir: O_DIRECT (buffers are 4096-aligned) */
     bool keep;         /**< dir: keep what an earlier run stored */
-    unsigned pipeline; /**< redis: commands sent before replies are read */
+    unsigned pipeline; /**< redis: commands a connection has outstanding
+                            (redis-benchmark's -P) */
     unsigned connections; /**< redis: connections each worker spreads its
                                pipeline over, by key (0: 1), as
                                redis-benchmark's -c spreads its load */

@@ -7,9 +7,11 @@
  *     lct_backend_find("redis://127.0.0.1:6379", extra, 1, &ops, &arg, &err);
  *
  * Keys are "lct:" and the key's 16 hex digits; a store is SET, a lookup
- * EXISTS, a load GET, a delete DEL.  Each worker has its own connection;
- * with lct_backend_config.pipeline above 1 a worker sends that many
- * commands before it reads their replies.  A lost connection fails the
+ * EXISTS, a load GET, a delete DEL.  Each worker has its own
+ * connections (lct_backend_config.connections, default 1), a key always
+ * on the same one; the operations a worker is handed at once go out in a
+ * sliding window of lct_backend_config.pipeline commands per connection,
+ * replies read in order, as redis-benchmark's -c and -P do.  A lost connection fails the
  * operations in flight (counted as errors) and is tried again at most
  * once a second.
  */

@@ -51,12 +51,14 @@ static void help(void)
         "  --compare A B        run A then B on the same trace, side by side\n"
         "  --speed S            1 as recorded (default), 2 twice as fast,\n"
         "                       0 as fast as the backend allows\n"
-        "  -c N                 operations in flight at most (default 1)\n"
-        "  --workers N          threads (default: N / pipeline)\n"
-        "  --pipeline P         operations a worker sends at once (redis\n"
-        "                       pipelining; default 1)\n"
-        "  --connections K      redis: connections each worker spreads its\n"
-        "                       pipeline over, by key (default 1)\n"
+        "  -c N                 operations in flight at most (default 1, or\n"
+        "                       what --pipeline and --connections keep busy)\n"
+        "  --workers N          threads (default: N, or 1 with --pipeline)\n"
+        "  --pipeline P         redis: commands a connection has outstanding\n"
+        "                       (redis-benchmark's -P; default 1)\n"
+        "  --connections K      redis: connections a worker spreads its\n"
+        "                       commands over, by key (redis-benchmark's -c;\n"
+        "                       default 1)\n"
         "  --value-bytes N      every key weighs N bytes (K, M, G)\n"
         "  --scale F            a key weighs its layout bytes times F\n"
         "  --store-at reserve   store at reserve_write (default: finish)\n"
@@ -111,7 +113,7 @@ static void on_option(void *ctx, int c, const char *arg)
         r->workers = parse_small("--workers", arg, LCT_REPLAY_MAX_WORKERS);
         break;
     case OPT_PIPELINE:
-        r->pipeline = parse_small("--pipeline", arg, 4096);
+        o->cfg.pipeline = parse_small("--pipeline", arg, 4096);
         break;
     case OPT_VALUE_BYTES:
         r->value_bytes = tool_parse_size("replay", "--value-bytes", arg);
@@ -193,7 +195,6 @@ static bool run_backend(replay_opts *o, const char *uri, lct_reader *r,
     out->opts = o->run;
     lct_backend_config cfg = o->cfg;
     cfg.workers = lct_replay_workers(&o->run);
-    cfg.pipeline = o->run.pipeline ? o->run.pipeline : 1;
     void *state = NULL;
     if (ops->open(arg, &cfg, &state, &err) != LCT_OK) {
         fprintf(stderr, "lct replay: %s\n", err.message);
@@ -349,6 +350,18 @@ int cmd_replay(int argc, char **argv)
     tool_parse_args(&cmd, argc, argv, &a);
     check_usage(&o, &a);
     a.file = a.operands[a.noperands - 1];
+    /* A worker hands its backend 8 windows at a time (--pipeline per
+     * connection): enough that the window slides, not so much that a
+     * batch's follow-up loads wait long. */
+    unsigned window = o.cfg.pipeline ? o.cfg.pipeline : 1;
+    unsigned conns = o.cfg.connections ? o.cfg.connections : 1;
+    if (window > 1 || conns > 1) {
+        unsigned batch = window * conns * 8;
+        o.run.pipeline = batch > 4096 ? 4096 : batch;
+        if (!o.run.inflight)
+            o.run.inflight = o.run.pipeline * (o.run.workers ? o.run.workers
+                                                             : 1);
+    }
     lct_reader *r = tool_open(a.file, tool_source_flags(&a), a.quiet);
     if (!r)
         return EXIT_REFUSED;

@@ -112,9 +112,9 @@ void replay_print_table(FILE *f, const replay_run *run)
         fprintf(f, " at speed %g", run->opts.speed);
     else
         fprintf(f, " as fast as it goes");
-    fprintf(f, ", in flight %u, pipeline %u\n",
-            run->opts.inflight ? run->opts.inflight : 1,
-            run->opts.pipeline ? run->opts.pipeline : 1);
+    fprintf(f, ", in flight %u, %u worker%s\n",
+            run->opts.inflight ? run->opts.inflight : 1, run->report.workers,
+            run->report.workers == 1 ? "" : "s");
     fprintf(f, "records: %" PRIu64 " read, %" PRIu64
             " gave operations; %.3f s\n", r->records, r->records_issued,
             r->duration);

@@ -25,6 +25,7 @@ typedef struct redis_store {
     int port;
     struct timeval timeout;
     unsigned nconn, per_worker;
+    unsigned window; /* commands a connection has outstanding */
     redis_conn conn[];
 } redis_store;
 
@@ -118,6 +119,7 @@ static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
     r->timeout.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
     r->nconn = n;
     r->per_worker = per;
+    r->window = cfg && cfg->pipeline ? cfg->pipeline : 1;
     for (unsigned i = 0; i < n; i++) {
         lct_status st = connect_one(r, &r->conn[i], err);
         if (st != LCT_OK) {
@@ -213,17 +215,14 @@ static bool flush(redisContext *c)
     return true;
 }
 
-/* Append each operation to its key's connection, send every
- * connection's commands, then read the replies in order: the
- * connections' round trips overlap, as redis-benchmark's do. */
-static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
-                           size_t n)
+/* Send operations [from, to) on their keys' connections, each written
+ * out at once. */
+static void send_range(redis_store *r, unsigned worker, lct_backend_op *ops,
+                       redisContext **sent_on, size_t from, size_t to)
 {
-    redis_store *r = state;
-    redisContext *sent_on[n ? n : 1]; /* NULL: failed before sending */
     redisContext *used[LCT_REDIS_MAX_CONNECTIONS];
     size_t nused = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = from; i < to; i++) {
         redisContext *c = conn_for(r, worker, ops[i].key.id, &ops[i].err);
         sent_on[i] = NULL;
         errno = 0;
@@ -240,14 +239,33 @@ static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
     }
     for (size_t u = 0; u < nused; u++)
         flush(used[u]); /* a failure shows in the replies */
-    for (size_t i = 0; i < n; i++) {
-        if (!sent_on[i])
+}
+
+/* A sliding window, as redis-benchmark keeps one: each key's commands go
+ * on its connection (so they stay in order), up to `pipeline` a
+ * connection outstanding; replies are read in order, and when half the
+ * window has answered the next half is sent, so the server never waits
+ * for a whole batch to come back. */
+static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
+                           size_t n)
+{
+    redis_store *r = state;
+    redisContext *sent_on[n ? n : 1]; /* NULL: failed before sending */
+    size_t window = (size_t)r->window * r->per_worker;
+    size_t sent = 0;
+    for (size_t next = 0; next < n; next++) {
+        if (sent < n && sent - next <= window / 2) {
+            size_t to = next + window < n ? next + window : n;
+            send_range(r, worker, ops, sent_on, sent, to);
+            sent = to;
+        }
+        if (!sent_on[next])
             continue;
-        answer(r, sent_on[i], &ops[i]);
+        answer(r, sent_on[next], &ops[next]);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        ops[i].done_ns = (uint64_t)ts.tv_sec * 1000000000u +
-                         (uint64_t)ts.tv_nsec;
+        ops[next].done_ns = (uint64_t)ts.tv_sec * 1000000000u +
+                            (uint64_t)ts.tv_nsec;
     }
 }
 

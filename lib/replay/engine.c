@@ -18,6 +18,9 @@
 #include "replay/replay_internal.h"
 
 #define BUF_ALIGN 4096u
+#ifndef SPINS
+#define SPINS 64
+#endif
 
 static void key_of(uint64_t id, lct_backend_key *key)
 {
@@ -308,7 +311,7 @@ static void run_batch(lct__engine *e, lct__worker *w)
 static void spin_until(const size_t *value, bool want_nonzero,
                        const bool *closing)
 {
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < SPINS; i++) {
         size_t v = __atomic_load_n(value, __ATOMIC_RELAXED);
         if ((v != 0) == want_nonzero || __atomic_load_n(closing,
                                                          __ATOMIC_RELAXED))
@@ -360,7 +363,7 @@ static void hand_over(lct__engine *e)
     size_t n = e->npending;
     if (n == 0)
         return;
-    for (int i = 0; i < 64 && __atomic_load_n(&e->inflight, __ATOMIC_RELAXED) +
+    for (int i = 0; i < SPINS && __atomic_load_n(&e->inflight, __ATOMIC_RELAXED) +
                                       n > e->inflight_limit; i++)
         sched_yield();
     pthread_mutex_lock(&e->lock);
@@ -463,8 +466,9 @@ lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
     e->pending_cap = e->inflight_limit / 4;
     if (e->pending_cap > 64)
         e->pending_cap = 64;
-    if (e->pending_cap == 0)
-        e->pending_cap = 1;
+    /* A pipelining worker takes whole batches: hand them over whole. */
+    if (e->pending_cap < e->pipeline)
+        e->pending_cap = e->pipeline;
     e->take_max = e->pipeline > 64 ? e->pipeline : 64;
     e->pending = calloc(e->pending_cap, sizeof *e->pending);
     pthread_mutex_init(&e->lock, NULL);
