@@ -1516,6 +1516,8 @@ typedef struct lct_backend_op {
     lct_status status;
     bool present;    /**< lookup, load: the key was there */
     int replaced;    /**< store: 1 the key was there, 0 not, -1 unknown */
+    uint64_t sent_ns; /**< CLOCK_MONOTONIC when it went out (0: when the
+                           pipeline was called) */
     uint64_t done_ns; /**< CLOCK_MONOTONIC when its answer came (0: the
                            engine takes the time the pipeline returned) */
     lct_error err;   /**< when status is not LCT_OK */
@@ -1527,7 +1529,9 @@ typedef struct lct_backend_config {
                             0 .. workers-1, one call per worker at a time */
     bool fsync;        /**< dir: fsync each stored file */
     bool direct;       /**< dir: O_DIRECT (buffers are 4096-aligned) */
-    bool keep;         /**< dir: keep what an earlier run stored */
+    bool keep;         /**< dir, redis: keep what an earlier run stored
+                            (else removed at open: dir's .kv files,
+                            redis's lct:* keys) */
     unsigned pipeline; /**< redis: commands a connection has outstanding
                             (redis-benchmark's -P) */
     unsigned connections; /**< redis: connections each worker spreads its

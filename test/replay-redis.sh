@@ -47,6 +47,18 @@ grep -q '"duration_s": ' "$tmp/out/trace_replay_summary.json" &&
     grep -q '"ops": {' "$tmp/out/trace_replay_summary.json" ||
     fail "summary JSON lacks LMCache's keys"
 [ "$(redis-cli -p "$port" dbsize)" -gt 0 ] || fail "nothing stored in redis"
+# A run starts on an empty store (earlier lct:* keys removed; other keys
+# kept) unless --keep, which starts warm.
+redis-cli -p "$port" set other-key 1 >/dev/null
+"$lct" replay -q --speed 0 --value-bytes 4096 --backend "redis://127.0.0.1:$port" \
+    --json "$sample" >"$tmp/again.json" || fail "second redis replay failed"
+[ "$(hits "$tmp/again.json")" = "$(hits "$tmp/mem.json")" ] ||
+    fail "a second run did not start fresh: $(hits "$tmp/again.json") hits"
+"$lct" replay -q --speed 0 --value-bytes 4096 --backend "redis://127.0.0.1:$port" \
+    --keep --json "$sample" >"$tmp/warm.json" || fail "--keep replay failed"
+[ "$(hits "$tmp/warm.json")" -gt "$(hits "$tmp/mem.json")" ] ||
+    fail "--keep did not start warm"
+[ "$(redis-cli -p "$port" get other-key)" = 1 ] || fail "another key was removed"
 
 # Killed mid-run: errors counted, reports written, exit 1, no hang.
 "$lct" replay -q --speed 1 --value-bytes 4096 --max-errors 0 \

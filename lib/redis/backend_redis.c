@@ -29,6 +29,13 @@ typedef struct redis_store {
     redis_conn conn[];
 } redis_store;
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static bool parse_address(const char *arg, redis_store *r)
 {
     if (strncmp(arg, "//", 2) == 0)
@@ -85,6 +92,45 @@ static lct_status connect_one(redis_store *r, redis_conn *k, lct_error *err)
     return LCT_OK;
 }
 
+/* Remove the lct:* keys an earlier run left (SCAN, then UNLINK a page at
+ * a time), so hit ratios are this run's; other keys are not touched. */
+static lct_status clear_keys(redis_store *r, lct_error *err)
+{
+    redisContext *c = r->conn[0].c;
+    char cursor[32] = "0";
+    do {
+        redisReply *page = redisCommand(c, "SCAN %s MATCH lct:* COUNT 1000",
+                                        cursor);
+        if (!page || page->type != REDIS_REPLY_ARRAY || page->elements != 2 ||
+            page->element[0]->type != REDIS_REPLY_STRING ||
+            page->element[1]->type != REDIS_REPLY_ARRAY) {
+            lct_status st = page && page->type == REDIS_REPLY_ERROR
+                                ? lct__fail(err, LCT_ERR_BACKEND, 0, 0,
+                                            "redis://%s:%d: SCAN: %s",
+                                            r->host, r->port, page->str)
+                                : conn_fail(r, c, errno, "SCAN", err);
+            if (page)
+                freeReplyObject(page);
+            return st;
+        }
+        snprintf(cursor, sizeof cursor, "%s", page->element[0]->str);
+        redisReply *keys = page->element[1];
+        for (size_t i = 0; i < keys->elements; i++)
+            redisAppendCommand(c, "UNLINK %b", keys->element[i]->str,
+                               keys->element[i]->len);
+        for (size_t i = 0; i < keys->elements; i++) {
+            redisReply *done = NULL;
+            if (redisGetReply(c, (void **)&done) != REDIS_OK) {
+                freeReplyObject(page);
+                return conn_fail(r, c, errno, "UNLINK", err);
+            }
+            freeReplyObject(done);
+        }
+        freeReplyObject(page);
+    } while (strcmp(cursor, "0") != 0);
+    return LCT_OK;
+}
+
 static void redis_close(void *state)
 {
     redis_store *r = state;
@@ -126,6 +172,11 @@ static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
             redis_close(r);
             return st;
         }
+    }
+    lct_status st = cfg && cfg->keep ? LCT_OK : clear_keys(r, err);
+    if (st != LCT_OK) {
+        redis_close(r);
+        return st;
     }
     *state = r;
     return LCT_OK;
@@ -222,7 +273,9 @@ static void send_range(redis_store *r, unsigned worker, lct_backend_op *ops,
 {
     redisContext *used[LCT_REDIS_MAX_CONNECTIONS];
     size_t nused = 0;
+    uint64_t now = now_ns();
     for (size_t i = from; i < to; i++) {
+        ops[i].sent_ns = now; /* written out below, together */
         redisContext *c = conn_for(r, worker, ops[i].key.id, &ops[i].err);
         sent_on[i] = NULL;
         errno = 0;
@@ -262,10 +315,7 @@ static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
         if (!sent_on[next])
             continue;
         answer(r, sent_on[next], &ops[next]);
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ops[next].done_ns = (uint64_t)ts.tv_sec * 1000000000u +
-                            (uint64_t)ts.tv_nsec;
+        ops[next].done_ns = now_ns();
     }
 }
 

@@ -100,6 +100,7 @@ static bool prepare(lct__worker *w, size_t n, const lct__rop *p,
     op->status = LCT_OK;
     op->present = false;
     op->replaced = -1;
+    op->sent_ns = 0;
     op->done_ns = 0;
     op->err.message[0] = '\0';
     if (kind == LCT_REPLAY_STORE && op->len >= 8)
@@ -137,9 +138,11 @@ static void issue(lct__engine *e, lct__worker *w, size_t n, uint64_t *began)
         e->ops->pipeline(e->state, w->index, w->ops, n);
         uint64_t t1 = lct__now_ns();
         for (size_t i = 0; i < n; i++) {
-            began[i] = t0;
-            if (w->ops[i].done_ns < t0 || w->ops[i].done_ns > t1)
-                w->ops[i].done_ns = t1;
+            lct_backend_op *op = &w->ops[i];
+            began[i] = op->sent_ns >= t0 && op->sent_ns <= t1 ? op->sent_ns
+                                                               : t0;
+            if (op->done_ns < began[i] || op->done_ns > t1)
+                op->done_ns = t1;
         }
         return;
     }

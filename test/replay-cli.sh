@@ -1,0 +1,101 @@
+#!/bin/sh
+# lct replay as a program: mem:N's hit ratio equals lct mrc --requests
+# all's at N keys; LMCache's report files (CSV header byte for byte, the
+# summary's keys) and JSONL lines; Ctrl-C stops, drains and still writes
+# the reports, marked partial; a damaged trace replays what the reader
+# yields and exits 3; --compare; usage errors.
+set -u
+lct="$LCT_BUILDDIR/tools/lct"
+sample="$LCT_SRCDIR/examples/sample.lct"
+fixtures="$LCT_SRCDIR/test/fixtures"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "replay-cli: $*"; exit 1; }
+py() { python3 -c "$@"; }
+
+# 1. mem:N against lct mrc --requests all, at every capacity mrc shows.
+"$lct" mrc -q --requests all --json "$sample" >"$tmp/mrc.json" || fail "mrc"
+py 'import json, sys
+for p in json.load(open(sys.argv[1]))["curve"]:
+    print(p["keys"], repr(p["hit_ratio"]))' "$tmp/mrc.json" >"$tmp/points"
+[ "$(wc -l <"$tmp/points")" -ge 5 ] || fail "too few curve points"
+while read -r keys want; do
+    "$lct" replay -q --speed 0 --backend "mem:$keys" --value-bytes 64 \
+        --store-at reserve --fill-on-miss --json "$sample" >"$tmp/r.json" ||
+        fail "replay mem:$keys"
+    py 'import json, sys
+got = json.load(open(sys.argv[1]))["reference_hit_ratio"]
+want = float(sys.argv[2])
+sys.exit(0 if abs(got - want) < 1e-12 else
+         "mem:%s hit ratio %r, lct mrc %r" % (sys.argv[3], got, want))' \
+        "$tmp/r.json" "$want" "$keys" || fail "hit ratios differ"
+done <"$tmp/points"
+
+# 2. LMCache's files and lines.
+"$lct" replay -q --speed 0 --value-bytes 1K --backend mem:100000 \
+    --output-dir "$tmp/out" --jsonl-out "$tmp/ops.jsonl" "$sample" \
+    >/dev/null || fail "replay with reports"
+printf 'qualname,count,errors,mean_ms,p50_ms,p90_ms,p99_ms,min_ms,max_ms\r\n' >"$tmp/want"
+head -n 1 "$tmp/out/trace_replay_ops.csv" | cmp -s - "$tmp/want" ||
+    fail "ops CSV header differs from LMCache's"
+[ "$(cut -d, -f1 "$tmp/out/trace_replay_ops.csv" | tr -d '\r' | tr '\n' ' ')" = \
+  "qualname load lookup store " ] || fail "ops CSV rows not load, lookup, store"
+py 'import json, sys
+s = json.load(open(sys.argv[1]))
+assert isinstance(s["duration_s"], float), s
+for k in ("load", "lookup", "store"):
+    o = s["ops"][k]
+    assert set(o) == {"count", "errors", "mean_ms", "p50_ms", "p90_ms",
+                      "p99_ms", "min_ms", "max_ms"}, o
+    assert o["min_ms"] <= o["p50_ms"] <= o["p90_ms"] <= o["p99_ms"] <= o["max_ms"], o
+text = open(sys.argv[1]).read()
+assert text == json.dumps(s, indent=2, sort_keys=True) + "\n", "not json.dump(indent=2, sort_keys=True)"
+n = 0
+for line in open(sys.argv[2]):
+    d = json.loads(line)
+    assert list(d)[:3] == ["qualname", "latency_ms", "failed"], d
+    n += 1
+assert n == sum(s["ops"][k]["count"] + s["ops"][k]["errors"] for k in s["ops"]), n
+' "$tmp/out/trace_replay_summary.json" "$tmp/ops.jsonl" ||
+    fail "summary JSON or JSONL not LMCache's shape"
+
+# 3. Ctrl-C: stops issuing, drains, writes the reports marked partial.
+"$lct" replay -q --speed 1 --value-bytes 1K --backend mem:1000 \
+    --output-dir "$tmp/int" "$sample" >"$tmp/int.txt" 2>&1 &
+pid=$!
+sleep 0.7
+kill -INT $pid
+wait $pid
+rc=$?
+[ $rc -eq 1 ] || fail "interrupted: exit $rc, want 1"
+grep -q '^PARTIAL: interrupted' "$tmp/int.txt" || fail "not marked partial: $(cat "$tmp/int.txt")"
+grep -q '"partial": true' "$tmp/int/trace_replay_summary.json" ||
+    fail "summary not marked partial"
+records=$(sed -n 's/^records: \([0-9]*\) read.*/\1/p' "$tmp/int.txt")
+[ "$records" -gt 0 ] && [ "$records" -lt 3000 ] || fail "records read: $records"
+
+# 4. A damaged trace: what the reader yields, said, exit 3.
+"$lct" replay --speed 0 --backend null "$fixtures/malformed_mixed.lct" \
+    >"$tmp/dmg.txt" 2>"$tmp/dmg.err"
+rc=$?
+[ $rc -eq 3 ] || fail "damaged trace: exit $rc, want 3"
+grep -q 'offset' "$tmp/dmg.err" || fail "damage not said: $(cat "$tmp/dmg.err")"
+"$lct" replay --speed 0 --backend null "$fixtures/bad_magic.lct" \
+    >/dev/null 2>&1
+[ $? -eq 1 ] || fail "a refused trace should exit 1"
+
+# 5. --compare: both backends, side by side.
+"$lct" replay -q --speed 0 --value-bytes 1K --compare mem:2000 mem:50 \
+    "$sample" >"$tmp/cmp.txt" || fail "compare"
+head -n 1 "$tmp/cmp.txt" | grep -q 'mem:2000.*mem:50' || fail "compare header"
+grep -q '^lookup hit ratio' "$tmp/cmp.txt" || fail "compare rows"
+
+# 6. Usage errors (exit 2).
+for args in "--backend null --compare null null" "--backend s3://x" \
+            "--backend null --value-bytes 1K --scale 2" "--speed -1 --backend null" \
+            "--backend null --store-at later"; do
+    # shellcheck disable=SC2086
+    "$lct" replay $args "$sample" >/dev/null 2>&1
+    [ $? -eq 2 ] || fail "'$args' should be a usage error"
+done
+echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage"
