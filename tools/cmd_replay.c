@@ -16,6 +16,10 @@
 
 #include "lct_redis.h"
 
+#ifndef BATCH_WINDOWS
+#define BATCH_WINDOWS 8
+#endif
+
 enum {
     OPT_BACKEND = 300, OPT_SPEED, OPT_WORKERS, OPT_PIPELINE, OPT_VALUE_BYTES,
     OPT_SCALE, OPT_FSYNC, OPT_DIRECT, OPT_KEEP, OPT_TIMEOUT, OPT_FILL,
@@ -355,11 +359,14 @@ int cmd_replay(int argc, char **argv)
     unsigned window = o.cfg.pipeline ? o.cfg.pipeline : 1;
     unsigned conns = o.cfg.connections ? o.cfg.connections : 1;
     if (window > 1 || conns > 1) {
-        unsigned batch = window * conns * 8;
+        unsigned batch = window * conns * BATCH_WINDOWS;
         o.run.pipeline = batch > 4096 ? 4096 : batch;
+        /* Two batches a worker: one out while the next is planned. */
         if (!o.run.inflight)
-            o.run.inflight = o.run.pipeline * (o.run.workers ? o.run.workers
-                                                             : 1);
+            o.run.inflight = 2 * o.run.pipeline *
+                             (o.run.workers ? o.run.workers : 1);
+        if (!o.run.workers)
+            o.run.workers = 1;
     }
     lct_reader *r = tool_open(a.file, tool_source_flags(&a), a.quiet);
     if (!r)

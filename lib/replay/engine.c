@@ -236,7 +236,7 @@ static void run_slots(lct__engine *e, lct__worker *w, size_t n)
  * back their place in the in-flight limit. */
 static void complete(lct__engine *e, const lct__rop *done, size_t n)
 {
-    if (e->nworkers == 1)
+    if (e->inline_run)
         return;
     pthread_mutex_lock(&e->lock);
     bool stores = false;
@@ -255,6 +255,17 @@ static void complete(lct__engine *e, const lct__rop *done, size_t n)
     if (e->putter_waiting)
         pthread_cond_signal(&e->can_put);
     pthread_mutex_unlock(&e->lock);
+}
+
+/* Whether the store numbered p->wait_seq is still to complete. */
+static bool must_wait(lct__engine *e, const lct__rop *p)
+{
+    pthread_mutex_lock(&e->lock);
+    bool added;
+    lct__u64map_entry *d = lct__u64map_get(&e->done, p->id, &added);
+    bool wait = d && d->value < p->wait_seq;
+    pthread_mutex_unlock(&e->lock);
+    return wait;
 }
 
 /* Wait (timed) until the store numbered p->wait_seq has completed. */
@@ -285,8 +296,8 @@ static void run_batch(lct__engine *e, lct__worker *w)
     size_t n = 0;
     for (size_t i = 0; i < w->nbatch; i++) {
         const lct__rop *p = &w->batch[i];
-        if (e->nworkers > 1 && p->wait_seq &&
-            p->wait_seq < w->batch[0].seq) {
+        if (!e->inline_run && p->wait_seq &&
+            p->wait_seq < w->batch[0].seq && must_wait(e, p)) {
             if (n) {
                 run_slots(e, w, n);
                 n = 0;
@@ -312,9 +323,9 @@ static void run_batch(lct__engine *e, lct__worker *w)
  * CPU: a futex sleep and wake-up costs tens of microseconds here, more
  * than a batch of operations on a fast backend. */
 static void spin_until(const size_t *value, bool want_nonzero,
-                       const bool *closing)
+                       const bool *closing, int spins)
 {
-    for (int i = 0; i < SPINS; i++) {
+    for (int i = 0; i < spins; i++) {
         size_t v = __atomic_load_n(value, __ATOMIC_RELAXED);
         if ((v != 0) == want_nonzero || __atomic_load_n(closing,
                                                          __ATOMIC_RELAXED))
@@ -325,7 +336,7 @@ static void spin_until(const size_t *value, bool want_nonzero,
 
 static size_t take(lct__engine *e, lct__worker *w)
 {
-    spin_until(&e->count, true, &e->closing);
+    spin_until(&e->count, true, &e->closing, e->spins);
     pthread_mutex_lock(&e->lock);
     while (e->count == 0 && !e->closing) {
         e->idle++;
@@ -366,7 +377,7 @@ static void hand_over(lct__engine *e)
     size_t n = e->npending;
     if (n == 0)
         return;
-    for (int i = 0; i < SPINS && __atomic_load_n(&e->inflight, __ATOMIC_RELAXED) +
+    for (int i = 0; i < e->spins && __atomic_load_n(&e->inflight, __ATOMIC_RELAXED) +
                                       n > e->inflight_limit; i++)
         sched_yield();
     pthread_mutex_lock(&e->lock);
@@ -389,7 +400,7 @@ static void hand_over(lct__engine *e)
 
 bool lct__engine_put(lct__engine *e, const lct__rop *op)
 {
-    if (e->nworkers == 1) {
+    if (e->inline_run) {
         lct__worker *w = &e->workers[0];
         w->batch[w->nbatch++] = *op;
         if (w->nbatch > e->inflight_max)
@@ -406,9 +417,9 @@ bool lct__engine_put(lct__engine *e, const lct__rop *op)
 
 void lct__engine_flush(lct__engine *e)
 {
-    if (e->nworkers == 1 && e->workers[0].nbatch)
+    if (e->inline_run && e->workers[0].nbatch)
         run_batch(e, &e->workers[0]);
-    else if (e->nworkers > 1)
+    else if (!e->inline_run)
         hand_over(e);
 }
 
@@ -462,6 +473,14 @@ lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
     if (e->inflight_limit < e->pipeline)
         e->inflight_limit = e->pipeline;
     e->paced = opts->speed > 0;
+    /* One worker with no more in flight than it takes at once gains
+     * nothing from a thread: it runs on the planner's.  With room for
+     * more, one thread reads and plans while the other waits on the
+     * backend. */
+    e->inline_run = e->nworkers == 1 && e->inflight_limit <= e->pipeline;
+    /* Spinning pays only when an operation is short and handed over
+     * alone; with batches it steals the CPU the backend needs. */
+    e->spins = e->pipeline == 1 ? SPINS : 0;
     /* Handed over and taken in dozens: a lock per operation would cost
      * more than a null backend's call. */
     /* ... but a quarter of the limit at most, so workers never wait for
@@ -493,7 +512,7 @@ lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
 lct_status lct__engine_start(lct__engine *e, lct_error *err)
 {
     clock_gettime(CLOCK_MONOTONIC, &e->start);
-    if (e->nworkers == 1)
+    if (e->inline_run)
         return LCT_OK;
     for (unsigned i = 0; i < e->nworkers; i++) {
         int rc = pthread_create(&e->workers[i].thread, NULL, worker_main,
@@ -512,7 +531,7 @@ lct_status lct__engine_start(lct__engine *e, lct_error *err)
 void lct__engine_finish(lct__engine *e)
 {
     lct__engine_flush(e);
-    if (e->nworkers <= 1)
+    if (e->inline_run)
         return;
     pthread_mutex_lock(&e->lock);
     e->closing = true;

@@ -65,6 +65,8 @@ struct lct__engine {
     const lct_replay_options *opts;
     unsigned nworkers, pipeline, inflight_limit;
     bool paced;
+    bool inline_run; /* the one worker runs on the planner's thread */
+    int spins;       /* looks before sleeping on a condition */
     struct timespec start;
 
     /* The queue: a ring of inflight_limit operations. */
