@@ -1479,9 +1479,11 @@ void lct_mrc_curve_free(lct_mrc_curve *curve);
  *   - every other call is counted per qualname, not issued.
  *
  * Operations are paced from t_mono (the pacer's rule: never early) and
- * run on worker threads with at most `inflight` outstanding.  A lookup
- * or load of a key waits for an earlier store of the same key still in
- * flight (a causal wait, timed).  Latencies, schedule lag and waits go to
+ * run on worker threads with at most `inflight` outstanding.  An
+ * operation on a key waits for the key's operation before it still in
+ * flight on another worker (a causal wait, timed): a lookup never misses
+ * an earlier store, nor sees a later one, so a key's operations happen in
+ * trace order whatever the threads.  Latencies, schedule lag and waits go to
  * log-bucketed histograms: fixed memory, every value within
  * LCT_REPLAY_HIST_ERROR of the truth.
  */
@@ -1651,7 +1653,7 @@ typedef struct lct_replay_report {
     uint64_t bytes[LCT_REPLAY_KINDS];   /**< moved by successful ops */
     lct_replay_dist lag;    /**< start - due (paced runs only) */
     bool paced;
-    lct_replay_dist causal; /**< waits for an earlier store of the key */
+    lct_replay_dist causal; /**< waits for the key's operation before */
     uint64_t lookups, hits; /**< lookups that found the key */
     uint64_t loads_missing; /**< loads of a key gone since its lookup */
     uint64_t corrupt;       /**< loads whose bytes were not the stored ones */

@@ -37,6 +37,13 @@ hits() { sed -n 's/^  "hits": \([0-9]*\),$/\1/p' "$1"; }
 [ -n "$(hits "$tmp/redis.json")" ] || fail "no hits in $(cat "$tmp/redis.json")"
 [ "$(hits "$tmp/redis.json")" = "$(hits "$tmp/mem.json")" ] ||
     fail "redis hits $(hits "$tmp/redis.json") != mem hits $(hits "$tmp/mem.json")"
+# Two workers on threads, each pipelining over two connections: causal
+# waits keep every lookup after its store, so the hits are the same.
+"$lct" replay -q --speed 0 --workers 2 --connections 2 --pipeline 8 \
+    --value-bytes 4096 --backend "redis://127.0.0.1:$port" --json "$sample" \
+    >"$tmp/threads.json" || fail "threaded redis replay failed"
+[ "$(hits "$tmp/threads.json")" = "$(hits "$tmp/mem.json")" ] ||
+    fail "2 workers: hits $(hits "$tmp/threads.json") != mem's $(hits "$tmp/mem.json")"
 # LMCache's files: its CSV header (Python's csv writes CR LF) and JSON keys.
 printf 'qualname,count,errors,mean_ms,p50_ms,p90_ms,p99_ms,min_ms,max_ms\r\n' >"$tmp/want"
 head -n 1 "$tmp/out/trace_replay_ops.csv" | cmp -s - "$tmp/want" ||

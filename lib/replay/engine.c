@@ -1,7 +1,8 @@
 /*
  * engine.c - the replay's executor: worker threads taking batches of
- * operations from a bounded queue (the in-flight limit), causal waits (a
- * lookup or store of a key waits for the earlier store of that key), the
+ * operations from a bounded queue (the in-flight limit), causal waits (an
+ * operation on a key waits for the one before it on that key, so a key's
+ * operations happen in trace order), the
  * backend calls, one at a time or as a pipeline, and each worker's
  * tallies.  One worker runs inline on the planner's thread: no queue, no
  * lock, which is what a single-threaded replay should cost.
@@ -232,32 +233,29 @@ static void run_slots(lct__engine *e, lct__worker *w, size_t n)
                  w->ops[i].kind == LCT_REPLAY_STORE);
 }
 
-/* Stores completed: note them (a waiting lookup may go on), and give
- * back their place in the in-flight limit. */
+/* Operations completed: note them (a worker waiting to run the next
+ * operation on one of their keys may go on), and give back their place
+ * in the in-flight limit. */
 static void complete(lct__engine *e, const lct__rop *done, size_t n)
 {
     if (e->inline_run)
         return;
     pthread_mutex_lock(&e->lock);
-    bool stores = false;
     for (size_t i = 0; i < n; i++) {
-        if (done[i].kind != LCT_REPLAY_STORE)
-            continue;
         bool added;
         lct__u64map_entry *d = lct__u64map_get(&e->done, done[i].id, &added);
         if (d && d->value < done[i].seq)
             d->value = done[i].seq;
-        stores = true;
     }
     e->inflight -= n;
-    if (stores && e->waiting)
+    if (e->waiting)
         pthread_cond_broadcast(&e->store_done);
     if (e->putter_waiting)
         pthread_cond_signal(&e->can_put);
     pthread_mutex_unlock(&e->lock);
 }
 
-/* Whether the store numbered p->wait_seq is still to complete. */
+/* Whether the operation numbered p->wait_seq is still to complete. */
 static bool must_wait(lct__engine *e, const lct__rop *p)
 {
     pthread_mutex_lock(&e->lock);
@@ -268,7 +266,7 @@ static bool must_wait(lct__engine *e, const lct__rop *p)
     return wait;
 }
 
-/* Wait (timed) until the store numbered p->wait_seq has completed. */
+/* Wait (timed) until the operation numbered p->wait_seq has completed. */
 static void causal_wait(lct__engine *e, lct__worker *w, const lct__rop *p)
 {
     pthread_mutex_lock(&e->lock);
@@ -287,10 +285,9 @@ static void causal_wait(lct__engine *e, lct__worker *w, const lct__rop *p)
 }
 
 /* Run a batch in order, `pipeline` at a time.  A batch is a run of
- * consecutive sequence numbers, so a store it holds before an operation
- * has run or is pending ahead of it; a store before the batch may still
- * be another worker's: wait for that one, after running what is
- * pending. */
+ * consecutive sequence numbers, so an operation it holds before another
+ * has run or is pending ahead of it; one before the batch may still be
+ * another worker's: wait for that one, after running what is pending. */
 static void run_batch(lct__engine *e, lct__worker *w)
 {
     size_t n = 0;

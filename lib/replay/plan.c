@@ -3,7 +3,7 @@
  * calls into operations on keys (lct.h states the mapping), pacing them
  * from t_mono, and handing them to the executor (engine.c).  A reserved
  * key's bytes wait in a map until its finish_write; each key's latest
- * store is remembered so a later operation on it can wait for it.
+ * operation is remembered so the next one on it can wait for it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,7 +25,7 @@ typedef struct planner {
     const lct_replay_options *o;
     lct_pacer *pacer; /* for its rule of when a t_mono is due */
     lct__u64map reserved;   /* key -> bytes + 1, or FINISHED */
-    lct__u64map last_store; /* key -> seq of its latest store */
+    lct__u64map last_op; /* key -> seq of its latest operation */
     uint64_t seq;
     lct_replay_report *r;
     double due;       /* the record's, in seconds after the start */
@@ -133,12 +133,11 @@ static bool push(planner *p, lct_replay_kind kind, uint64_t id,
                    .due = p->due, .kind = (uint8_t)kind};
     if (!p->e->inline_run) {
         bool added;
-        lct__u64map_entry *last = lct__u64map_get(&p->last_store, id, &added);
+        lct__u64map_entry *last = lct__u64map_get(&p->last_op, id, &added);
         if (!last)
             return !(p->nomem = true);
         op.wait_seq = last->value;
-        if (kind == LCT_REPLAY_STORE)
-            last->value = op.seq;
+        last->value = op.seq;
     }
     if (!lct__engine_put(p->e, &op))
         return !(p->nomem = true);
@@ -285,7 +284,7 @@ lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
     report->reserved_unfinished = count_unfinished(&p.reserved);
     lct_reader_stats(reader, &report->read);
     lct__u64map_free(&p.reserved);
-    lct__u64map_free(&p.last_store);
+    lct__u64map_free(&p.last_op);
     lct_pacer_free(p.pacer);
     lct__engine_free(&e);
     return st;

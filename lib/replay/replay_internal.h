@@ -23,7 +23,7 @@ typedef struct lct__rop {
     uint64_t seq;      /* dispatch order, from 1 */
     uint64_t id;       /* the key */
     uint64_t bytes;    /* what it weighs */
-    uint64_t wait_seq; /* the latest earlier store of the key (0: none) */
+    uint64_t wait_seq; /* the key's operation before it (0: none) */
     double due;        /* seconds after the start (paced), else 0 */
     uint8_t kind;      /* LCT_REPLAY_STORE or LCT_REPLAY_LOOKUP */
 } lct__rop;
@@ -83,7 +83,7 @@ struct lct__engine {
     lct__rop *pending;    /* the planner's, handed over together */
     size_t npending, pending_cap;
     size_t take_max;      /* a worker's batch at most */
-    lct__u64map done;     /* key -> latest store seq completed */
+    lct__u64map done;     /* key -> seq of its latest completed op */
 
     atomic_uint_fast64_t errors; /* for max_errors */
     pthread_mutex_t report_lock; /* on_op calls */
