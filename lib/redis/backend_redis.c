@@ -213,20 +213,18 @@ static redisContext *conn_for(redis_store *r, unsigned worker, uint64_t id,
     return k->c;
 }
 
+/* The command for op, as an argument vector: no format string to parse
+ * per command, the key written into place. */
 static int append(redisContext *c, const lct_backend_op *op)
 {
-    char key[24];
-    snprintf(key, sizeof key, "lct:%s", op->key.name);
-    switch (op->kind) {
-    case LCT_REPLAY_STORE:
-        return redisAppendCommand(c, "SET %s %b", key, op->buf, op->len);
-    case LCT_REPLAY_LOOKUP:
-        return redisAppendCommand(c, "EXISTS %s", key);
-    case LCT_REPLAY_LOAD:
-        return redisAppendCommand(c, "GET %s", key);
-    default:
-        return redisAppendCommand(c, "DEL %s", key);
-    }
+    static const char *const verbs[] = {"SET", "EXISTS", "GET", "DEL"};
+    char key[4 + sizeof op->key.name] = "lct:";
+    memcpy(key + 4, op->key.name, sizeof op->key.name);
+    const char *argv[3] = {verbs[op->kind < LCT_REPLAY_KINDS ? op->kind : 3],
+                           key, op->buf};
+    size_t lens[3] = {strlen(argv[0]), 4 + 16, op->len};
+    return redisAppendCommandArgv(c, op->kind == LCT_REPLAY_STORE ? 3 : 2,
+                                  argv, lens);
 }
 
 /* Read op's reply: its status, and what it says. */
