@@ -90,10 +90,18 @@ grep -q 'offset' "$tmp/dmg.err" || fail "damage not said: $(cat "$tmp/dmg.err")"
 head -n 1 "$tmp/cmp.txt" | grep -q 'mem:2000.*mem:50' || fail "compare header"
 grep -q '^lookup hit ratio' "$tmp/cmp.txt" || fail "compare rows"
 
+# --csv: the ops CSV on stdout; with --compare, a backend column first.
+"$lct" replay -q --speed 0 --value-bytes 1K --backend mem:100 --csv \
+    "$sample" | head -n 1 | cmp -s - "$tmp/want" || fail "--csv header"
+"$lct" replay -q --speed 0 --value-bytes 1K --compare mem:2000 mem:50 \
+    --csv "$sample" >"$tmp/cmp.csv" || fail "compare --csv"
+[ "$(cut -d, -f1 "$tmp/cmp.csv" | tr -d '\r' | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" = \
+  "1 3 3 " ] || fail "compare CSV rows: $(cat "$tmp/cmp.csv")"
+
 # 6. Usage errors (exit 2).
 for args in "--backend null --compare null null" "--backend s3://x" \
             "--backend null --value-bytes 1K --scale 2" "--speed -1 --backend null" \
-            "--backend null --store-at later"; do
+            "--backend null --store-at later" "--backend null --csv --json"; do
     # shellcheck disable=SC2086
     "$lct" replay $args "$sample" >/dev/null 2>&1
     [ $? -eq 2 ] || fail "'$args' should be a usage error"

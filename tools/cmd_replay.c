@@ -75,6 +75,8 @@ static void help(void)
         "                       DIR/trace_replay_summary.json\n"
         "  --jsonl-out PATH     one JSON line per operation\n"
         "  --json               print the summary JSON instead of the table\n"
+        "  --csv                print the ops CSV instead (--compare: with a\n"
+        "                       backend column first)\n"
         "  -q                   no progress or warnings on stderr\n"
         "  --mmap, --stream     how to read the file (default: stream)\n"
         "  --max-frame SIZE     the longest frame a pipe may hold (256M)\n"
@@ -292,6 +294,8 @@ static int replay_one(replay_opts *o, lct_reader *r, const tool_args *a)
         return EXIT_REFUSED;
     if (a->json)
         replay_write_summary_json(stdout, &run);
+    else if (a->csv)
+        replay_write_ops_csv(stdout, &run);
     else
         replay_print_table(stdout, &run);
     if (o->output_dir && !write_reports(o, &run, a))
@@ -314,6 +318,8 @@ static int replay_compare(replay_opts *o, lct_reader *r, const tool_args *a)
     if (a->json) {
         replay_write_summary_json(stdout, &runs[0]);
         replay_write_summary_json(stdout, &runs[1]);
+    } else if (a->csv) {
+        replay_write_compare_csv(stdout, &runs[0], &runs[1]);
     } else {
         replay_print_compare(stdout, &runs[0], &runs[1]);
     }
@@ -346,7 +352,8 @@ int cmd_replay(int argc, char **argv)
         {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
         {"jsonl-out", required_argument, NULL, OPT_JSONL_OUT},
         {NULL, 0, NULL, 0}};
-    tool_cmd cmd = {.name = "replay", .shared = TOOL_Q | TOOL_JSON | TOOL_SRC,
+    tool_cmd cmd = {.name = "replay",
+                    .shared = TOOL_Q | TOOL_JSON | TOOL_CSV | TOOL_SRC,
                     .own = own, .own_short = "c:", .on_option = on_option,
                     .ctx = &o, .help = help, .min_operands = 1};
     tool_args a;

@@ -25,7 +25,7 @@ static void usage(FILE *f)
             "  sql    SQL (SQLite) over one or more traces (--csv, --json)\n"
             "  keys   the key reference stream (JSONL, --csv, --oracle-general)\n"
             "  mrc    LRU miss-ratio curves from the keys (--csv, --json, --svg)\n"
-            "  replay drive a storage backend with the trace's calls\n"
+            "  replay drive a storage backend with the trace's calls (--json, --csv)\n"
             "  gen    write a realistic synthetic storage-level trace\n"
             "\n"
             "Every command that reads a trace takes -q and -j N (all but sql\n"

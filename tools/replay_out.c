@@ -130,11 +130,9 @@ void replay_print_table(FILE *f, const replay_run *run)
                                    : "interrupted");
 }
 
-void replay_write_ops_csv(FILE *f, const replay_run *run)
+static void ops_csv_rows(FILE *f, const replay_run *run, bool named)
 {
     const lct_replay_report *r = &run->report;
-    fprintf(f, "qualname,count,errors,mean_ms,p50_ms,p90_ms,p99_ms,min_ms,"
-               "max_ms\r\n");
     /* LMCache sorts its rows by name: load, lookup, store. */
     static const lct_replay_kind order[] = {LCT_REPLAY_DELETE, LCT_REPLAY_LOAD,
                                             LCT_REPLAY_LOOKUP,
@@ -143,12 +141,32 @@ void replay_write_ops_csv(FILE *f, const replay_run *run)
         const lct_replay_dist *d = &r->latency[order[i]];
         if (d->count == 0 && r->errors[order[i]] == 0)
             continue;
+        if (named) {
+            tool_put_csv(f, run->backend, strlen(run->backend));
+            fputc(',', f);
+        }
         fprintf(f, "%s,%" PRIu64 ",%" PRIu64
                    ",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\r\n",
                 lct_replay_kind_name(order[i]), d->count, r->errors[order[i]],
                 d->mean * 1e3, d->p50 * 1e3, d->p90 * 1e3, d->p99 * 1e3,
                 d->min * 1e3, d->max * 1e3);
     }
+}
+
+void replay_write_ops_csv(FILE *f, const replay_run *run)
+{
+    fprintf(f, "qualname,count,errors,mean_ms,p50_ms,p90_ms,p99_ms,min_ms,"
+               "max_ms\r\n");
+    ops_csv_rows(f, run, false);
+}
+
+void replay_write_compare_csv(FILE *f, const replay_run *a,
+                              const replay_run *b)
+{
+    fprintf(f, "backend,qualname,count,errors,mean_ms,p50_ms,p90_ms,p99_ms,"
+               "min_ms,max_ms\r\n");
+    ops_csv_rows(f, a, true);
+    ops_csv_rows(f, b, true);
 }
 
 /* JSON as Python's json.dump(indent=2, sort_keys=True) lays it out: the
