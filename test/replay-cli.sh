@@ -98,6 +98,13 @@ grep -q '^lookup hit ratio' "$tmp/cmp.txt" || fail "compare rows"
 [ "$(cut -d, -f1 "$tmp/cmp.csv" | tr -d '\r' | sort | uniq -c | awk '{ print $1 }' | tr '\n' ' ')" = \
   "1 3 3 " ] || fail "compare CSV rows: $(cat "$tmp/cmp.csv")"
 
+# --compare reads the file twice: standard input is refused, not replayed
+# once and then found empty.
+cat "$sample" | "$lct" replay -q --speed 0 --compare mem:10 mem:20 - \
+    >/dev/null 2>"$tmp/stdin.err"
+[ $? -eq 2 ] && grep -q 'regular file' "$tmp/stdin.err" ||
+    fail "--compare on standard input: $(cat "$tmp/stdin.err")"
+
 # 6. Usage errors (exit 2).
 for args in "--backend null --compare null null" "--backend s3://x" \
             "--backend null --value-bytes 1K --scale 2" "--speed -1 --backend null" \

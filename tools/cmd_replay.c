@@ -266,6 +266,12 @@ static void check_usage(const replay_opts *o, const tool_args *a)
                          "then the trace");
     if (!o->compare && a->noperands != 1)
         tool_usage_error("replay", "one trace FILE");
+    struct stat sb;
+    const char *file = a->operands[a->noperands - 1];
+    if (o->compare && (strcmp(file, "-") == 0 || stat(file, &sb) != 0 ||
+                       !S_ISREG(sb.st_mode)))
+        tool_usage_error("replay", "--compare reads FILE twice: it must be "
+                         "a regular file, not standard input or a pipe");
     if (o->compare && (o->output_dir || o->jsonl_out))
         tool_usage_error("replay", "--output-dir and --jsonl-out report one "
                          "backend, not --compare");
