@@ -227,31 +227,79 @@ static int append(redisContext *c, const lct_backend_op *op)
                                   argv, lens);
 }
 
-/* Read op's reply: its status, and what it says. */
+/* Replies are read into the operation they answer, without a reply
+ * object: hiredis's reader calls these with the operation as its
+ * privdata, and what they return is only a token (no malloc and free per
+ * reply, and a GET's value is copied once, into the load's buffer). */
+typedef struct reply_into {
+    const redis_store *r;
+    lct_backend_op *op;
+} reply_into;
+
+static char reply_token;
+
+static void *reply_string(const redisReadTask *t, char *s, size_t len)
+{
+    reply_into *into = t->privdata;
+    lct_backend_op *op = into ? into->op : NULL;
+    if (!op || t->parent)
+        return &reply_token;
+    if (t->type == REDIS_REPLY_ERROR) {
+        op->status = lct__fail(&op->err, LCT_ERR_BACKEND, 0, 0,
+                               "redis://%s:%d: %s: %.*s", into->r->host,
+                               into->r->port, lct_replay_kind_name(op->kind),
+                               (int)(len > 200 ? 200 : len), s);
+    } else if (t->type == REDIS_REPLY_STRING && op->kind == LCT_REPLAY_LOAD) {
+        op->present = true;
+        op->len = len < op->cap ? len : op->cap;
+        if (op->len)
+            memcpy(op->buf, s, op->len);
+    }
+    return &reply_token;
+}
+
+static void *reply_array(const redisReadTask *t, int n)
+{
+    (void)t, (void)n;
+    return &reply_token;
+}
+
+static void *reply_integer(const redisReadTask *t, long long v)
+{
+    reply_into *into = t->privdata;
+    if (into && into->op && !t->parent &&
+        into->op->kind == LCT_REPLAY_LOOKUP)
+        into->op->present = v > 0;
+    return &reply_token;
+}
+
+static void *reply_nil(const redisReadTask *t)
+{
+    (void)t; /* present stays false */
+    return &reply_token;
+}
+
+static void reply_free(void *obj) { (void)obj; }
+
+static redisReplyObjectFunctions reply_functions = {
+    reply_string, reply_array, reply_integer, reply_nil, reply_free};
+
+/* Read op's reply into it: its status, and what it says. */
 static void answer(redis_store *r, redisContext *c, lct_backend_op *op)
 {
-    redisReply *reply = NULL;
+    reply_into into = {r, op};
+    void *reply = NULL;
+    op->present = false;
+    if (op->kind == LCT_REPLAY_LOAD)
+        op->len = 0;
+    c->reader->fn = &reply_functions;
+    c->reader->privdata = &into;
     errno = 0;
-    if (redisGetReply(c, (void **)&reply) != REDIS_OK || !reply) {
+    int rc = redisGetReply(c, &reply);
+    c->reader->privdata = NULL;
+    if (rc != REDIS_OK || !reply)
         op->status = conn_fail(r, c, errno, lct_replay_kind_name(op->kind),
                                &op->err);
-        return;
-    }
-    if (reply->type == REDIS_REPLY_ERROR) {
-        op->status = lct__fail(&op->err, LCT_ERR_BACKEND, 0, 0,
-                               "redis://%s:%d: %s: %s", r->host, r->port,
-                               lct_replay_kind_name(op->kind), reply->str);
-    } else if (op->kind == LCT_REPLAY_LOOKUP) {
-        op->present = reply->type == REDIS_REPLY_INTEGER && reply->integer > 0;
-    } else if (op->kind == LCT_REPLAY_LOAD) {
-        op->present = reply->type == REDIS_REPLY_STRING;
-        op->len = 0;
-        if (op->present) {
-            op->len = reply->len < op->cap ? reply->len : op->cap;
-            memcpy(op->buf, reply->str, op->len);
-        }
-    }
-    freeReplyObject(reply);
 }
 
 /* Write out what was appended to c; false when the connection failed. */

@@ -241,7 +241,7 @@ static void complete(lct__engine *e, const lct__rop *done, size_t n)
     if (e->inline_run)
         return;
     pthread_mutex_lock(&e->lock);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; e->nworkers > 1 && i < n; i++) {
         bool added;
         lct__u64map_entry *d = lct__u64map_get(&e->done, done[i].id, &added);
         if (d && d->value < done[i].seq)

@@ -131,7 +131,7 @@ static bool push(planner *p, lct_replay_kind kind, uint64_t id,
     }
     lct__rop op = {.seq = ++p->seq, .id = id, .bytes = bytes,
                    .due = p->due, .kind = (uint8_t)kind};
-    if (!p->e->inline_run) {
+    if (p->e->nworkers > 1) { /* one worker keeps trace order itself */
         bool added;
         lct__u64map_entry *last = lct__u64map_get(&p->last_op, id, &added);
         if (!last)
