@@ -67,6 +67,21 @@ redis-cli -p "$port" set other-key 1 >/dev/null
     fail "--keep did not start warm"
 [ "$(redis-cli -p "$port" get other-key)" = 1 ] || fail "another key was removed"
 
+# Full (maxmemory, noeviction): SETs answered with an error reply are
+# counted by kind with redis's words, the run goes on, exit 1.
+redis-cli -p "$port" flushall >/dev/null
+redis-cli -p "$port" config set maxmemory 3mb >/dev/null
+redis-cli -p "$port" config set maxmemory-policy noeviction >/dev/null
+"$lct" replay --speed 0 --value-bytes 64K --max-errors 0 \
+    --backend "redis://127.0.0.1:$port" "$sample" >"$tmp/full.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "a full redis: exit $rc, want 1"
+grep -q '^errors: storage backend failed [0-9]* (first: .*OOM' "$tmp/full.txt" ||
+    fail "OOM replies not counted: $(cat "$tmp/full.txt")"
+grep -q '^store .* [1-9][0-9]* ' "$tmp/full.txt" || fail "no store row"
+redis-cli -p "$port" config set maxmemory 0 >/dev/null
+redis-cli -p "$port" flushall >/dev/null
+
 # Killed mid-run: errors counted, reports written, exit 1, no hang.
 "$lct" replay -q --speed 1 --value-bytes 4096 --max-errors 0 \
     --backend "redis://127.0.0.1:$port" --output-dir "$tmp/killed" \
