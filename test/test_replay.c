@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "files.h"
 #include "lct.h"
 #include "replay/hist_internal.h"
 
@@ -204,18 +205,8 @@ static lct_status slow_remove(void *s, unsigned w, const lct_backend_key *k,
 Test(replay, causal_waits_keep_a_lookup_after_its_store)
 {
     /* A trace where each key is written, then looked up at once. */
-    char path[] = "/tmp/lct-causal-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    lct_writer *w;
-    cr_assert_eq(lct_writer_open_fd(fd, &w, NULL), LCT_OK);
-    lct_header h;
-    memset(&h, 0, sizeof h);
-    h.level = (lct_str){"storage", 7};
-    h.trace_schema_version = 2;
-    h.sm_config_json = (lct_str){"", 0};
-    h.sm_config_digest = (lct_str){"", 0};
-    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
     const char *calls[] = {"S.reserve_write", "S.finish_write",
                            "S.submit_prefetch_task"};
     for (int k = 0; k < 40; k++)
@@ -248,6 +239,7 @@ Test(replay, causal_waits_keep_a_lookup_after_its_store)
     cr_assert_eq(lct_replay_run(r, &slow, state, &o, &rep, NULL), LCT_OK);
     lct_close(r);
     unlink(path);
+    free(path);
     cr_expect_eq(rep.workers, 8);
     cr_expect_eq(rep.lookups, 40);
     cr_expect_eq(rep.hits, 40, "every lookup came after its store: %llu",

@@ -175,13 +175,17 @@ static void on_op_jsonl(void *ctx, const lct_backend_op *op, double t_sched,
     fputs("}\n", f);
 }
 
-static tool_progress progress;
-static lct_reader *progress_reader;
+/* The progress line of one run, handed to the engine as its ctx. */
+typedef struct replay_progress {
+    tool_progress line;
+    lct_reader *reader;
+} replay_progress;
 
 static void on_progress(void *ctx, uint64_t records, uint64_t offset)
 {
-    (void)ctx, (void)records, (void)offset;
-    tool_progress_update(&progress, progress_reader);
+    (void)records, (void)offset;
+    replay_progress *p = ctx;
+    tool_progress_update(&p->line, p->reader);
 }
 
 /* Open the backend a URI names, replay r on it, close it.  False (after a
@@ -205,11 +209,13 @@ static bool run_backend(replay_opts *o, const char *uri, lct_reader *r,
         fprintf(stderr, "lct replay: %s\n", err.message);
         return false;
     }
-    progress_reader = r;
-    tool_progress_start(&progress, r, quiet);
+    replay_progress progress = {.reader = r};
+    out->opts.progress_ctx = &progress;
+    tool_progress_start(&progress.line, r, quiet);
     lct_status st = lct_replay_run(r, ops, state, &out->opts, &out->report,
                                    &err);
-    tool_progress_end(&progress);
+    tool_progress_end(&progress.line);
+    out->opts.progress_ctx = NULL; /* it lived on this stack */
     ops->close(state);
     if (st != LCT_OK) {
         fprintf(stderr, "lct replay: %s\n", err.message);

@@ -130,13 +130,15 @@ void replay_print_table(FILE *f, const replay_run *run)
                                    : "interrupted");
 }
 
+/* The kinds by name, as LMCache sorts its rows and json.dump its keys:
+ * delete, load, lookup, store. */
+static const lct_replay_kind sorted_kinds[] = {
+    LCT_REPLAY_DELETE, LCT_REPLAY_LOAD, LCT_REPLAY_LOOKUP, LCT_REPLAY_STORE};
+
 static void ops_csv_rows(FILE *f, const replay_run *run, bool named)
 {
     const lct_replay_report *r = &run->report;
-    /* LMCache sorts its rows by name: load, lookup, store. */
-    static const lct_replay_kind order[] = {LCT_REPLAY_DELETE, LCT_REPLAY_LOAD,
-                                            LCT_REPLAY_LOOKUP,
-                                            LCT_REPLAY_STORE};
+    const lct_replay_kind *order = sorted_kinds;
     for (size_t i = 0; i < 4; i++) {
         const lct_replay_dist *d = &r->latency[order[i]];
         if (d->count == 0 && r->errors[order[i]] == 0)
@@ -232,9 +234,6 @@ static void jratio(jw *w, const char *key, double num, double den)
         fputs("null", w->f);
     }
 }
-
-static const lct_replay_kind sorted_kinds[] = {
-    LCT_REPLAY_DELETE, LCT_REPLAY_LOAD, LCT_REPLAY_LOOKUP, LCT_REPLAY_STORE};
 
 static void json_ops(jw *w, const lct_replay_report *r)
 {

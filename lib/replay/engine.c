@@ -55,34 +55,42 @@ static bool slot_room(lct__worker *w, size_t i, uint64_t bytes)
     return true;
 }
 
+/* Add count errors of a kind to a table of LCT_REPLAY_ERROR_KINDS: to
+ * its row, a new row (keeping the first message, cut to fit), or *other
+ * when the table is full.  A worker's tally and the report both keep one. */
+static void add_error_kind(lct_replay_error_kind *kinds, unsigned *n,
+                           uint64_t *other, const char *kind, uint64_t count,
+                           const char *first)
+{
+    for (unsigned i = 0; i < *n; i++)
+        if (strcmp(kinds[i].kind, kind) == 0) {
+            kinds[i].count += count;
+            return;
+        }
+    if (*n == LCT_REPLAY_ERROR_KINDS) {
+        *other += count;
+        return;
+    }
+    lct_replay_error_kind *k = &kinds[(*n)++];
+    snprintf(k->kind, sizeof k->kind, "%s", kind);
+    k->count = count;
+    size_t len = strnlen(first, sizeof k->first - 1);
+    memcpy(k->first, first, len);
+    k->first[len] = '\0';
+}
+
 static void count_error(lct__tally *t, const lct_backend_op *op)
 {
     char kind[32];
-    if (op->status == LCT_ERR_SYS && op->err.sys_errno) {
-        const char *name = strerrorname_np(op->err.sys_errno);
-        if (name)
-            snprintf(kind, sizeof kind, "%s", name);
-        else
-            snprintf(kind, sizeof kind, "errno %d", op->err.sys_errno);
-    } else {
-        snprintf(kind, sizeof kind, "%s", lct_strerror(op->status));
-    }
-    for (unsigned i = 0; i < t->nkinds; i++)
-        if (strcmp(t->kinds[i].kind, kind) == 0) {
-            t->kinds[i].count++;
-            return;
-        }
-    if (t->nkinds == LCT_REPLAY_ERROR_KINDS) {
-        t->kinds_other++;
-        return;
-    }
-    lct_replay_error_kind *k = &t->kinds[t->nkinds++];
-    snprintf(k->kind, sizeof k->kind, "%s", kind);
-    k->count = 1;
-    /* Cut to fit: a message is longer than the report keeps. */
-    size_t n = strnlen(op->err.message, sizeof k->first - 1);
-    memcpy(k->first, op->err.message, n);
-    k->first[n] = '\0';
+    const char *name = op->status == LCT_ERR_SYS && op->err.sys_errno
+                           ? strerrorname_np(op->err.sys_errno)
+                           : lct_strerror(op->status);
+    if (name)
+        snprintf(kind, sizeof kind, "%s", name);
+    else
+        snprintf(kind, sizeof kind, "errno %d", op->err.sys_errno);
+    add_error_kind(t->kinds, &t->nkinds, &t->kinds_other, kind, 1,
+                   op->err.message);
 }
 
 /* Fill slot n of w for a planned operation of the given kind. */
@@ -163,9 +171,7 @@ static void tally_op(lct__engine *e, lct__worker *w, size_t i, uint64_t began,
     uint64_t took = op->done_ns - began;
     uint64_t lag = 0;
     if (e->paced) {
-        uint64_t due = (uint64_t)(p->due * 1e9) +
-                       (uint64_t)e->start.tv_sec * 1000000000u +
-                       (uint64_t)e->start.tv_nsec;
+        uint64_t due = lct__due_ns(e, p->due);
         lag = began > due ? began - due : 0;
         if (op->kind != LCT_REPLAY_LOAD && !fill)
             lct__hist_add(&t->lag, lag);
@@ -433,6 +439,15 @@ unsigned lct_replay_workers(const lct_replay_options *o)
     return n ? n : 1;
 }
 
+static void tally_init(lct__tally *t)
+{
+    memset(t, 0, sizeof *t);
+    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++)
+        lct__hist_init(&t->latency[k]);
+    lct__hist_init(&t->lag);
+    lct__hist_init(&t->causal);
+}
+
 static bool worker_alloc(lct__engine *e, lct__worker *w, unsigned index)
 {
     size_t p = e->pipeline;
@@ -448,11 +463,7 @@ static bool worker_alloc(lct__engine *e, lct__worker *w, unsigned index)
     if (!w->tally || !w->ops || !w->planned || !w->began || !w->bufs ||
         !w->caps || !w->batch)
         return false;
-    memset(w->tally, 0, sizeof *w->tally);
-    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++)
-        lct__hist_init(&w->tally->latency[k]);
-    lct__hist_init(&w->tally->lag);
-    lct__hist_init(&w->tally->causal);
+    tally_init(w->tally);
     return true;
 }
 
@@ -508,7 +519,7 @@ lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
 
 lct_status lct__engine_start(lct__engine *e, lct_error *err)
 {
-    clock_gettime(CLOCK_MONOTONIC, &e->start);
+    e->start_ns = lct__now_ns();
     if (e->inline_run)
         return LCT_OK;
     for (unsigned i = 0; i < e->nworkers; i++) {
@@ -569,18 +580,10 @@ void lct__engine_free(lct__engine *e)
 static void merge_kinds(lct_replay_report *r, const lct__tally *t)
 {
     r->errors_other += t->kinds_other;
-    for (unsigned i = 0; i < t->nkinds; i++) {
-        const lct_replay_error_kind *k = &t->kinds[i];
-        unsigned j = 0;
-        while (j < r->nerror_kinds && strcmp(r->error_kinds[j].kind, k->kind))
-            j++;
-        if (j < r->nerror_kinds)
-            r->error_kinds[j].count += k->count;
-        else if (r->nerror_kinds < LCT_REPLAY_ERROR_KINDS)
-            r->error_kinds[r->nerror_kinds++] = *k;
-        else
-            r->errors_other += k->count;
-    }
+    for (unsigned i = 0; i < t->nkinds; i++)
+        add_error_kind(r->error_kinds, &r->nerror_kinds, &r->errors_other,
+                       t->kinds[i].kind, t->kinds[i].count,
+                       t->kinds[i].first);
 }
 
 void lct__engine_report(const lct__engine *e, lct_replay_report *r)
@@ -588,11 +591,7 @@ void lct__engine_report(const lct__engine *e, lct_replay_report *r)
     lct__tally *sum = malloc(sizeof *sum);
     if (!sum)
         return;
-    memset(sum, 0, sizeof *sum);
-    for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++)
-        lct__hist_init(&sum->latency[k]);
-    lct__hist_init(&sum->lag);
-    lct__hist_init(&sum->causal);
+    tally_init(sum);
     for (unsigned i = 0; i < e->nworkers; i++) {
         const lct__tally *t = e->workers[i].tally;
         for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++) {

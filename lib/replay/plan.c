@@ -105,8 +105,7 @@ static uint64_t key_bytes(planner *p, uint64_t layout_bytes)
 static void sleep_until_due(planner *p)
 {
     lct__engine_flush(p->e);
-    uint64_t at = (uint64_t)p->e->start.tv_sec * 1000000000u +
-                  (uint64_t)p->e->start.tv_nsec + (uint64_t)(p->due * 1e9);
+    uint64_t at = lct__due_ns(p->e, p->due);
     uint64_t now = lct__now_ns();
     if (at > now + SPIN_NS) {
         uint64_t wake = at - SPIN_NS;
@@ -267,9 +266,7 @@ lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
     if (st == LCT_OK) {
         plan_all(&p, reader);
         lct__engine_finish(&e);
-        report->duration = (double)(lct__now_ns() -
-                                    ((uint64_t)e.start.tv_sec * 1000000000u +
-                                     (uint64_t)e.start.tv_nsec)) / 1e9;
+        report->duration = (double)(lct__now_ns() - e.start_ns) / 1e9;
         lct__engine_report(&e, report);
         for (unsigned i = 0; i < e.nworkers; i++)
             if (e.workers[i].failed != LCT_OK)

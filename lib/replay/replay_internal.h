@@ -67,7 +67,7 @@ struct lct__engine {
     bool paced;
     bool inline_run; /* the one worker runs on the planner's thread */
     int spins;       /* looks before sleeping on a condition */
-    struct timespec start;
+    uint64_t start_ns; /* CLOCK_MONOTONIC at the start, in ns */
 
     /* The queue: a ring of inflight_limit operations. */
     pthread_mutex_t lock;
@@ -106,6 +106,11 @@ bool lct__engine_put(lct__engine *e, const lct__rop *op);
 void lct__engine_flush(lct__engine *e);
 /* No more operations: drain, join the threads. */
 void lct__engine_finish(lct__engine *e);
+/* A due time (seconds after the start) on CLOCK_MONOTONIC, in ns. */
+static inline uint64_t lct__due_ns(const lct__engine *e, double due)
+{
+    return e->start_ns + (uint64_t)(due * 1e9);
+}
 /* The merged tallies into the report. */
 void lct__engine_report(const lct__engine *e, lct_replay_report *r);
 
