@@ -105,6 +105,13 @@ cat "$sample" | "$lct" replay -q --speed 0 --compare mem:10 mem:20 - \
 [ $? -eq 2 ] && grep -q 'regular file' "$tmp/stdin.err" ||
     fail "--compare on standard input: $(cat "$tmp/stdin.err")"
 
+# A control byte in a backend's argument is escaped in the message.
+"$lct" replay -q --speed 0 --backend "$(printf 'mem:\033[31m')" "$sample" \
+    >/dev/null 2>"$tmp/esc.err"
+[ $? -eq 1 ] || fail "a bad mem: capacity should exit 1"
+grep -q "$(printf '\033')" "$tmp/esc.err" && fail "an escape byte reached stderr"
+grep -q 'CAPACITY' "$tmp/esc.err" || fail "no message: $(cat "$tmp/esc.err")"
+
 # 6. Usage errors (exit 2).
 for args in "--backend null --compare null null" "--backend s3://x" \
             "--backend null --value-bytes 1K --scale 2" "--speed -1 --backend null" \

@@ -188,6 +188,15 @@ static void on_progress(void *ctx, uint64_t records, uint64_t offset)
     tool_progress_update(&p->line, p->reader);
 }
 
+/* A backend's or the engine's message, escaped: it may quote a URI or a
+ * server's error reply. */
+static void say_failure(const lct_error *err)
+{
+    fputs("lct replay: ", stderr);
+    tool_put_vis(stderr, err->message, strlen(err->message));
+    fputc('\n', stderr);
+}
+
 /* Open the backend a URI names, replay r on it, close it.  False (after a
  * message) when the backend could not be opened or the run failed. */
 static bool run_backend(replay_opts *o, const char *uri, lct_reader *r,
@@ -206,7 +215,7 @@ static bool run_backend(replay_opts *o, const char *uri, lct_reader *r,
     cfg.workers = lct_replay_workers(&o->run);
     void *state = NULL;
     if (ops->open(arg, &cfg, &state, &err) != LCT_OK) {
-        fprintf(stderr, "lct replay: %s\n", err.message);
+        say_failure(&err);
         return false;
     }
     replay_progress progress = {.reader = r};
@@ -218,7 +227,7 @@ static bool run_backend(replay_opts *o, const char *uri, lct_reader *r,
     out->opts.progress_ctx = NULL; /* it lived on this stack */
     ops->close(state);
     if (st != LCT_OK) {
-        fprintf(stderr, "lct replay: %s\n", err.message);
+        say_failure(&err);
         return false;
     }
     return true;
