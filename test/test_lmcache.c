@@ -616,3 +616,160 @@ Test(lmcache, key_iterator_reads_task_specs_and_names_unread_types)
     cr_expect(lct_record_unread_keys(&records[R_UNKNOWN], &tag));
     cr_expect(str_is(tag, "PrefetchPlanV9"));
 }
+
+/* MARK: - the key iterator's fast path against the general decoder */
+
+enum { SHAPES = 14 };
+
+/* Key `shape`: the encoder's usual forms (which the iterator reads in one
+ * step) and near misses of them (which it must leave to the general
+ * decoder): the answers must agree either way. */
+static void odd_key(lct_writer *w, int shape)
+{
+    static const char llama[] = "meta-llama/Llama-3.1-8B-Instruct"; /* 32 */
+    unsigned char hash[32] = {1, 2, 3, (unsigned char)shape};
+    unsigned pairs = shape == 6 ? 3 : shape >= 2 && shape <= 4 ? 5
+                   : shape == 9 || shape == 10 || shape == 11 ? 5 : 4;
+    lct_writer_codec(w, "ObjectKey");
+    lct_writer_map(w, pairs);
+    lct_writer_cstr(w, "chunk_hash");
+    lct_writer_bin(w, hash, shape == 12 ? 31 : 32);
+    lct_writer_cstr(w, "model_name");
+    if (shape == 13) /* a short name as a str16: valid, not the usual */
+        lct_writer_value(w, (lct_value){(const unsigned char *)"\xda\x00\x01m",
+                                        4});
+    else
+        lct_writer_cstr(w, shape == 1 || shape == 5 ? llama : "Qwen/Qwen3-8B");
+    lct_writer_cstr(w, "kv_rank");
+    lct_writer_int(w, shape == 8 ? 200 : 3);
+    if (shape == 10) { /* the salt before the group */
+        lct_writer_cstr(w, "cache_salt");
+        lct_writer_cstr(w, "s");
+    }
+    if (shape != 6) {
+        lct_writer_cstr(w, "object_group_id");
+        lct_writer_int(w, shape == 7 ? -1 : 2);
+    }
+    if (shape >= 2 && shape <= 4) {
+        lct_writer_cstr(w, "cache_salt");
+        if (shape == 2)
+            lct_writer_cstr(w, "salt");
+        else if (shape == 3)
+            lct_writer_nil(w);
+        else
+            lct_writer_cstr(w, "a salt of forty bytes, a str8 not fixstr");
+    }
+    if (shape == 9) { /* kv_rank again: the last one wins */
+        lct_writer_cstr(w, "kv_rank");
+        lct_writer_int(w, 5);
+    }
+    if (shape == 11) {
+        lct_writer_cstr(w, "extra");
+        lct_writer_int(w, 1);
+    }
+}
+
+static bool same_key(const lct_object_key *a, const lct_object_key *b)
+{
+    return a->chunk_hash.len == b->chunk_hash.len &&
+           memcmp(a->chunk_hash.ptr, b->chunk_hash.ptr, a->chunk_hash.len) ==
+               0 &&
+           a->model_name.len == b->model_name.len &&
+           memcmp(a->model_name.ptr, b->model_name.ptr, a->model_name.len) ==
+               0 &&
+           a->kv_rank == b->kv_rank &&
+           a->object_group_id == b->object_group_id &&
+           a->cache_salt.len == b->cache_salt.len &&
+           memcmp(a->cache_salt.ptr, b->cache_salt.ptr, a->cache_salt.len) ==
+               0 &&
+           lct_object_key_hash(a) == lct_object_key_hash(b);
+}
+
+Test(lmcache, key_iterator_agrees_with_the_decoder_on_every_encoding)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    for (int shape = 0; shape < SHAPES; shape++) {
+        lct_writer_record_begin(w, shape, 0, "S.submit_prefetch_task", 22);
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "keys");
+        lct_writer_array(w, 3); /* the shape between two usual keys */
+        odd_key(w, 0);
+        odd_key(w, shape);
+        odd_key(w, 5);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK, "shape %d", shape);
+    }
+    lct_writer_close(w);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    lct_record rec;
+    int shape = 0;
+    while (lct_next(r, &rec) == 1) {
+        lct_value keys, array, elem;
+        lct_iter general;
+        lct_key_iter fast;
+        cr_assert_eq(lct_map_find(rec.args, "keys", &keys), LCT_OK);
+        cr_assert_eq(lct_list_get(keys, &array, NULL, NULL), LCT_OK);
+        cr_assert_eq(lct_array_iter_init(array, &general), LCT_OK);
+        cr_assert_eq(lct_key_iter_init(&rec, &fast, NULL), LCT_OK);
+        for (int i = 0; i < 3; i++) {
+            lct_object_key a, b;
+            cr_assert_eq(lct_array_iter_next(&general, &elem), 1);
+            cr_assert_eq(lct_object_key_get(elem, &a, NULL), LCT_OK,
+                         "shape %d", shape);
+            cr_assert_eq(lct_key_iter_next(&fast, &b, NULL, NULL), 1,
+                         "shape %d key %d", shape, i);
+            cr_expect(same_key(&a, &b), "shape %d key %d", shape, i);
+        }
+        cr_expect_eq(lct_key_iter_next(&fast, NULL, NULL, NULL), 0);
+        shape++;
+    }
+    cr_expect_eq(shape, SHAPES);
+    lct_close(r);
+    unlink(path);
+    free(path);
+}
+
+Test(lmcache, usual_keys_decode_to_what_was_written)
+{
+    /* Pins the fast path's own answers, not only its agreement. */
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    lct_writer_record_begin(w, 0, 0, "S.reserve_write", 15);
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, 4);
+    odd_key(w, 1); /* str8 model name */
+    odd_key(w, 2); /* fixstr salt */
+    odd_key(w, 3); /* nil salt */
+    odd_key(w, 6); /* no object_group_id */
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    lct_writer_close(w);
+    lct_reader *r;
+    lct_record rec;
+    lct_key_iter it;
+    lct_object_key k;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    cr_assert_eq(lct_next(r, &rec), 1);
+    cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK);
+    cr_assert_eq(lct_key_iter_next(&it, &k, NULL, NULL), 1);
+    cr_expect(lct_str_eq(k.model_name, "meta-llama/Llama-3.1-8B-Instruct"));
+    cr_expect_eq(k.chunk_hash.len, 32);
+    cr_expect_eq(k.chunk_hash.ptr[3], 1);
+    cr_expect_eq(k.kv_rank, 3);
+    cr_expect_eq(k.object_group_id, 2);
+    cr_expect_eq(k.cache_salt.len, 0);
+    cr_assert_eq(lct_key_iter_next(&it, &k, NULL, NULL), 1);
+    cr_expect(lct_str_eq(k.cache_salt, "salt"));
+    cr_expect(lct_str_eq(k.model_name, "Qwen/Qwen3-8B"));
+    cr_assert_eq(lct_key_iter_next(&it, &k, NULL, NULL), 1);
+    cr_expect_eq(k.cache_salt.len, 0);
+    cr_expect_eq(k.object_group_id, 2);
+    cr_assert_eq(lct_key_iter_next(&it, &k, NULL, NULL), 1);
+    cr_expect_eq(k.object_group_id, 0);
+    cr_expect_eq(k.kv_rank, 3);
+    cr_expect_eq(lct_key_iter_next(&it, &k, NULL, NULL), 0);
+    lct_close(r);
+    unlink(path);
+    free(path);
+}

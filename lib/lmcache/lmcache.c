@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "base/bytes_internal.h"
 #include "base/error_internal.h"
+#include "msgpack/msgpack_internal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -198,8 +199,53 @@ static void hash_le(key_hasher *k, uint64_t x, unsigned bytes)
     hash_bytes(k, b, bytes);
 }
 
+/* The same words from bytes laid out in one buffer: the hasher above
+ * with nothing to carry between fields. */
+static uint64_t hash_flat(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15u;
+    size_t left = n;
+    for (; left >= 8; p += 8, left -= 8)
+        h = (h ^ le64dec(p)) * 0xff51afd7ed558ccdu, h ^= h >> 32;
+    if (left) {
+        uint64_t w = 0;
+        for (size_t i = 0; i < left; i++)
+            w |= (uint64_t)p[i] << (8 * i);
+        h = (h ^ w) * 0xff51afd7ed558ccdu, h ^= h >> 32;
+    }
+    return h ^ n;
+}
+
+static uint64_t hash_finish(uint64_t h)
+{
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64's finaliser */
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebu;
+    return h ^ (h >> 31);
+}
+
 uint64_t lct_object_key_hash(const lct_object_key *key)
 {
+    /* Every key of every trace comes here: a key that fits is laid out
+     * in one buffer and hashed a word at a time. */
+    unsigned char flat[256];
+    size_t n = 4 + key->chunk_hash.len + 4 + key->model_name.len + 16 + 4 +
+               key->cache_salt.len;
+    if (key->chunk_hash.len <= 64 && key->model_name.len <= 128 &&
+        key->cache_salt.len <= 32) { /* n <= 252, no overflow */
+        unsigned char *q = flat;
+        le32enc(q, (uint32_t)key->chunk_hash.len);
+        memcpy(q + 4, key->chunk_hash.ptr, key->chunk_hash.len);
+        q += 4 + key->chunk_hash.len;
+        le32enc(q, (uint32_t)key->model_name.len);
+        memcpy(q + 4, key->model_name.ptr, key->model_name.len);
+        q += 4 + key->model_name.len;
+        le64enc(q, (uint64_t)key->kv_rank);
+        le64enc(q + 8, (uint64_t)key->object_group_id);
+        le32enc(q + 16, (uint32_t)key->cache_salt.len);
+        if (key->cache_salt.len)
+            memcpy(q + 20, key->cache_salt.ptr, key->cache_salt.len);
+        return hash_finish(hash_flat(flat, n));
+    }
     key_hasher k = {0x9e3779b97f4a7c15u, 0, 0, 0};
     hash_le(&k, key->chunk_hash.len, 4);
     hash_bytes(&k, key->chunk_hash.ptr, key->chunk_hash.len);
@@ -213,10 +259,7 @@ uint64_t lct_object_key_hash(const lct_object_key *key)
                key->cache_salt.len);
     if (k.fill)
         hash_word(&k, k.word);
-    uint64_t h = k.h ^ k.total;
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64's finaliser */
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebu;
-    return h ^ (h >> 31);
+    return hash_finish(k.h ^ k.total);
 }
 
 lct_status lct_dtype_get(lct_value v, lct_str *name, lct_error *err)
@@ -664,26 +707,89 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
     return LCT_OK;
 }
 
+/*
+ * The key at it->cur when it has the encoder's usual shape
+ * (lct__objectkey_pairs, then lct__objectkey_usual_read's pairs, then at
+ * most a cache_salt as a fixstr, str8 or nil) and nothing else: *key
+ * filled and the iterator past it.  Anything else returns false and
+ * changes nothing; the general path reads it.  Five distinct names, so
+ * no field repeats and "the last one wins" has nothing to decide.
+ */
+static bool usual_key(lct_iter *it, lct_object_key *key)
+{
+    const unsigned char *p = it->cur, *end = it->end;
+    if (it->remaining == 0 || (size_t)(end - p) < LCT__OBJECTKEY_PREFIX)
+        return false;
+    unsigned pairs = lct__objectkey_pairs(p);
+    lct__objectkey_usual u;
+    if (pairs < 3)
+        return false;
+    lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, &u);
+    if (u.pairs < 2)
+        return false;
+    const unsigned char *q = u.after;
+    lct_str salt = {"", 0};
+    if (pairs - 1 == u.pairs + 1) { /* one more: a cache_salt, or give up */
+        size_t left = (size_t)(end - q), head, len;
+        if (left < 12 || memcmp(q, "\xaa" "cache_salt", 11) != 0)
+            return false;
+        if (q[11] == 0xc0) {
+            head = 12, len = 0;
+        } else if ((q[11] & 0xe0) == 0xa0) {
+            head = 12, len = q[11] & 0x1fu;
+        } else if (q[11] == 0xd9 && left >= 13) {
+            head = 13, len = q[12];
+        } else {
+            return false;
+        }
+        if (len > left - head)
+            return false;
+        if (len)
+            salt = (lct_str){(const char *)q + head, len};
+        q += head + len;
+    } else if (pairs - 1 != u.pairs) {
+        return false;
+    }
+    *key = (lct_object_key){
+        .chunk_hash = {p + LCT__OBJECTKEY_PREFIX - 32, 32},
+        .model_name = {(const char *)u.model, u.model_len},
+        .kv_rank = u.rank,
+        .object_group_id = u.pairs == 3 ? u.group : 0,
+        .cache_salt = salt};
+    it->cur = q;
+    it->remaining--;
+    return true;
+}
+
+/* The next key of one list: 1, 0 at its end, or a failure. */
+static int next_key(lct_iter *keys, lct_object_key *key, lct_error *err)
+{
+    if (usual_key(keys, key))
+        return 1;
+    lct_value v;
+    int rc = lct_array_iter_next(keys, &v);
+    if (rc < 0)
+        return lct__fail(err, rc, 0, 0, "keys: the list is malformed");
+    if (rc == 0)
+        return 0;
+    lct_status st = lct_object_key_get(v, key, err);
+    return st == LCT_OK ? 1 : st;
+}
+
 int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
                       lct_error *err)
 {
-    lct_value v;
-    int rc = it->keys.end ? lct_array_iter_next(&it->keys, &v) : 0;
+    int rc = it->keys.end ? next_key(&it->keys, key, err) : 0;
     while (rc == 0 && it->from_task) { /* the next group's keys */
         int g = next_group(it, err);
         if (g <= 0)
             return g;
         it->index = 0;
-        rc = lct_array_iter_next(&it->keys, &v);
+        rc = next_key(&it->keys, key, err);
     }
-    if (rc < 0)
-        return lct__fail(err, rc, 0, 0, "keys: the list is malformed");
-    if (rc == 0)
-        return 0;
+    if (rc <= 0)
+        return rc;
     it->index++;
-    lct_status st = lct_object_key_get(v, key, err);
-    if (st != LCT_OK)
-        return st;
     uint64_t weight = it->layout_bytes;
     lct_layout_desc layout;
     if (it->from_spec &&
