@@ -2,8 +2,8 @@
  * test_replay.c - the replay engine: the histograms' bound, the mapping
  * from calls to operations, the mem backend against lct mrc's
  * every-reference curve, causal waits across workers, the dir backend's
- * files, and a failing backend counted by kind with the run still
- * reported.
+ * files, a failing backend counted by kind with the run still
+ * reported, and the map that pairs a reserve_write with its finish_write.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -18,6 +18,7 @@
 
 #include "files.h"
 #include "lct.h"
+#include "base/u64map_internal.h"
 #include "replay/hist_internal.h"
 
 static lct_reader *open_sample(void)
@@ -145,6 +146,97 @@ Test(replay, calls_map_to_operations)
     for (unsigned i = 0; i < rep.ncalls; i++)
         counted += rep.calls[i].count;
     cr_expect_eq(counted, 3000 - 890);
+}
+
+Test(replay, map_removal_keeps_every_other_key_findable)
+{
+    /* Ids that crowd a small table, so probe chains wrap and cross:
+     * after each removal every key still in must be found, every key
+     * out must not. */
+    enum { N = 700 };
+    lct__u64map m = {0};
+    bool in[N] = {false};
+    bool added;
+    for (uint64_t k = 0; k < N; k++) {
+        lct__u64map_entry *e = lct__u64map_get(&m, k * 1024, &added);
+        cr_assert(e && added);
+        e->value = k + 1;
+        in[k] = true;
+    }
+    uint64_t step = 0;
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t k = (i * 389) % N; /* a permutation: 389 is prime to N */
+        lct__u64map_remove(&m, lct__u64map_find(&m, k * 1024));
+        in[k] = false;
+        if (i % 50 != 0 && i != N - 1)
+            continue;
+        for (uint64_t j = 0; j < N; j++) {
+            lct__u64map_entry *e = lct__u64map_find(&m, j * 1024);
+            cr_assert_eq(e != NULL, in[j], "key %llu after %llu removals",
+                         (unsigned long long)j, (unsigned long long)i + 1);
+            if (e)
+                cr_assert_eq(e->value, j + 1);
+        }
+        step++;
+    }
+    cr_expect_eq(m.used, 0);
+    cr_expect_eq(step, N / 50 + 1);
+    lct__u64map_free(&m);
+}
+
+/* One call of the trace below on key k (a 32-byte hash, the encoder's
+ * usual ObjectKey, so the key iterator's fast path reads it). */
+static void key_call(lct_writer *w, const char *call, unsigned k)
+{
+    lct_writer_record_begin(w, 0, 0, call, strlen(call));
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, 1);
+    lct_writer_codec(w, "ObjectKey");
+    lct_writer_map(w, 4);
+    lct_writer_cstr(w, "chunk_hash");
+    unsigned char hash[32] = {(unsigned char)k, (unsigned char)(k >> 8), 7};
+    lct_writer_bin(w, hash, sizeof hash);
+    lct_writer_cstr(w, "model_name");
+    lct_writer_cstr(w, "m");
+    lct_writer_cstr(w, "kv_rank");
+    lct_writer_int(w, 0);
+    lct_writer_cstr(w, "object_group_id");
+    lct_writer_int(w, 0);
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+}
+
+Test(replay, each_finish_stores_what_its_own_reserve_noted)
+{
+    /* 3000 writes in progress at once, finished in another order; 100
+     * finished twice, 50 never finished, 20 finished never reserved. */
+    enum { N = 3000 };
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    for (unsigned k = 0; k < N; k++)
+        key_call(w, "S.reserve_write", k);
+    for (unsigned i = 0; i < N; i++) {
+        unsigned k = (i * 1009) % N;
+        if (k >= 50)
+            key_call(w, "S.finish_write", k);
+        if (k >= 50 && k < 150)
+            key_call(w, "S.finish_write", k);
+    }
+    for (unsigned k = N; k < N + 20; k++)
+        key_call(w, "S.finish_write", k);
+    lct_writer_close(w);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    lct_replay_options o = {.speed = 0, .value_bytes = 10};
+    lct_replay_report rep;
+    cr_assert_eq(lct_replay_run(r, lct_backend_null(), NULL, &o, &rep, NULL),
+                 LCT_OK);
+    lct_close(r);
+    unlink(path);
+    free(path);
+    cr_expect_eq(rep.latency[LCT_REPLAY_STORE].count, N - 50);
+    cr_expect_eq(rep.finish_unreserved, 100 + 20);
+    cr_expect_eq(rep.reserved_unfinished, 50);
 }
 
 /* A backend whose stores are slow and whose lookups check that every

@@ -72,6 +72,36 @@ lct__u64map_entry *lct__u64map_get(lct__u64map *m, uint64_t key, bool *added)
     return &m->slots[j];
 }
 
+lct__u64map_entry *lct__u64map_find(const lct__u64map *m, uint64_t key)
+{
+    if (!m->slots)
+        return NULL;
+    uint64_t j = lct__u64map_mix(key) & m->mask;
+    for (; m->slots[j].value; j = (j + 1) & m->mask)
+        if (m->slots[j].key == key)
+            return &m->slots[j];
+    return NULL;
+}
+
+void lct__u64map_remove(lct__u64map *m, lct__u64map_entry *e)
+{
+    uint64_t hole = (uint64_t)(e - m->slots), j = hole;
+    for (;;) {
+        j = (j + 1) & m->mask;
+        if (!m->slots[j].value)
+            break;
+        /* The entry at j may fill the hole when the hole lies on its
+         * probe path: from its home slot to j, cyclically. */
+        uint64_t home = lct__u64map_mix(m->slots[j].key) & m->mask;
+        if (((j - home) & m->mask) >= ((j - hole) & m->mask)) {
+            m->slots[hole] = m->slots[j];
+            hole = j;
+        }
+    }
+    m->slots[hole] = (lct__u64map_entry){0};
+    m->used--;
+}
+
 void lct__u64map_free(lct__u64map *m)
 {
     free(m->slots);

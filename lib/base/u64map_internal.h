@@ -27,6 +27,11 @@ typedef struct lct__u64map {
 /* The entry for key, added (value 0, *added true) when absent: store a
  * non-zero value in it before the next call.  NULL when memory ran out. */
 lct__u64map_entry *lct__u64map_get(lct__u64map *m, uint64_t key, bool *added);
+/* The entry for key, or NULL when absent (nothing is added). */
+lct__u64map_entry *lct__u64map_find(const lct__u64map *m, uint64_t key);
+/* Take out an entry lct__u64map_get or _find returned; the others stay
+ * findable (the probe chain is closed up, no tombstone is left). */
+void lct__u64map_remove(lct__u64map *m, lct__u64map_entry *e);
 void lct__u64map_free(lct__u64map *m);
 
 /* Zeroed memory for a large table read at random: on 2 MiB pages where

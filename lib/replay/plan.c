@@ -13,8 +13,6 @@
 #include "base/error_internal.h"
 #include "replay/replay_internal.h"
 
-/* A reserved key already stored by its finish_write. */
-#define FINISHED UINT64_MAX
 /* Values past this are not allocated: the key counts as unsized. */
 #define MAX_VALUE_BYTES (1ull << 30)
 
@@ -24,7 +22,9 @@ typedef struct planner {
     lct__engine *e;
     const lct_replay_options *o;
     lct_pacer *pacer; /* for its rule of when a t_mono is due */
-    lct__u64map reserved;   /* key -> bytes + 1, or FINISHED */
+    /* key -> bytes + 1 from its reserve_write until its finish_write:
+     * only the writes in progress, so the map stays small and cached */
+    lct__u64map reserved;
     lct__u64map last_op; /* key -> seq of its latest operation */
     uint64_t seq;
     lct_replay_report *r;
@@ -165,14 +165,12 @@ static bool plan_key(planner *p, enum call call, uint64_t id,
     case CALL_FINISH:
         if (p->o->store_at_reserve)
             return true;
-        if (!(res = lct__u64map_get(&p->reserved, id, &added)))
-            return !(p->nomem = true);
-        if (res->value == 0 || res->value == FINISHED) {
+        if (!(res = lct__u64map_find(&p->reserved, id))) {
             p->r->finish_unreserved++;
             return true;
         }
         uint64_t bytes = res->value - 1;
-        res->value = FINISHED;
+        lct__u64map_remove(&p->reserved, res);
         *issued = true;
         return push(p, LCT_REPLAY_STORE, id, bytes);
     default:
@@ -237,7 +235,7 @@ static uint64_t count_unfinished(const lct__u64map *m)
 {
     uint64_t n = 0;
     for (uint64_t i = 0; m->slots && i <= m->mask; i++)
-        n += m->slots[i].value != 0 && m->slots[i].value != FINISHED;
+        n += m->slots[i].value != 0;
     return n;
 }
 
