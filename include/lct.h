@@ -619,13 +619,60 @@ const char *lct_reader_path(const lct_reader *reader);
  */
 lct_bytes lct_reader_data(const lct_reader *reader);
 
+/* MARK: - Several traces on one timeline */
+
+/**
+ * A merge of several readers by t_wall (one trace per server process of
+ * a fleet, say): a k-way merge that holds one record per reader, so its
+ * memory grows with the number of readers, not with the records.  Ties in
+ * t_wall go to the reader given first, then to record order.  That is
+ * the order LMCache's `lmcache trace replay-events` builds (each file's
+ * records in the order the files were given, then a stable sort by
+ * t_wall), exactly so while no file's t_wall steps back; a record whose
+ * t_wall is earlier than one before it in its own file is handed out in
+ * its file's order and warned about (LCT_WARN_ORDER, through that
+ * reader's log), since reaching the full sort's order there would mean
+ * holding the file.  A NaN t_wall sorts first.
+ *
+ * The merge does not own its readers: close them after lct_merge_free.
+ * Each reader skips, warns and counts as lct_next does (its stats and
+ * status are its own).  A record handed out has the views lct_next gives;
+ * a streamed reader's die at the next lct_merge_next.
+ */
+typedef struct lct_merge lct_merge;
+
+/** Make a merge of @p n readers (n >= 1), none read yet.
+ *  @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM. */
+lct_status lct_merge_new(lct_reader *const *readers, size_t n,
+                         lct_merge **out, lct_error *err);
+
+/**
+ * The next record on the merged timeline; @p reader (may be NULL)
+ * receives the number of the reader it came from, in the order given.
+ * @return 1, 0 when every reader has ended, LCT_ERR_INVALID.
+ */
+int lct_merge_next(lct_merge *m, lct_record *rec, size_t *reader);
+
+/** Start again from the first records (lct_reader_rewind on each). */
+void lct_merge_rewind(lct_merge *m);
+
+/** Records so far that came after a later t_wall of their own file. */
+uint64_t lct_merge_backsteps(const lct_merge *m);
+
+/** The number of readers, and reader @p i (NULL past the end). */
+size_t lct_merge_count(const lct_merge *m);
+lct_reader *lct_merge_reader(const lct_merge *m, size_t i);
+
+void lct_merge_free(lct_merge *m);
+
 /* MARK: - Warnings */
 
 /** Why a warning was raised. */
 typedef enum lct_warning_kind {
     LCT_WARN_MALFORMED = 1, /**< a frame was skipped; reading goes on */
     LCT_WARN_TRUNCATED = 2, /**< a partial trailing frame ended reading */
-    LCT_WARN_SHRANK = 3     /**< the file shrank while mapped: reading ends */
+    LCT_WARN_SHRANK = 3,    /**< the file shrank while mapped: reading ends */
+    LCT_WARN_ORDER = 4      /**< lct_merge: a file's t_wall stepped back */
 } lct_warning_kind;
 
 /**
