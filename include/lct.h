@@ -641,10 +641,19 @@ lct_bytes lct_reader_data(const lct_reader *reader);
  */
 typedef struct lct_merge lct_merge;
 
-/** Make a merge of @p n readers (n >= 1), none read yet.
+/**
+ * lct_merge_new flag: each record handed out has its t_mono replaced by
+ * its t_wall less the first merged record's.  A file's t_mono counts from
+ * its own process's start on its own clock, so only t_wall puts records
+ * of several processes on one axis (with the hosts' clock skew).
+ */
+#define LCT_MERGE_TIMELINE 0x1u
+
+/** Make a merge of @p n readers (n >= 1), none read yet; @p flags 0 or
+ *  LCT_MERGE_TIMELINE.
  *  @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM. */
 lct_status lct_merge_new(lct_reader *const *readers, size_t n,
-                         lct_merge **out, lct_error *err);
+                         unsigned flags, lct_merge **out, lct_error *err);
 
 /**
  * The next record on the merged timeline; @p reader (may be NULL)
@@ -655,6 +664,9 @@ int lct_merge_next(lct_merge *m, lct_record *rec, size_t *reader);
 
 /** Start again from the first records (lct_reader_rewind on each). */
 void lct_merge_rewind(lct_merge *m);
+
+/** Every reader's counters summed (the first truncation and shrink). */
+void lct_merge_stats(const lct_merge *m, lct_stats *sum);
 
 /** Records so far that came after a later t_wall of their own file. */
 uint64_t lct_merge_backsteps(const lct_merge *m);
@@ -1736,6 +1748,17 @@ typedef struct lct_replay_report {
 lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
                           void *state, const lct_replay_options *opts,
                           lct_replay_report *report, lct_error *err);
+
+/**
+ * lct_replay_run over several traces on one timeline: the merge's records
+ * in its order, paced by t_wall less the first record's (the merge is
+ * given LCT_MERGE_TIMELINE's reading whether made with it or not);
+ * report->read sums the readers'.
+ */
+lct_status lct_replay_run_merge(lct_merge *merge, const lct_backend_ops *ops,
+                                void *state,
+                                const lct_replay_options *opts,
+                                lct_replay_report *report, lct_error *err);
 
 /** The workers a run with @p opts uses (what to open the backend for). */
 unsigned lct_replay_workers(const lct_replay_options *opts);

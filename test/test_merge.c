@@ -116,7 +116,7 @@ static void check_merge(char **paths, size_t n, unsigned flags)
     }
     memset(warnings, 0, sizeof warnings);
     lct_merge *m;
-    cr_assert_eq(lct_merge_new(readers, n, &m, NULL), LCT_OK);
+    cr_assert_eq(lct_merge_new(readers, n, 0, &m, NULL), LCT_OK);
     lct_record rec;
     size_t from, k = 0;
     while (lct_merge_next(m, &rec, &from) == 1) {
@@ -149,7 +149,7 @@ Test(merge, equals_a_stable_sort_with_ties_across_files_and_damage)
     lct_reader *r;
     cr_assert_eq(lct_open(paths[2], LCT_QUIET, &r, NULL), LCT_OK);
     lct_merge *m;
-    cr_assert_eq(lct_merge_new(&r, 1, &m, NULL), LCT_OK);
+    cr_assert_eq(lct_merge_new(&r, 1, 0, &m, NULL), LCT_OK);
     lct_record rec;
     while (lct_merge_next(m, &rec, NULL) == 1)
         ;
@@ -185,7 +185,7 @@ Test(merge, a_step_back_keeps_file_order_and_is_warned)
     lct_reader_set_log(rs[0], count_warning, NULL);
     memset(warnings, 0, sizeof warnings);
     lct_merge *m;
-    cr_assert_eq(lct_merge_new(rs, 2, &m, NULL), LCT_OK);
+    cr_assert_eq(lct_merge_new(rs, 2, LCT_MERGE_TIMELINE, &m, NULL), LCT_OK);
     /* A.three comes after A.five, as its file has it (a full sort would
      * put it before B.four) */
     const char *want[] = {"A.one", "B.four", "A.five", "A.three", "B.five",
@@ -196,6 +196,9 @@ Test(merge, a_step_back_keeps_file_order_and_is_warned)
         cr_assert_lt(k, 6);
         cr_expect(lct_str_eq(rec.qualname, want[k]), "%zu: %.*s", k,
                   (int)rec.qualname.len, rec.qualname.ptr);
+        /* LCT_MERGE_TIMELINE: seconds since the first record's t_wall */
+        cr_expect_eq(rec.t_mono, rec.t_wall - 1, "%zu: t_mono %g", k,
+                     rec.t_mono);
         k++;
     }
     cr_expect_eq(k, 6);
@@ -219,9 +222,9 @@ Test(merge, refuses_no_readers)
 {
     lct_merge *m = (lct_merge *)1;
     lct_error err;
-    cr_expect_eq(lct_merge_new(NULL, 0, &m, &err), LCT_ERR_INVALID);
+    cr_expect_eq(lct_merge_new(NULL, 0, 0, &m, &err), LCT_ERR_INVALID);
     cr_expect_null(m);
     lct_reader *none = NULL;
-    cr_expect_eq(lct_merge_new(&none, 1, &m, &err), LCT_ERR_INVALID);
+    cr_expect_eq(lct_merge_new(&none, 1, 0, &m, &err), LCT_ERR_INVALID);
     cr_expect_eq(lct_merge_next(NULL, NULL, NULL), LCT_ERR_INVALID);
 }

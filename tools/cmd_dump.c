@@ -13,11 +13,15 @@
 
 static void help(void)
 {
-    printf("usage: lct dump [OPTIONS] FILE\n"
+    printf("usage: lct dump [OPTIONS] FILE...\n"
            "\n"
            "Print every record as one JSON object per line:\n"
            "  {\"offset\":N,\"t_mono\":F,\"t_wall\":F,\"qualname\":\"...\",\"args\":{...}}\n"
-           "FILE may be -.\n"
+           "FILE may be -.  Several FILEs are merged by t_wall (ties: the\n"
+           "file given first, then file order) and each line starts with\n"
+           "\"file\":NAME; records keep their own t_mono, idx counts the\n"
+           "merged records, and --at, --range, -f, --header and --csv take\n"
+           "one FILE.\n"
            "\n"
            "  --header            print the header as a first JSON line\n"
            "  --qualname NAME     only records of this qualname: the exact name,\n"
@@ -62,6 +66,7 @@ typedef struct line {
     char *buf;
     size_t len, cap;
 } line;
+
 
 static int line_write(void *ctx, const char *data, size_t len)
 {
@@ -132,6 +137,9 @@ typedef struct dump_opts {
     const char *at; /* --at OFFSET */
     tool_range range;
     bool csv; /* --csv: the fields as CSV columns, args as JSON text */
+    /* Several files: `{"file":NAME,` of the record's file, which takes
+     * the place of its line's opening brace. */
+    const struct line *file_member;
 } dump_opts;
 
 enum {
@@ -255,6 +263,21 @@ static void csv_header(const dump_opts *o)
     fputs("\r\n", stdout);
 }
 
+/* Put the file's member first in a JSON object line: {"file":NAME, then
+ * the object's own members (no comma before an empty object's end). */
+static int name_file(line *out, const line *member)
+{
+    if (out->len < 2 || out->buf[0] != '{')
+        return 0;
+    size_t m = member->len - (out->buf[1] == '}' ? 1 : 0);
+    size_t rest = out->len - 1; /* after the '{' it replaces */
+    if (line_write(out, member->buf, m - 1) != 0)
+        return -1;
+    memmove(out->buf + m, out->buf + 1, rest);
+    memcpy(out->buf, member->buf, m);
+    return 0;
+}
+
 /* One record as one line on f; EXIT_OK, EXIT_DAMAGED (args dropped,
  * said on stderr), EXIT_REFUSED (out of memory), or -1 to stop quietly
  * (the file shrank under the record, or f failed: reported later). */
@@ -301,6 +324,10 @@ static int print_record(lct_reader *r, const dump_opts *o,
         }
         say_args_dropped(r, rec, wrc, "as null");
         rc = EXIT_DAMAGED;
+    }
+    if (o->file_member && name_file(out, o->file_member) != 0) {
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+        return EXIT_REFUSED;
     }
     /* the newline joins the line: one stdio call a record */
     if (line_write(out, "\n", 1) != 0) {
@@ -397,6 +424,72 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
     return rc;
 }
 
+/* MARK: several files on one timeline */
+
+/* Refuse what needs one file: a frame by offset, record numbers taken
+ * from the file's index, following it, its one header, or CSV rows
+ * (which would need a column for the file). */
+static void merged_alone(const dump_opts *o)
+{
+    const char *one = o->at          ? "--at"
+                      : o->range.set ? "--range"
+                      : o->follow    ? "--follow"
+                      : o->from_end  ? "--from-end"
+                      : o->header    ? "--header"
+                      : o->csv       ? "--csv"
+                                     : NULL;
+    if (one)
+        tool_usage_error("dump", "%s works on one FILE, not on several "
+                         "merged", one);
+}
+
+/* Every wanted record of the merge, each line naming its file. */
+static int print_merged(tool_inputs *in, dump_opts *o, bool quiet)
+{
+    line *names = calloc(in->n, sizeof *names);
+    bool ok = names != NULL;
+    for (size_t i = 0; ok && i < in->n; i++) {
+        const char *path = lct_reader_path(in->readers[i]);
+        ok = line_write(&names[i], "{\"file\":", 8) == 0 &&
+             lct_json_write_string(path, strlen(path), line_write,
+                                   &names[i]) == LCT_OK &&
+             line_write(&names[i], ",", 1) == 0;
+    }
+    int rc = ok ? EXIT_OK : EXIT_REFUSED;
+    if (!ok)
+        fprintf(stderr, "%s: out of memory\n", tool_name);
+    tool_progress progress;
+    tool_inputs_progress_start(&progress, in, quiet);
+    lct_record rec;
+    size_t which;
+    long long printed = 0;
+    line out = {NULL, 0, 0};
+    for (uint64_t idx = 0; ok && (o->limit < 0 || printed < o->limit) &&
+                           !tool_interrupted &&
+                           tool_inputs_next(in, &rec, &which) == 1;
+         idx++) {
+        tool_inputs_progress(&progress, in);
+        if (!wanted(o, &rec))
+            continue;
+        o->file_member = &names[which];
+        int one = print_record(in->readers[which], o, &rec, idx, &out,
+                               stdout);
+        if (one < 0 || one == EXIT_REFUSED) {
+            rc = one < 0 ? rc : one;
+            break;
+        }
+        if (one != EXIT_OK)
+            rc = one;
+        printed++;
+    }
+    tool_progress_end(&progress);
+    for (size_t i = 0; names && i < in->n; i++)
+        free(names[i].buf);
+    free(names);
+    free(out.buf);
+    return rc;
+}
+
 /* MARK: -j N: a batch of frames at a time on N threads */
 
 /* Frames a thread renders per batch: the batch's output is what is held
@@ -460,7 +553,7 @@ static bool dump_parallel(const dump_opts *o, const tool_args *a)
     bool numbered = o->range.set;
     for (unsigned i = 0; o->project && i < o->fields.n; i++)
         numbered |= o->fields.order[i] == TOOL_FIELD_IDX;
-    if (a->jobs == 1 || o->follow || o->at || numbered ||
+    if (a->jobs == 1 || o->follow || o->at || numbered || a->noperands > 1 ||
         a->source == TOOL_SOURCE_STREAM || strcmp(a->file, "-") == 0 ||
         stat(a->file, &info) != 0 || !S_ISREG(info.st_mode))
         return false;
@@ -591,6 +684,35 @@ static int print_records_parallel(lct_reader *r, dump_opts *o, unsigned jobs,
     return rc;
 }
 
+/* dump FILE FILE...: the records merged by t_wall, as they are (each
+ * its own t_mono), each line naming its file. */
+static int dump_merged(dump_opts *o, const tool_args *a)
+{
+    merged_alone(o);
+    setvbuf(stdout, NULL, _IOFBF, 256 * 1024);
+    tool_inputs in;
+    unsigned flags = (o->lazy ? LCT_LAZY : 0) | tool_source_flags(a);
+    if (!tool_inputs_open(&in, a, flags, false)) {
+        free(o->qualnames.text);
+        free(o->qualnames.hits);
+        return EXIT_REFUSED;
+    }
+    int rc = print_merged(&in, o, a->quiet);
+    lct_stats st;
+    tool_inputs_stats(&in, &st);
+    if (st.shrank)
+        rc = EXIT_REFUSED;
+    else if (rc == EXIT_OK)
+        rc = tool_exit_for(&st);
+    tool_finish_stdout();
+    tool_inputs_close(&in);
+    if (rc != EXIT_REFUSED && !tool_interrupted && !a->quiet)
+        tool_patterns_report(&o->qualnames, "dump", "--qualname");
+    free(o->qualnames.text);
+    free(o->qualnames.hits);
+    return rc;
+}
+
 int cmd_dump(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -618,10 +740,12 @@ int cmd_dump(int argc, char **argv)
     tool_cmd cmd = {.name = "dump",
                     .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_SRC,
                     .own = own, .own_short = "n:f", .on_option = dump_option, .ctx = &o,
-                    .help = help};
+                    .help = help, .min_operands = 1};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
     o.csv = a.csv;
+    if (a.noperands > 1)
+        return dump_merged(&o, &a);
     refuse_with_csv(&o);
     buffer_stdout(&o, &a);
     /* Following re-maps a growing file; one pass is faster streamed. */

@@ -235,7 +235,9 @@ int cmd_info(int argc, char **argv)
         a.jobs = 1;
     tool_tally t;
     lct_stats st;
-    bool ok = tool_tally_run(r, &a, sizeof t, info_record, false, &t, &st);
+    tool_inputs in;
+    tool_inputs_one(&in, r);
+    bool ok = tool_tally_run(&in, &a, sizeof t, info_record, false, &t, &st);
     if (ok && a.json)
         print_json(a.file, h, &t.ops, &st, t.duration, events_sink);
     else if (ok && a.csv)

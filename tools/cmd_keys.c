@@ -26,13 +26,16 @@ static void help(void)
     printf("usage: lct keys [-q] [--csv] [--read PAT] [--write PAT] [--all]\n"
            "                [--qualname PAT] [--since T] [--until T]\n"
            "                [--range A:B]\n"
-           "                [--oracle-general OUT [-j N]] FILE\n"
+           "                [--oracle-general OUT [-j N]] FILE...\n"
            "\n"
            "One row per key reference, in trace order: idx (record number),\n"
            "t_mono, op (read, write), chunk_hash (hex), model_name, kv_rank,\n"
            "object_group_id, cache_salt, obj_id (the key's stable 64-bit id,\n"
            "hex) and bytes (the call's layout bytes: a layout describes one\n"
            "chunk, so each key of a call weighs that much; 0 unknown).\n"
+           "Several FILEs are merged by t_wall (one thread; t_mono becomes\n"
+           "seconds since the first record's t_wall, idx counts merged\n"
+           "records; --range takes one FILE).\n"
            "\n"
            "  --read PAT   calls that are cache reads (default\n"
            "               submit_prefetch_task); repeatable\n"
@@ -174,7 +177,7 @@ int cmd_keys(int argc, char **argv)
                     .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
                               TOOL_SRC,
                     .own = own, .on_option = on_option, .ctx = &o,
-                    .help = help};
+                    .help = help, .min_operands = 1};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
     /* OUT first: one that is the trace, or cannot be written, fails
@@ -185,12 +188,13 @@ int cmd_keys(int argc, char **argv)
         tool_keyops_free(&o.ops);
         return EXIT_REFUSED;
     }
-    lct_reader *r = tool_open(a.file, tool_source_flags(&a), a.quiet);
-    if (!r) {
+    tool_inputs in;
+    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true)) {
         lct_output_abort(out);
         tool_keyops_free(&o.ops);
         return EXIT_REFUSED;
     }
+    tool_inputs_one_file(&in, "keys", "--range", o.ops.range.set);
     tool_keyops_defaults(&o.ops);
     o.csv = a.csv;
     o.quiet = a.quiet;
@@ -201,12 +205,12 @@ int cmd_keys(int argc, char **argv)
               "cache_salt,obj_id,bytes\r\n", stdout);
     bool whole;
     if (o.oracle) /* no rows to print in order: on several threads */
-        o.failed = !tool_keys_collect(r, &o.ops, "keys", &a, o.refs, &whole);
+        o.failed = !tool_keys_collect(&in, &o.ops, "keys", &a, o.refs, &whole);
     else
-        whole = tool_keys_walk(r, &o.ops, "keys", on_key, &o);
+        whole = tool_keys_walk(&in, &o.ops, "keys", on_key, &o);
     bool ok = !o.failed && (!out || write_oracle(&o, out));
     if (out && o.failed)
         lct_output_abort(out);
     lct_refs_free(o.refs);
-    return tool_keys_finish(r, &o.ops, "keys", a.quiet, ok, whole);
+    return tool_keys_finish(&in, &o.ops, "keys", a.quiet, ok, whole);
 }

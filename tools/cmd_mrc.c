@@ -42,7 +42,7 @@ static void help(void)
            "               [--requests reads|all] [--sample R [--seed S]\n"
            "               [--samples K]] [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
-           "               [--range A:B] FILE\n"
+           "               [--range A:B] FILE...\n"
            "\n"
            "LRU miss-ratio curves of the trace's key references (see lct\n"
            "keys): every read or write makes its key the most recent; a read\n"
@@ -50,6 +50,8 @@ static void help(void)
            "distinct keys.  All capacities at once (stack distances); shown\n"
            "at log-spaced capacities in keys, with bytes (keys x the mean key\n"
            "size) and the hit ratio of an LRU cache of that many bytes.\n"
+           "Several FILEs are merged by t_wall into one stream (one thread;\n"
+           "--range takes one FILE).\n"
            "\n"
            "  --requests reads|all  which references are requests: reads\n"
            "               (default; writes only warm the cache) or all, as\n"
@@ -387,7 +389,7 @@ int cmd_mrc(int argc, char **argv)
                     .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
                               TOOL_SRC,
                     .own = own, .on_option = on_option, .ctx = &o,
-                    .help = help};
+                    .help = help, .min_operands = 1};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
     if (o.samples > 1 && !(o.sample < 1))
@@ -405,17 +407,18 @@ int cmd_mrc(int argc, char **argv)
         tool_keyops_free(&o.ops);
         return EXIT_REFUSED;
     }
-    lct_reader *r = tool_open(a.file, tool_source_flags(&a), a.quiet);
-    if (!r) {
+    tool_inputs in;
+    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true)) {
         lct_output_abort(svg);
         tool_keyops_free(&o.ops);
         return EXIT_REFUSED;
     }
+    tool_inputs_one_file(&in, "mrc", "--range", o.ops.range.set);
     tool_keyops_defaults(&o.ops);
     if (lct_refs_new(&o.refs) != LCT_OK)
         tool_usage_error("mrc", "out of memory");
     bool whole;
-    o.failed = !tool_keys_collect(r, &o.ops, "mrc", &a, o.refs, &whole);
+    o.failed = !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole);
     lct_mrc *ms[MAX_SAMPLES] = {NULL};
     lct_mrc_totals t[MAX_SAMPLES];
     tool_curve c = {0};
@@ -431,12 +434,15 @@ int cmd_mrc(int argc, char **argv)
     if (ok)
         print(&a, t, o.samples, &c);
     if (svg && ok)
-        ok = write_svg(svg, tool_input_name(a.file), t, &c);
+        ok = write_svg(svg,
+                       a.noperands > 1 ? "merged traces"
+                                       : tool_input_name(a.file),
+                       t, &c);
     else
         lct_output_abort(svg);
     lct_mrc_curve_free(&c);
     for (unsigned s = 0; s < o.samples; s++)
         lct_mrc_free(ms[s]);
     lct_refs_free(o.refs);
-    return tool_keys_finish(r, &o.ops, "mrc", a.quiet, ok, whole);
+    return tool_keys_finish(&in, &o.ops, "mrc", a.quiet, ok, whole);
 }

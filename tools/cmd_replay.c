@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -30,6 +31,7 @@ enum {
 typedef struct replay_opts {
     const char *backend, *compare;
     const char *output_dir, *jsonl_out;
+    char *trace; /* the report's name of the trace(s): "A + B" merged */
     lct_replay_options run;
     lct_backend_config cfg;
 } replay_opts;
@@ -37,8 +39,8 @@ typedef struct replay_opts {
 static void help(void)
 {
     printf(
-        "usage: lct replay [OPTIONS] --backend URI FILE\n"
-        "       lct replay [OPTIONS] --compare URI_A URI_B FILE\n"
+        "usage: lct replay [OPTIONS] --backend URI FILE...\n"
+        "       lct replay [OPTIONS] --compare URI_A URI_B FILE...\n"
         "\n"
         "Replay the trace's storage calls against a backend: a finish_write\n"
         "stores its keys (with the bytes their reserve_write's layout gives),\n"
@@ -46,7 +48,8 @@ static void help(void)
         "other calls are counted, not issued. Prints per-operation latency\n"
         "(count, errors, mean, p50, p90, p99, min, max in ms), throughput,\n"
         "schedule lag, hit ratio, in-flight high-water mark, causal waits and\n"
-        "errors by kind.\n"
+        "errors by kind.  Several FILEs (one per server) are merged by\n"
+        "t_wall and paced by t_wall from the first record.\n"
         "\n"
         "URI: null (no I/O), mem:CAPACITY (an LRU in memory: keys, or bytes\n"
         "with B/K/M/G/T), dir:PATH (a file per key), redis://HOST:PORT\n"
@@ -178,14 +181,14 @@ static void on_op_jsonl(void *ctx, const lct_backend_op *op, double t_sched,
 /* The progress line of one run, handed to the engine as its ctx. */
 typedef struct replay_progress {
     tool_progress line;
-    lct_reader *reader;
+    tool_inputs *in;
 } replay_progress;
 
 static void on_progress(void *ctx, uint64_t records, uint64_t offset)
 {
     (void)records, (void)offset;
     replay_progress *p = ctx;
-    tool_progress_update(&p->line, p->reader);
+    tool_inputs_progress(&p->line, p->in);
 }
 
 /* A backend's or the engine's message, escaped: it may quote a URI or a
@@ -197,9 +200,10 @@ static void say_failure(const lct_error *err)
     fputc('\n', stderr);
 }
 
-/* Open the backend a URI names, replay r on it, close it.  False (after a
- * message) when the backend could not be opened or the run failed. */
-static bool run_backend(replay_opts *o, const char *uri, lct_reader *r,
+/* Open the backend a URI names, replay the inputs on it, close it.  False
+ * (after a message) when the backend could not be opened or the run
+ * failed. */
+static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
                         const char *file, bool quiet, replay_run *out)
 {
     const lct_backend_ops *extra[] = {lct_backend_redis()};
@@ -218,11 +222,14 @@ static bool run_backend(replay_opts *o, const char *uri, lct_reader *r,
         say_failure(&err);
         return false;
     }
-    replay_progress progress = {.reader = r};
+    replay_progress progress = {.in = in};
     out->opts.progress_ctx = &progress;
-    tool_progress_start(&progress.line, r, quiet);
-    lct_status st = lct_replay_run(r, ops, state, &out->opts, &out->report,
-                                   &err);
+    tool_inputs_progress_start(&progress.line, in, quiet);
+    lct_status st =
+        in->merge ? lct_replay_run_merge(in->merge, ops, state, &out->opts,
+                                         &out->report, &err)
+                  : lct_replay_run(in->r, ops, state, &out->opts,
+                                   &out->report, &err);
     tool_progress_end(&progress.line);
     out->opts.progress_ctx = NULL; /* it lived on this stack */
     ops->close(state);
@@ -276,17 +283,18 @@ static void check_usage(const replay_opts *o, const tool_args *a)
 {
     if (!o->backend == !o->compare)
         tool_usage_error("replay", "give --backend URI, or --compare A B");
-    if (o->compare && a->noperands != 2)
-        tool_usage_error("replay", "--compare A B FILE: two backends, "
+    if (o->compare && a->noperands < 2)
+        tool_usage_error("replay", "--compare A B FILE...: two backends, "
                          "then the trace");
-    if (!o->compare && a->noperands != 1)
-        tool_usage_error("replay", "one trace FILE");
     struct stat sb;
-    const char *file = a->operands[a->noperands - 1];
-    if (o->compare && (strcmp(file, "-") == 0 || stat(file, &sb) != 0 ||
-                       !S_ISREG(sb.st_mode)))
-        tool_usage_error("replay", "--compare reads FILE twice: it must be "
-                         "a regular file, not standard input or a pipe");
+    for (int i = o->compare ? 1 : a->noperands; i < a->noperands; i++) {
+        const char *file = a->operands[i];
+        if (strcmp(file, "-") == 0 || stat(file, &sb) != 0 ||
+            !S_ISREG(sb.st_mode))
+            tool_usage_error("replay", "--compare reads FILE twice: it must "
+                             "be a regular file, not standard input or a "
+                             "pipe");
+    }
     if (o->compare && (o->output_dir || o->jsonl_out))
         tool_usage_error("replay", "--output-dir and --jsonl-out report one "
                          "backend, not --compare");
@@ -296,7 +304,7 @@ static void check_usage(const replay_opts *o, const tool_args *a)
 }
 
 /* One backend: run, print, write the files; the exit status. */
-static int replay_one(replay_opts *o, lct_reader *r, const tool_args *a)
+static int replay_one(replay_opts *o, tool_inputs *in, const tool_args *a)
 {
     lct_output *jout = NULL;
     FILE *jf = NULL;
@@ -308,7 +316,7 @@ static int replay_one(replay_opts *o, lct_reader *r, const tool_args *a)
         o->run.on_op_ctx = jf;
     }
     replay_run run = {0};
-    bool ok = run_backend(o, o->backend, r, a->file, a->quiet, &run);
+    bool ok = run_backend(o, o->backend, in, o->trace, a->quiet, &run);
     if (jout && !tool_output_finish("replay", jout, jf))
         ok = false;
     if (!ok)
@@ -324,14 +332,17 @@ static int replay_one(replay_opts *o, lct_reader *r, const tool_args *a)
     return exit_for(&run);
 }
 
-static int replay_compare(replay_opts *o, lct_reader *r, const tool_args *a)
+static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
+                          const tool_args *a)
 {
     replay_run runs[2] = {{0}};
-    const char *uris[2] = {o->compare, a->operands[0]};
+    const char *uris[2] = {o->compare, b};
     for (int i = 0; i < 2; i++) {
-        if (i)
-            lct_reader_rewind(r);
-        if (!run_backend(o, uris[i], r, a->file, a->quiet, &runs[i]))
+        if (i && in->merge)
+            lct_merge_rewind(in->merge);
+        else if (i)
+            lct_reader_rewind(in->r);
+        if (!run_backend(o, uris[i], in, o->trace, a->quiet, &runs[i]))
             return EXIT_REFUSED;
         if (tool_interrupted)
             break;
@@ -347,6 +358,24 @@ static int replay_compare(replay_opts *o, lct_reader *r, const tool_args *a)
     int rc0 = exit_for(&runs[0]), rc1 = exit_for(&runs[1]);
     return rc0 == EXIT_REFUSED || rc1 == EXIT_REFUSED ? EXIT_REFUSED
                                                       : rc0 ? rc0 : rc1;
+}
+
+/* The traces as the reports name them: the one, or "A + B + C". */
+static char *join_names(const tool_args *a)
+{
+    size_t len = 1;
+    for (int i = 0; i < a->noperands; i++)
+        len += strlen(a->operands[i]) + 3;
+    char *s = malloc(len);
+    if (!s)
+        tool_usage_error("replay", "out of memory");
+    s[0] = '\0';
+    for (int i = 0; i < a->noperands; i++) {
+        if (i)
+            strcat(s, " + ");
+        strcat(s, a->operands[i]);
+    }
+    return s;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -380,7 +409,14 @@ int cmd_replay(int argc, char **argv)
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
     check_usage(&o, &a);
-    a.file = a.operands[a.noperands - 1];
+    /* --compare A B FILE...: B is the first operand, the traces follow */
+    const char *b = o.compare ? a.operands[0] : NULL;
+    if (o.compare) {
+        a.operands++;
+        a.noperands--;
+    }
+    a.file = a.operands[0];
+    o.trace = join_names(&a);
     /* A worker hands its backend 8 windows at a time (--pipeline per
      * connection): enough that the window slides, not so much that a
      * batch's follow-up loads wait long. */
@@ -396,14 +432,16 @@ int cmd_replay(int argc, char **argv)
         if (!o.run.workers)
             o.run.workers = 1;
     }
-    lct_reader *r = tool_open(a.file, tool_source_flags(&a), a.quiet);
-    if (!r)
+    tool_inputs in;
+    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true))
         return EXIT_REFUSED;
     tool_catch_interrupts();
     o.run.stop = (const volatile int *)&tool_interrupted;
     if (!a.quiet)
         o.run.progress = on_progress;
-    int rc = o.compare ? replay_compare(&o, r, &a) : replay_one(&o, r, &a);
-    lct_close(r);
+    int rc = o.compare ? replay_compare(&o, &in, b, &a)
+                       : replay_one(&o, &in, &a);
+    tool_inputs_close(&in);
+    free(o.trace);
     return rc;
 }

@@ -143,7 +143,7 @@ static row row_of(qentry *e, uint64_t total)
 static void help(void)
 {
     printf("usage: lct stat [--csv | --json] [-q] [-j N] [--qualname NAME]\n"
-           "                [--since T] [--until T] [--range A:B] FILE\n"
+           "                [--since T] [--until T] [--range A:B] FILE...\n"
            "\n"
            "Per qualname: count, share of records, first and last t_mono,\n"
            "inter-arrival gap mean/p50/p99 (seconds, nearest-rank), the\n"
@@ -151,6 +151,9 @@ static void help(void)
            "size in bytes; then overall records, duration (largest t_mono),\n"
            "rate, frames skipped and a cut tail.  Records whose t_mono goes\n"
            "back are counted (their gaps are negative).  FILE may be -.\n"
+           "Several FILEs are merged by t_wall, read by one thread, and\n"
+           "t_mono becomes the seconds since the first record's t_wall (a\n"
+           "file's own t_mono is its process's clock); --range takes one.\n"
            "\n"
            "  --qualname NAME  only this qualname: exact, a suffix after a dot,\n"
            "                   or a glob (repeatable: any match)\n"
@@ -363,17 +366,19 @@ int cmd_stat(int argc, char **argv)
                     .shared = TOOL_Q | TOOL_J | TOOL_JSON | TOOL_CSV |
                               TOOL_SRC,
                     .own = own, .on_option = stat_option, .ctx = &filter,
-                    .help = help};
+                    .help = help, .min_operands = 1};
     tool_args a;
-    lct_reader *r = tool_start(&cmd, argc, argv, 0, &a);
-    if (!r)
+    tool_parse_args(&cmd, argc, argv, &a);
+    tool_inputs in;
+    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true))
         return EXIT_REFUSED;
-    tool_range_start(&filter.range, r, "stat", a.quiet);
+    tool_inputs_one_file(&in, "stat", "--range", filter.range.set);
+    tool_range_start(&filter.range, in.r, "stat", a.quiet);
     if (filter.range.set) /* numbers are known only in order: one thread */
         a.jobs = 1;
     tool_tally t;
     stat_view v = {.ops = &t.ops};
-    bool ok = tool_tally_run(r, &a, sizeof t, stat_record, true, &t, &v.st);
+    bool ok = tool_tally_run(&in, &a, sizeof t, stat_record, true, &t, &v.st);
     v.total = t.total;
     v.duration = t.duration;
     v.rate = t.duration > 0 ? (double)t.total / t.duration : 0;
@@ -392,7 +397,7 @@ int cmd_stat(int argc, char **argv)
         report_unmatched(&t.ops);
     tool_finish_stdout();
     tool_tally_free(&t);
-    lct_close(r);
+    tool_inputs_close(&in);
     free(filter.qualnames.text);
     free(filter.qualnames.hits);
     return ok ? tool_exit_for(&v.st) : EXIT_REFUSED;

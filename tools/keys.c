@@ -161,16 +161,16 @@ static long record_keys(lct_reader *r, const lct_record *rec, uint64_t idx,
     return given;
 }
 
-bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
+bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
                     tool_key_fn fn, void *ctx)
 {
     lct_record rec;
     uint64_t idx = 0;
-    tool_range_start(&o->range, r, cmd, tool_quiet);
+    tool_range_start(&o->range, in->r, cmd, tool_quiet);
     tool_progress progress;
-    tool_progress_start(&progress, r, false);
-    for (; lct_next(r, &rec) == 1; idx++) {
-        tool_progress_update(&progress, r);
+    tool_inputs_progress_start(&progress, in, false);
+    for (; tool_inputs_next(in, &rec, NULL) == 1; idx++) {
+        tool_inputs_progress(&progress, in);
         if (tool_range_done(&o->range, idx))
             break;
         if (!tool_range_holds(&o->range, idx))
@@ -179,7 +179,7 @@ bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
                                   o->only.hits);
         if (op == TOOL_KEY_NONE)
             continue;
-        long given = record_keys(r, &rec, idx, op, cmd, fn, ctx);
+        long given = record_keys(in->current, &rec, idx, op, cmd, fn, ctx);
         if (given < 0)
             break;
         if (given == 0) /* only then: looking costs a walk of the args */
@@ -187,7 +187,7 @@ bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
                         sizeof o->unread_tag);
     }
     tool_progress_end(&progress);
-    return lct_reader_status(r) == LCT_OK;
+    return tool_inputs_whole(in);
 }
 
 const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len)
@@ -208,7 +208,7 @@ const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len)
 static struct {
     tool_keyops *ops;
     const char *cmd;
-    lct_reader *reader;
+    tool_inputs *inputs; /* its current reader names a record's file */
 } shared;
 
 /* One thread's state (tool_records zeroes it, and again after a reset):
@@ -252,7 +252,7 @@ static int lane_record(void *state, const lct_record *rec)
                               l->hits + o->read.n + o->write.n);
     if (op == TOOL_KEY_NONE)
         return 0;
-    long given = record_keys(shared.reader, rec, 0, op, shared.cmd,
+    long given = record_keys(shared.inputs->current, rec, 0, op, shared.cmd,
                              lane_key, l);
     if (given == 0)
         note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
@@ -266,16 +266,16 @@ static void lane_reset(void *state)
     free(l->hits);
 }
 
-bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
+bool tool_keys_collect(tool_inputs *in, tool_keyops *o, const char *cmd,
                        const tool_args *a, lct_refs *out, bool *whole)
 {
     shared.ops = o;
     shared.cmd = cmd;
-    shared.reader = r;
-    tool_range_start(&o->range, r, cmd, a->quiet);
+    shared.inputs = in;
+    tool_range_start(&o->range, in->r, cmd, a->quiet);
     tool_run run;
     /* Record numbers are known only in order: --range reads with one. */
-    bool ok = tool_records(r, o->range.set ? 1 : a->jobs, a->quiet, sizeof(keys_lane),
+    bool ok = tool_records_in(in, o->range.set ? 1 : a->jobs, a->quiet, sizeof(keys_lane),
                            lane_record, lane_reset,
                            a->quiet ? tool_log_quiet : tool_log, NULL, &run);
     for (unsigned t = 0; t < run.nstates; t++) {
@@ -298,15 +298,15 @@ bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
     return ok;
 }
 
-int tool_keys_finish(lct_reader *r, tool_keyops *o, const char *cmd,
+int tool_keys_finish(tool_inputs *in, tool_keyops *o, const char *cmd,
                      bool quiet, bool ok, bool whole)
 {
     if (!quiet)
         tool_keyops_report(o, cmd);
     lct_stats st;
-    lct_reader_stats(r, &st);
+    tool_inputs_stats(in, &st);
     tool_keyops_free(o);
-    lct_close(r);
+    tool_inputs_close(in);
     tool_finish_stdout();
     return !ok || st.shrank ? EXIT_REFUSED : whole ? EXIT_OK : EXIT_DAMAGED;
 }

@@ -164,12 +164,12 @@ static void tally_reset(void *state)
     tool_tally_free(state);
 }
 
-bool tool_tally_run(lct_reader *r, const tool_args *a, size_t state_size,
+bool tool_tally_run(tool_inputs *in, const tool_args *a, size_t state_size,
                     tool_record_fn on_record, bool keep_gaps, tool_tally *out,
                     lct_stats *st)
 {
     tool_run run;
-    bool ok = tool_records(r, a->jobs, a->quiet, state_size, on_record,
+    bool ok = tool_records_in(in, a->jobs, a->quiet, state_size, on_record,
                            tally_reset,
                            a->quiet ? tool_log_quiet : tool_log, NULL, &run);
     *st = run.stats;

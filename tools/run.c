@@ -258,3 +258,40 @@ bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
                              run_sequential(r, quiet, on_record, run);
     return !run->stats.shrank && ok;
 }
+
+/* Several inputs: one thread over their merge (the order is the merge's,
+ * one record after another). */
+static bool run_merged(tool_inputs *in, bool quiet, tool_record_fn on_record,
+                       tool_run *run)
+{
+    tool_progress progress;
+    tool_inputs_progress_start(&progress, in, quiet);
+    lct_record rec;
+    bool ok = true;
+    void *state = tool_run_state(run, 0);
+    while (tool_inputs_next(in, &rec, NULL) == 1) {
+        tool_inputs_progress(&progress, in);
+        if (on_record(state, &rec) != 0) {
+            ok = false;
+            break;
+        }
+    }
+    tool_progress_end(&progress);
+    tool_inputs_stats(in, &run->stats);
+    return ok;
+}
+
+bool tool_records_in(tool_inputs *in, unsigned jobs, bool quiet,
+                     size_t state_size, tool_record_fn on_record,
+                     tool_reset_fn reset, lct_log_fn log, void *log_ctx,
+                     tool_run *run)
+{
+    if (!in->merge)
+        return tool_records(in->r, jobs, quiet, state_size, on_record, reset,
+                            log, log_ctx, run);
+    memset(run, 0, sizeof *run);
+    tool_inputs_set_log(in, log, log_ctx);
+    bool ok = alloc_states(run, 1, state_size) &&
+              run_merged(in, quiet, on_record, run);
+    return !run->stats.shrank && ok;
+}

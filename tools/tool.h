@@ -186,6 +186,7 @@ typedef struct tool_progress {
     uint64_t total;
     uint64_t next_check;
     double last_shown;
+    uint64_t merged_records; /* tool_inputs_progress's countdown */
 } tool_progress;
 
 void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet);
@@ -196,6 +197,40 @@ void tool_progress_update(tool_progress *p, const lct_reader *r);
 /* The same, for a known fraction done (a scan thread's own range). */
 void tool_progress_fraction(tool_progress *p, double fraction);
 void tool_progress_end(tool_progress *p);
+
+/* MARK: inputs: the one FILE, or several merged on one timeline */
+
+typedef struct tool_inputs {
+    lct_reader *r;        /* the only reader, or the first */
+    lct_reader **readers; /* all of them, in the order given */
+    size_t n;
+    lct_merge *merge;     /* several: by t_wall (lct_merge) */
+    lct_reader *current;  /* the reader of the record given last */
+} tool_inputs;
+
+/* Open every operand (tool_open: said and false when one is refused);
+ * several are merged, and with `retime` their records' t_mono becomes
+ * the seconds since the first record's t_wall. */
+bool tool_inputs_open(tool_inputs *in, const tool_args *a, unsigned flags,
+                      bool retime);
+/* One reader already open, as inputs (closed by tool_inputs_close). */
+void tool_inputs_one(tool_inputs *in, lct_reader *r);
+void tool_inputs_close(tool_inputs *in);
+/* The next record, and which input it came from: as lct_next. */
+int tool_inputs_next(tool_inputs *in, lct_record *rec, size_t *which);
+lct_reader *tool_inputs_reader(const tool_inputs *in, size_t which);
+/* Every reader's counters summed (the first truncation and shrink). */
+void tool_inputs_stats(const tool_inputs *in, lct_stats *sum);
+/* Whether every input read whole so far (lct_reader_status LCT_OK). */
+bool tool_inputs_whole(const tool_inputs *in);
+void tool_inputs_set_log(tool_inputs *in, lct_log_fn log, void *ctx);
+/* A usage error when `option` was given with several inputs. */
+void tool_inputs_one_file(const tool_inputs *in, const char *cmd,
+                          const char *option, bool given);
+/* Progress over all inputs' bytes. */
+void tool_inputs_progress_start(tool_progress *p, const tool_inputs *in,
+                                bool quiet);
+void tool_inputs_progress(tool_progress *p, const tool_inputs *in);
 
 /* MARK: running over every record, in one thread or several */
 
@@ -232,6 +267,11 @@ bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
                   size_t state_size, tool_record_fn on_record,
                   tool_reset_fn reset, lct_log_fn log, void *log_ctx,
                   tool_run *run);
+/* tool_records over inputs: several are read by one thread, merged. */
+bool tool_records_in(tool_inputs *in, unsigned jobs, bool quiet,
+                     size_t state_size, tool_record_fn on_record,
+                     tool_reset_fn reset, lct_log_fn log, void *log_ctx,
+                     tool_run *run);
 void *tool_run_state(const tool_run *run, unsigned t);
 void tool_run_free(tool_run *run);
 
@@ -277,12 +317,12 @@ int tool_tally_counts(void *state, const lct_record *rec);
 int tool_tally_gaps(void *state, const lct_record *rec);
 
 /*
- * Read every record of r as the shared options say (threads, quiet) with
+ * Read every record of the inputs as the shared options say (threads, quiet) with
  * on_record over states of state_size bytes that begin with a tool_tally,
  * and merge the threads' tallies in file order into *out.  False if the
  * run failed (a message was printed) or the file shrank.
  */
-bool tool_tally_run(lct_reader *r, const tool_args *a, size_t state_size,
+bool tool_tally_run(tool_inputs *in, const tool_args *a, size_t state_size,
                     tool_record_fn on_record, bool keep_gaps, tool_tally *out,
                     lct_stats *st);
 void tool_tally_free(tool_tally *t);
@@ -399,23 +439,23 @@ const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len);
 typedef int (*tool_key_fn)(void *ctx, const lct_record *rec, uint64_t idx,
                            tool_key_op op, const lct_object_key *key,
                            uint64_t bytes);
-/* Every key reference of r's records in trace order (a record whose keys
+/* Every key reference of the inputs' records in trace order (a record whose keys
  * cannot be read is warned about with its offset and skipped).  False
  * when the trace was damaged (the reader warned). */
-bool tool_keys_walk(lct_reader *r, tool_keyops *o, const char *cmd,
+bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
                     tool_key_fn fn, void *ctx);
 
-/* The read and write references of r's records (with --all, others
+/* The read and write references of the inputs' records (with --all, others
  * too) appended to out, gathered on a->jobs threads (0: by file size)
  * and joined in file order; *whole false when the trace was damaged.
  * False if memory ran out or the file shrank. */
-bool tool_keys_collect(lct_reader *r, tool_keyops *o, const char *cmd,
+bool tool_keys_collect(tool_inputs *in, tool_keyops *o, const char *cmd,
                        const tool_args *a, lct_refs *out, bool *whole);
 
 /* The end of `lct keys` and `lct mrc`: report unmatched patterns (unless
- * quiet), free o, close r, flush stdout, and return the exit code: 1 if
+ * quiet), free o, close the inputs, flush stdout, and return the exit code: 1 if
  * !ok or the file shrank, else 3 if the trace was not whole, else 0. */
-int tool_keys_finish(lct_reader *r, tool_keyops *o, const char *cmd,
+int tool_keys_finish(tool_inputs *in, tool_keyops *o, const char *cmd,
                      bool quiet, bool ok, bool whole);
 
 /* MARK: lct mrc's curve, and its SVG chart */

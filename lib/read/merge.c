@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct lct_merge {
     lct_reader **readers;
@@ -23,7 +24,9 @@ struct lct_merge {
     size_t *heap;       /* reader numbers, the earliest head on top */
     size_t nheap, n;
     size_t pending;     /* reader whose head was handed out: advance it */
-    bool started;
+    unsigned flags;
+    double t0;          /* LCT_MERGE_TIMELINE: the first record's t_wall */
+    bool started, timeline_started;
     uint64_t backsteps;
 };
 
@@ -58,7 +61,7 @@ static void sift_down(lct_merge *m, size_t i)
 }
 
 lct_status lct_merge_new(lct_reader *const *readers, size_t n,
-                         lct_merge **out, lct_error *err)
+                         unsigned flags, lct_merge **out, lct_error *err)
 {
     if (out)
         *out = NULL;
@@ -83,6 +86,7 @@ lct_status lct_merge_new(lct_reader *const *readers, size_t n,
     for (size_t i = 0; i < n; i++)
         m->readers[i] = readers[i];
     m->n = n;
+    m->flags = flags;
     *out = m;
     return LCT_OK;
 }
@@ -153,6 +157,13 @@ int lct_merge_next(lct_merge *m, lct_record *rec, size_t *reader)
         return 0;
     size_t top = m->heap[0];
     *rec = m->heads[top];
+    if (m->flags & LCT_MERGE_TIMELINE) {
+        if (!m->timeline_started) {
+            m->t0 = rec->t_wall;
+            m->timeline_started = true;
+        }
+        rec->t_mono = rec->t_wall - m->t0;
+    }
     if (reader)
         *reader = top;
     m->pending = top;
@@ -166,12 +177,34 @@ void lct_merge_rewind(lct_merge *m)
     for (size_t i = 0; i < m->n; i++)
         lct_reader_rewind(m->readers[i]);
     m->started = false;
+    m->timeline_started = false;
     m->backsteps = 0;
 }
 
 uint64_t lct_merge_backsteps(const lct_merge *m)
 {
     return m ? m->backsteps : 0;
+}
+
+void lct_merge_stats(const lct_merge *m, lct_stats *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    for (size_t i = 0; m && i < m->n; i++) {
+        lct_stats st;
+        lct_reader_stats(m->readers[i], &st);
+        sum->records += st.records;
+        sum->skipped += st.skipped;
+        sum->bytes_read += st.bytes_read;
+        sum->file_size += st.file_size;
+        if (st.truncated && !sum->truncated) {
+            sum->truncated = true;
+            sum->truncated_offset = st.truncated_offset;
+        }
+        if (st.shrank && !sum->shrank) {
+            sum->shrank = true;
+            sum->shrank_offset = st.shrank_offset;
+        }
+    }
 }
 
 size_t lct_merge_count(const lct_merge *m)

@@ -216,11 +216,34 @@ static bool should_stop(planner *p)
     return false;
 }
 
-static void plan_all(planner *p, lct_reader *reader)
+/* Where the records come from: one reader, or a merge of several (on
+ * its timeline: t_mono from t_wall). */
+typedef struct source {
+    lct_reader *reader;
+    lct_merge *merge;
+    double t0; /* the merge's first t_wall */
+    bool started;
+} source;
+
+static int next_record(source *src, lct_record *rec)
+{
+    if (!src->merge)
+        return lct_next(src->reader, rec);
+    int rc = lct_merge_next(src->merge, rec, NULL);
+    if (rc == 1 && !src->started) {
+        src->t0 = rec->t_wall;
+        src->started = true;
+    }
+    if (rc == 1) /* LCT_MERGE_TIMELINE's reading, made with it or not */
+        rec->t_mono = rec->t_wall - src->t0;
+    return rc;
+}
+
+static void plan_all(planner *p, source *src)
 {
     lct_record rec;
     int rc;
-    while (!should_stop(p) && (rc = lct_next(reader, &rec)) == 1) {
+    while (!should_stop(p) && (rc = next_record(src, &rec)) == 1) {
         p->r->records++;
         if (p->o->progress && (p->r->records & 4095) == 0)
             p->o->progress(p->o->progress_ctx, p->r->records, rec.offset);
@@ -239,11 +262,11 @@ static uint64_t count_unfinished(const lct__u64map *m)
     return n;
 }
 
-lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
-                          void *state, const lct_replay_options *opts,
-                          lct_replay_report *report, lct_error *err)
+static lct_status replay(source *src, const lct_backend_ops *ops,
+                         void *state, const lct_replay_options *opts,
+                         lct_replay_report *report, lct_error *err)
 {
-    if (!reader || !ops || !opts || !report || !(opts->speed >= 0))
+    if (!(src->reader || src->merge) || !ops || !opts || !report || !(opts->speed >= 0))
         return lct__fail(err, LCT_ERR_INVALID, 0, 0,
                          "replay: missing reader, backend, options or "
                          "report, or a negative speed");
@@ -262,7 +285,7 @@ lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
     if (st == LCT_OK)
         st = lct__engine_start(&e, err);
     if (st == LCT_OK) {
-        plan_all(&p, reader);
+        plan_all(&p, src);
         lct__engine_finish(&e);
         report->duration = (double)(lct__now_ns() - e.start_ns) / 1e9;
         lct__engine_report(&e, report);
@@ -277,10 +300,30 @@ lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
     if (e.paced && slack > 0)
         prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
     report->reserved_unfinished = count_unfinished(&p.reserved);
-    lct_reader_stats(reader, &report->read);
+    if (src->merge)
+        lct_merge_stats(src->merge, &report->read);
+    else
+        lct_reader_stats(src->reader, &report->read);
     lct__u64map_free(&p.reserved);
     lct__u64map_free(&p.last_op);
     lct_pacer_free(p.pacer);
     lct__engine_free(&e);
     return st;
+}
+
+lct_status lct_replay_run(lct_reader *reader, const lct_backend_ops *ops,
+                          void *state, const lct_replay_options *opts,
+                          lct_replay_report *report, lct_error *err)
+{
+    source src = {.reader = reader};
+    return replay(&src, ops, state, opts, report, err);
+}
+
+lct_status lct_replay_run_merge(lct_merge *merge, const lct_backend_ops *ops,
+                                void *state,
+                                const lct_replay_options *opts,
+                                lct_replay_report *report, lct_error *err)
+{
+    source src = {.merge = merge};
+    return replay(&src, ops, state, opts, report, err);
 }
