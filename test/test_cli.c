@@ -2486,6 +2486,42 @@ Test(cli, sql_lct_keys_takes_the_choices_of_lct_keys)
     }
 }
 
+/* gen's key fields one by one, over a shape: the model name (31 bytes, a
+ * fixstr; a long one, a str16), a salt, kv ranks, groups (0 leaves the
+ * field out). */
+Test(cli, gen_key_fields_one_by_one)
+{
+    char *path = tmp_file_with("", 0);
+    run g = run_lct(NULL, "gen", "-n", "60", "--shape", "llama", "--model",
+                    "meta-llama/Llama-3.1-8B-Instruc", "--kv-ranks", "3",
+                    "--cache-salt", "t7", path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    run k = run_lct(NULL, "keys", "--csv", path, NULL);
+    cr_expect(strstr(k.out, ",meta-llama/Llama-3.1-8B-Instruc,2,"),
+              "kv rank 2 of 3: %.300s", k.out);
+    cr_expect(!strstr(k.out, "-Instruc,3,"), "no kv rank 3 of 3");
+    cr_expect(strstr(k.out, ",2,t7,"), "llama's groups stay, the salt is t7");
+    run_free(&k);
+    char model[301];
+    memset(model, 'm', 300);
+    model[300] = '\0';
+    g = run_lct(NULL, "gen", "-n", "20", "--model", model, "--groups", "0",
+                path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    k = run_lct(NULL, "keys", "--csv", path, NULL);
+    cr_expect(strstr(k.out, model), "the 300-byte model name");
+    cr_expect(strstr(k.out, ",0,,"), "no group (0), no salt");
+    run_free(&k);
+    run bad = run_lct(NULL, "gen", "-n", "5", "--kv-ranks", "0", path, NULL);
+    cr_expect_eq(bad.status, 2);
+    cr_expect(strstr(bad.err, "--kv-ranks is 1 to 1024"), "%s", bad.err);
+    run_free(&bad);
+    unlink(path);
+    free(path);
+}
+
 /* gen --shape llama writes keys as a multi-tenant server records them: a
  * 32-byte model name, kv ranks past 1, object groups, a cache_salt. */
 Test(cli, gen_shape_llama_writes_the_keys_users_record)

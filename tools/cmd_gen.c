@@ -14,7 +14,8 @@
 static void help(void)
 {
     printf("usage: lct gen -n N [--seed S] [--max-keys K] [--docs D]\n"
-           "               [--shape qwen|llama] OUT\n"
+           "               [--shape qwen|llama] [--model NAME]\n"
+           "               [--cache-salt S] [--kv-ranks N] [--groups N] OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
            "for standard output): prefetches and writes of 1 to K (default\n"
@@ -32,14 +33,57 @@ static void help(void)
            "                   kv ranks 0-1) or llama (the 32-byte\n"
            "                   meta-llama/Llama-3.1-8B-Instruct, kv ranks 0-7,\n"
            "                   object groups 0-2, a cache_salt)\n"
+           "  --model NAME     the keys' model_name (after --shape's)\n"
+           "  --cache-salt S   a cache_salt in every key\n"
+           "  --kv-ranks N     key i of a call has kv_rank i mod N (1-1024)\n"
+           "  --groups N       object_group_id chunk mod N (1-1024); with\n"
+           "                   0 the field is left out\n"
            "  -h, --help       this text\n");
 }
 
 typedef struct gen_opts {
     long long records, seed, max_keys, docs;
+    gen_shape shape;
+    gen_keys fields; /* what --model, --cache-salt, ... said */
+    bool set[4];     /* which of them were given */
 } gen_opts;
 
-enum { OPT_SEED = 300, OPT_MAX_KEYS, OPT_DOCS, OPT_SHAPE };
+enum {
+    OPT_SEED = 300,
+    OPT_MAX_KEYS,
+    OPT_DOCS,
+    OPT_SHAPE,
+    OPT_MODEL,
+    OPT_SALT,
+    OPT_KV_RANKS,
+    OPT_GROUPS
+};
+
+/* The options that set one field of the keys. */
+static bool key_option(gen_keys *k, int c, const char *arg)
+{
+    long long n;
+    switch (c) {
+    case OPT_MODEL:
+        k->model = arg;
+        return true;
+    case OPT_SALT:
+        k->salt = arg;
+        return true;
+    case OPT_KV_RANKS:
+    case OPT_GROUPS:
+        n = tool_parse_count("gen", c == OPT_GROUPS ? "--groups"
+                                                    : "--kv-ranks", arg);
+        if (n > 1024 || (n == 0 && c == OPT_KV_RANKS))
+            tool_usage_error("gen", "%s is %s to 1024",
+                             c == OPT_GROUPS ? "--groups" : "--kv-ranks",
+                             c == OPT_GROUPS ? "0" : "1");
+        *(c == OPT_GROUPS ? &k->groups : &k->kv_ranks) = (unsigned)n;
+        return true;
+    default:
+        return false;
+    }
+}
 
 static void gen_option(void *ctx, int c, const char *arg)
 {
@@ -53,12 +97,12 @@ static void gen_option(void *ctx, int c, const char *arg)
         if (o->max_keys < 1 || o->max_keys > 1024)
             tool_usage_error("gen", "--max-keys is 1 to 1024");
     } else if (c == OPT_SHAPE) {
-        if (strcmp(arg, "qwen") == 0)
-            gen_set_shape(GEN_SHAPE_QWEN);
-        else if (strcmp(arg, "llama") == 0)
-            gen_set_shape(GEN_SHAPE_LLAMA);
-        else
+        if (strcmp(arg, "qwen") != 0 && strcmp(arg, "llama") != 0)
             tool_usage_error("gen", "--shape is qwen or llama, not '%s'", arg);
+        o->shape = strcmp(arg, "llama") == 0 ? GEN_SHAPE_LLAMA
+                                             : GEN_SHAPE_QWEN;
+    } else if (key_option(&o->fields, c, arg)) {
+        o->set[c - OPT_MODEL] = true;
     } else if (c == OPT_DOCS) {
         o->docs = tool_parse_count("gen", "--docs", arg);
         if (o->docs > 1000000)
@@ -74,8 +118,12 @@ int cmd_gen(int argc, char **argv)
         {"max-keys", required_argument, NULL, OPT_MAX_KEYS},
         {"docs", required_argument, NULL, OPT_DOCS},
         {"shape", required_argument, NULL, OPT_SHAPE},
+        {"model", required_argument, NULL, OPT_MODEL},
+        {"cache-salt", required_argument, NULL, OPT_SALT},
+        {"kv-ranks", required_argument, NULL, OPT_KV_RANKS},
+        {"groups", required_argument, NULL, OPT_GROUPS},
         {NULL, 0, NULL, 0}};
-    gen_opts o = {-1, 1, 32, 1000};
+    gen_opts o = {.records = -1, .seed = 1, .max_keys = 32, .docs = 1000};
     tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",
                     .on_option = gen_option, .ctx = &o, .help = help,
                     .operand = "OUT"};
@@ -84,6 +132,17 @@ int cmd_gen(int argc, char **argv)
     if (o.records < 0)
         tool_usage_error("gen", "-n N is required");
     long long records = o.records, seed = o.seed, max_keys = o.max_keys;
+    /* the shape's fields, then each one given on its own */
+    gen_keys k = gen_shape_keys(o.shape);
+    if (o.set[OPT_MODEL - OPT_MODEL])
+        k.model = o.fields.model;
+    if (o.set[OPT_SALT - OPT_MODEL])
+        k.salt = o.fields.salt;
+    if (o.set[OPT_KV_RANKS - OPT_MODEL])
+        k.kv_ranks = o.fields.kv_ranks;
+    if (o.set[OPT_GROUPS - OPT_MODEL])
+        k.groups = o.fields.groups;
+    gen_set_keys(&k);
     /* Written whole under a temporary name, then renamed: an interrupted
      * run leaves no half trace, and what was at OUT stays until then. */
     tool_args none = {0};

@@ -13,11 +13,27 @@
 #define QN "lmcache.v1.distributed.storage_manager.StorageManager."
 
 static uint64_t rng_state;
-static gen_shape shape;
+static gen_keys keys = {"Qwen/Qwen3-8B", NULL, 2, 0};
+
+gen_keys gen_shape_keys(gen_shape s)
+{
+    if (s == GEN_SHAPE_LLAMA) /* 32 bytes: past a fixstr, as real model
+                               * names often are */
+        return (gen_keys){"meta-llama/Llama-3.1-8B-Instruct", "tenant-42", 8,
+                          3};
+    return (gen_keys){"Qwen/Qwen3-8B", NULL, 2, 0};
+}
 
 void gen_set_shape(gen_shape s)
 {
-    shape = s;
+    keys = gen_shape_keys(s);
+}
+
+void gen_set_keys(const gen_keys *k)
+{
+    keys = *k;
+    if (keys.kv_ranks == 0)
+        keys.kv_ranks = 1;
 }
 
 static uint64_t rng(void)
@@ -42,21 +58,21 @@ static void object_keys(lct_writer *w, unsigned n, uint64_t first)
         lct_writer_codec(w, "ObjectKey");
         /* object_group_id (0) and cache_salt may be absent; the recorder
          * leaves them out when they hold their defaults. */
-        bool llama = shape == GEN_SHAPE_LLAMA;
-        lct_writer_map(w, llama ? 5 : 3);
+        lct_writer_map(w, 3u + (keys.groups > 0 ? 1u : 0u) +
+                              (keys.salt ? 1u : 0u));
         lct_writer_cstr(w, "chunk_hash");
         lct_writer_bin(w, hash, sizeof hash);
         lct_writer_cstr(w, "model_name");
-        /* 32 bytes: past a fixstr, as real model names often are */
-        lct_writer_cstr(w, llama ? "meta-llama/Llama-3.1-8B-Instruct"
-                                 : "Qwen/Qwen3-8B");
+        lct_writer_cstr(w, keys.model);
         lct_writer_cstr(w, "kv_rank");
-        lct_writer_uint(w, llama ? i % 8 : i % 2);
-        if (llama) {
+        lct_writer_uint(w, i % keys.kv_ranks);
+        if (keys.groups) {
             lct_writer_cstr(w, "object_group_id");
-            lct_writer_uint(w, (first + i) % 3);
+            lct_writer_uint(w, (first + i) % keys.groups);
+        }
+        if (keys.salt) {
             lct_writer_cstr(w, "cache_salt");
-            lct_writer_cstr(w, "tenant-42");
+            lct_writer_cstr(w, keys.salt);
         }
     }
 }

@@ -28,6 +28,17 @@
 typedef enum gen_shape { GEN_SHAPE_QWEN = 0, GEN_SHAPE_LLAMA } gen_shape;
 void gen_set_shape(gen_shape shape);
 
+/* The keys' fields one by one (a shape is a preset of them). */
+typedef struct gen_keys {
+    const char *model;  /* model_name */
+    const char *salt;   /* cache_salt; NULL: the field is left out */
+    unsigned kv_ranks;  /* key i of a call has kv_rank i % kv_ranks */
+    unsigned groups;    /* object_group_id chunk % groups; 0: left out */
+} gen_keys;
+gen_keys gen_shape_keys(gen_shape shape);
+/* Use these fields (copied; the strings must outlive the generation). */
+void gen_set_keys(const gen_keys *keys);
+
 int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
               uint64_t seed);
 
