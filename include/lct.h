@@ -619,6 +619,88 @@ const char *lct_reader_path(const lct_reader *reader);
  */
 lct_bytes lct_reader_data(const lct_reader *reader);
 
+/* MARK: - Sidecar index: record numbers kept between processes */
+
+/**
+ * A sidecar index: every record lct_next yields (its offset, t_mono,
+ * t_wall and qualname), every frame it skips (with the warning it gave)
+ * and where reading ended, saved beside the trace as PATH.lcti (or, in a
+ * directory that cannot be written, in $XDG_CACHE_HOME/lct, else
+ * ~/.cache/lct), so a later process reaches record N without reading
+ * the N before it.  The file format is in docs/format.md ("Sidecar
+ * index"); it is versioned and hashed whole.
+ *
+ * A sidecar is keyed to the trace's inode and device, size and mtime, and
+ * hashes of its header frame and of the last frame indexed; it is never
+ * trusted blindly.  lct_sidecar_load takes one that is damaged, for
+ * another file, or stale (the trace is shorter, or its last indexed frame
+ * changed) as no index at all; one for a trace that only grew since
+ * serves the records it has (lct_sidecar_whole() false), and
+ * lct_sidecar_build extends it rather than reading everything again.
+ */
+typedef struct lct_sidecar lct_sidecar;
+
+/** One record of a sidecar. */
+typedef struct lct_sidecar_row {
+    uint64_t offset; /**< its frame's offset (for lct_record_at) */
+    double t_mono, t_wall;
+    uint32_t qualname; /**< see lct_sidecar_qualname */
+} lct_sidecar_row;
+
+/**
+ * Index @p r's trace (a regular file, not LCT_LAZY) from its first record,
+ * or, given @p old (a prefix lct_sidecar_load returned), from old's end.
+ * Reads r to its end: its warnings are given as lct_next gives them.
+ * @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM, LCT_ERR_CHANGED (the
+ *         file shrank meanwhile), LCT_ERR_SYS.
+ */
+lct_status lct_sidecar_build(lct_reader *r, const lct_sidecar *old,
+                             lct_sidecar **out, lct_error *err);
+
+/**
+ * Write @p s for @p r's trace, whole or not at all (a temporary name, then
+ * rename); beside the trace, or in the cache directory when the trace's
+ * directory cannot be written.  A file at that name that is not a
+ * sidecar is never replaced.  @p where (may be NULL) receives the path.
+ * @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM, LCT_ERR_SYS.
+ */
+lct_status lct_sidecar_save(const lct_sidecar *s, const lct_reader *r,
+                            char *where, size_t wsz, lct_error *err);
+
+/**
+ * The sidecar of @p r's trace, checked against it (beside first, then
+ * the cache directory).
+ * @return LCT_OK (whole, or a prefix of a trace that grew),
+ *         LCT_ERR_NOT_FOUND (none), LCT_ERR_CHANGED (stale, or for another
+ *         file), LCT_ERR_MALFORMED (damaged), LCT_ERR_INVALID; the message
+ *         names the sidecar and says which.
+ */
+lct_status lct_sidecar_load(const lct_reader *r, lct_sidecar **out,
+                            lct_error *err);
+
+/** Records the sidecar holds. */
+uint64_t lct_sidecar_count(const lct_sidecar *s);
+/** Whether it covers the trace as it is now (false: a prefix of it). */
+bool lct_sidecar_whole(const lct_sidecar *s);
+/** Record @p idx.  @return LCT_OK, LCT_ERR_INVALID (past the count). */
+int lct_sidecar_get(const lct_sidecar *s, uint64_t idx, lct_sidecar_row *row);
+/** A row's qualname (a view valid until lct_sidecar_free). */
+lct_str lct_sidecar_qualname(const lct_sidecar *s, uint32_t id);
+void lct_sidecar_free(lct_sidecar *s);
+
+/**
+ * Put @p r (mapped, or streamed from a regular file) where lct_next leaves
+ * it after giving the first @p idx records (idx <= the count): its
+ * position, counters and status as reading them would have left them,
+ * and the warnings of the frames skipped before that point given again,
+ * in the same words.  lct_next goes on from there (with idx = the count,
+ * through what follows the last record: skips, a cut tail, records
+ * appended since).
+ * @return LCT_OK, LCT_ERR_INVALID.
+ */
+lct_status lct_reader_seek(lct_reader *r, const lct_sidecar *s, uint64_t idx,
+                           lct_error *err);
+
 /* MARK: - Several traces on one timeline */
 
 /**

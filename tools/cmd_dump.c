@@ -769,6 +769,8 @@ int cmd_dump(int argc, char **argv)
         o.limit = 0; /* interrupted while passing what was there */
     if (r)
         tool_range_start(&o.range, r, "dump", a.quiet);
+    if (r && !parallel && !o.follow) /* record A at once, given a sidecar */
+        tool_range_seek(&o.range, r, "dump", a.quiet);
     if (r && o.header) {
         lct_header_write_json(lct_reader_header(r), tool_stdout_write, NULL);
         fputc('\n', stdout);

@@ -26,11 +26,13 @@ static void usage(FILE *f)
             "  keys   the key reference stream (JSONL, --csv, --oracle-general)\n"
             "  mrc    LRU miss-ratio curves from the keys (--csv, --json, --svg)\n"
             "  replay drive a storage backend with the trace's calls (--json, --csv)\n"
+            "  index  write a trace's sidecar index, for record N at once\n"
             "  gen    write a realistic synthetic storage-level trace\n"
             "\n"
             "Every command that reads a trace takes -q and -j N (all but sql\n"
-            "--mmap or --stream too); dump, stat, keys and mrc select records\n"
-            "with --qualname, --since, --until and --range.\n"
+            "--mmap or --stream too; index no -j); dump, stat, keys and mrc\n"
+            "select records with --qualname, --since, --until and --range;\n"
+            "dump, stat, keys, mrc and replay merge several FILEs by t_wall.\n"
             "Run 'lct COMMAND --help' for a command's options; see lct(1).\n"
             "exit status, for every command that reads a trace: the answer is\n"
             "printed, and the status says whether the file was whole: 0 ok,\n"
@@ -73,7 +75,8 @@ int main(int argc, char **argv)
                     {"sql", cmd_sql},
                     {"keys", cmd_keys},
                     {"mrc", cmd_mrc},
-                    {"replay", cmd_replay}};
+                    {"replay", cmd_replay},
+                    {"index", cmd_index}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);

@@ -61,6 +61,57 @@ void tool_range_set(tool_range *rg, const char *cmd, const char *arg)
     rg->set = true;
 }
 
+lct_sidecar *tool_sidecar(const lct_reader *r, const char *cmd, bool quiet)
+{
+    if (strcmp(lct_reader_path(r), "<stdin>") == 0)
+        return NULL;
+    lct_sidecar *s;
+    lct_error err;
+    lct_status st = lct_sidecar_load(r, &s, &err);
+    if (st == LCT_OK)
+        return s;
+    if (st != LCT_ERR_NOT_FOUND && st != LCT_ERR_INVALID && !quiet) {
+        fprintf(stderr, "%s %s: WARNING: ", tool_name, cmd);
+        tool_put_vis(stderr, err.message, strlen(err.message));
+        fputs(" (lct index writes it again)\n", stderr);
+    }
+    return NULL;
+}
+
+/* The records of r: its sidecar's, and those after what it indexed when
+ * the trace grew since; without one, a pass over the file. */
+static uint64_t count_with_sidecar(lct_reader *r, const char *cmd,
+                                   bool quiet)
+{
+    lct_sidecar *s = tool_sidecar(r, cmd, quiet);
+    if (!s)
+        return tool_count_records(r);
+    uint64_t n = lct_sidecar_count(s);
+    if (!lct_sidecar_whole(s)) {
+        lct_reader_set_log(r, NULL, NULL);
+        lct_record rec;
+        if (lct_reader_seek(r, s, n, NULL) == LCT_OK)
+            while (lct_next(r, &rec) == 1)
+                n++;
+        lct_reader_rewind(r);
+    }
+    lct_sidecar_free(s);
+    return n;
+}
+
+void tool_range_seek(const tool_range *rg, lct_reader *r, const char *cmd,
+                     bool quiet)
+{
+    if (!rg->set || rg->first == 0)
+        return;
+    lct_sidecar *s = tool_sidecar(r, cmd, true); /* said by the start */
+    lct_error err;
+    if (s && rg->first <= lct_sidecar_count(s) &&
+        lct_reader_seek(r, s, rg->first, &err) != LCT_OK && !quiet)
+        fprintf(stderr, "%s %s: %s\n", tool_name, cmd, err.message);
+    lct_sidecar_free(s);
+}
+
 void tool_range_start(tool_range *rg, lct_reader *r, const char *cmd,
                       bool quiet)
 {
@@ -72,7 +123,7 @@ void tool_range_start(tool_range *rg, lct_reader *r, const char *cmd,
             strcmp(lct_reader_path(r), "<stdin>") == 0)
             tool_usage_error(cmd, "a negative --range needs a file, not "
                              "standard input");
-        count = tool_count_records(r);
+        count = count_with_sidecar(r, cmd, quiet);
         lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
     }
     rg->first = clamp(rg->has_from, rg->from, 0, count);
@@ -124,6 +175,22 @@ static bool say_no_record_at(const lct_reader *r, uint64_t offset)
  * reader yields before it (a pass up to it). */
 static uint64_t record_number(lct_reader *r, uint64_t offset)
 {
+    lct_sidecar *s = tool_sidecar(r, "dump", false);
+    uint64_t lo = 0, hi = lct_sidecar_count(s);
+    lct_sidecar_row row;
+    if (s && hi && (lct_sidecar_get(s, hi - 1, &row), row.offset >= offset)) {
+        while (lo < hi) { /* the first row at or after offset */
+            uint64_t mid = lo + (hi - lo) / 2;
+            lct_sidecar_get(s, mid, &row);
+            if (row.offset < offset)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        lct_sidecar_free(s);
+        return lo;
+    }
+    lct_sidecar_free(s);
     lct_reader_set_log(r, NULL, NULL); /* the frame's own report says it */
     lct_record rec;
     uint64_t n = 0;

@@ -379,10 +379,18 @@ bool tool_range_parse(const char *text, tool_range *out);
 /* --range's argument, or a usage error naming it. */
 void tool_range_set(tool_range *rg, const char *cmd, const char *arg);
 /* Resolve against r's records, counting them first when a side is
- * negative (a file only: standard input is a usage error); the log is
- * set back to the tool's after. */
+ * negative (a file only: standard input is a usage error), from its
+ * sidecar index when it has a valid one; the log is set back to the
+ * tool's after. */
 void tool_range_start(tool_range *rg, lct_reader *r, const char *cmd,
                       bool quiet);
+/* With a valid sidecar index, put r at the range's first record (as if
+ * the records before it had been read: lct_reader_seek); else nothing. */
+void tool_range_seek(const tool_range *rg, lct_reader *r, const char *cmd,
+                     bool quiet);
+/* r's sidecar index, when valid (NULL: none, said unless quiet when
+ * there is one that is stale, damaged or another file's). */
+lct_sidecar *tool_sidecar(const lct_reader *r, const char *cmd, bool quiet);
 /* Whether record idx is in the range (always, without --range)... */
 static inline bool tool_range_holds(const tool_range *rg, uint64_t idx)
 {
@@ -530,5 +538,6 @@ int cmd_sql(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
 int cmd_mrc(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 
 #endif

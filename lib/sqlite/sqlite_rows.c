@@ -184,9 +184,60 @@ static bool join_all(lct__sqlfile *f, lane *lanes, unsigned n, uint64_t total)
     return true;
 }
 
+/* The rows from the trace's sidecar index (lct index), when it holds the
+ * file as it is: no pass over the file.  Its warnings are given as the
+ * pass would give them (seeking to the end says the skips, one read
+ * there the cut tail). */
+static bool rows_from_sidecar(lct__sqlfile *f)
+{
+    lct_sidecar *s;
+    if (lct_sidecar_load(f->map, &s, NULL) != LCT_OK)
+        return false;
+    uint64_t n = lct_sidecar_count(s);
+    uint32_t nnames = 0;
+    bool ok = lct_sidecar_whole(s) &&
+              (f->rows = reallocarray(NULL, n ? n : 1, sizeof *f->rows));
+    for (uint64_t i = 0; ok && i < n; i++) {
+        lct_sidecar_row row;
+        lct_sidecar_get(s, i, &row);
+        f->rows[i] = (lct__sqlrow){row.offset, row.t_mono, row.t_wall,
+                                   row.qualname};
+        if (row.qualname >= nnames)
+            nnames = row.qualname + 1;
+    }
+    ok = ok && (f->qualnames = calloc(nnames ? nnames : 1,
+                                      sizeof(lct_str))) != NULL;
+    for (uint32_t i = 0; ok && i < nnames; i++) {
+        lct_str q = lct_sidecar_qualname(s, i);
+        char *copy = malloc(q.len ? q.len : 1);
+        if (!(ok = copy != NULL))
+            break;
+        memcpy(copy, q.ptr, q.len);
+        f->qualnames[i] = (lct_str){copy, q.len};
+        f->nqualnames = i + 1;
+    }
+    lct_record rec;
+    if (ok && lct_reader_seek(f->map, s, n, NULL) == LCT_OK)
+        (void)lct_next(f->map, &rec);
+    lct_reader_rewind(f->map);
+    lct_sidecar_free(s);
+    if (!ok) {
+        for (uint32_t i = 0; f->qualnames && i < f->nqualnames; i++)
+            free((char *)f->qualnames[i].ptr);
+        free(f->qualnames);
+        free(f->rows);
+        f->qualnames = NULL;
+        f->rows = NULL;
+        f->nqualnames = 0;
+        return false;
+    }
+    f->nrows = n;
+    return f->indexed = true;
+}
+
 bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
 {
-    if (f->indexed)
+    if (f->indexed || rows_from_sidecar(f))
         return true;
     lct_scan scan = {.threads = f->options->threads,
                      .on_record = lane_record, .on_reset = lane_reset};
