@@ -701,6 +701,32 @@ void lct_sidecar_free(lct_sidecar *s);
 lct_status lct_reader_seek(lct_reader *r, const lct_sidecar *s, uint64_t idx,
                            lct_error *err);
 
+/**
+ * The first offset at or after @p from where a record frame could begin,
+ * as lct_scan_file's threads find their starts (a plausible length, then
+ * the bytes every recorded record begins with); the first record's offset
+ * when @p from is at or before it.  A frame-like run of bytes inside a
+ * value can be found too: a range read from it must check that the chain
+ * of frames before it lands there (see lct_reader_seek_offset).
+ * @return LCT_OK, LCT_ERR_NOT_FOUND (none before the end),
+ *         LCT_ERR_INVALID (not a regular file read mapped or with pread).
+ */
+lct_status lct_reader_resync(const lct_reader *r, uint64_t from,
+                             uint64_t *at);
+
+/**
+ * Read on from the frame at @p offset as if the file's records began
+ * there: counters start from zero, and lct_next decodes, skips and warns
+ * as ever.  For reading a byte range of a big file in a process of its
+ * own: find its start with lct_reader_resync, read frames while they
+ * start before the next range's start, and check that the last one ended
+ * exactly there (else the next start was a false one).
+ * @return LCT_OK, LCT_ERR_INVALID (a pipe, an offset outside the
+ *         records).
+ */
+lct_status lct_reader_seek_offset(lct_reader *r, uint64_t offset,
+                                  lct_error *err);
+
 /* MARK: - Several traces on one timeline */
 
 /**

@@ -97,7 +97,7 @@ static void *pwork(void *arg)
 
 /* Where a record frame may begin, at or after `from` and before `limit`;
  * UINT64_MAX if nowhere. */
-static uint64_t find_start(const lct_reader *r, uint64_t from, uint64_t limit)
+uint64_t lct__find_start(const lct_reader *r, uint64_t from, uint64_t limit)
 {
     enum { WINDOW = 64 * 1024, NEED = 4 + sizeof record_start };
     unsigned char buf[WINDOW];
@@ -127,7 +127,7 @@ static unsigned split(const lct_reader *r, const lct_scan *scan,
     unsigned used = 0;
     for (unsigned t = 0; t < n; t++) {
         uint64_t from = first + (size - first) / n * t;
-        uint64_t start = t == 0 ? first : find_start(r, from, size);
+        uint64_t start = t == 0 ? first : lct__find_start(r, from, size);
         if (start == UINT64_MAX || (used && start <= w[used - 1].start))
             continue;
         w[used].reader = r;
@@ -247,4 +247,17 @@ lct_status lct_scan_file(const lct_reader *r, const lct_scan *scan,
         free(w[t].skips.v);
     free(w);
     return rc;
+}
+
+lct_status lct_reader_resync(const lct_reader *r, uint64_t from,
+                             uint64_t *at)
+{
+    if (!r || !at || !lct__reader_can_seek(r))
+        return LCT_ERR_INVALID;
+    if (from <= r->header.size) {
+        *at = r->header.size;
+        return LCT_OK;
+    }
+    *at = lct__find_start(r, from, r->source.size);
+    return *at == UINT64_MAX ? LCT_ERR_NOT_FOUND : LCT_OK;
 }

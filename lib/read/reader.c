@@ -362,6 +362,34 @@ void lct_reader_rewind(lct_reader *r)
     r->stats.file_size = r->source.size;
 }
 
+bool lct__reader_place(lct_reader *r, uint64_t pos, uint64_t records,
+                       uint64_t skipped)
+{
+    if (r->source.kind == LCT__SOURCE_STREAM &&
+        !lct__stream_seek(&r->source, pos))
+        return false;
+    r->pos = pos;
+    r->done = false;
+    memset(&r->stats, 0, sizeof r->stats);
+    r->stats.records = records;
+    r->stats.skipped = skipped;
+    r->stats.bytes_read = pos;
+    r->stats.file_size = r->source.size;
+    r->status = skipped ? LCT_ERR_MALFORMED : LCT_OK;
+    return true;
+}
+
+lct_status lct_reader_seek_offset(lct_reader *r, uint64_t offset,
+                                  lct_error *err)
+{
+    if (!r || !lct__reader_can_seek(r) || offset < r->header.size ||
+        offset > r->source.size || !lct__reader_place(r, offset, 0, 0))
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, offset,
+                         "%s: cannot read on from offset %" PRIu64,
+                         r ? r->shown_name : "(null)", offset);
+    return LCT_OK;
+}
+
 /* The file lost bytes from `cut` on: end here, once, with a warning, and
  * make the lost pages zero pages so old views cannot fault. */
 static int end_shrank(lct_reader *r, uint64_t cut)

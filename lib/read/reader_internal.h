@@ -59,6 +59,25 @@ static inline void lct__warn_shrank(const lct_reader *r, uint64_t cut)
     lct__say_shrank(&r->sink, r, cut);
 }
 
+/* The first offset in [from, limit) where a record frame could begin (a
+ * plausible length, then the bytes every record begins with), read with
+ * pread; UINT64_MAX when none (pscan.c). */
+uint64_t lct__find_start(const lct_reader *r, uint64_t from, uint64_t limit);
+
+/* Whether r reads a regular file it can go back and forth in (a mapping,
+ * or a stream with pread). */
+static inline bool lct__reader_can_seek(const lct_reader *r)
+{
+    return r->source.fd >= 0 &&
+           (r->source.kind == LCT__SOURCE_MMAP ||
+            (r->source.kind == LCT__SOURCE_STREAM && r->source.seekable));
+}
+
+/* Put r at frame offset pos with these counters, as if it had read so
+ * far (reader.c); false when a stream cannot go there. */
+bool lct__reader_place(lct_reader *r, uint64_t pos, uint64_t records,
+                       uint64_t skipped);
+
 static inline void lct__warn_short(const lct_reader *r,
                                    lct__frame_status fs, const lct__frame *f,
                                    int read_errno)

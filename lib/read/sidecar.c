@@ -298,27 +298,17 @@ static lct_status seek_to(lct_reader *r, const lct_sidecar *s, uint64_t idx,
         const unsigned char *p = s->rows + (idx - 1) * ROW_SIZE;
         target = le64dec(p) + 4 + le32dec(p + 28);
     }
+    uint64_t skipped = 0;
+    while (skipped < s->nskips && s->skips[skipped].offset < target)
+        skipped++;
     if (target < r->header.size || target > s->end ||
-        (r->source.kind == LCT__SOURCE_STREAM &&
-         !lct__stream_seek(&r->source, target)))
+        !lct__reader_place(r, target, idx, skipped))
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, target,
                          "%s: cannot go to offset %" PRIu64,
                          r->shown_name, target);
-    uint64_t skipped = 0;
-    for (uint64_t i = 0; i < s->nskips && s->skips[i].offset < target; i++) {
-        skipped++;
-        if (say && r->sink.fn)
-            r->sink.fn(r->sink.ctx, r, LCT_WARN_MALFORMED,
-                       s->skips[i].offset, s->skips[i].message);
-    }
-    r->pos = target;
-    r->done = false;
-    memset(&r->stats, 0, sizeof r->stats);
-    r->stats.records = idx;
-    r->stats.skipped = skipped;
-    r->stats.bytes_read = target;
-    r->stats.file_size = r->source.size;
-    r->status = skipped ? LCT_ERR_MALFORMED : LCT_OK;
+    for (uint64_t i = 0; say && r->sink.fn && i < skipped; i++)
+        r->sink.fn(r->sink.ctx, r, LCT_WARN_MALFORMED, s->skips[i].offset,
+                   s->skips[i].message);
     return LCT_OK;
 }
 

@@ -256,8 +256,15 @@ def read_table(path, columns=None, qualname=None, since=None, until=None,
     ``threads`` threads (0: every CPU), with the GIL released.  The dict
     also holds ``stats``: records, skipped, truncated, shrank.
     """
-    np = _numpy()
     columns = tuple(_DEFAULT_COLUMNS if columns is None else columns)
+    raw = _table_raw(path, columns, qualname, since, until, threads)
+    return _table_from_raw(raw, columns)
+
+
+def _table_raw(path, columns, qualname, since, until, threads=0, start=0,
+               stop=0, log=None):
+    """What the extension reads: the whole file, or (start or stop given)
+    the byte range lct.dask reads, with its "range" facts."""
     want = 0
     for c in columns:
         if c not in _COLUMNS:
@@ -266,10 +273,15 @@ def read_table(path, columns=None, qualname=None, since=None, until=None,
         want |= _COLUMNS[c]
     s, u, ws, wu = _bounds(since, until)
     try:
-        raw = _lct.read_table(_os.fspath(path), want, _patterns(qualname), s,
-                              u, ws, wu, threads, _warn)
+        return _lct.read_table(_os.fspath(path), want, _patterns(qualname),
+                               s, u, ws, wu, threads, log or _warn, start,
+                               stop)
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
+
+
+def _table_from_raw(raw, columns):
+    np = _numpy()
     out = {}
     types = {"idx": np.uint64, "offset": np.uint64, "t_mono": np.float64,
              "t_wall": np.float64, "args_bytes": np.uint32}
@@ -294,8 +306,13 @@ def read_pandas(path, columns=None, qualname=None, since=None, until=None,
                 threads: int = 0):
     """read_table as a pandas DataFrame: qualname and op categorical,
     args (when asked) as JSON text."""
-    pd = _pandas()
     t = read_table(path, columns, qualname, since, until, threads)
+    return _frame(t, columns)
+
+
+def _frame(t, columns):
+    """A read_table dict as a DataFrame (qualname and op categorical)."""
+    pd = _pandas()
     data = {}
     for c in (_DEFAULT_COLUMNS + ("args",) if columns is None
               else tuple(columns)):
@@ -320,13 +337,23 @@ def keys(path, read=None, write=None, all: bool = False, qualname=None,
     the calls that are reads and writes (default submit_prefetch_task and
     reserve_write); qualname, since, until select records as read_table.
     """
-    np = _numpy()
+    return _keys_from_raw(_keys_raw(path, read, write, all, qualname, since,
+                                    until))
+
+
+def _keys_raw(path, read, write, all, qualname, since, until, start=0,
+              stop=0, log=None):
     s, u, ws, wu = _bounds(since, until)
     try:
-        raw = _lct.keys(_os.fspath(path), _patterns(read), _patterns(write),
-                        bool(all), _patterns(qualname), s, u, ws, wu, _warn)
+        return _lct.keys(_os.fspath(path), _patterns(read), _patterns(write),
+                         bool(all), _patterns(qualname), s, u, ws, wu,
+                         log or _warn, start, stop)
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
+
+
+def _keys_from_raw(raw):
+    np = _numpy()
     n = len(raw["chunk_hash"])
     dtype = np.dtype([("idx", np.uint64), ("t_mono", np.float64),
                       ("op", object), ("chunk_hash", object),

@@ -48,4 +48,27 @@ void lctpy_raise_open(const lct_error *err);
 void lctpy_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
                uint64_t offset, const char *message);
 
+/* One byte range of a trace read on its own (range.c). */
+typedef struct lctpy_range {
+    lct_reader *r;
+    PyObject *log;
+    uint64_t start;     /* its first frame (UINT64_MAX: none) */
+    uint64_t next;      /* the next range's first frame (UINT64_MAX: end) */
+    uint64_t cross;     /* where the chain stood at the end (UINT64_MAX:
+                           it ended: the end of the file, or a cut tail) */
+    uint64_t skip_past; /* the first skip seen at or past next */
+    uint64_t records, skipped;
+    bool truncated, empty, done;
+} lctpy_range;
+
+/* Find the range [from, to) of r's file (to 0: to the end) and put r at
+ * its first frame; its warnings go to log (a callable or None), those at
+ * or past the next range's start excepted.  false with an exception. */
+bool lctpy_range_open(lctpy_range *p, lct_reader *r, uint64_t from,
+                      uint64_t to, PyObject *log);
+/* The range's next record: 1, or 0 at its end (cross then set). */
+int lctpy_range_next(lctpy_range *p, lct_record *rec);
+/* {"start", "next", "cross", "records", "skipped", "truncated"}. */
+PyObject *lctpy_range_info(const lctpy_range *p);
+
 #endif

@@ -448,19 +448,52 @@ static lct_reader *open_pass(const char *path, PyObject *log, bool lazy)
     return r;
 }
 
+/* read_table over one byte range (lct.dask's partitions): one thread,
+ * record numbers from 0 in the range, and "range" saying where it began,
+ * where the next range begins and where the chain of frames stood. */
+static PyObject *table_range(lct_reader *r, rowsel *sel, unsigned want,
+                             uint64_t start, uint64_t stop, PyObject *log)
+{
+    lane l = {.sel = sel, .want = want};
+    lctpy_range p;
+    PyObject *out = NULL;
+    if (lctpy_range_open(&p, r, start, stop, log)) {
+        lct_record rec;
+        bool failed = false;
+        Py_BEGIN_ALLOW_THREADS
+        while (!failed && lctpy_range_next(&p, &rec) == 1)
+            failed = lane_record(&l, &rec) != 0;
+        Py_END_ALLOW_THREADS
+        lct_stats st = {.records = p.records, .skipped = p.skipped,
+                        .truncated = p.truncated};
+        PyObject *info = failed ? NULL : lctpy_range_info(&p);
+        out = info ? table_result(&l, 1, want, &st) : NULL;
+        if (out && PyDict_SetItemString(out, "range", info) != 0)
+            Py_CLEAR(out);
+        Py_XDECREF(info);
+        if (failed)
+            PyErr_NoMemory();
+    }
+    lane_reset(&l);
+    lct_close(r);
+    patterns_free(sel->patterns);
+    return out;
+}
+
 PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwnames[] = {"path", "want", "qualname", "since", "until",
                               "wall_since", "wall_until", "threads", "log",
-                              NULL};
+                              "start", "stop", NULL};
     PyObject *path_obj, *quals = Py_None, *since = Py_None, *until = Py_None,
              *wsince = Py_None, *wuntil = Py_None, *log = Py_None;
     unsigned want = 0, threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&I|OOOOOIO", kwnames,
+    unsigned long long start = 0, stop = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&I|OOOOOIOKK", kwnames,
                                      PyUnicode_FSConverter, &path_obj, &want,
                                      &quals, &since, &until, &wsince, &wuntil,
-                                     &threads, &log))
+                                     &threads, &log, &start, &stop))
         return NULL;
     rowsel sel = {NULL, bound(since), bound(until), bound(wsince),
                   bound(wuntil)};
@@ -474,6 +507,8 @@ PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw)
         patterns_free(sel.patterns);
         return NULL;
     }
+    if (start || stop)
+        return table_range(r, &sel, want, start, stop, log);
     lct_scan scan = {.threads = threads, .on_record = lane_record,
                      .on_reset = lane_reset};
     unsigned n = lct_scan_threads(&scan, NULL);
@@ -610,12 +645,43 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
     return true;
 }
 
+/* The key references of one byte range (lct.dask), record numbers from
+ * 0 in it; *range says where it began and ended (range.c). */
+static bool walk_range(lct_reader *r, PyObject *log, keywalk *w,
+                       uint64_t start, uint64_t stop, PyObject **range)
+{
+    lctpy_range p;
+    if (!lctpy_range_open(&p, r, start, stop, log))
+        return false;
+    if (intern(&w->ops, "read", 4) == UINT32_MAX ||
+        intern(&w->ops, "write", 5) == UINT32_MAX) {
+        PyErr_NoMemory();
+        return false;
+    }
+    bool ok = true;
+    Py_BEGIN_ALLOW_THREADS
+    lct_record rec;
+    for (uint64_t idx = 0; ok && lctpy_range_next(&p, &rec) == 1; idx++)
+        ok = walk_record(w, &rec, idx);
+    w->records = p.records;
+    Py_END_ALLOW_THREADS
+    if (!ok)
+        PyErr_NoMemory();
+    return ok && (*range = lctpy_range_info(&p)) != NULL;
+}
+
 /* Every key reference of path's selected records, into w. */
-static bool walk(const char *path, PyObject *log, keywalk *w)
+static bool walk(const char *path, PyObject *log, keywalk *w,
+                 uint64_t start, uint64_t stop, PyObject **range)
 {
     lct_reader *r = open_pass(path, log, false);
     if (!r)
         return false;
+    if (start || stop) {
+        bool ok = walk_range(r, log, w, start, stop, range);
+        lct_close(r);
+        return ok;
+    }
     if (intern(&w->ops, "read", 4) == UINT32_MAX ||
         intern(&w->ops, "write", 5) == UINT32_MAX) {
         lct_close(r);
@@ -668,21 +734,22 @@ PyObject *lctpy_keys(PyObject *self, PyObject *args, PyObject *kw)
     (void)self;
     static char *kwnames[] = {"path", "read", "write", "all", "qualname",
                               "since", "until", "wall_since", "wall_until",
-                              "log", NULL};
+                              "log", "start", "stop", NULL};
     PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
              *since = Py_None, *until = Py_None, *wsince = Py_None,
-             *wuntil = Py_None, *log = Py_None;
+             *wuntil = Py_None, *log = Py_None, *range = NULL;
     int all = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOpOOOOOO", kwnames,
+    unsigned long long start = 0, stop = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOpOOOOOOKK", kwnames,
                                      PyUnicode_FSConverter, &path_obj, &reads,
                                      &writes, &all, &quals, &since, &until,
-                                     &wsince, &wuntil, &log))
+                                     &wsince, &wuntil, &log, &start, &stop))
         return NULL;
     keywalk w = {0};
     w.all = all;
     PyObject *out = NULL;
     if (!keywalk_args(&w, quals, since, until, wsince, wuntil, reads, writes) ||
-        !walk(PyBytes_AS_STRING(path_obj), log, &w))
+        !walk(PyBytes_AS_STRING(path_obj), log, &w, start, stop, &range))
         goto done;
     size_t n = w.rows.len / sizeof(keyrow);
     const keyrow *rows = (const keyrow *)w.rows.buf;
@@ -732,7 +799,10 @@ PyObject *lctpy_keys(PyObject *self, PyObject *args, PyObject *kw)
     Py_XDECREF(ops);
     Py_XDECREF(models);
     Py_XDECREF(salts);
+    if (out && range && PyDict_SetItemString(out, "range", range) != 0)
+        Py_CLEAR(out);
 done:
+    Py_XDECREF(range);
     Py_DECREF(path_obj);
     keywalk_free(&w);
     return out;
@@ -850,7 +920,7 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
         goto done;
     }
     if (!keywalk_args(&w, quals, since, until, wsince, wuntil, reads, writes) ||
-        !walk(PyBytes_AS_STRING(path_obj), log, &w))
+        !walk(PyBytes_AS_STRING(path_obj), log, &w, 0, 0, NULL))
         goto done;
     lct_status rc = LCT_OK;
     lct_error err = {0};

@@ -1,0 +1,174 @@
+"""lct.dask against the single-process answers: read_table and keys split
+at byte ranges of many sizes on every fixture, on a damaged generated
+trace, and on traces whose bin values imitate whole frames (where a
+range's resync lands inside a value, the seam check must catch it and the
+file is read whole); then on a distributed.LocalCluster with 2 worker
+processes.  Needs dask (Debian: python3-dask, python3-distributed)."""
+import os
+import struct
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import FIXTURES, Skip, run  # noqa: E402
+from test_tables import damaged_trace  # noqa: E402
+
+import lct  # noqa: E402
+
+
+def dask_mods():
+    try:
+        import dask
+        import dask.dataframe  # noqa: F401
+        import pandas  # noqa: F401
+    except ImportError:
+        raise Skip("dask is not installed for this interpreter")
+    import lct.dask as ld
+    return dask, ld
+
+
+COLUMNS = ("idx", "offset", "t_mono", "t_wall", "qualname", "args_bytes")
+
+
+def rows_of(df):
+    return [(int(r.idx), int(r.offset), r.t_mono, r.t_wall, str(r.qualname),
+             int(r.args_bytes)) for r in df.itertuples()]
+
+
+def single(path):
+    try:
+        return rows_of(lct.read_pandas(path, columns=COLUMNS))
+    except (OSError, ValueError):
+        return None  # refused: nothing to split
+
+
+def check_splits(path, splits, ld):
+    want = single(path)
+    if want is None:
+        return 0
+    kwant = lct.keys(path)
+    for split in splits:
+        got = ld.read_table(path, columns=COLUMNS, split_bytes=split).compute()
+        assert rows_of(got) == want, (path, split)
+        assert set(got["file"]) <= {path}
+        k = ld.keys(path, split_bytes=split).compute()
+        assert k["obj_id"].tolist() == kwant["obj_id"].tolist(), (path, split)
+        assert k["idx"].tolist() == kwant["idx"].tolist(), (path, split)
+    return 1
+
+
+def test_every_fixture_at_every_split():
+    dask, ld = dask_mods()
+    with dask.config.set(scheduler="synchronous"):
+        n = 0
+        for name in sorted(os.listdir(FIXTURES)):
+            if name.endswith(".lct"):
+                path = os.path.join(FIXTURES, name)
+                size = os.path.getsize(path)
+                n += check_splits(path, (17, 31, 64, 100, 257, 1000,
+                                         max(size // 2, 1)), ld)
+        assert n >= 8, n
+
+
+def test_a_damaged_trace_at_several_splits():
+    dask, ld = dask_mods()
+    path = damaged_trace()
+    size = os.path.getsize(path)
+    with dask.config.set(scheduler="synchronous"):
+        check_splits(path, (size // 7, size // 3, 100003), ld)
+
+
+# MARK: frames inside values
+
+
+def mp_str(s):
+    b = s.encode()
+    return (bytes([0xa0 | len(b)]) if len(b) < 32
+            else b"\xd9" + bytes([len(b)])) + b
+
+
+def mp_bin(b):
+    return b"\xc5" + struct.pack(">H", len(b)) + b
+
+
+def record(t, qualname, args):
+    """A record frame as the recorder writes it; args: (name, bytes) of
+    already-encoded values."""
+    body = (b"\x85" + mp_str("type") + mp_str("record") +
+            mp_str("t_mono") + b"\xcb" + struct.pack(">d", t) +
+            mp_str("t_wall") + b"\xcb" + struct.pack(">d", 1.7e9 + t) +
+            mp_str("qualname") + mp_str(qualname) +
+            mp_str("args") + bytes([0x80 | len(args)]) +
+            b"".join(mp_str(k) + v for k, v in args))
+    return struct.pack(">I", len(body)) + body
+
+
+def imitation_trace(path, n=300):
+    """Records whose bin values hold whole frames (a plausible length and
+    the record opening): a resync that lands inside one finds a frame
+    that is not there."""
+    with open(os.path.join(FIXTURES, "clean.lct"), "rb") as f:
+        head = f.read(4)
+        header = head + f.read(struct.unpack(">I", head)[0])
+    out = [header]
+    for i in range(n):
+        fake = record(i + 0.5, "Fake.call", [("x", b"\x01")]) * 3
+        out.append(record(float(i), "S.call_%d" % (i % 5),
+                          [("blob", mp_bin(fake)), ("i", b"\x07")]))
+    with open(path, "wb") as f:
+        f.write(b"".join(out))
+
+
+def test_frames_inside_values_are_caught_at_the_seams():
+    dask, ld = dask_mods()
+    d = tempfile.mkdtemp(prefix="lct-dask-")
+    path = os.path.join(d, "imitation.lct")
+    imitation_trace(path)
+    one = lct.read_pandas(path, columns=COLUMNS)
+    assert len(one) == 300 and not (one["qualname"] == "Fake.call").any()
+    # some split lands inside a bin value: its seam must be seen to fail
+    size = os.path.getsize(path)
+    failed = 0
+    for split in range(97, 2000, 97):
+        ranges = [(a, b) for a, b in ld._ranges(path, split)]
+        infos = [ld._table_part(path, a, b, COLUMNS, None, None, None)[1]
+                 for a, b in ranges]
+        failed += not ld._seams(infos)[0]
+    assert failed > 0, "no split resynced inside a value: the test is weak"
+    with dask.config.set(scheduler="synchronous"):
+        check_splits(path, (97, 333, 1001, size // 3), ld)
+
+
+# MARK: on a cluster
+
+
+def test_on_a_local_cluster_with_two_worker_processes():
+    dask, ld = dask_mods()
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise Skip("distributed is not installed for this interpreter")
+    path = damaged_trace()
+    split = os.path.getsize(path) // 5
+    want = single(path)
+    kwant = lct.keys(path)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        assert len(client.scheduler_info()["workers"]) == 2
+        t = ld.read_table([path, path], columns=COLUMNS, split_bytes=split)
+        assert t.npartitions >= 10
+        got = t.compute()
+        assert rows_of(got) == want + want
+        per_op = t.groupby("qualname", observed=True).size().compute()
+        assert int(per_op.sum()) == 2 * len(want)
+        k = ld.keys(path, split_bytes=split)
+        reuse = k.groupby("obj_id")["idx"].count().compute().sort_index()
+        import pandas as pd
+        wreuse = pd.Series(kwant["obj_id"]).value_counts().sort_index()
+        assert reuse.tolist() == wreuse.tolist()
+        assert reuse.index.tolist() == wreuse.index.tolist()
+
+
+if __name__ == "__main__":
+    sys.exit(run(globals()))
