@@ -150,6 +150,45 @@ Test(mrc, exact_curve_equals_brute_force_lru_at_every_capacity)
     }
 }
 
+/* Every key the same size: the curve keeps no byte distances (they
+ * follow from key distances), and must give what the brute force does. */
+Test(mrc, uniform_sizes_equal_brute_force_in_keys_and_bytes)
+{
+    for (uint64_t seed = 3; seed <= 4; seed++) {
+        size_t n = 3000;
+        ref *v = stream(n, 150, seed);
+        for (size_t i = 0; i < n; i++)
+            v[i].bytes = 4096;
+        lct_refs *r = refs_of(v, n);
+        lct_mrc *m;
+        cr_assert_eq(lct_mrc_compute(r, 1.0, &m, NULL), LCT_OK);
+        uint64_t reads = reads_of(v, n);
+        lct_mrc_totals t;
+        lct_mrc_totals_get(m, &t);
+        cr_expect_eq(t.min_key_bytes, 4096);
+        cr_expect_eq(t.max_key_bytes, 4096);
+        cr_expect_eq(t.mean_key_bytes, 4096.0);
+        for (uint64_t c = 0; c <= t.distinct_keys + 1; c++)
+            cr_expect_eq(lct_mrc_hit_ratio(m, c),
+                         (double)brute_hits(v, n, c, false) / (double)reads);
+        /* at, just under and just over every multiple of the size */
+        for (uint64_t k = 0; k <= t.distinct_keys + 1; k++)
+            for (int64_t dx = -1; dx <= 1; dx++) {
+                uint64_t b = k * 4096 + (uint64_t)dx;
+                if (k == 0 && dx < 0)
+                    continue;
+                cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
+                             (double)brute_hits(v, n, b, true) /
+                                 (double)reads,
+                             "seed %llu, %llu bytes",
+                             (unsigned long long)seed, (unsigned long long)b);
+            }
+        lct_mrc_free(m);
+        lct_refs_free(r);
+        free(v);
+    }
+}
+
 Test(mrc, writes_only_never_hit_and_cold_reads_miss)
 {
     lct_refs *r;

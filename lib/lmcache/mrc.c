@@ -24,6 +24,10 @@ struct lct_mrc {
     uint64_t nbytes;
     double scale;        /* 1 / sample rate */
     double adjust;       /* SHARDS-adj: expected kept reads - kept reads */
+    /* Every kept reference said the same size: byte distances follow
+     * from key distances (d keys of this size, then its own), so none is
+     * kept (bytes is NULL). */
+    uint64_t uniform_size;
 };
 
 /* Fenwick tree over positions 1..n: a count and a byte sum per node, in
@@ -48,6 +52,22 @@ static node tree_prefix(const node *t, uint64_t pos)
         sum.count += t[i].count;
         sum.bytes += t[i].bytes;
     }
+    return sum;
+}
+
+/* The count-only tree of the uniform case: 4 bytes a position, so the
+ * tree a 10-million-reference stream walks is 40 MB, not 160. */
+static void ctree_add(uint32_t *t, uint64_t n, uint64_t pos, uint32_t delta)
+{
+    for (uint64_t i = pos + 1; i <= n; i += i & (~i + 1))
+        t[i] += delta; /* unsigned: adding 2^32-1 subtracts 1 */
+}
+
+static uint64_t ctree_prefix(const uint32_t *t, uint64_t pos)
+{
+    uint64_t sum = 0;
+    for (uint64_t i = pos + 1; i > 0; i -= i & (~i + 1))
+        sum += t[i];
     return sum;
 }
 
@@ -86,6 +106,7 @@ static bool radix_sort(uint64_t *v, uint64_t n)
 typedef struct pass {
     lct_mrc *m;
     node *tree;
+    uint32_t *ctree;       /* the uniform case's tree instead */
     uint64_t n;            /* kept references: the tree's size */
     lct__u64map last;      /* id -> its latest position + 1 */
     uint64_t *size_at;     /* size_at[pos]: what the key there weighs */
@@ -157,6 +178,32 @@ static bool step(pass *p, const lct__ref *r)
     return true;
 }
 
+/* step() when every reference weighs m->uniform_size. */
+static bool step_uniform(pass *p, const lct__ref *r)
+{
+    lct_mrc *m = p->m;
+    bool request = p->every || r->is_read;
+    bool added;
+    lct__u64map_entry *e = lct__u64map_get(&p->last, r->obj_id, &added);
+    if (!e)
+        return false;
+    if (!added) {
+        uint64_t last = e->value - 1;
+        uint64_t d = p->live - ctree_prefix(p->ctree, last);
+        ctree_add(p->ctree, p->n, last, UINT32_MAX);
+        if (request && !count_distance(p, d))
+            return false;
+    } else {
+        p->live++;
+        m->totals.compulsory_misses += request;
+    }
+    ctree_add(p->ctree, p->n, p->pos, 1);
+    e->value = ++p->pos;
+    m->totals.reads += request;
+    m->totals.writes += !request;
+    return true;
+}
+
 static bool finish(pass *p)
 {
     lct_mrc *m = p->m;
@@ -169,12 +216,16 @@ static bool finish(pass *p)
     m->cum = p->hist; /* now cumulative */
     p->hist = NULL;
     m->totals.distinct_keys = p->live;
+    if (m->uniform_size) { /* what step() would have summed */
+        p->live_bytes = p->live * m->uniform_size;
+        m->totals.min_key_bytes = m->totals.max_key_bytes = m->uniform_size;
+    }
     m->totals.mean_key_bytes =
         p->live ? (double)p->live_bytes / (double)p->live : 0;
     uint64_t rereads = m->totals.reads - m->totals.compulsory_misses;
     m->totals.infinite_hit_ratio =
         m->totals.reads ? (double)rereads / (double)m->totals.reads : 0;
-    return radix_sort(m->bytes, m->nbytes);
+    return m->uniform_size || radix_sort(m->bytes, m->nbytes);
 }
 
 /* Whether SHARDS keeps the key: its id, salted by the seed and mixed
@@ -191,16 +242,26 @@ static bool sampled(uint64_t id, uint64_t seed, uint64_t threshold)
     return id < threshold;
 }
 
+/* The kept references, every request, and the size all kept references
+ * say when they all say the same one (else 0). */
 static uint64_t kept_count(const lct_refs *refs, const lct_mrc_options *o,
-                           uint64_t threshold, bool all, uint64_t *requests)
+                           uint64_t threshold, bool all, uint64_t *requests,
+                           uint64_t *uniform)
 {
-    uint64_t n = 0;
+    uint64_t n = 0, size = 0;
+    bool same = true;
     *requests = 0;
     for (size_t i = 0; i < refs->n; i++) {
         const lct__ref *r = lct__ref_at(refs, i);
-        n += all || sampled(r->obj_id, o->seed, threshold);
+        bool kept = all || sampled(r->obj_id, o->seed, threshold);
+        n += kept;
         *requests += o->every_reference || r->is_read;
+        if (kept && same) {
+            size = n == 1 ? r->bytes : size;
+            same = r->bytes && r->bytes == size;
+        }
     }
+    *uniform = same && n < UINT32_MAX ? size : 0;
     return n;
 }
 
@@ -236,14 +297,21 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
                          "lct_mrc_compute: the sample rate must be in (0, 1]");
     bool all = rate >= 1;
     uint64_t threshold = all ? UINT64_MAX : (uint64_t)ldexp(rate, 64);
-    uint64_t all_requests;
-    pass p = {.n = kept_count(refs, o, threshold, all, &all_requests),
+    uint64_t all_requests, uniform;
+    pass p = {.n = kept_count(refs, o, threshold, all, &all_requests,
+                              &uniform),
               .every = o->every_reference};
     p.m = calloc(1, sizeof *p.m);
-    p.tree = lct__big_calloc(p.n + 1, sizeof *p.tree);
-    p.size_at = lct__big_calloc(p.n ? p.n : 1, sizeof *p.size_at);
-    bool ok = p.m && p.tree && p.size_at &&
-              (p.m->bytes = lct__big_calloc(p.n ? p.n : 1, sizeof(uint64_t)));
+    bool ok = p.m != NULL;
+    if (ok && uniform) {
+        p.m->uniform_size = uniform;
+        ok = (p.ctree = lct__big_calloc(p.n + 1, sizeof *p.ctree)) != NULL;
+    } else if (ok) {
+        p.tree = lct__big_calloc(p.n + 1, sizeof *p.tree);
+        p.size_at = lct__big_calloc(p.n ? p.n : 1, sizeof *p.size_at);
+        ok = p.tree && p.size_at &&
+             (p.m->bytes = lct__big_calloc(p.n ? p.n : 1, sizeof(uint64_t)));
+    }
     if (ok) {
         p.m->scale = 1 / rate;
         p.m->totals.sample_rate = rate;
@@ -257,7 +325,7 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
             lct__u64map_prefetch(&p.last, lct__ref_at(refs, i + 16)->obj_id);
         const lct__ref *r = lct__ref_at(refs, i);
         if (all || sampled(r->obj_id, o->seed, threshold))
-            ok = step(&p, r);
+            ok = uniform ? step_uniform(&p, r) : step(&p, r);
     }
     ok = ok && finish(&p);
     if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */
@@ -267,6 +335,7 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
             adjusted(p.m, p.m->ncum ? (double)p.m->cum[p.m->ncum - 1] : 0);
     }
     free(p.tree);
+    free(p.ctree);
     free(p.size_at);
     free(p.hist);
     lct__u64map_free(&p.last);
@@ -302,10 +371,30 @@ double lct_mrc_hit_ratio(const lct_mrc *m, uint64_t keys)
     return adjusted(m, (double)m->cum[d]);
 }
 
+/* A re-read's byte distance at key distance d when every key weighs
+ * size: the d keys since, scaled, and its own; as step() rounds it. */
+static uint64_t uniform_distance(const lct_mrc *m, uint64_t d)
+{
+    double scaled = (double)(d * m->uniform_size) * m->scale +
+                    (double)m->uniform_size;
+    return scaled >= 1.8e19 ? UINT64_MAX : (uint64_t)scaled;
+}
+
 double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
 {
     if (!m || !m->totals.reads)
         return 0;
+    if (m->uniform_size) { /* the reads at key distances whose bytes fit */
+        uint64_t lo = 0, hi = m->ncum; /* first d whose bytes exceed */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (uniform_distance(m, mid) <= bytes)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return adjusted(m, lo ? (double)m->cum[lo - 1] : 0);
+    }
     uint64_t lo = 0, hi = m->nbytes; /* first distance above bytes */
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
