@@ -129,47 +129,61 @@ typedef struct export_ref {
  */
 static export_ref *export_refs(const lct_refs *refs)
 {
-    export_ref *x = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *x);
-    lct__u64map later = {0}, known = {0};
-    bool ok = x != NULL;
-    for (size_t i = refs->n; ok && i-- > 0;) { /* backward: what follows */
-        const lct__ref *r = lct__ref_at(refs, i);
+    /* Each key numbered by its first reference, once (the one hash
+     * lookup a reference), so both passes index plain arrays. */
+    size_t n = refs->n ? refs->n : 1;
+    export_ref *x = reallocarray(NULL, n, sizeof *x);
+    uint32_t *key = reallocarray(NULL, n, sizeof *key);
+    lct__u64map ids = {0};
+    uint64_t nkeys = 0;
+    bool ok = x && key && refs->n < UINT32_MAX;
+    for (size_t i = 0; ok && i < refs->n; i++) {
+        if (i + 16 < refs->n)
+            lct__u64map_prefetch(&ids, lct__ref_at(refs, i + 16)->obj_id);
         bool added;
-        lct__u64map_entry *e = lct__u64map_get(&later, r->obj_id, &added);
-        lct__u64map_entry *k = e ? lct__u64map_get(&known, r->obj_id, &added)
-                                 : NULL;
-        if (!k) {
-            ok = false;
-            break;
-        }
-        x[i].next = e->value ? (int64_t)e->value : -1;
-        e->value = i + 1;
-        /* Map values must not be 0: sizes are kept as size + 1. */
-        if (r->bytes)
-            k->value = (r->bytes < UINT64_MAX ? r->bytes : r->bytes - 1) + 1;
-        else if (!k->value)
-            k->value = 1;
-        x[i].size = k->value - 1; /* the first size at or after i */
-    }
-    lct__u64map_free(&later);
-    lct__u64map_free(&known);
-    lct__u64map before = {0};
-    for (size_t i = 0; ok && i < refs->n; i++) { /* forward: what preceded */
-        const lct__ref *r = lct__ref_at(refs, i);
-        bool added;
-        lct__u64map_entry *e = lct__u64map_get(&before, r->obj_id, &added);
+        lct__u64map_entry *e =
+            lct__u64map_get(&ids, lct__ref_at(refs, i)->obj_id, &added);
         if (!e) {
             ok = false;
             break;
         }
-        if (r->bytes)
-            e->value = (r->bytes < UINT64_MAX ? r->bytes : r->bytes - 1) + 1;
-        else if (!e->value)
-            e->value = 1;
-        if (e->value > 1)
-            x[i].size = e->value - 1;
+        if (added)
+            e->value = ++nkeys;
+        key[i] = (uint32_t)(e->value - 1);
     }
-    lct__u64map_free(&before);
+    lct__u64map_free(&ids);
+    /* per key: the next reference's position + 1, and its size + 1 (the
+     * first at or after, then the latest before); 0 when none yet */
+    uint64_t *later = ok ? calloc(nkeys ? nkeys : 1, sizeof *later) : NULL;
+    uint64_t *known = ok ? calloc(nkeys ? nkeys : 1, sizeof *known) : NULL;
+    ok = ok && later && known;
+    for (size_t i = refs->n; ok && i-- > 0;) { /* backward: what follows */
+        const lct__ref *r = lct__ref_at(refs, i);
+        uint32_t k = key[i];
+        x[i].next = later[k] ? (int64_t)later[k] : -1;
+        later[k] = i + 1;
+        /* Sizes are kept as size + 1: 0 means none yet. */
+        if (r->bytes)
+            known[k] = (r->bytes < UINT64_MAX ? r->bytes : r->bytes - 1) + 1;
+        else if (!known[k])
+            known[k] = 1;
+        x[i].size = known[k] - 1; /* the first size at or after i */
+    }
+    if (ok) /* forward: what preceded, in the same array */
+        memset(known, 0, (nkeys ? nkeys : 1) * sizeof *known);
+    for (size_t i = 0; ok && i < refs->n; i++) {
+        const lct__ref *r = lct__ref_at(refs, i);
+        uint32_t k = key[i];
+        if (r->bytes)
+            known[k] = (r->bytes < UINT64_MAX ? r->bytes : r->bytes - 1) + 1;
+        else if (!known[k])
+            known[k] = 1;
+        if (known[k] > 1)
+            x[i].size = known[k] - 1;
+    }
+    free(later);
+    free(known);
+    free(key);
     if (!ok) {
         free(x);
         return NULL;
