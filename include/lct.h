@@ -1482,14 +1482,30 @@ void lct_refs_free(lct_refs *refs);
 lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
                         double t_mono, bool is_read);
 
-/** References appended so far. */
+/**
+ * Gather for SHARDS curves only (before the first lct_refs_add): from now
+ * on a reference is kept only when one of @p samples samples at @p rate,
+ * salted @p seed to seed + samples - 1 (lct_mrc_options), keeps its key;
+ * the others are counted, so lct_mrc_compute_with at that rate and those
+ * seeds gives the curves the whole stream gives, in memory in proportion
+ * to the rate.  Such a stream holds only sampled keys: not for
+ * lct_refs_write_oracle_general.  lct_refs_append joins only streams
+ * gathered alike.
+ * @return LCT_OK, LCT_ERR_INVALID (a rate outside (0, 1], no samples,
+ *         or references already added).
+ */
+lct_status lct_refs_sample(lct_refs *refs, double rate, uint64_t seed,
+                           unsigned samples);
+
+/** References kept so far (lct_refs_sample: the sampled ones). */
 uint64_t lct_refs_count(const lct_refs *refs);
 
 /**
  * Move every reference of @p src to the end of @p dst, in order (joining
  * streams gathered by threads over consecutive parts of a trace); @p src
  * is left empty.  Into an empty @p dst nothing is copied.
- * @return LCT_OK, LCT_ERR_NOMEM (both unchanged), LCT_ERR_INVALID.
+ * @return LCT_OK, LCT_ERR_NOMEM (both unchanged), LCT_ERR_INVALID (also
+ *         for streams gathered with different lct_refs_sample).
  */
 lct_status lct_refs_append(lct_refs *dst, lct_refs *src);
 

@@ -189,6 +189,61 @@ Test(mrc, uniform_sizes_equal_brute_force_in_keys_and_bytes)
     }
 }
 
+/* Gathering only what the samples keep (lct_refs_sample) gives the
+ * curves the whole stream gives, in a fraction of the references. */
+Test(mrc, sampled_gathering_gives_the_whole_streams_curves)
+{
+    size_t n = 20000;
+    ref *v = stream(n, 3000, 7);
+    lct_refs *whole = refs_of(v, n);
+    for (int every = 0; every <= 1; every++) {
+        lct_refs *part;
+        cr_assert_eq(lct_refs_new(&part), LCT_OK);
+        cr_assert_eq(lct_refs_sample(part, 0.05, 11, 3), LCT_OK);
+        /* in two pieces, as threads gather them */
+        lct_refs *tail;
+        cr_assert_eq(lct_refs_new(&tail), LCT_OK);
+        cr_assert_eq(lct_refs_sample(tail, 0.05, 11, 3), LCT_OK);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_eq(lct_refs_add(i < n / 2 ? part : tail, v[i].id,
+                                      v[i].bytes, (double)i / 10, v[i].read),
+                         LCT_OK);
+        cr_assert_eq(lct_refs_append(part, tail), LCT_OK);
+        cr_expect_lt(lct_refs_count(part), n / 4, "kept %llu of %zu",
+                     (unsigned long long)lct_refs_count(part), n);
+        for (uint64_t seed = 11; seed < 14; seed++) {
+            lct_mrc_options o = {.sample_rate = 0.05, .seed = seed,
+                                 .every_reference = every};
+            lct_mrc *a, *b;
+            cr_assert_eq(lct_mrc_compute_with(whole, &o, &a, NULL), LCT_OK);
+            cr_assert_eq(lct_mrc_compute_with(part, &o, &b, NULL), LCT_OK);
+            lct_mrc_totals ta, tb;
+            lct_mrc_totals_get(a, &ta);
+            lct_mrc_totals_get(b, &tb);
+            cr_expect_eq(ta.references, tb.references);
+            cr_expect_eq(ta.kept_references, tb.kept_references);
+            cr_expect_eq(ta.reads, tb.reads);
+            cr_expect_eq(ta.adjustment, tb.adjustment);
+            for (uint64_t c = 1; c < 4000; c = c * 5 / 4 + 1)
+                cr_expect_eq(lct_mrc_hit_ratio(a, c), lct_mrc_hit_ratio(b, c),
+                             "seed %llu, %llu keys", (unsigned long long)seed,
+                             (unsigned long long)c);
+            lct_mrc_free(a);
+            lct_mrc_free(b);
+        }
+        lct_refs *other;
+        cr_assert_eq(lct_refs_new(&other), LCT_OK);
+        cr_expect_eq(lct_refs_append(part, other), LCT_ERR_INVALID,
+                     "streams gathered unlike do not join");
+        cr_expect_eq(lct_refs_sample(part, 0.5, 1, 1), LCT_ERR_INVALID);
+        lct_refs_free(other);
+        lct_refs_free(tail);
+        lct_refs_free(part);
+    }
+    lct_refs_free(whole);
+    free(v);
+}
+
 Test(mrc, writes_only_never_hit_and_cold_reads_miss)
 {
     lct_refs *r;

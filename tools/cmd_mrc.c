@@ -417,6 +417,13 @@ int cmd_mrc(int argc, char **argv)
     tool_keyops_defaults(&o.ops);
     if (lct_refs_new(&o.refs) != LCT_OK)
         tool_usage_error("mrc", "out of memory");
+    if (o.sample < 1) { /* keep only what the samples will use */
+        o.ops.sample_rate = o.sample;
+        o.ops.sample_seed = o.seed;
+        o.ops.samples = o.samples;
+        if (lct_refs_sample(o.refs, o.sample, o.seed, o.samples) != LCT_OK)
+            tool_usage_error("mrc", "--sample: no samples");
+    }
     bool whole;
     o.failed = !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole);
     lct_mrc *ms[MAX_SAMPLES] = {NULL};

@@ -239,7 +239,10 @@ static int lane_record(void *state, const lct_record *rec)
 {
     keys_lane *l = state;
     const tool_keyops *o = shared.ops;
-    if ((!l->refs && lct_refs_new(&l->refs) != LCT_OK) ||
+    if ((!l->refs && (lct_refs_new(&l->refs) != LCT_OK ||
+                      (o->sample_rate > 0 &&
+                       lct_refs_sample(l->refs, o->sample_rate, o->sample_seed,
+                                       o->samples) != LCT_OK))) ||
         (!l->hits &&
          !(l->hits = calloc(o->read.n + o->write.n + o->only.n + 1,
                             sizeof *l->hits)))) {

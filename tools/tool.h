@@ -419,6 +419,11 @@ typedef struct tool_keyops {
      * (a copy). */
     uint64_t unread;
     char unread_tag[64];
+    /* mrc --sample: gather only the references one of its samples keeps
+     * (lct_refs_sample; rate 0: all). */
+    double sample_rate;
+    uint64_t sample_seed;
+    unsigned samples;
 } tool_keyops;
 
 typedef enum tool_key_op {

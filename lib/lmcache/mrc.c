@@ -228,18 +228,9 @@ static bool finish(pass *p)
     return m->uniform_size || radix_sort(m->bytes, m->nbytes);
 }
 
-/* Whether SHARDS keeps the key: its id, salted by the seed and mixed
- * again (splitmix64's finalizer) so that each seed draws an independent
- * sample, falls under the threshold.  Seed 0 takes the id as it is. */
 static bool sampled(uint64_t id, uint64_t seed, uint64_t threshold)
 {
-    if (seed) {
-        id ^= seed * 0x9e3779b97f4a7c15ull;
-        id = (id ^ (id >> 30)) * 0xbf58476d1ce4e5b9ull;
-        id = (id ^ (id >> 27)) * 0x94d049bb133111ebull;
-        id ^= id >> 31;
-    }
-    return id < threshold;
+    return lct__sampled(id, seed, threshold);
 }
 
 /* The kept references, every request, and the size all kept references
@@ -261,6 +252,9 @@ static uint64_t kept_count(const lct_refs *refs, const lct_mrc_options *o,
             same = r->bytes && r->bytes == size;
         }
     }
+    /* references a sampled gathering dropped: no sample keeps them */
+    *requests += refs->dropped_reads +
+                 (o->every_reference ? refs->dropped_writes : 0);
     *uniform = same && n < UINT32_MAX ? size : 0;
     return n;
 }
@@ -317,7 +311,8 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
         p.m->totals.sample_rate = rate;
         p.m->totals.every_reference = o->every_reference;
         p.m->totals.seed = o->seed;
-        p.m->totals.references = refs->n;
+        p.m->totals.references =
+            refs->n + refs->dropped_reads + refs->dropped_writes;
         p.m->totals.kept_references = p.n;
     }
     for (size_t i = 0; ok && i < refs->n; i++) {

@@ -68,11 +68,39 @@ static bool reserve_one(lct_refs *refs)
     return add_block(refs, LCT__REFS_BLOCK);
 }
 
+lct_status lct_refs_sample(lct_refs *refs, double rate, uint64_t seed,
+                           unsigned samples)
+{
+    if (!refs || !(rate > 0 && rate <= 1) || samples == 0 || refs->n ||
+        refs->dropped_reads || refs->dropped_writes)
+        return LCT_ERR_INVALID;
+    refs->threshold = rate >= 1 ? 0 : (uint64_t)ldexp(rate, 64);
+    refs->seed = seed;
+    refs->samples = samples;
+    return LCT_OK;
+}
+
+/* Whether a sampled gathering keeps the key: one of its samples does. */
+static bool wanted(const lct_refs *refs, uint64_t id)
+{
+    if (!refs->threshold)
+        return true;
+    for (unsigned s = 0; s < refs->samples; s++)
+        if (lct__sampled(id, refs->seed + s, refs->threshold))
+            return true;
+    return false;
+}
+
 lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
                         double t_mono, bool is_read)
 {
     if (!refs)
         return LCT_ERR_INVALID;
+    if (!wanted(refs, obj_id)) {
+        refs->dropped_reads += is_read;
+        refs->dropped_writes += !is_read;
+        return LCT_OK;
+    }
     if (!reserve_one(refs))
         return LCT_ERR_NOMEM;
     uint32_t seconds = !(t_mono > 0)           ? 0
@@ -87,10 +115,18 @@ lct_status lct_refs_append(lct_refs *dst, lct_refs *src)
 {
     if (!dst || !src)
         return LCT_ERR_INVALID;
+    if (dst->threshold != src->threshold || dst->seed != src->seed ||
+        dst->samples != src->samples)
+        return LCT_ERR_INVALID; /* gathered with different samples */
+    uint64_t dr = dst->dropped_reads + src->dropped_reads,
+             dw = dst->dropped_writes + src->dropped_writes;
     if (dst->n == 0) { /* take src's blocks as they are */
         lct_refs empty = *dst;
         *dst = *src;
         *src = empty;
+        dst->dropped_reads = dr;
+        dst->dropped_writes = dw;
+        src->dropped_reads = src->dropped_writes = 0;
         return LCT_OK;
     }
     for (size_t i = 0; i < src->n; i++) {
@@ -99,6 +135,9 @@ lct_status lct_refs_append(lct_refs *dst, lct_refs *src)
         *lct__ref_at(dst, dst->n++) = *lct__ref_at(src, i);
     }
     src->n = 0;
+    dst->dropped_reads = dr;
+    dst->dropped_writes = dw;
+    src->dropped_reads = src->dropped_writes = 0;
     return LCT_OK;
 }
 
