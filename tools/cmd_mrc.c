@@ -332,6 +332,22 @@ static bool write_svg(lct_output *out, const char *trace,
     return tool_output_finish("mrc", out, f);
 }
 
+/* The stream to gather into; with --sample, only what the samples will
+ * use is kept (lct_refs_sample), the rest counted. */
+static void new_refs(mrc_opts *o)
+{
+    if (lct_refs_new(&o->refs) != LCT_OK)
+        tool_usage_error("mrc", "out of memory");
+    if (o->sample < 1) {
+        o->ops.sample_rate = o->sample;
+        o->ops.sample_seed = o->seed;
+        o->ops.samples = o->samples;
+        if (lct_refs_sample(o->refs, o->sample, o->seed, o->samples) !=
+            LCT_OK)
+            tool_usage_error("mrc", "--sample: no samples");
+    }
+}
+
 /* The curves of every sample; false after a message. */
 static bool compute(const mrc_opts *o, lct_mrc **ms, unsigned k)
 {
@@ -415,15 +431,7 @@ int cmd_mrc(int argc, char **argv)
     }
     tool_inputs_one_file(&in, "mrc", "--range", o.ops.range.set);
     tool_keyops_defaults(&o.ops);
-    if (lct_refs_new(&o.refs) != LCT_OK)
-        tool_usage_error("mrc", "out of memory");
-    if (o.sample < 1) { /* keep only what the samples will use */
-        o.ops.sample_rate = o.sample;
-        o.ops.sample_seed = o.seed;
-        o.ops.samples = o.samples;
-        if (lct_refs_sample(o.refs, o.sample, o.seed, o.samples) != LCT_OK)
-            tool_usage_error("mrc", "--sample: no samples");
-    }
+    new_refs(&o);
     bool whole;
     o.failed = !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole);
     lct_mrc *ms[MAX_SAMPLES] = {NULL};
