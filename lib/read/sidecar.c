@@ -12,6 +12,7 @@
 #define _GNU_SOURCE /* realpath's PATH_MAX users, O_CLOEXEC */
 #include "base/bytes_internal.h"
 #include "base/error_internal.h"
+#include "base/grow_internal.h"
 #include "read/reader_internal.h"
 
 #include <errno.h>
@@ -403,30 +404,17 @@ lct_status lct_sidecar_build(lct_reader *r, const lct_sidecar *old,
 
 /* MARK: the file */
 
+/* The sidecar's bytes as they are laid out, and whether memory ran out
+ * on the way (the later puts are then skipped). */
 typedef struct buf {
-    unsigned char *p;
-    size_t len, cap;
+    lct__grow g;
     bool failed;
 } buf;
 
 static void put(buf *b, const void *data, size_t n)
 {
-    if (b->failed || n == 0)
-        return;
-    if (b->cap - b->len < n) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap - b->len < n)
-            cap *= 2;
-        unsigned char *grown = realloc(b->p, cap);
-        if (!grown) {
-            b->failed = true;
-            return;
-        }
-        b->p = grown;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
+    if (!b->failed && n && lct__grow_write(&b->g, data, n) != 0)
+        b->failed = true;
 }
 
 static void put64(buf *b, uint64_t v)
@@ -476,7 +464,8 @@ static bool serialise(const lct_sidecar *s, buf *b)
         put(b, s->names[i].ptr, s->names[i].len);
     }
     if (!b->failed)
-        put64(b, hash_bytes(0x9e3779b97f4a7c15u, b->p, b->len));
+        put64(b, hash_bytes(0x9e3779b97f4a7c15u,
+                            (const unsigned char *)b->g.ptr, b->g.len));
     return !b->failed;
 }
 
@@ -783,13 +772,15 @@ static int write_whole(const char *path, const buf *b)
     if (fd < 0)
         return errno;
     size_t done = 0;
-    while (done < b->len) {
-        ssize_t w = write(fd, b->p + done, b->len - done);
+    while (done < b->g.len) {
+        ssize_t w = write(fd, b->g.ptr + done, b->g.len - done);
         if (w <= 0)
             break;
         done += (size_t)w;
     }
-    int e = done == b->len && fchmod(fd, 0644) == 0 ? 0 : errno ? errno : EIO;
+    int e = 0;
+    if (done != b->g.len || fchmod(fd, 0644) != 0)
+        e = errno ? errno : EIO;
     if (close(fd) != 0 && !e)
         e = errno;
     if (!e && rename(tmp, path) != 0)
@@ -809,7 +800,7 @@ lct_status lct_sidecar_save(const lct_sidecar *s, const lct_reader *r,
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sidecar_save: no index, or not a regular file");
     if (!serialise(s, &b)) {
-        free(b.p);
+        free(b.g.ptr);
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     }
     int e = beside_path(r, path, sizeof path) ? write_whole(path, &b)
@@ -819,7 +810,7 @@ lct_status lct_sidecar_save(const lct_sidecar *s, const lct_reader *r,
     if (e == EACCES || e == EROFS || e == EPERM || e == ENAMETOOLONG)
         e = cache_path(r, &st, true, path, sizeof path) ? write_whole(path, &b)
                                                         : e;
-    free(b.p);
+    free(b.g.ptr);
     if (e == EEXIST)
         return lct__fail(err, LCT_ERR_SYS, e, 0,
                          "%s: %s is there and is not a sidecar index: not "

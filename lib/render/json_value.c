@@ -552,27 +552,6 @@ static int text_cmp(const void *x, const void *y)
     return (a->n > b->n) - (a->n < b->n);
 }
 
-int lct__grow_write(void *ctx, const char *data, size_t len)
-{
-    lct__grow *t = ctx;
-    if (t->cap - t->len < len) {
-        size_t cap = t->cap ? t->cap : 256;
-        while (cap - t->len < len) {
-            if (cap > SIZE_MAX / 2)
-                return -1;
-            cap *= 2;
-        }
-        char *p = realloc(t->ptr, cap);
-        if (!p)
-            return -1;
-        t->ptr = p;
-        t->cap = cap;
-    }
-    memcpy(t->ptr + t->len, data, len);
-    t->len += len;
-    return 0;
-}
-
 static uint32_t uf_find(uint32_t *parent, uint32_t i)
 {
     while (parent[i] != i) {
