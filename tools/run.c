@@ -115,23 +115,25 @@ static bool alloc_states(tool_run *run, unsigned n, size_t state_size)
     return run->states != NULL;
 }
 
-static bool run_sequential(lct_reader *r, bool quiet, tool_record_fn on_record,
-                           tool_run *run)
+/* One thread over the inputs' records: a file's in order, or several
+ * files' merge. */
+static bool run_sequential(tool_inputs *in, bool quiet,
+                           tool_record_fn on_record, tool_run *run)
 {
     tool_progress progress;
-    tool_progress_start(&progress, r, quiet);
+    tool_inputs_progress_start(&progress, in, quiet);
     lct_record rec;
     bool ok = true;
     void *state = tool_run_state(run, 0);
-    while (lct_next(r, &rec) == 1) {
-        tool_progress_update(&progress, r);
+    while (tool_inputs_next(in, &rec, NULL) == 1) {
+        tool_inputs_progress(&progress, in);
         if (on_record(state, &rec) != 0) {
             ok = false;
             break;
         }
     }
     tool_progress_end(&progress);
-    lct_reader_stats(r, &run->stats);
+    tool_inputs_stats(in, &run->stats);
     return ok;
 }
 
@@ -252,33 +254,13 @@ bool tool_records(lct_reader *r, unsigned jobs, bool quiet,
     bool parallel = jobs != 1 && strcmp(lct_reader_path(r), "<stdin>") != 0 &&
                     stat(lct_reader_path(r), &info) == 0 &&
                     S_ISREG(info.st_mode) && info.st_size > 0;
+    tool_inputs one;
+    tool_inputs_one(&one, r);
     bool ok = parallel ? run_parallel(r, jobs, quiet, state_size, on_record,
                                       reset, run)
                        : alloc_states(run, 1, state_size) &&
-                             run_sequential(r, quiet, on_record, run);
+                             run_sequential(&one, quiet, on_record, run);
     return !run->stats.shrank && ok;
-}
-
-/* Several inputs: one thread over their merge (the order is the merge's,
- * one record after another). */
-static bool run_merged(tool_inputs *in, bool quiet, tool_record_fn on_record,
-                       tool_run *run)
-{
-    tool_progress progress;
-    tool_inputs_progress_start(&progress, in, quiet);
-    lct_record rec;
-    bool ok = true;
-    void *state = tool_run_state(run, 0);
-    while (tool_inputs_next(in, &rec, NULL) == 1) {
-        tool_inputs_progress(&progress, in);
-        if (on_record(state, &rec) != 0) {
-            ok = false;
-            break;
-        }
-    }
-    tool_progress_end(&progress);
-    tool_inputs_stats(in, &run->stats);
-    return ok;
 }
 
 bool tool_records_in(tool_inputs *in, unsigned jobs, bool quiet,
@@ -292,6 +274,6 @@ bool tool_records_in(tool_inputs *in, unsigned jobs, bool quiet,
     memset(run, 0, sizeof *run);
     tool_inputs_set_log(in, log, log_ctx);
     bool ok = alloc_states(run, 1, state_size) &&
-              run_merged(in, quiet, on_record, run);
+              run_sequential(in, quiet, on_record, run);
     return !run->stats.shrank && ok;
 }
