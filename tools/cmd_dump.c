@@ -384,6 +384,19 @@ static void refuse_with_csv(const dump_opts *o)
                          "prints one frame as JSON");
 }
 
+/* print_record's status folded into the run's: false to stop (-1 quietly,
+ * EXIT_REFUSED with it), else a damaged record's EXIT_DAMAGED kept. */
+static bool fold_status(int one, int *rc)
+{
+    if (one < 0 || one == EXIT_REFUSED) {
+        *rc = one < 0 ? *rc : one;
+        return false;
+    }
+    if (one != EXIT_OK)
+        *rc = one;
+    return true;
+}
+
 /* Every wanted record, until the end (or, following, an interrupt). */
 static int print_records(lct_reader *r, dump_opts *o, bool quiet)
 {
@@ -411,12 +424,8 @@ static int print_records(lct_reader *r, dump_opts *o, bool quiet)
         if (!tool_range_holds(&o->range, idx) || !wanted(o, &rec))
             continue;
         int one = print_record(r, o, &rec, idx, &out, stdout);
-        if (one < 0 || one == EXIT_REFUSED) {
-            rc = one < 0 ? rc : one;
+        if (!fold_status(one, &rc))
             break;
-        }
-        if (one != EXIT_OK)
-            rc = one;
         printed++;
     }
     tool_progress_end(&progress);
@@ -474,12 +483,8 @@ static int print_merged(tool_inputs *in, dump_opts *o, bool quiet)
         o->file_member = &names[which];
         int one = print_record(in->readers[which], o, &rec, idx, &out,
                                stdout);
-        if (one < 0 || one == EXIT_REFUSED) {
-            rc = one < 0 ? rc : one;
+        if (!fold_status(one, &rc))
             break;
-        }
-        if (one != EXIT_OK)
-            rc = one;
         printed++;
     }
     tool_progress_end(&progress);
@@ -684,6 +689,24 @@ static int print_records_parallel(lct_reader *r, dump_opts *o, unsigned jobs,
     return rc;
 }
 
+/* The end of every dump: the exit status from what was read (`judge`:
+ * whether skips and a cut tail may make it 3), stdout flushed, patterns
+ * that matched nothing said, the patterns freed. */
+static int dump_end(dump_opts *o, const tool_args *a, const lct_stats *st,
+                    int rc, bool judge)
+{
+    if (st->shrank) /* said by the log, in the library's words */
+        rc = EXIT_REFUSED;
+    else if (judge && rc == EXIT_OK)
+        rc = tool_exit_for(st);
+    tool_finish_stdout();
+    if (rc != EXIT_REFUSED && !tool_interrupted && !a->quiet)
+        tool_patterns_report(&o->qualnames, "dump", "--qualname");
+    free(o->qualnames.text);
+    free(o->qualnames.hits);
+    return rc;
+}
+
 /* dump FILE FILE...: the records merged by t_wall, as they are (each
  * its own t_mono), each line naming its file. */
 static int dump_merged(dump_opts *o, const tool_args *a)
@@ -691,25 +714,14 @@ static int dump_merged(dump_opts *o, const tool_args *a)
     merged_alone(o);
     setvbuf(stdout, NULL, _IOFBF, 256 * 1024);
     tool_inputs in;
+    lct_stats st = {0};
     unsigned flags = (o->lazy ? LCT_LAZY : 0) | tool_source_flags(a);
-    if (!tool_inputs_open(&in, a, flags, false)) {
-        free(o->qualnames.text);
-        free(o->qualnames.hits);
-        return EXIT_REFUSED;
-    }
+    if (!tool_inputs_open(&in, a, flags, false))
+        return dump_end(o, a, &st, EXIT_REFUSED, false);
     int rc = print_merged(&in, o, a->quiet);
-    lct_stats st;
     tool_inputs_stats(&in, &st);
-    if (st.shrank)
-        rc = EXIT_REFUSED;
-    else if (rc == EXIT_OK)
-        rc = tool_exit_for(&st);
-    tool_finish_stdout();
+    rc = dump_end(o, a, &st, rc, true);
     tool_inputs_close(&in);
-    if (rc != EXIT_REFUSED && !tool_interrupted && !a->quiet)
-        tool_patterns_report(&o->qualnames, "dump", "--qualname");
-    free(o->qualnames.text);
-    free(o->qualnames.hits);
     return rc;
 }
 
@@ -767,10 +779,8 @@ int cmd_dump(int argc, char **argv)
     at_alone(&o);
     if (r && o.from_end && !tool_skip_to_end(r))
         o.limit = 0; /* interrupted while passing what was there */
-    if (r)
-        tool_range_start(&o.range, r, "dump", a.quiet);
-    if (r && !parallel && !o.follow) /* record A at once, given a sidecar */
-        tool_range_seek(&o.range, r, "dump", a.quiet);
+    if (r) /* record A at once, given a sidecar, when read in order */
+        tool_range_start(&o.range, r, "dump", a.quiet, !parallel && !o.follow);
     if (r && o.header) {
         lct_header_write_json(lct_reader_header(r), tool_stdout_write, NULL);
         fputc('\n', stdout);
@@ -784,15 +794,7 @@ int cmd_dump(int argc, char **argv)
                       : print_records(r, &o, a.quiet);
     if (!r || !parallel)
         lct_reader_stats(r, &st);
-    if (st.shrank) /* said by the log, in the library's words */
-        rc = EXIT_REFUSED;
-    else if (r && !o.at && rc == EXIT_OK)
-        rc = tool_exit_for(&st);
-    tool_finish_stdout();
+    rc = dump_end(&o, &a, &st, rc, r && !o.at);
     lct_close(r);
-    if (rc != EXIT_REFUSED && !tool_interrupted && !a.quiet)
-        tool_patterns_report(&o.qualnames, "dump", "--qualname");
-    free(o.qualnames.text);
-    free(o.qualnames.hits);
     return rc;
 }
