@@ -373,7 +373,7 @@ int cmd_stat(int argc, char **argv)
     if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true))
         return EXIT_REFUSED;
     tool_inputs_one_file(&in, "stat", "--range", filter.range.set);
-    tool_range_start(&filter.range, in.r, "stat", a.quiet);
+    tool_range_start(&filter.range, in.r, "stat", a.quiet, false);
     if (filter.range.set) /* numbers are known only in order: one thread */
         a.jobs = 1;
     tool_tally t;

@@ -166,7 +166,7 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
 {
     lct_record rec;
     uint64_t idx = 0;
-    tool_range_start(&o->range, in->r, cmd, tool_quiet);
+    tool_range_start(&o->range, in->r, cmd, tool_quiet, false);
     tool_progress progress;
     tool_inputs_progress_start(&progress, in, false);
     for (; tool_inputs_next(in, &rec, NULL) == 1; idx++) {
@@ -275,7 +275,7 @@ bool tool_keys_collect(tool_inputs *in, tool_keyops *o, const char *cmd,
     shared.ops = o;
     shared.cmd = cmd;
     shared.inputs = in;
-    tool_range_start(&o->range, in->r, cmd, a->quiet);
+    tool_range_start(&o->range, in->r, cmd, a->quiet, false);
     tool_run run;
     /* Record numbers are known only in order: --range reads with one. */
     bool ok = tool_records_in(in, o->range.set ? 1 : a->jobs, a->quiet, sizeof(keys_lane),

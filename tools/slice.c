@@ -78,12 +78,11 @@ lct_sidecar *tool_sidecar(const lct_reader *r, const char *cmd, bool quiet)
     return NULL;
 }
 
-/* The records of r: its sidecar's, and those after what it indexed when
- * the trace grew since; without one, a pass over the file. */
-static uint64_t count_with_sidecar(lct_reader *r, const char *cmd,
-                                   bool quiet)
+/* The records of r: its sidecar's (s, when it has a valid one), and those
+ * after what it indexed when the trace grew since; without one, a pass
+ * over the file. */
+static uint64_t count_records(lct_reader *r, const lct_sidecar *s)
 {
-    lct_sidecar *s = tool_sidecar(r, cmd, quiet);
     if (!s)
         return tool_count_records(r);
     uint64_t n = lct_sidecar_count(s);
@@ -95,39 +94,35 @@ static uint64_t count_with_sidecar(lct_reader *r, const char *cmd,
                 n++;
         lct_reader_rewind(r);
     }
-    lct_sidecar_free(s);
     return n;
 }
 
-void tool_range_seek(const tool_range *rg, lct_reader *r, const char *cmd,
-                     bool quiet)
-{
-    if (!rg->set || rg->first == 0)
-        return;
-    lct_sidecar *s = tool_sidecar(r, cmd, true); /* said by the start */
-    lct_error err;
-    if (s && rg->first <= lct_sidecar_count(s) &&
-        lct_reader_seek(r, s, rg->first, &err) != LCT_OK && !quiet)
-        fprintf(stderr, "%s %s: %s\n", tool_name, cmd, err.message);
-    lct_sidecar_free(s);
-}
-
 void tool_range_start(tool_range *rg, lct_reader *r, const char *cmd,
-                      bool quiet)
+                      bool quiet, bool seek)
 {
     if (!rg->set)
         return;
+    bool need_count = tool_range_needs_count(rg);
+    if (need_count && !lct_reader_data(r).ptr &&
+        strcmp(lct_reader_path(r), "<stdin>") == 0)
+        tool_usage_error(cmd, "a negative --range needs a file, not "
+                         "standard input");
+    /* loaded once, for the count and the seek both */
+    lct_sidecar *s = need_count || (seek && rg->has_from && rg->from > 0)
+                         ? tool_sidecar(r, cmd, quiet)
+                         : NULL;
     uint64_t count = UINT64_MAX;
-    if (tool_range_needs_count(rg)) {
-        if (!lct_reader_data(r).ptr &&
-            strcmp(lct_reader_path(r), "<stdin>") == 0)
-            tool_usage_error(cmd, "a negative --range needs a file, not "
-                             "standard input");
-        count = count_with_sidecar(r, cmd, quiet);
+    if (need_count) {
+        count = count_records(r, s);
         lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
     }
     rg->first = clamp(rg->has_from, rg->from, 0, count);
     rg->end = clamp(rg->has_to, rg->to, count, count);
+    lct_error err;
+    if (seek && s && rg->first > 0 && rg->first <= lct_sidecar_count(s) &&
+        lct_reader_seek(r, s, rg->first, &err) != LCT_OK && !quiet)
+        fprintf(stderr, "%s %s: %s\n", tool_name, cmd, err.message);
+    lct_sidecar_free(s);
 }
 
 /* A frame the reader skips: its place, why, and its body if it is one

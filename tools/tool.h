@@ -381,13 +381,11 @@ void tool_range_set(tool_range *rg, const char *cmd, const char *arg);
 /* Resolve against r's records, counting them first when a side is
  * negative (a file only: standard input is a usage error), from its
  * sidecar index when it has a valid one; the log is set back to the
- * tool's after. */
+ * tool's after.  With `seek` and a valid sidecar, r is put at the range's
+ * first record as if the records before it had been read
+ * (lct_reader_seek): for callers that number records from r's count. */
 void tool_range_start(tool_range *rg, lct_reader *r, const char *cmd,
-                      bool quiet);
-/* With a valid sidecar index, put r at the range's first record (as if
- * the records before it had been read: lct_reader_seek); else nothing. */
-void tool_range_seek(const tool_range *rg, lct_reader *r, const char *cmd,
-                     bool quiet);
+                      bool quiet, bool seek);
 /* r's sidecar index, when valid (NULL: none, said unless quiet when
  * there is one that is stale, damaged or another file's). */
 lct_sidecar *tool_sidecar(const lct_reader *r, const char *cmd, bool quiet);
