@@ -37,34 +37,32 @@ cases() { # the commands compared, for trace $1
     echo "dump --range :-20 -n 4 $1"
     echo "sql --csv SELECT idx,offset,qualname,length(args) FROM records WHERE idx BETWEEN 1 AND 4 $1"
 }
-for t in sample mixed cut; do
-    trace="$tmp/$t.lct"
-    rm -f "$trace.lcti"
+run_cases() { # run_cases PREFIX TRACE: every case, as PREFIX1, PREFIX2...
     i=0
-    cases "$trace" >"$tmp/cases"
     while read -r line; do
         i=$((i + 1))
         # shellcheck disable=SC2086
         case $line in
         sql*) q=$(echo "$line" | sed 's/^sql --csv //; s/ [^ ]*$//')
-              run "a$i" sql --csv "$q" "$trace" ;;
-        *) run "a$i" $line ;;
+              run "$1$i" sql --csv "$q" "$2" ;;
+        *) run "$1$i" $line ;;
         esac
     done <"$tmp/cases"
+}
+for t in sample mixed cut; do
+    trace="$tmp/$t.lct"
+    rm -f "$trace.lcti"
+    cases "$trace" >"$tmp/cases"
+    run_cases a "$trace"
     "$lct" index "$trace" >"$tmp/index.out" 2>/dev/null
     rc=$?
     [ -f "$trace.lcti" ] || fail "$t: no sidecar written"
     case $t in sample) want=0 ;; *) want=3 ;; esac
     [ $rc = $want ] || fail "$t: lct index exit $rc, want $want"
+    run_cases b "$trace"
     i=0
     while read -r line; do
         i=$((i + 1))
-        # shellcheck disable=SC2086
-        case $line in
-        sql*) q=$(echo "$line" | sed 's/^sql --csv //; s/ [^ ]*$//')
-              run "b$i" sql --csv "$q" "$trace" ;;
-        *) run "b$i" $line ;;
-        esac
         same "a$i" "b$i" "$t: $line"
     done <"$tmp/cases"
 done
