@@ -36,16 +36,21 @@ static int index_one(const char *path, const tool_args *a)
     lct_sidecar *old = NULL, *s = NULL;
     lct_error err;
     lct_status st = lct_sidecar_load(r, &old, &err);
+    const char *name = tool_input_name(path);
     if (st == LCT_OK && lct_sidecar_whole(old)) {
-        printf("%s: %llu records, sidecar up to date\n", tool_input_name(path),
+        tool_put_vis(stdout, name, strlen(name));
+        printf(": %llu records, sidecar up to date\n",
                (unsigned long long)lct_sidecar_count(old));
         lct_sidecar_free(old);
         lct_close(r);
         return EXIT_OK;
     }
-    if (st != LCT_OK && st != LCT_ERR_NOT_FOUND && !a->quiet)
-        fprintf(stderr, "%s: %s; writing a new one\n", tool_name,
-                err.message);
+    if (st != LCT_OK && st != LCT_ERR_NOT_FOUND && st != LCT_ERR_INVALID &&
+        !a->quiet) {
+        fprintf(stderr, "%s: ", tool_name);
+        tool_put_vis(stderr, err.message, strlen(err.message));
+        fputs("; writing a new one\n", stderr);
+    }
     uint64_t had = old ? lct_sidecar_count(old) : 0;
     char where[PATH_MAX];
     st = lct_sidecar_build(r, old, &s, &err);
@@ -53,8 +58,8 @@ static int index_one(const char *path, const tool_args *a)
         st = lct_sidecar_save(s, r, where, sizeof where, &err);
     int rc = EXIT_REFUSED;
     if (st == LCT_OK) {
-        printf("%s: %llu records", tool_input_name(path),
-               (unsigned long long)lct_sidecar_count(s));
+        tool_put_vis(stdout, name, strlen(name));
+        printf(": %llu records", (unsigned long long)lct_sidecar_count(s));
         if (old)
             printf(" (%llu new)", (unsigned long long)(lct_sidecar_count(s) -
                                                        had));

@@ -365,10 +365,14 @@ lct_status lct_sidecar_build(lct_reader *r, const lct_sidecar *old,
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sidecar_build: NULL argument");
     *out = NULL;
-    if (!identity(r, &st) || (r->flags & LCT_LAZY))
+    if (!identity(r, &st))
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "%s: a sidecar index needs a regular file read "
-                         "in full (not LCT_LAZY)", r->shown_name);
+                         "%s: a sidecar index needs a regular file",
+                         r->shown_name);
+    if (r->flags & LCT_LAZY)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "%s: a sidecar index needs every record "
+                         "validated (not LCT_LAZY)", r->shown_name);
     lct_sidecar *s = calloc(1, sizeof *s);
     if (!s)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
