@@ -767,6 +767,10 @@ int cmd_dump(int argc, char **argv)
     bool parallel = dump_parallel(&o, &a);
     if (o.at || parallel)
         flags = o.lazy ? LCT_LAZY : 0;
+    /* usage errors before anything is opened or read */
+    if (o.from_end && !o.follow)
+        tool_usage_error("dump", "--from-end goes with --follow");
+    at_alone(&o);
     if (o.follow) { /* end cleanly, output flushed, when tool_interrupted */
         tool_catch_interrupts();
     }
@@ -774,9 +778,6 @@ int cmd_dump(int argc, char **argv)
     lct_reader *r = o.follow ? tool_open_when_ready(a.file, flags, a.quiet)
                              : tool_open(a.file, flags, a.quiet);
     int rc = tool_interrupted ? EXIT_OK : EXIT_REFUSED;
-    if (o.from_end && !o.follow)
-        tool_usage_error("dump", "--from-end goes with --follow");
-    at_alone(&o);
     if (r && o.from_end && !tool_skip_to_end(r))
         o.limit = 0; /* interrupted while passing what was there */
     if (r) /* record A at once, given a sidecar, when read in order */
