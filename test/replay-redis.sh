@@ -44,6 +44,13 @@ hits() { sed -n 's/^  "hits": \([0-9]*\),$/\1/p' "$1"; }
     >"$tmp/threads.json" || fail "threaded redis replay failed"
 [ "$(hits "$tmp/threads.json")" = "$(hits "$tmp/mem.json")" ] ||
     fail "2 workers: hits $(hits "$tmp/threads.json") != mem's $(hits "$tmp/mem.json")"
+# One worker, four connections with 16 commands outstanding on each (the
+# connections answer independently): the same hits.
+"$lct" replay -q --speed 0 --connections 4 --pipeline 16 \
+    --value-bytes 4096 --backend "redis://127.0.0.1:$port" --json "$sample" \
+    >"$tmp/conns.json" || fail "4-connection redis replay failed"
+[ "$(hits "$tmp/conns.json")" = "$(hits "$tmp/mem.json")" ] ||
+    fail "4 connections: hits $(hits "$tmp/conns.json") != mem's $(hits "$tmp/mem.json")"
 # LMCache's files: its CSV header (Python's csv writes CR LF) and JSON keys.
 printf 'qualname,count,errors,mean_ms,p50_ms,p90_ms,p99_ms,min_ms,max_ms\r\n' >"$tmp/want"
 head -n 1 "$tmp/out/trace_replay_ops.csv" | cmp -s - "$tmp/want" ||
@@ -80,6 +87,23 @@ grep -q '^errors: storage backend failed [0-9]* (first: .*OOM' "$tmp/full.txt" |
     fail "OOM replies not counted: $(cat "$tmp/full.txt")"
 grep -q '^store .* [1-9][0-9]* ' "$tmp/full.txt" || fail "no store row"
 redis-cli -p "$port" config set maxmemory 0 >/dev/null
+redis-cli -p "$port" flushall >/dev/null
+
+# A server that stops answering (SIGSTOP; connections still accepted):
+# each pipeline gives up after --timeout, its commands counted as timed
+# out, and --max-errors ends the run; no hang.
+kill -STOP "$pid"
+start=$(date +%s)
+"$lct" replay -q --speed 0 --connections 2 --pipeline 4 --timeout 0.5 \
+    --max-errors 8 --keep --value-bytes 4096 \
+    --backend "redis://127.0.0.1:$port" "$sample" >"$tmp/stopped.txt" 2>&1
+rc=$?
+took=$(( $(date +%s) - start ))
+kill -CONT "$pid"
+[ $rc -eq 1 ] || fail "a silent server: exit $rc, want 1: $(cat "$tmp/stopped.txt")"
+grep -q '^errors: ETIMEDOUT' "$tmp/stopped.txt" ||
+    fail "timeouts not counted: $(cat "$tmp/stopped.txt")"
+[ $took -le 10 ] || fail "a silent server took ${took}s"
 redis-cli -p "$port" flushall >/dev/null
 
 # Killed mid-run: errors counted, reports written, exit 1, no hang.

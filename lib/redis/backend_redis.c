@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,51 +183,6 @@ static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
     return LCT_OK;
 }
 
-/* The worker's connection for a key, reconnected (at most once a second)
- * when it was lost; NULL after filling err.  A key always takes the same
- * one, so its commands stay in order. */
-static redisContext *conn_for(redis_store *r, unsigned worker, uint64_t id,
-                              lct_error *err)
-{
-    unsigned i = (worker * r->per_worker + (unsigned)(id % r->per_worker)) %
-                 r->nconn;
-    redis_conn *k = &r->conn[i];
-    if (k->c && !k->c->err)
-        return k->c;
-    time_t now = time(NULL);
-    if (now == k->last_retry) {
-        if (k->c)
-            conn_fail(r, k->c, 0, "connection lost", err);
-        else
-            lct__fail(err, LCT_ERR_SYS, ECONNREFUSED, 0,
-                      "redis://%s:%d: not connected (tried again this "
-                      "second)", r->host, r->port);
-        return NULL;
-    }
-    k->last_retry = now;
-    if (k->c) {
-        redisFree(k->c);
-        k->c = NULL;
-    }
-    if (connect_one(r, k, err) != LCT_OK)
-        return NULL;
-    return k->c;
-}
-
-/* The command for op, as an argument vector: no format string to parse
- * per command, the key written into place. */
-static int append(redisContext *c, const lct_backend_op *op)
-{
-    static const char *const verbs[] = {"SET", "EXISTS", "GET", "DEL"};
-    char key[4 + sizeof op->key.name] = "lct:";
-    memcpy(key + 4, op->key.name, sizeof op->key.name);
-    const char *argv[3] = {verbs[op->kind < LCT_REPLAY_KINDS ? op->kind : 3],
-                           key, op->buf};
-    size_t lens[3] = {strlen(argv[0]), 4 + 16, op->len};
-    return redisAppendCommandArgv(c, op->kind == LCT_REPLAY_STORE ? 3 : 2,
-                                  argv, lens);
-}
-
 /* Replies are read into the operation they answer, without a reply
  * object: hiredis's reader calls these with the operation as its
  * privdata, and what they return is only a token (no malloc and free per
@@ -284,86 +240,230 @@ static void reply_free(void *obj) { (void)obj; }
 static redisReplyObjectFunctions reply_functions = {
     reply_string, reply_array, reply_integer, reply_nil, reply_free};
 
-/* Read op's reply into it: its status, and what it says. */
-static void answer(redis_store *r, redisContext *c, lct_backend_op *op)
+/* The worker's connection for a key: a key always takes the same one, so
+ * its commands stay in order. */
+static unsigned conn_slot(const redis_store *r, unsigned worker, uint64_t id)
 {
-    reply_into into = {r, op};
-    void *reply = NULL;
-    op->present = false;
-    if (op->kind == LCT_REPLAY_LOAD)
-        op->len = 0;
-    c->reader->fn = &reply_functions;
-    c->reader->privdata = &into;
-    errno = 0;
-    int rc = redisGetReply(c, &reply);
-    c->reader->privdata = NULL;
-    if (rc != REDIS_OK || !reply)
-        op->status = conn_fail(r, c, errno, lct_replay_kind_name(op->kind),
-                               &op->err);
+    return (worker * r->per_worker + (unsigned)(id % r->per_worker)) %
+           r->nconn;
 }
 
-/* Write out what was appended to c; false when the connection failed. */
-static bool flush(redisContext *c)
+/* Connection i, reconnected (at most once a second) when it was lost;
+ * NULL after filling err. */
+static redisContext *conn_get(redis_store *r, unsigned i, lct_error *err)
+{
+    redis_conn *k = &r->conn[i];
+    if (k->c && !k->c->err)
+        return k->c;
+    time_t now = time(NULL);
+    if (now == k->last_retry) {
+        if (k->c)
+            conn_fail(r, k->c, 0, "connection lost", err);
+        else
+            lct__fail(err, LCT_ERR_SYS, ECONNREFUSED, 0,
+                      "redis://%s:%d: not connected (tried again this "
+                      "second)", r->host, r->port);
+        return NULL;
+    }
+    k->last_retry = now;
+    if (k->c) {
+        redisFree(k->c);
+        k->c = NULL;
+    }
+    if (connect_one(r, k, err) != LCT_OK)
+        return NULL;
+    return k->c;
+}
+
+/* The command for op, as an argument vector: no format string to parse
+ * per command, the key written into place. */
+static int append(redisContext *c, const lct_backend_op *op)
+{
+    static const char *const verbs[] = {"SET", "EXISTS", "GET", "DEL"};
+    char key[4 + sizeof op->key.name] = "lct:";
+    memcpy(key + 4, op->key.name, sizeof op->key.name);
+    const char *argv[3] = {verbs[op->kind < LCT_REPLAY_KINDS ? op->kind : 3],
+                           key, op->buf};
+    size_t lens[3] = {strlen(argv[0]), 4 + 16, op->len};
+    return redisAppendCommandArgv(c, op->kind == LCT_REPLAY_STORE ? 3 : 2,
+                                  argv, lens);
+}
+
+/* Write out what was appended to c; a failure shows in c->err. */
+static void flush(redisContext *c)
 {
     int done = 0;
-    while (!done)
-        if (redisBufferWrite(c, &done) != REDIS_OK)
-            return false;
-    return true;
+    while (!done && redisBufferWrite(c, &done) == REDIS_OK)
+        ;
 }
 
-/* Send operations [from, to) on their keys' connections, each written
- * out at once. */
-static void send_range(redis_store *r, unsigned worker, lct_backend_op *ops,
-                       redisContext **sent_on, size_t from, size_t to)
+/* One connection's share of a pipeline: its operations in order, linked
+ * through `next`, with a cursor for the next to send and one for the next
+ * to answer (replies come back in the order commands went out). */
+typedef struct conn_queue {
+    size_t send, read, tail; /* operation indices; NONE: none */
+    unsigned outstanding;
+    redisContext *c; /* what the outstanding ones went out on */
+} conn_queue;
+
+#define NONE SIZE_MAX
+
+/* Every operation on q still outstanding fails with the connection's
+ * error; the context is marked failed, so its late replies are never
+ * taken for later commands' (the next send reconnects). */
+static void fail_outstanding(redis_store *r, conn_queue *q,
+                             lct_backend_op *ops, const size_t *next,
+                             int saved_errno, const char *doing)
 {
-    redisContext *used[LCT_REDIS_MAX_CONNECTIONS];
-    size_t nused = 0;
-    uint64_t now = now_ns();
-    for (size_t i = from; i < to; i++) {
-        ops[i].sent_ns = now; /* written out below, together */
-        redisContext *c = conn_for(r, worker, ops[i].key.id, &ops[i].err);
-        sent_on[i] = NULL;
-        errno = 0;
-        if (c && append(c, &ops[i]) != REDIS_OK)
-            conn_fail(r, c, errno, "sending", &ops[i].err);
-        else if (c)
-            sent_on[i] = c;
-        ops[i].status = sent_on[i] ? LCT_OK : ops[i].err.code;
-        size_t u = 0;
-        while (c && u < nused && used[u] != c)
-            u++;
-        if (c && u == nused)
-            used[nused++] = c;
+    if (!q->c->err) {
+        q->c->err = REDIS_ERR_IO;
+        snprintf(q->c->errstr, sizeof q->c->errstr, "%s",
+                 strerror(saved_errno));
+        errno = saved_errno;
     }
-    for (size_t u = 0; u < nused; u++)
-        flush(used[u]); /* a failure shows in the replies */
+    uint64_t now = now_ns();
+    for (; q->outstanding; q->read = next[q->read]) {
+        lct_backend_op *op = &ops[q->read];
+        if (op->status != LCT_OK)
+            continue; /* failed before it was sent */
+        op->status = conn_fail(r, q->c, saved_errno, doing, &op->err);
+        op->done_ns = now;
+        q->outstanding--;
+    }
 }
 
-/* A sliding window, as redis-benchmark keeps one: each key's commands go
- * on its connection (so they stay in order), up to `pipeline` a
- * connection outstanding; replies are read in order, and when half the
- * window has answered the next half is sent, so the server never waits
- * for a whole batch to come back. */
+/* Send q's next operations, up to the window: the first ones on a
+ * connection that cannot be had fail at once. */
+static void send_more(redis_store *r, unsigned slot, conn_queue *q,
+                      lct_backend_op *ops, const size_t *next)
+{
+    if (q->send == NONE || q->outstanding > r->window / 2)
+        return;
+    lct_error err;
+    redisContext *c = conn_get(r, slot, &err);
+    if (c) /* replies read into their operations (above) */
+        c->reader->fn = &reply_functions;
+    uint64_t now = now_ns();
+    size_t appended = 0;
+    for (; q->send != NONE && q->outstanding < r->window;
+         q->send = next[q->send]) {
+        lct_backend_op *op = &ops[q->send];
+        op->sent_ns = now; /* written out below, together */
+        errno = 0;
+        if (c && append(c, op) != REDIS_OK) {
+            conn_fail(r, c, errno, "sending", &err);
+            c = NULL;
+        }
+        if (!c) {
+            op->status = err.code;
+            op->err = err;
+            op->done_ns = now;
+            continue;
+        }
+        if (q->outstanding++ == 0)
+            q->read = q->send;
+        q->c = c;
+        appended++;
+    }
+    if (appended)
+        flush(c);
+}
+
+/* Take the replies c's reader has whole, each into the operation it
+ * answers, in order. */
+static void take_replies(redis_store *r, conn_queue *q, lct_backend_op *ops,
+                         const size_t *next)
+{
+    while (q->outstanding) {
+        lct_backend_op *op = &ops[q->read];
+        reply_into into = {r, op};
+        void *reply = NULL;
+        q->c->reader->privdata = &into;
+        int rc = redisReaderGetReply(q->c->reader, &reply);
+        q->c->reader->privdata = NULL;
+        if (rc != REDIS_OK) {
+            fail_outstanding(r, q, ops, next, EPROTO, "reading a reply");
+            return;
+        }
+        if (!reply)
+            return;
+        op->done_ns = now_ns();
+        q->outstanding--;
+        do
+            q->read = next[q->read];
+        while (q->outstanding && ops[q->read].status != LCT_OK);
+    }
+}
+
+static int timeout_ms(const redis_store *r)
+{
+    return (int)(r->timeout.tv_sec * 1000 + r->timeout.tv_usec / 1000);
+}
+
+/* As redis-benchmark keeps its connections busy: each of the worker's
+ * connections has up to `pipeline` commands outstanding, and is sent more
+ * as soon as half of its own have answered, whatever the others do;
+ * replies are read from whichever connection has them (poll), so one
+ * slow connection does not hold the rest back.  A key's commands all go
+ * on one connection, so they stay in order. */
 static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
                            size_t n)
 {
     redis_store *r = state;
-    redisContext *sent_on[n ? n : 1]; /* NULL: failed before sending */
-    size_t window = (size_t)r->window * r->per_worker;
-    size_t sent = 0;
-    for (size_t next = 0; next < n; next++) {
-        if (sent < n && sent - next <= window / 2) {
-            size_t to = next + window < n ? next + window : n;
-            send_range(r, worker, ops, sent_on, sent, to);
-            sent = to;
+    size_t next[n ? n : 1];
+    conn_queue q[LCT_REDIS_MAX_CONNECTIONS];
+    unsigned base = conn_slot(r, worker, 0);
+    for (unsigned k = 0; k < r->per_worker; k++)
+        q[k] = (conn_queue){NONE, NONE, NONE, 0, NULL};
+    for (size_t i = 0; i < n; i++) {
+        conn_queue *k = &q[conn_slot(r, worker, ops[i].key.id) - base];
+        ops[i].status = LCT_OK;
+        ops[i].present = false;
+        if (ops[i].kind == LCT_REPLAY_LOAD)
+            ops[i].len = 0;
+        next[i] = NONE;
+        if (k->tail == NONE)
+            k->send = i;
+        else
+            next[k->tail] = i;
+        k->tail = i;
+    }
+    for (;;) {
+        struct pollfd fds[LCT_REDIS_MAX_CONNECTIONS];
+        unsigned waiting[LCT_REDIS_MAX_CONNECTIONS], nfds = 0;
+        for (unsigned k = 0; k < r->per_worker; k++) {
+            send_more(r, base + k, &q[k], ops, next);
+            if (q[k].outstanding && q[k].c->err)
+                fail_outstanding(r, &q[k], ops, next, errno, "sending");
+            else if (q[k].outstanding) {
+                fds[nfds] = (struct pollfd){q[k].c->fd, POLLIN, 0};
+                waiting[nfds++] = k;
+            }
         }
-        if (!sent_on[next])
+        if (nfds == 0)
+            return;
+        int ready = poll(fds, nfds, timeout_ms(r));
+        if (ready < 0 && errno == EINTR)
             continue;
-        answer(r, sent_on[next], &ops[next]);
-        ops[next].done_ns = now_ns();
+        for (unsigned f = 0; f < nfds; f++) {
+            conn_queue *k = &q[waiting[f]];
+            if (ready <= 0) {
+                fail_outstanding(r, k, ops, next,
+                                 ready == 0 ? ETIMEDOUT : errno,
+                                 "waiting for replies");
+            } else if (fds[f].revents) {
+                errno = 0;
+                if (redisBufferRead(k->c) != REDIS_OK)
+                    fail_outstanding(r, k, ops, next, errno,
+                                     "reading replies");
+                else
+                    take_replies(r, k, ops, next);
+            }
+        }
     }
 }
+
+#undef NONE
 
 static void run_one(redis_store *r, unsigned worker, lct_backend_op *op)
 {
