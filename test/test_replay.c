@@ -460,3 +460,52 @@ Test(replay, backend_uris)
     cr_expect_eq(lct_backend_mem()->open("0", NULL, &state, &err),
                  LCT_ERR_INVALID);
 }
+
+/* A pipelining backend that notes the most value bytes one call held and
+ * answers every lookup as a hit (so loads follow). */
+static uint64_t piped_max_bytes, piped_ops;
+
+static void piped(void *state, unsigned worker, lct_backend_op *ops,
+                  size_t n)
+{
+    (void)state, (void)worker;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].kind == LCT_REPLAY_LOOKUP)
+            ops[i].present = true;
+        if (ops[i].kind == LCT_REPLAY_LOAD) {
+            ops[i].present = true;
+            ops[i].len = ops[i].cap;
+        }
+        bytes += ops[i].kind == LCT_REPLAY_STORE  ? ops[i].len
+                 : ops[i].kind == LCT_REPLAY_LOAD ? ops[i].cap
+                                                  : 0;
+        ops[i].status = LCT_OK;
+    }
+    piped_ops += n;
+    if (bytes > piped_max_bytes)
+        piped_max_bytes = bytes;
+}
+
+Test(replay, a_pipeline_holds_bounded_bytes_whatever_the_values)
+{
+    static const lct_backend_ops ops = {"piped", slow_open, slow_close,
+                                        slow_store, slow_lookup, slow_load,
+                                        slow_remove, piped};
+    lct_reader *r = open_sample();
+    /* 512 operations a batch of 24 MiB values would hold 12 GiB. */
+    lct_replay_options o = {.speed = 0, .value_bytes = 24u << 20,
+                            .pipeline = 512, .inflight = 1024,
+                            .workers = 1};
+    lct_replay_report rep;
+    piped_max_bytes = piped_ops = 0;
+    cr_assert_eq(lct_replay_run(r, &ops, NULL, &o, &rep, NULL), LCT_OK);
+    cr_expect_gt(piped_ops, 1000, "the sample's operations were piped");
+    cr_expect_gt(rep.latency[LCT_REPLAY_LOAD].count, 0);
+    cr_expect_leq(piped_max_bytes, (uint64_t)64 << 20,
+                  "one call held %llu bytes of values",
+                  (unsigned long long)piped_max_bytes);
+    cr_expect_geq(piped_max_bytes, (uint64_t)48 << 20,
+                  "two values go in one call");
+    lct_close(r);
+}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <hiredis/sds.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,18 +276,58 @@ static redisContext *conn_get(redis_store *r, unsigned i, lct_error *err)
     return k->c;
 }
 
-/* The command for op, as an argument vector: no format string to parse
- * per command, the key written into place. */
+/* Write n's decimal digits at p; their count. */
+static size_t put_decimal(char *p, size_t n)
+{
+    char digits[24];
+    size_t k = 0;
+    do
+        digits[k++] = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    for (size_t i = 0; i < k; i++)
+        p[i] = digits[k - 1 - i];
+    return k;
+}
+
+/* The command for op in RESP, written straight onto the end of c's output
+ * buffer (an sds string hiredis exports): the value is copied once, where
+ * redisAppendCommandArgv formats a command of its own and copies that
+ * again, allocating for each. */
 static int append(redisContext *c, const lct_backend_op *op)
 {
-    static const char *const verbs[] = {"SET", "EXISTS", "GET", "DEL"};
-    char key[4 + sizeof op->key.name] = "lct:";
-    memcpy(key + 4, op->key.name, sizeof op->key.name);
-    const char *argv[3] = {verbs[op->kind < LCT_REPLAY_KINDS ? op->kind : 3],
-                           key, op->buf};
-    size_t lens[3] = {strlen(argv[0]), 4 + 16, op->len};
-    return redisAppendCommandArgv(c, op->kind == LCT_REPLAY_STORE ? 3 : 2,
-                                  argv, lens);
+    static const char *const verbs[] = {"*3\r\n$3\r\nSET\r\n",
+                                        "*2\r\n$6\r\nEXISTS\r\n",
+                                        "*2\r\n$3\r\nGET\r\n",
+                                        "*2\r\n$3\r\nDEL\r\n"};
+    bool store = op->kind == LCT_REPLAY_STORE;
+    const char *verb = verbs[op->kind < LCT_REPLAY_KINDS ? op->kind : 3];
+    char head[96];
+    size_t n = strlen(verb);
+    memcpy(head, verb, n);
+    memcpy(head + n, "$20\r\nlct:", 9);
+    memcpy(head + n + 9, op->key.name, 16);
+    memcpy(head + n + 25, "\r\n", 2);
+    n += 27;
+    if (store) {
+        head[n++] = '$';
+        n += put_decimal(head + n, op->len);
+        memcpy(head + n, "\r\n", 2);
+        n += 2;
+    }
+    size_t total = n + (store ? op->len + 2 : 0);
+    sds out = sdsMakeRoomFor(c->obuf, total);
+    if (!out)
+        return REDIS_ERR;
+    char *end = out + sdslen(out);
+    memcpy(end, head, n);
+    if (store) {
+        if (op->len)
+            memcpy(end + n, op->buf, op->len);
+        memcpy(end + n + op->len, "\r\n", 2);
+    }
+    sdsIncrLen(out, (int)total);
+    c->obuf = out;
+    return REDIS_OK;
 }
 
 /* Write out what was appended to c; a failure shows in c->err. */

@@ -19,6 +19,11 @@
 #include "replay/replay_internal.h"
 
 #define BUF_ALIGN 4096u
+/* The values one issue of a worker's slots holds at most, and what its
+ * buffers may keep between issues: a worker's memory stays bounded
+ * whatever the batch and the value sizes (two of LMCache's 32 MiB
+ * chunks make an issue of their own). */
+#define ISSUE_BYTES ((uint64_t)64 << 20)
 #ifndef SPINS
 #define SPINS 64
 #endif
@@ -50,9 +55,31 @@ static bool slot_room(lct__worker *w, size_t i, uint64_t bytes)
         return false;
     if (w->bufs[i])
         munmap(w->bufs[i], w->caps[i]);
+    w->held += need - w->caps[i];
     w->bufs[i] = p;
     w->caps[i] = (size_t)need;
     return true;
+}
+
+/* Between issues no slot is in use: give their buffers back when they
+ * have grown past what two issues need. */
+static void trim_slots(lct__worker *w, size_t nslots)
+{
+    if (w->held <= 2 * ISSUE_BYTES)
+        return;
+    for (size_t i = 0; i < nslots; i++)
+        if (w->bufs[i]) {
+            munmap(w->bufs[i], w->caps[i]);
+            w->bufs[i] = NULL;
+            w->caps[i] = 0;
+        }
+    w->held = 0;
+}
+
+/* The bytes a slot holds for an operation of this kind. */
+static uint64_t slot_bytes(const lct__rop *p, lct_replay_kind kind)
+{
+    return kind == LCT_REPLAY_LOOKUP ? 0 : p->bytes;
 }
 
 /* Add count errors of a kind to a table of LCT_REPLAY_ERROR_KINDS: to
@@ -225,18 +252,29 @@ static void run_slots(lct__engine *e, lct__worker *w, size_t n)
             next_kind[m++] = op->present ? LCT_REPLAY_LOAD : LCT_REPLAY_STORE;
         }
     }
+    trim_slots(w, e->pipeline);
     size_t k = 0;
-    for (size_t i = 0; i < m; i++)
-        if (prepare(w, k, &next[i], next_kind[i]))
+    uint64_t bytes = 0;
+    for (size_t i = 0; i <= m; i++) {
+        uint64_t b = i < m ? slot_bytes(&next[i], next_kind[i]) : 0;
+        if (k && (i == m || bytes + b > ISSUE_BYTES)) {
+            issue(e, w, k, began);
+            for (size_t j = 0; j < k; j++)
+                tally_op(e, w, j, began[j],
+                         w->ops[j].kind == LCT_REPLAY_STORE);
+            trim_slots(w, e->pipeline);
+            k = 0;
+            bytes = 0;
+        }
+        if (i == m)
+            break;
+        if (prepare(w, k, &next[i], next_kind[i])) {
             k++;
-        else
+            bytes += b;
+        } else {
             w->failed = LCT_ERR_NOMEM;
-    if (k == 0)
-        return;
-    issue(e, w, k, began);
-    for (size_t i = 0; i < k; i++)
-        tally_op(e, w, i, began[i],
-                 w->ops[i].kind == LCT_REPLAY_STORE);
+        }
+    }
 }
 
 /* Operations completed: note them (a worker waiting to run the next
@@ -297,23 +335,28 @@ static void causal_wait(lct__engine *e, lct__worker *w, const lct__rop *p)
 static void run_batch(lct__engine *e, lct__worker *w)
 {
     size_t n = 0;
+    uint64_t bytes = 0;
     for (size_t i = 0; i < w->nbatch; i++) {
         const lct__rop *p = &w->batch[i];
-        if (!e->inline_run && p->wait_seq &&
-            p->wait_seq < w->batch[0].seq && must_wait(e, p)) {
-            if (n) {
-                run_slots(e, w, n);
-                n = 0;
-            }
-            causal_wait(e, w, p);
+        uint64_t b = slot_bytes(p, (lct_replay_kind)p->kind);
+        bool wait = !e->inline_run && p->wait_seq &&
+                    p->wait_seq < w->batch[0].seq && must_wait(e, p);
+        if (n && (wait || bytes + b > ISSUE_BYTES)) {
+            run_slots(e, w, n);
+            n = 0;
+            bytes = 0;
         }
+        if (wait)
+            causal_wait(e, w, p);
         if (!prepare(w, n, p, (lct_replay_kind)p->kind)) {
             w->failed = LCT_ERR_NOMEM;
             continue;
         }
+        bytes += b;
         if (++n == e->pipeline) {
             run_slots(e, w, n);
             n = 0;
+            bytes = 0;
         }
     }
     if (n)

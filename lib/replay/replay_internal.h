@@ -54,6 +54,7 @@ typedef struct lct__worker {
     uint64_t *began;       /* when each slot was issued */
     void **bufs;
     size_t *caps;
+    uint64_t held;         /* the sum of caps */
     lct__rop *batch;       /* taken from the queue */
     size_t nbatch;
     lct_status failed;     /* a buffer could not grow */
