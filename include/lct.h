@@ -1518,13 +1518,14 @@ lct_status lct_refs_append(lct_refs *dst, lct_refs *src);
  * traceConv numbers requests, -1 if none: in A, B, A the first A's is 3).
  * Reads and writes alike.  A reference that carries no size gets its
  * key's: the latest size before it, else the first after it (the size
- * lct_mrc_compute uses); 1 only when no reference of the key has one
- * (lct_refs_count_unsized counts those).
+ * lct_mrc_compute uses); 1 only when no reference of the key has one:
+ * how many were, in @p unsized (NULL: not wanted) when all was written.
+ * Memory: 8 bytes a reference and 20 a key besides the stream.
  * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_SYS (the sink stopped).
  */
 lct_status lct_refs_write_oracle_general(const lct_refs *refs,
                                          lct_write_fn write, void *ctx,
-                                         lct_error *err);
+                                         uint64_t *unsized, lct_error *err);
 
 /** References whose key no reference gives a size (written as 1 byte by
  *  lct_refs_write_oracle_general); UINT64_MAX if memory ran out. */

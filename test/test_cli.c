@@ -1761,7 +1761,7 @@ Test(cli, keys_lists_every_reference_and_writes_oracle_general)
     size_t wantlen = 0;
     FILE *mem = open_memstream(&want, &wantlen);
     cr_assert_eq(lct_refs_write_oracle_general(refs, tool_file_write_for_test,
-                                               mem, NULL),
+                                               mem, NULL, NULL),
                  LCT_OK);
     fclose(mem);
     cr_expect_eq(wantlen, len);

@@ -333,7 +333,7 @@ Test(mrc, oracle_general_records)
     lct_refs_add(r, 7, 1ull << 40, 3e10, true); /* saturated size, time */
     lct_refs_add(r, 8, 5, -1, true);
     char *buf = NULL;
-    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL),
+    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL, NULL),
                  LCT_OK);
     const unsigned char *p = (const unsigned char *)buf;
     /* Next accesses count from 1; id 8's first reference says no size,
@@ -375,7 +375,7 @@ Test(mrc, append_moves_references_in_order)
     cr_expect_eq(t.compulsory_misses, 5000);
     lct_mrc_free(m);
     char *buf = NULL;
-    cr_assert_eq(lct_refs_write_oracle_general(a, collect, &buf, NULL), LCT_OK);
+    cr_assert_eq(lct_refs_write_oracle_general(a, collect, &buf, NULL, NULL), LCT_OK);
     for (uint64_t i = 0; i < 5000; i++)
         cr_assert_eq(le((unsigned char *)buf + 24 * i + 4, 8), i);
     free(buf);
@@ -405,7 +405,7 @@ Test(mrc, references_span_several_blocks)
     cr_expect_eq(lct_mrc_byte_hit_ratio(m, 7999), 0);
     lct_mrc_free(m);
     char *buf = NULL;
-    cr_assert_eq(lct_refs_write_oracle_general(a, collect, &buf, NULL), LCT_OK);
+    cr_assert_eq(lct_refs_write_oracle_general(a, collect, &buf, NULL, NULL), LCT_OK);
     static const uint64_t probe[] = {0, 999, 1048575, 1048576, 2097151};
     for (size_t k = 0; k < sizeof probe / sizeof *probe; k++) {
         const unsigned char *p = (unsigned char *)buf + 24 * probe[k];
@@ -430,7 +430,7 @@ Test(mrc, oracle_general_next_access_counts_from_one)
     lct_refs_add(r, 0xB, 10, 0, true);
     lct_refs_add(r, 0xA, 10, 0, true);
     char *buf = NULL;
-    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL),
+    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL, NULL),
                  LCT_OK);
     const unsigned char *p = (const unsigned char *)buf;
     cr_expect_eq(le(p + 16, 8), 3, "A, B, A: the first A's next is 3");
@@ -455,8 +455,11 @@ Test(mrc, oracle_general_sizes_are_the_keys)
     lct_refs_add(r, 1, 0, 0, true);    /* keeps 700 */
     lct_refs_add(r, 2, 0, 0, true);
     char *buf = NULL;
-    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, NULL),
+    uint64_t unsized = 99;
+    cr_assert_eq(lct_refs_write_oracle_general(r, collect, &buf, &unsized,
+                                               NULL),
                  LCT_OK);
+    cr_expect_eq(unsized, 2, "the write counts what it wrote as 1 byte");
     static const uint64_t size[] = {300, 1, 300, 300, 700, 700, 1};
     for (int i = 0; i < 7; i++)
         cr_expect_eq(le((unsigned char *)buf + 24 * i + 12, 4), size[i],

@@ -140,10 +140,10 @@ static bool write_oracle(keys_opts *o, lct_output *out)
     }
     lct_error err;
     errno = 0;
+    uint64_t unsized = 0;
     lct_status st = lct_refs_write_oracle_general(o->refs, tool_file_write,
-                                                  f, &err);
+                                                  f, &unsized, &err);
     if (st == LCT_OK && !o->quiet) {
-        uint64_t unsized = lct_refs_count_unsized(o->refs);
         if (unsized)
             fprintf(stderr, "%s keys: %" PRIu64 " of %" PRIu64 " references "
                     "are of keys no call gave a size: written as 1 byte\n",

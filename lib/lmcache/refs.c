@@ -152,121 +152,137 @@ static void put_le(unsigned char *p, uint64_t x, unsigned bytes)
         p[i] = (unsigned char)(x >> (8 * i));
 }
 
-/* What the export writes of each reference besides its own fields. */
-typedef struct export_ref {
-    int64_t next;  /* 1-based position of the next reference, or -1 */
-    uint64_t size; /* the key's size as the trace knows it, 0 if never */
-} export_ref;
-
 /*
+ * What the export needs besides each reference's own fields, in 8 bytes a
+ * reference and 20 a key (it was 20 a reference: the pages the kernel
+ * zeroes for it were a sixth of `lct keys --oracle-general`).
+ *
  * next: libCacheSim counts requests from 1 (its traceConv: "reference
  * count starts with 1"), so a reference's next access is the 1-based
- * position of the next reference to its id.  size: a reference that
- * carries none takes its key's latest size before it, else the first
- * one after it (the size lct_mrc_compute uses from there on), so the
- * same key does not weigh 1 byte in one place and 32 MiB in another.
+ * position of the next reference to its id (0 here: none).  size: a
+ * reference that carries none takes its key's latest size before it,
+ * else the first one after it (the size lct_mrc_compute uses from there
+ * on), so the same key does not weigh 1 byte in one place and 32 MiB in
+ * another; when no earlier reference has one, the first after it is the
+ * key's first, so one size a key is all the backward view needs.
  */
-static export_ref *export_refs(const lct_refs *refs)
+typedef struct export_plan {
+    uint32_t *key;        /* each reference's key, numbered from 0 */
+    uint32_t *next;       /* 1-based position of the next one, 0: none */
+    uint64_t *first_size; /* per key: its first reference's size, 0: none */
+    uint64_t *latest;     /* per key, while writing: latest size so far */
+} export_plan;
+
+static void plan_free(export_plan *x)
 {
-    /* Each key numbered by its first reference, once (the one hash
-     * lookup a reference), so both passes index plain arrays. */
-    size_t n = refs->n ? refs->n : 1;
-    export_ref *x = reallocarray(NULL, n, sizeof *x);
-    uint32_t *key = reallocarray(NULL, n, sizeof *key);
+    free(x->key);
+    free(x->next);
+    free(x->first_size);
+    free(x->latest);
+}
+
+/* Each key numbered by its first reference, once (the one hash lookup a
+ * reference), so the other passes index plain arrays. */
+static bool plan_keys(const lct_refs *refs, export_plan *x, size_t *nkeys)
+{
     lct__u64map ids = {0};
-    uint64_t nkeys = 0;
-    bool ok = x && key && refs->n < UINT32_MAX;
+    uint64_t n = 0;
+    bool ok = true;
     for (size_t i = 0; ok && i < refs->n; i++) {
         if (i + 16 < refs->n)
             lct__u64map_prefetch(&ids, lct__ref_at(refs, i + 16)->obj_id);
         bool added;
         lct__u64map_entry *e =
             lct__u64map_get(&ids, lct__ref_at(refs, i)->obj_id, &added);
-        if (!e) {
-            ok = false;
-            break;
-        }
-        if (added)
-            e->value = ++nkeys;
-        key[i] = (uint32_t)(e->value - 1);
+        ok = e != NULL;
+        if (ok && added)
+            e->value = ++n; /* 0 marks an empty slot */
+        if (ok)
+            x->key[i] = (uint32_t)(e->value - 1);
     }
     lct__u64map_free(&ids);
-    /* per key: the next reference's position + 1, and its size + 1 (the
-     * first at or after, then the latest before); 0 when none yet */
-    uint64_t *later = ok ? calloc(nkeys ? nkeys : 1, sizeof *later) : NULL;
-    uint64_t *known = ok ? calloc(nkeys ? nkeys : 1, sizeof *known) : NULL;
-    ok = ok && later && known;
+    *nkeys = (size_t)n;
+    return ok;
+}
+
+static bool plan_export(const lct_refs *refs, export_plan *x)
+{
+    memset(x, 0, sizeof *x);
+    size_t n = refs->n ? refs->n : 1, nkeys;
+    if (refs->n >= UINT32_MAX)
+        return false;
+    x->key = reallocarray(NULL, n, sizeof *x->key);
+    x->next = reallocarray(NULL, n, sizeof *x->next);
+    if (!x->key || !x->next || !plan_keys(refs, x, &nkeys))
+        return false;
+    uint32_t *later = calloc(nkeys ? nkeys : 1, sizeof *later);
+    x->first_size = calloc(nkeys ? nkeys : 1, sizeof *x->first_size);
+    x->latest = calloc(nkeys ? nkeys : 1, sizeof *x->latest);
+    bool ok = later && x->first_size && x->latest;
     for (size_t i = refs->n; ok && i-- > 0;) { /* backward: what follows */
-        const lct__ref *r = lct__ref_at(refs, i);
-        uint32_t k = key[i];
-        x[i].next = later[k] ? (int64_t)later[k] : -1;
-        later[k] = i + 1;
-        /* Sizes are kept as size + 1: 0 means none yet. */
-        if (r->bytes)
-            known[k] = (r->bytes < UINT64_MAX ? r->bytes : r->bytes - 1) + 1;
-        else if (!known[k])
-            known[k] = 1;
-        x[i].size = known[k] - 1; /* the first size at or after i */
-    }
-    if (ok) /* forward: what preceded, in the same array */
-        memset(known, 0, (nkeys ? nkeys : 1) * sizeof *known);
-    for (size_t i = 0; ok && i < refs->n; i++) {
-        const lct__ref *r = lct__ref_at(refs, i);
-        uint32_t k = key[i];
-        if (r->bytes)
-            known[k] = (r->bytes < UINT64_MAX ? r->bytes : r->bytes - 1) + 1;
-        else if (!known[k])
-            known[k] = 1;
-        if (known[k] > 1)
-            x[i].size = known[k] - 1;
+        uint32_t k = x->key[i];
+        x->next[i] = later[k];
+        later[k] = (uint32_t)(i + 1);
+        uint64_t bytes = lct__ref_at(refs, i)->bytes;
+        if (bytes)
+            x->first_size[k] = bytes;
     }
     free(later);
-    free(known);
-    free(key);
-    if (!ok) {
-        free(x);
-        return NULL;
-    }
-    return x;
+    return ok;
+}
+
+/* Reference i's size as the export gives it (0: its key never has one);
+ * called in stream order, it keeps each key's latest size. */
+static uint64_t export_size(export_plan *x, const lct__ref *r, size_t i)
+{
+    uint32_t k = x->key[i];
+    if (r->bytes)
+        x->latest[k] = r->bytes;
+    return x->latest[k] ? x->latest[k] : x->first_size[k];
 }
 
 uint64_t lct_refs_count_unsized(const lct_refs *refs)
 {
     if (!refs)
         return 0;
-    export_ref *x = export_refs(refs);
-    if (!x)
-        return UINT64_MAX;
+    export_plan x;
     uint64_t n = 0;
-    for (size_t i = 0; i < refs->n; i++)
-        n += x[i].size == 0;
-    free(x);
+    if (!plan_export(refs, &x))
+        n = UINT64_MAX;
+    for (size_t i = 0; n != UINT64_MAX && i < refs->n; i++)
+        n += export_size(&x, lct__ref_at(refs, i), i) == 0;
+    plan_free(&x);
     return n;
 }
 
 lct_status lct_refs_write_oracle_general(const lct_refs *refs,
                                          lct_write_fn write, void *ctx,
-                                         lct_error *err)
+                                         uint64_t *unsized, lct_error *err)
 {
     if (!refs || !write)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_refs_write_oracle_general: invalid argument");
-    export_ref *x = export_refs(refs);
-    if (!x)
+    export_plan x;
+    if (!plan_export(refs, &x)) {
+        plan_free(&x);
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
                          "out of memory for next-access positions");
+    }
     enum { RECORD = 24, BATCH = 2730 }; /* 64 KiB of records at a time */
     unsigned char buf[RECORD * BATCH];
     size_t fill = 0;
+    uint64_t none = 0;
     lct_status st = LCT_OK;
     for (size_t i = 0; i < refs->n && st == LCT_OK; i++) {
         const lct__ref *r = lct__ref_at(refs, i);
         unsigned char *p = buf + fill;
-        uint64_t size = x[i].size == 0 ? 1 : x[i].size;
+        uint64_t size = export_size(&x, r, i);
+        none += size == 0;
         put_le(p, r->seconds, 4);
         put_le(p + 4, r->obj_id, 8);
-        put_le(p + 12, size > UINT32_MAX ? UINT32_MAX : size, 4);
-        put_le(p + 16, (uint64_t)x[i].next, 8);
+        put_le(p + 12, size == 0 ? 1 : size > UINT32_MAX ? UINT32_MAX : size,
+               4);
+        put_le(p + 16, x.next[i] ? (uint64_t)x.next[i] : UINT64_MAX, 8);
         fill += RECORD;
         if ((fill == sizeof buf || i + 1 == refs->n) &&
             write(ctx, (const char *)buf, fill) != 0)
@@ -275,6 +291,8 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
         if (fill == sizeof buf)
             fill = 0;
     }
-    free(x);
+    plan_free(&x);
+    if (unsized && st == LCT_OK)
+        *unsized = none;
     return st;
 }
