@@ -181,7 +181,8 @@ __attribute__((noinline)) static uint64_t run_parallel(const lct_index *idx,
     memset(accs, 0, sizeof accs);
     for (unsigned t = 0; t < 64; t++)
         states[t] = &accs[t];
-    lct_scan scan = {threads, full_record, NULL, states, reset_acc};
+    lct_scan scan = {.threads = threads, .on_record = full_record,
+                     .states = states, .on_reset = reset_acc};
     lct_stats st;
     lct_error err;
     if ((idx ? lct_scan_run(idx, &scan, &st, &err)

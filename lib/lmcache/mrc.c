@@ -242,8 +242,8 @@ static uint64_t kept_count(const lct_refs *refs, const lct_mrc_options *o,
     uint64_t n = 0, size = 0;
     bool same = true;
     *requests = 0;
-    for (size_t i = 0; i < refs->n; i++) {
-        const lct__ref *r = lct__ref_at(refs, i);
+    for (LCT__EACH_REF(refs, c)) {
+        const lct__ref *r = c.ref;
         bool kept = all || sampled(r->obj_id, o->seed, threshold);
         n += kept;
         *requests += o->every_reference || r->is_read;
@@ -315,12 +315,16 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
             refs->n + refs->dropped_reads + refs->dropped_writes;
         p.m->totals.kept_references = p.n;
     }
-    for (size_t i = 0; ok && i < refs->n; i++) {
-        if (i + 16 < refs->n)
-            lct__u64map_prefetch(&p.last, lct__ref_at(refs, i + 16)->obj_id);
-        const lct__ref *r = lct__ref_at(refs, i);
-        if (all || sampled(r->obj_id, o->seed, threshold))
-            ok = uniform ? step_uniform(&p, r) : step(&p, r);
+    for (LCT__EACH_REF(refs, c)) {
+        if (!ok)
+            break;
+        const lct__ref *ahead = lct__ref_ahead(&c, 16);
+        if (ahead)
+            lct__u64map_prefetch(&p.last, ahead->obj_id);
+        const lct__ref *r = c.ref;
+        if ((all || sampled(r->obj_id, o->seed, threshold)) &&
+            !(ok = uniform ? step_uniform(&p, r) : step(&p, r)))
+            break;
     }
     ok = ok && finish(&p);
     if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */

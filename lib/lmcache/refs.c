@@ -20,52 +20,65 @@ lct_status lct_refs_new(lct_refs **out)
     return *out ? LCT_OK : LCT_ERR_NOMEM;
 }
 
+static void part_free(lct__refs_part *p)
+{
+    for (size_t b = 0; b < p->nblocks; b++)
+        free(p->blocks[b]);
+    free(p->blocks);
+}
+
 void lct_refs_free(lct_refs *refs)
 {
     if (!refs)
         return;
-    for (size_t b = 0; b < refs->nblocks; b++)
-        free(refs->blocks[b]);
-    free(refs->blocks);
+    for (size_t k = 0; k < refs->nparts; k++)
+        part_free(&refs->parts[k]);
+    free(refs->parts);
     free(refs);
 }
 
-static bool add_block(lct_refs *refs, size_t size)
+static bool add_block(lct__refs_part *p, size_t size)
 {
-    lct__ref **grown = reallocarray(refs->blocks, refs->nblocks + 1,
-                                    sizeof *grown);
+    lct__ref **grown = reallocarray(p->blocks, p->nblocks + 1, sizeof *grown);
     if (!grown)
         return false;
-    refs->blocks = grown;
-    if (!(grown[refs->nblocks] = reallocarray(NULL, size, sizeof(lct__ref))))
+    p->blocks = grown;
+    if (!(grown[p->nblocks] = reallocarray(NULL, size, sizeof(lct__ref))))
         return false;
-    lct__advise_huge(grown[refs->nblocks], size * sizeof(lct__ref));
-    refs->nblocks++;
+    lct__advise_huge(grown[p->nblocks], size * sizeof(lct__ref));
+    p->nblocks++;
     return true;
 }
 
-/* Room for one more reference: block 0 doubles from 4096 references
- * (most streams are short) up to a block; then whole blocks are added. */
+/* Room for one more reference in the last part: block 0 doubles from
+ * 4096 references (most streams are short) up to a block; then whole
+ * blocks are added. */
 static bool reserve_one(lct_refs *refs)
 {
-    if (refs->nblocks == 0) {
-        refs->first_cap = 4096;
-        return add_block(refs, refs->first_cap);
+    if (refs->nparts == 0) {
+        if (!(refs->parts = calloc(1, sizeof *refs->parts)))
+            return false;
+        refs->nparts = 1;
     }
-    if (refs->nblocks == 1 && refs->n == refs->first_cap &&
-        refs->first_cap < LCT__REFS_BLOCK) {
-        size_t cap = refs->first_cap * 2;
-        lct__ref *grown = reallocarray(refs->blocks[0], cap, sizeof *grown);
+    lct__refs_part *p = &refs->parts[refs->nparts - 1];
+    if (p->nblocks == 0) {
+        p->first_cap = 4096;
+        return add_block(p, p->first_cap);
+    }
+    if (p->nblocks == 1 && p->n == p->first_cap &&
+        p->first_cap < LCT__REFS_BLOCK) {
+        size_t cap = p->first_cap * 2;
+        lct__ref *grown = reallocarray(p->blocks[0], cap, sizeof *grown);
         if (!grown)
             return false;
-        refs->blocks[0] = grown;
-        refs->first_cap = cap;
+        p->blocks[0] = grown;
+        p->first_cap = cap;
         lct__advise_huge(grown, cap * sizeof *grown);
         return true;
     }
-    if (refs->n < refs->first_cap + (refs->nblocks - 1) * LCT__REFS_BLOCK)
+    if (p->n < p->first_cap + (p->nblocks - 1) * LCT__REFS_BLOCK)
         return true;
-    return add_block(refs, LCT__REFS_BLOCK);
+    return add_block(p, LCT__REFS_BLOCK);
 }
 
 lct_status lct_refs_sample(lct_refs *refs, double rate, uint64_t seed,
@@ -106,8 +119,9 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
     uint32_t seconds = !(t_mono > 0)           ? 0
                        : t_mono >= 4294967295.0 ? UINT32_MAX
                                                 : (uint32_t)t_mono;
-    *lct__ref_at(refs, refs->n++) = (lct__ref){obj_id, bytes, seconds,
-                                               is_read};
+    lct__refs_part *p = &refs->parts[refs->nparts - 1];
+    *lct__part_at(p, p->n++) = (lct__ref){obj_id, bytes, seconds, is_read};
+    refs->n++;
     return LCT_OK;
 }
 
@@ -118,25 +132,28 @@ lct_status lct_refs_append(lct_refs *dst, lct_refs *src)
     if (dst->threshold != src->threshold || dst->seed != src->seed ||
         dst->samples != src->samples)
         return LCT_ERR_INVALID; /* gathered with different samples */
-    uint64_t dr = dst->dropped_reads + src->dropped_reads,
-             dw = dst->dropped_writes + src->dropped_writes;
-    if (dst->n == 0) { /* take src's blocks as they are */
-        lct_refs empty = *dst;
-        *dst = *src;
-        *src = empty;
-        dst->dropped_reads = dr;
-        dst->dropped_writes = dw;
-        src->dropped_reads = src->dropped_writes = 0;
-        return LCT_OK;
+    size_t moved = 0;
+    for (size_t k = 0; k < src->nparts; k++)
+        moved += src->parts[k].n != 0;
+    if (moved) {
+        lct__refs_part *grown = reallocarray(
+            dst->parts, dst->nparts + moved, sizeof *grown);
+        if (!grown)
+            return LCT_ERR_NOMEM;
+        dst->parts = grown;
     }
-    for (size_t i = 0; i < src->n; i++) {
-        if (!reserve_one(dst))
-            return LCT_ERR_NOMEM; /* dst holds a prefix of src's */
-        *lct__ref_at(dst, dst->n++) = *lct__ref_at(src, i);
-    }
+    for (size_t k = 0; k < src->nparts; k++)
+        if (src->parts[k].n)
+            dst->parts[dst->nparts++] = src->parts[k];
+        else
+            part_free(&src->parts[k]);
+    free(src->parts);
+    src->parts = NULL;
+    src->nparts = 0;
+    dst->n += src->n;
     src->n = 0;
-    dst->dropped_reads = dr;
-    dst->dropped_writes = dw;
+    dst->dropped_reads += src->dropped_reads;
+    dst->dropped_writes += src->dropped_writes;
     src->dropped_reads = src->dropped_writes = 0;
     return LCT_OK;
 }
@@ -188,17 +205,17 @@ static bool plan_keys(const lct_refs *refs, export_plan *x, size_t *nkeys)
     lct__u64map ids = {0};
     uint64_t n = 0;
     bool ok = true;
-    for (size_t i = 0; ok && i < refs->n; i++) {
-        if (i + 16 < refs->n)
-            lct__u64map_prefetch(&ids, lct__ref_at(refs, i + 16)->obj_id);
+    for (LCT__EACH_REF(refs, c)) {
+        const lct__ref *ahead = lct__ref_ahead(&c, 16);
+        if (ahead)
+            lct__u64map_prefetch(&ids, ahead->obj_id);
         bool added;
-        lct__u64map_entry *e =
-            lct__u64map_get(&ids, lct__ref_at(refs, i)->obj_id, &added);
-        ok = e != NULL;
-        if (ok && added)
+        lct__u64map_entry *e = lct__u64map_get(&ids, c.ref->obj_id, &added);
+        if (!(ok = e != NULL))
+            break;
+        if (added)
             e->value = ++n; /* 0 marks an empty slot */
-        if (ok)
-            x->key[i] = (uint32_t)(e->value - 1);
+        x->key[c.i] = (uint32_t)(e->value - 1);
     }
     lct__u64map_free(&ids);
     *nkeys = (size_t)n;
@@ -219,13 +236,17 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
     x->first_size = calloc(nkeys ? nkeys : 1, sizeof *x->first_size);
     x->latest = calloc(nkeys ? nkeys : 1, sizeof *x->latest);
     bool ok = later && x->first_size && x->latest;
-    for (size_t i = refs->n; ok && i-- > 0;) { /* backward: what follows */
-        uint32_t k = x->key[i];
-        x->next[i] = later[k];
-        later[k] = (uint32_t)(i + 1);
-        uint64_t bytes = lct__ref_at(refs, i)->bytes;
-        if (bytes)
-            x->first_size[k] = bytes;
+    size_t i = refs->n; /* backward: what follows */
+    for (size_t part = refs->nparts; ok && part-- > 0;) {
+        const lct__refs_part *p = &refs->parts[part];
+        for (size_t j = p->n; j-- > 0;) {
+            uint32_t k = x->key[--i];
+            x->next[i] = later[k];
+            later[k] = (uint32_t)(i + 1);
+            uint64_t bytes = lct__part_at(p, j)->bytes;
+            if (bytes)
+                x->first_size[k] = bytes;
+        }
     }
     free(later);
     return ok;
@@ -247,10 +268,12 @@ uint64_t lct_refs_count_unsized(const lct_refs *refs)
         return 0;
     export_plan x;
     uint64_t n = 0;
-    if (!plan_export(refs, &x))
-        n = UINT64_MAX;
-    for (size_t i = 0; n != UINT64_MAX && i < refs->n; i++)
-        n += export_size(&x, lct__ref_at(refs, i), i) == 0;
+    if (!plan_export(refs, &x)) {
+        plan_free(&x);
+        return UINT64_MAX;
+    }
+    for (LCT__EACH_REF(refs, c))
+        n += export_size(&x, c.ref, c.i) == 0;
     plan_free(&x);
     return n;
 }
@@ -273,8 +296,9 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
     size_t fill = 0;
     uint64_t none = 0;
     lct_status st = LCT_OK;
-    for (size_t i = 0; i < refs->n && st == LCT_OK; i++) {
-        const lct__ref *r = lct__ref_at(refs, i);
+    for (LCT__EACH_REF(refs, c)) {
+        const lct__ref *r = c.ref;
+        size_t i = c.i;
         unsigned char *p = buf + fill;
         uint64_t size = export_size(&x, r, i);
         none += size == 0;
@@ -290,6 +314,8 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
                            "writing oracleGeneral records failed");
         if (fill == sizeof buf)
             fill = 0;
+        if (st != LCT_OK)
+            break;
     }
     plan_free(&x);
     if (unsized && st == LCT_OK)

@@ -23,10 +23,19 @@ typedef struct lct__ref {
 #define LCT__REFS_BLOCK_SHIFT 20
 #define LCT__REFS_BLOCK ((size_t)1 << LCT__REFS_BLOCK_SHIFT)
 
-struct lct_refs {
+/* A run of references in blocks: what one thread gathered. */
+typedef struct lct__refs_part {
     lct__ref **blocks;
     size_t nblocks, n;
     size_t first_cap; /* block 0 starts small and doubles to a block */
+} lct__refs_part;
+
+/* The stream is its parts in order: lct_refs_append moves another
+ * stream's parts over whole (copying them was a tenth of `lct keys
+ * --oracle-general -j 2`), and adding goes to the last part. */
+struct lct_refs {
+    lct__refs_part *parts;
+    size_t nparts, n; /* n: references over all parts */
     /* lct_refs_sample: keep a reference only when one of `samples` SHARDS
      * samples keeps its key; count the others (threshold 0: keep all). */
     uint64_t threshold, seed;
@@ -49,9 +58,43 @@ static inline bool lct__sampled(uint64_t id, uint64_t seed,
     return id < threshold;
 }
 
-static inline lct__ref *lct__ref_at(const struct lct_refs *r, size_t i)
+static inline lct__ref *lct__part_at(const lct__refs_part *p, size_t i)
 {
-    return &r->blocks[i >> LCT__REFS_BLOCK_SHIFT][i & (LCT__REFS_BLOCK - 1)];
+    return &p->blocks[i >> LCT__REFS_BLOCK_SHIFT][i & (LCT__REFS_BLOCK - 1)];
 }
+
+/* Every reference in order: for (LCT__EACH_REF(refs, c)) { c.ref ... };
+ * c.i counts from 0 over the whole stream, c.next (NULL at the end of a
+ * part) is the reference 16 on, for prefetching. */
+typedef struct lct__ref_cursor {
+    const struct lct_refs *refs;
+    size_t part, j, i;
+    const lct__ref *ref;
+} lct__ref_cursor;
+
+static inline bool lct__ref_cursor_valid(lct__ref_cursor *c)
+{
+    while (c->part < c->refs->nparts &&
+           c->j == c->refs->parts[c->part].n) {
+        c->part++;
+        c->j = 0;
+    }
+    if (c->part == c->refs->nparts)
+        return false;
+    c->ref = lct__part_at(&c->refs->parts[c->part], c->j);
+    return true;
+}
+
+/* The reference `ahead` places on in the same part, or NULL. */
+static inline const lct__ref *lct__ref_ahead(const lct__ref_cursor *c,
+                                             size_t ahead)
+{
+    const lct__refs_part *p = &c->refs->parts[c->part];
+    return c->j + ahead < p->n ? lct__part_at(p, c->j + ahead) : NULL;
+}
+
+#define LCT__EACH_REF(stream, c)                                         \
+    lct__ref_cursor c = {(stream), 0, 0, 0, NULL};                      \
+    lct__ref_cursor_valid(&c); c.j++, c.i++
 
 #endif
