@@ -658,10 +658,31 @@ static int next_group(lct_key_iter *it, lct_error *err)
     return st == LCT_OK ? 1 : st;
 }
 
-static void call_layout(const lct_record *rec, lct_key_iter *it)
+/* Several fields of map m in one walk, as field() gives each (the last
+ * of a repeated key; all zero when the map cannot be walked): a call's
+ * keys come before its layout_desc, and each lookup stepped over every
+ * key again, a tenth of `lct keys`. */
+static lct_status fields_of(lct_value m, const char *const *names, size_t n,
+                            lct_value *out)
 {
-    lct_value v;
-    if (!present(rec->args, "layout_desc", &v) ||
+    lct_iter it;
+    lct_value k, v;
+    memset(out, 0, n * sizeof *out);
+    int rc = lct_map_iter_init(m, &it);
+    while (rc == LCT_OK && (rc = lct_map_iter_next(&it, &k, &v)) == 1) {
+        for (size_t i = 0; i < n; i++)
+            if (lct_value_str_eq(k, names[i]))
+                out[i] = v;
+        rc = LCT_OK;
+    }
+    if (rc < 0)
+        memset(out, 0, n * sizeof *out);
+    return rc < 0 ? rc : LCT_OK;
+}
+
+static void call_layout(lct_value v, lct_key_iter *it)
+{
+    if (!v.ptr || lct_value_is_nil(v) ||
         lct_layout_desc_get(v, &it->layout, NULL) != LCT_OK)
         return;
     it->has_layout = true;
@@ -673,12 +694,14 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
                              lct_error *err)
 {
     memset(it, 0, sizeof *it);
-    lct_value v, array;
+    static const char *const names[] = {"keys", "layout_desc"};
+    lct_value f[2], v, array;
     lct_status st;
-    if (present(rec->args, "keys", &v)) {
-        if ((st = lct_list_get(v, &array, NULL, err)) != LCT_OK)
+    fields_of(rec->args, names, 2, f);
+    if (f[0].ptr && !lct_value_is_nil(f[0])) {
+        if ((st = lct_list_get(f[0], &array, NULL, err)) != LCT_OK)
             return st;
-        call_layout(rec, it);
+        call_layout(f[1], it);
         return lct_array_iter_init(array, &it->keys);
     }
     lct_iter args;
