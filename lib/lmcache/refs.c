@@ -296,8 +296,13 @@ static bool number_globally(number_job *jobs, unsigned n, size_t *nkeys)
     return ok;
 }
 
-static bool plan_keys(const lct_refs *refs, export_plan *x, size_t *nkeys)
+bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
 {
+    if (refs->n >= UINT32_MAX)
+        return false;
+    *nkeys = 0;
+    if (refs->n == 0)
+        return true;
     number_job jobs[NUMBER_THREADS];
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned n = online > 1 ? (unsigned)online : 1;
@@ -308,7 +313,7 @@ static bool plan_keys(const lct_refs *refs, export_plan *x, size_t *nkeys)
     if (n > NUMBER_THREADS)
         n = NUMBER_THREADS;
     for (unsigned t = 0; t < n; t++)
-        jobs[t] = (number_job){.refs = refs, .key = x->key,
+        jobs[t] = (number_job){.refs = refs, .key = key,
                                .from = refs->n / n * t,
                                .to = t + 1 < n ? refs->n / n * (t + 1)
                                                : refs->n};
@@ -345,7 +350,7 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
         return false;
     x->key = reallocarray(NULL, n, sizeof *x->key);
     x->next = reallocarray(NULL, n, sizeof *x->next);
-    if (!x->key || !x->next || !plan_keys(refs, x, &nkeys))
+    if (!x->key || !x->next || !lct__refs_number(refs, x->key, &nkeys))
         return false;
     uint32_t *later = calloc(nkeys ? nkeys : 1, sizeof *later);
     x->first_size = calloc(nkeys ? nkeys : 1, sizeof *x->first_size);

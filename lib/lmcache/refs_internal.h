@@ -93,6 +93,13 @@ static inline const lct__ref *lct__ref_ahead(const lct__ref_cursor *c,
     return c->j + ahead < p->n ? lct__part_at(p, c->j + ahead) : NULL;
 }
 
+/* Number each reference's key (key[i] for position i, keys numbered from
+ * 0 in no promised order; *nkeys of them), on every CPU for a long
+ * stream: the one hash lookup a reference the export and the curves
+ * need, after which they index plain arrays.  false: out of memory, or
+ * 2^32 - 1 references or more. */
+bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys);
+
 #define LCT__EACH_REF(stream, c)                                         \
     lct__ref_cursor c = {(stream), 0, 0, 0, NULL};                      \
     lct__ref_cursor_valid(&c); c.j++, c.i++
