@@ -614,3 +614,46 @@ Test(mrc, curve_points_are_log_spaced_means_of_the_samples)
     lct_refs_free(refs);
     free(v);
 }
+
+/* A reference holds its size in 31 bits; larger ones are kept aside and
+ * must come back whole, at the boundary too, across an append. */
+Test(mrc, sizes_past_31_bits_come_back_whole)
+{
+    static const uint64_t size[] = {0x7ffffffeull, 0x7fffffffull,
+                                    0x80000000ull, 3ull << 30,
+                                    5ull << 40, 1};
+    lct_refs *a, *b;
+    cr_assert_eq(lct_refs_new(&a), LCT_OK);
+    cr_assert_eq(lct_refs_new(&b), LCT_OK);
+    for (int i = 0; i < 6; i++) /* keys 0..5, then each again as a read */
+        cr_assert_eq(lct_refs_add(i < 3 ? a : b, (uint64_t)i + 1, size[i], 0,
+                                  false), LCT_OK);
+    cr_assert_eq(lct_refs_append(a, b), LCT_OK);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(lct_refs_add(a, (uint64_t)i + 1, 0, 0, true), LCT_OK);
+    char *buf = NULL;
+    cr_assert_eq(lct_refs_write_oracle_general(a, collect, &buf, NULL, NULL),
+                 LCT_OK);
+    for (int i = 0; i < 12; i++) {
+        uint64_t want = size[i % 6] > UINT32_MAX ? UINT32_MAX : size[i % 6];
+        cr_expect_eq(le((unsigned char *)buf + 24 * i + 12, 4), want,
+                     "reference %d", i);
+    }
+    free(buf);
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(a, 1, &m, NULL), LCT_OK);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(m, &t);
+    cr_expect_eq(t.max_key_bytes, 5ull << 40);
+    cr_expect_eq(t.min_key_bytes, 1);
+    uint64_t all = 0;
+    for (int i = 0; i < 6; i++)
+        all += size[i];
+    /* Each read comes after the other five keys: all six fit in `all`
+     * bytes, and one byte less loses the first read at least. */
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, all), 1.0);
+    cr_expect_lt(lct_mrc_byte_hit_ratio(m, all - 1), 1.0);
+    lct_mrc_free(m);
+    lct_refs_free(a);
+    lct_refs_free(b);
+}

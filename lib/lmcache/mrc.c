@@ -193,23 +193,23 @@ static void compact(pass *p)
 
 /* One kept reference, of key k: its distances, then it becomes the most
  * recent. */
-static bool step(pass *p, const lct__ref *r, uint32_t k)
+static bool step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
 {
     lct_mrc *m = p->m;
-    bool request = p->every || r->is_read;
+    bool request = p->every || lct__ref_is_read(r);
     if (p->pos == p->cap)
         compact(p);
     bool added = p->last[k] == 0;
     uint64_t last = added ? 0 : p->last[k] - 1;
     uint64_t old = added ? 0 : p->size_at[last];
     /* A reference that does not say its size keeps the known one. */
-    uint64_t size = r->bytes ? r->bytes : old;
-    m->totals.bytes_unknown += r->bytes == 0;
-    if (r->bytes && (!m->totals.min_key_bytes ||
-                     r->bytes < m->totals.min_key_bytes))
-        m->totals.min_key_bytes = r->bytes;
-    if (r->bytes > m->totals.max_key_bytes)
-        m->totals.max_key_bytes = r->bytes;
+    uint64_t size = bytes ? bytes : old;
+    m->totals.bytes_unknown += bytes == 0;
+    if (bytes && (!m->totals.min_key_bytes ||
+                  bytes < m->totals.min_key_bytes))
+        m->totals.min_key_bytes = bytes;
+    if (bytes > m->totals.max_key_bytes)
+        m->totals.max_key_bytes = bytes;
     if (!added) {
         node before = tree_prefix(p->tree, last);
         uint64_t d = p->live - before.count;
@@ -241,7 +241,7 @@ static bool step(pass *p, const lct__ref *r, uint32_t k)
 static bool step_uniform(pass *p, const lct__ref *r, uint32_t k)
 {
     lct_mrc *m = p->m;
-    bool request = p->every || r->is_read;
+    bool request = p->every || lct__ref_is_read(r);
     if (p->pos == p->cap)
         compact(p);
     if (p->last[k]) {
@@ -303,13 +303,14 @@ static uint64_t kept_count(const lct_refs *refs, const lct_mrc_options *o,
     for (LCT__EACH_REF(refs, c)) {
         const lct__ref *r = c.ref;
         bool kept = all || sampled(r->obj_id, o->seed, threshold);
-        bool request = o->every_reference || r->is_read;
+        bool request = o->every_reference || lct__ref_is_read(r);
+        uint64_t bytes = lct__cursor_bytes(&c);
         n += kept;
         *requests += request;
         *kept_requests += kept && request;
         if (kept && same) {
-            size = n == 1 ? r->bytes : size;
-            same = r->bytes && r->bytes == size;
+            size = n == 1 ? bytes : size;
+            same = bytes && bytes == size;
         }
     }
     /* references a sampled gathering dropped: no sample keeps them */
@@ -393,7 +394,7 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
         const lct__ref *r = c.ref;
         if ((all || sampled(r->obj_id, o->seed, threshold)) &&
             !(ok = uniform ? step_uniform(&p, r, key[c.i])
-                           : step(&p, r, key[c.i])))
+                           : step(&p, r, lct__cursor_bytes(&c), key[c.i])))
             break;
     }
     ok = ok && finish(&p);

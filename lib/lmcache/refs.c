@@ -28,6 +28,7 @@ static void part_free(lct__refs_part *p)
     for (size_t b = 0; b < p->nblocks; b++)
         free(p->blocks[b]);
     free(p->blocks);
+    lct__u64map_free(&p->big);
 }
 
 void lct_refs_free(lct_refs *refs)
@@ -123,7 +124,16 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
                        : t_mono >= 4294967295.0 ? UINT32_MAX
                                                 : (uint32_t)t_mono;
     lct__refs_part *p = &refs->parts[refs->nparts - 1];
-    *lct__part_at(p, p->n++) = (lct__ref){obj_id, bytes, seconds, is_read};
+    uint32_t size = bytes < LCT__REF_BIG ? (uint32_t)bytes : LCT__REF_BIG;
+    if (size == LCT__REF_BIG) {
+        bool added;
+        lct__u64map_entry *e = lct__u64map_get(&p->big, p->n, &added);
+        if (!e)
+            return LCT_ERR_NOMEM;
+        e->value = bytes; /* nonzero: bytes >= LCT__REF_BIG */
+    }
+    *lct__part_at(p, p->n++) = (lct__ref){
+        obj_id, seconds, size | (is_read ? LCT__REF_READ : 0)};
     refs->n++;
     return LCT_OK;
 }
@@ -363,7 +373,7 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
             uint32_t k = x->key[--i];
             x->next[i] = later[k];
             later[k] = (uint32_t)(i + 1);
-            uint64_t bytes = lct__part_at(p, j)->bytes;
+            uint64_t bytes = lct__ref_bytes(p, j, lct__part_at(p, j));
             if (bytes)
                 x->first_size[k] = bytes;
         }
@@ -374,11 +384,11 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
 
 /* Reference i's size as the export gives it (0: its key never has one);
  * called in stream order, it keeps each key's latest size. */
-static uint64_t export_size(export_plan *x, const lct__ref *r, size_t i)
+static uint64_t export_size(export_plan *x, uint64_t bytes, size_t i)
 {
     uint32_t k = x->key[i];
-    if (r->bytes)
-        x->latest[k] = r->bytes;
+    if (bytes)
+        x->latest[k] = bytes;
     return x->latest[k] ? x->latest[k] : x->first_size[k];
 }
 
@@ -393,7 +403,7 @@ uint64_t lct_refs_count_unsized(const lct_refs *refs)
         return UINT64_MAX;
     }
     for (LCT__EACH_REF(refs, c))
-        n += export_size(&x, c.ref, c.i) == 0;
+        n += export_size(&x, lct__cursor_bytes(&c), c.i) == 0;
     plan_free(&x);
     return n;
 }
@@ -420,7 +430,7 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
         const lct__ref *r = c.ref;
         size_t i = c.i;
         unsigned char *p = buf + fill;
-        uint64_t size = export_size(&x, r, i);
+        uint64_t size = export_size(&x, lct__cursor_bytes(&c), i);
         none += size == 0;
         put_le(p, r->seconds, 4);
         put_le(p + 4, r->obj_id, 8);

@@ -10,13 +10,25 @@
 #include <stdint.h>
 
 #include "lct.h"
+#include "base/u64map_internal.h"
 
+/* A reference in 16 bytes (the stream is most of what `lct keys
+ * --oracle-general` and `lct mrc` hold, and every byte of it is a byte
+ * the kernel zeroes): a read is the top bit of `size`; a size of
+ * LCT__REF_BIG or more is kept in its part's `big` map instead. */
 typedef struct lct__ref {
     uint64_t obj_id;
-    uint64_t bytes;
     uint32_t seconds; /* whole seconds of t_mono, clamped */
-    bool is_read;
+    uint32_t size;    /* LCT__REF_READ | bytes, or | LCT__REF_BIG */
 } lct__ref;
+
+#define LCT__REF_READ 0x80000000u
+#define LCT__REF_BIG 0x7fffffffu
+
+static inline bool lct__ref_is_read(const lct__ref *r)
+{
+    return (r->size & LCT__REF_READ) != 0;
+}
 
 /* Blocks of 2^20 references (24 MiB), so growing never copies what is
  * there (a realloc of one large array copied it, 10% of `lct keys`). */
@@ -28,6 +40,7 @@ typedef struct lct__refs_part {
     lct__ref **blocks;
     size_t nblocks, n;
     size_t first_cap; /* block 0 starts small and doubles to a block */
+    lct__u64map big;  /* index in the part -> bytes, for LCT__REF_BIG */
 } lct__refs_part;
 
 /* The stream is its parts in order: lct_refs_append moves another
@@ -61,6 +74,17 @@ static inline bool lct__sampled(uint64_t id, uint64_t seed,
 static inline lct__ref *lct__part_at(const lct__refs_part *p, size_t i)
 {
     return &p->blocks[i >> LCT__REFS_BLOCK_SHIFT][i & (LCT__REFS_BLOCK - 1)];
+}
+
+/* The bytes of reference r, at index i of part p. */
+static inline uint64_t lct__ref_bytes(const lct__refs_part *p, size_t i,
+                                      const lct__ref *r)
+{
+    uint32_t b = r->size & ~LCT__REF_READ;
+    if (b != LCT__REF_BIG)
+        return b;
+    const lct__u64map_entry *e = lct__u64map_find(&p->big, i);
+    return e ? e->value : b;
 }
 
 /* Every reference in order: for (LCT__EACH_REF(refs, c)) { c.ref ... };
@@ -99,6 +123,12 @@ static inline const lct__ref *lct__ref_ahead(const lct__ref_cursor *c,
  * need, after which they index plain arrays.  false: out of memory, or
  * 2^32 - 1 references or more. */
 bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys);
+
+/* The bytes of the cursor's reference. */
+static inline uint64_t lct__cursor_bytes(const lct__ref_cursor *c)
+{
+    return lct__ref_bytes(&c->refs->parts[c->part], c->j, c->ref);
+}
 
 #define LCT__EACH_REF(stream, c)                                         \
     lct__ref_cursor c = {(stream), 0, 0, 0, NULL};                      \
