@@ -1503,7 +1503,8 @@ uint64_t lct_refs_count(const lct_refs *refs);
 /**
  * Move every reference of @p src to the end of @p dst, in order (joining
  * streams gathered by threads over consecutive parts of a trace); @p src
- * is left empty.  Into an empty @p dst nothing is copied.
+ * is left empty.  Nothing is copied: @p dst takes over @p src's memory,
+ * in O(1) a thread's part.
  * @return LCT_OK, LCT_ERR_NOMEM (both unchanged), LCT_ERR_INVALID (also
  *         for streams gathered with different lct_refs_sample).
  */
