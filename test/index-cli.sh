@@ -2,7 +2,9 @@
 # lct index and the commands that use its sidecar: dump --range and --at,
 # and SQL, print the same bytes, warnings and exit status with a sidecar
 # as without, on the sample and on damaged traces; a stale sidecar is
-# said and ignored; a trace that grew has its sidecar extended.
+# said and written again by the command that found it, and a trace that
+# grew has its sidecar extended; a read never makes one where there was
+# none.
 set -u
 lct="$LCT_BUILDDIR/tools/lct"
 fixtures="$LCT_SRCDIR/test/fixtures"
@@ -87,13 +89,25 @@ open(p, "ab").write(d[off:off + n])              # appended again: valid' \
     fail "dump of a grown trace"
 [ "$(cat "$tmp/last")" = '{"idx":3000}' ] ||
     fail "a grown trace's last record: $(cat "$tmp/last")"
-"$lct" index "$tmp/sample.lct" | grep -q "3001 records (1 new)" ||
-    fail "the grown trace's sidecar was not extended"
+# ... and the dump extended its sidecar, as lct index would have
+"$lct" index "$tmp/sample.lct" | grep -q "3001 records, sidecar up to date" ||
+    fail "the grown trace's sidecar was not extended by dump"
+"$lct" index "$tmp/sample.lct" >/dev/null
 
 # stale: the trace rewritten in place
 printf 'XXXX' | dd of="$tmp/cut.lct" bs=1 seek=400 conv=notrunc 2>/dev/null
 "$lct" dump --range -1: "$tmp/cut.lct" >/dev/null 2>"$tmp/err"
-grep -q "is stale" "$tmp/err" || fail "a stale sidecar was not said"
+grep -q "is stale.*; writing it again" "$tmp/err" ||
+    fail "a stale sidecar was not said: $(cat "$tmp/err")"
+"$lct" index "$tmp/cut.lct" | grep -q "sidecar up to date" ||
+    fail "the stale sidecar was not written again by dump"
+"$lct" dump --range -1: "$tmp/cut.lct" >/dev/null 2>"$tmp/err"
+! grep -q "is stale" "$tmp/err" ||
+    fail "the rebuilt sidecar is still called stale"
+# no sidecar: none is made by a read
+rm -f "$tmp/cut.lct.lcti"
+"$lct" dump --range -1: "$tmp/cut.lct" >/dev/null 2>&1
+[ ! -e "$tmp/cut.lct.lcti" ] || fail "a dump made a sidecar where there was none"
 
 # a file at the sidecar's name that is not one: left alone
 echo notes >"$tmp/mixed.lct.lcti"

@@ -61,21 +61,56 @@ void tool_range_set(tool_range *rg, const char *cmd, const char *arg)
     rg->set = true;
 }
 
-lct_sidecar *tool_sidecar(const lct_reader *r, const char *cmd, bool quiet)
+/* Write r's sidecar again (extend it, given the prefix `old`): a sidecar
+ * that is there says its user wants one, so one that is stale, damaged
+ * or behind a trace that grew is rebuilt where it can be written (beside
+ * the trace, else the cache directory), as lct index would; none is made
+ * where there was none.  The fresh one, or NULL after a warning. */
+static lct_sidecar *rebuild(lct_reader *r, const lct_sidecar *old,
+                            const char *cmd, bool quiet)
+{
+    lct_sidecar *fresh = NULL;
+    lct_error err;
+    char where[PATH_MAX];
+    lct_reader_set_log(r, NULL, NULL); /* the caller's pass says them */
+    lct_status st = lct_sidecar_build(r, old, &fresh, &err);
+    lct_reader_rewind(r);
+    lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
+    if (st == LCT_OK &&
+        lct_sidecar_save(fresh, r, where, sizeof where, &err) == LCT_OK)
+        return fresh;
+    if (!quiet) {
+        fprintf(stderr, "%s %s: WARNING: the sidecar index could not be "
+                "written again: ", tool_name, cmd);
+        tool_put_vis(stderr, err.message, strlen(err.message));
+        fputc('\n', stderr);
+    }
+    if (st == LCT_OK)
+        return fresh; /* good for this run */
+    lct_sidecar_free(fresh);
+    return NULL;
+}
+
+lct_sidecar *tool_sidecar(lct_reader *r, const char *cmd, bool quiet)
 {
     if (strcmp(lct_reader_path(r), "<stdin>") == 0)
         return NULL;
     lct_sidecar *s;
     lct_error err;
     lct_status st = lct_sidecar_load(r, &s, &err);
-    if (st == LCT_OK)
+    if (st == LCT_OK && lct_sidecar_whole(s))
         return s;
-    if (st != LCT_ERR_NOT_FOUND && st != LCT_ERR_INVALID && !quiet) {
+    if (st == LCT_ERR_NOT_FOUND || st == LCT_ERR_INVALID)
+        return NULL;
+    if (st != LCT_OK && !quiet) {
         fprintf(stderr, "%s %s: WARNING: ", tool_name, cmd);
         tool_put_vis(stderr, err.message, strlen(err.message));
-        fputs(" (lct index writes it again)\n", stderr);
+        fputs("; writing it again\n", stderr);
     }
-    return NULL;
+    lct_sidecar *fresh = rebuild(r, st == LCT_OK ? s : NULL, cmd, quiet);
+    if (st == LCT_OK)
+        lct_sidecar_free(s);
+    return fresh;
 }
 
 /* The records of r: its sidecar's (s, when it has a valid one), and those

@@ -386,9 +386,11 @@ void tool_range_set(tool_range *rg, const char *cmd, const char *arg);
  * (lct_reader_seek): for callers that number records from r's count. */
 void tool_range_start(tool_range *rg, lct_reader *r, const char *cmd,
                       bool quiet, bool seek);
-/* r's sidecar index, when valid (NULL: none, said unless quiet when
- * there is one that is stale, damaged or another file's). */
-lct_sidecar *tool_sidecar(const lct_reader *r, const char *cmd, bool quiet);
+/* r's sidecar index, when it has one: one that is stale, damaged,
+ * another file's or behind a trace that grew is said (unless quiet) and
+ * written again first, r left rewound (NULL: none, or it could not be
+ * built). */
+lct_sidecar *tool_sidecar(lct_reader *r, const char *cmd, bool quiet);
 /* Whether record idx is in the range (always, without --range)... */
 static inline bool tool_range_holds(const tool_range *rg, uint64_t idx)
 {
