@@ -103,6 +103,9 @@ kill -CONT "$pid"
 [ $rc -eq 1 ] || fail "a silent server: exit $rc, want 1: $(cat "$tmp/stopped.txt")"
 grep -q '^errors: ETIMEDOUT' "$tmp/stopped.txt" ||
     fail "timeouts not counted: $(cat "$tmp/stopped.txt")"
+# the commands after a timeout, on the connection it lost, say why
+! grep -q '^errors: EIO' "$tmp/stopped.txt" ||
+    fail "a lost connection's later commands counted as EIO: $(cat "$tmp/stopped.txt")"
 [ $took -le 10 ] || fail "a silent server took ${took}s"
 redis-cli -p "$port" flushall >/dev/null
 

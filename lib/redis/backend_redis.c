@@ -20,6 +20,7 @@
 typedef struct redis_conn {
     redisContext *c;
     time_t last_retry;
+    int lost_errno; /* why it failed, for the commands sent after */
 } redis_conn;
 
 typedef struct redis_store {
@@ -259,7 +260,7 @@ static redisContext *conn_get(redis_store *r, unsigned i, lct_error *err)
     time_t now = time(NULL);
     if (now == k->last_retry) {
         if (k->c)
-            conn_fail(r, k->c, 0, "connection lost", err);
+            conn_fail(r, k->c, k->lost_errno, "connection lost", err);
         else
             lct__fail(err, LCT_ERR_SYS, ECONNREFUSED, 0,
                       "redis://%s:%d: not connected (tried again this "
@@ -273,6 +274,7 @@ static redisContext *conn_get(redis_store *r, unsigned i, lct_error *err)
     }
     if (connect_one(r, k, err) != LCT_OK)
         return NULL;
+    k->lost_errno = 0;
     return k->c;
 }
 
@@ -345,6 +347,7 @@ typedef struct conn_queue {
     size_t send, read, tail; /* operation indices; NONE: none */
     unsigned outstanding;
     redisContext *c; /* what the outstanding ones went out on */
+    redis_conn *conn;
 } conn_queue;
 
 #define NONE SIZE_MAX
@@ -356,6 +359,7 @@ static void fail_outstanding(redis_store *r, conn_queue *q,
                              lct_backend_op *ops, const size_t *next,
                              int saved_errno, const char *doing)
 {
+    q->conn->lost_errno = saved_errno;
     if (!q->c->err) {
         q->c->err = REDIS_ERR_IO;
         snprintf(q->c->errstr, sizeof q->c->errstr, "%s",
@@ -455,7 +459,7 @@ static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
     conn_queue q[LCT_REDIS_MAX_CONNECTIONS];
     unsigned base = conn_slot(r, worker, 0);
     for (unsigned k = 0; k < r->per_worker; k++)
-        q[k] = (conn_queue){NONE, NONE, NONE, 0, NULL};
+        q[k] = (conn_queue){NONE, NONE, NONE, 0, NULL, &r->conn[base + k]};
     for (size_t i = 0; i < n; i++) {
         conn_queue *k = &q[conn_slot(r, worker, ops[i].key.id) - base];
         ops[i].status = LCT_OK;
