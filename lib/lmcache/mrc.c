@@ -120,7 +120,6 @@ typedef struct pass {
     uint32_t *ctree;       /* the uniform case's tree instead */
     uint64_t cap;          /* positions the trees hold */
     uint64_t pos;          /* the next position */
-    const uint32_t *key;   /* each reference's key number */
     uint32_t *last;        /* per key: its latest position + 1, 0: none */
     uint32_t *key_at;      /* per position: whose reference it was */
     uint64_t *size_at;     /* size_at[pos]: what the key there weighs */
@@ -363,7 +362,6 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
     /* Twice the keys, so a compaction frees at least as many positions
      * as there are keys; never more than the references need. */
     p.cap = 2 * (uint64_t)nkeys > n ? n : 2 * (uint64_t)nkeys;
-    p.key = key;
     ok = ok && (p.last = calloc(nkeys ? nkeys : 1, sizeof *p.last)) &&
          (p.key_at = reallocarray(NULL, p.cap ? p.cap : 1, sizeof *p.key_at));
     if (ok && uniform) {

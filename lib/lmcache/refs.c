@@ -318,10 +318,8 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
     unsigned n = online > 1 ? (unsigned)online : 1;
     if (n > NUMBER_THREADS)
         n = NUMBER_THREADS;
-    if (refs->n / n < NUMBER_MIN_SEGMENT)
+    if (refs->n / n < NUMBER_MIN_SEGMENT) /* fewer, each long enough */
         n = (unsigned)(refs->n / NUMBER_MIN_SEGMENT) + 1;
-    if (n > NUMBER_THREADS)
-        n = NUMBER_THREADS;
     for (unsigned t = 0; t < n; t++)
         jobs[t] = (number_job){.refs = refs, .key = key,
                                .from = refs->n / n * t,
@@ -329,7 +327,7 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
                                                : refs->n};
     bool ok = lct__run_threads(jobs, sizeof *jobs,
                                offsetof(number_job, thread), n,
-                               number_segment, "oracleGeneral export",
+                               number_segment, "numbering keys",
                                NULL) == LCT_OK;
     for (unsigned t = 0; t < n; t++)
         ok = ok && jobs[t].ok;
@@ -345,7 +343,7 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
     }
     ok = ok && lct__run_threads(jobs, sizeof *jobs,
                                 offsetof(number_job, thread), n,
-                                number_segment, "oracleGeneral export",
+                                number_segment, "numbering keys",
                                 NULL) == LCT_OK;
     for (unsigned t = 0; t < n; t++)
         free(jobs[t].global);
@@ -356,8 +354,6 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
 {
     memset(x, 0, sizeof *x);
     size_t n = refs->n ? refs->n : 1, nkeys;
-    if (refs->n >= UINT32_MAX)
-        return false;
     x->key = reallocarray(NULL, n, sizeof *x->key);
     x->next = reallocarray(NULL, n, sizeof *x->next);
     if (!x->key || !x->next || !lct__refs_number(refs, x->key, &nkeys))

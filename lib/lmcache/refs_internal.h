@@ -88,8 +88,8 @@ static inline uint64_t lct__ref_bytes(const lct__refs_part *p, size_t i,
 }
 
 /* Every reference in order: for (LCT__EACH_REF(refs, c)) { c.ref ... };
- * c.i counts from 0 over the whole stream, c.next (NULL at the end of a
- * part) is the reference 16 on, for prefetching. */
+ * c.i counts from 0 over the whole stream, c.part and c.j say where the
+ * reference is kept. */
 typedef struct lct__ref_cursor {
     const struct lct_refs *refs;
     size_t part, j, i;
@@ -107,14 +107,6 @@ static inline bool lct__ref_cursor_valid(lct__ref_cursor *c)
         return false;
     c->ref = lct__part_at(&c->refs->parts[c->part], c->j);
     return true;
-}
-
-/* The reference `ahead` places on in the same part, or NULL. */
-static inline const lct__ref *lct__ref_ahead(const lct__ref_cursor *c,
-                                             size_t ahead)
-{
-    const lct__refs_part *p = &c->refs->parts[c->part];
-    return c->j + ahead < p->n ? lct__part_at(p, c->j + ahead) : NULL;
 }
 
 /* Number each reference's key (key[i] for position i, keys numbered from
