@@ -250,11 +250,10 @@ static unsigned conn_slot(const redis_store *r, unsigned worker, uint64_t id)
            r->nconn;
 }
 
-/* Connection i, reconnected (at most once a second) when it was lost;
+/* Connection k's context, reconnected (at most once a second) when lost;
  * NULL after filling err. */
-static redisContext *conn_get(redis_store *r, unsigned i, lct_error *err)
+static redisContext *conn_get(redis_store *r, redis_conn *k, lct_error *err)
 {
-    redis_conn *k = &r->conn[i];
     if (k->c && !k->c->err)
         return k->c;
     time_t now = time(NULL);
@@ -379,13 +378,13 @@ static void fail_outstanding(redis_store *r, conn_queue *q,
 
 /* Send q's next operations, up to the window: the first ones on a
  * connection that cannot be had fail at once. */
-static void send_more(redis_store *r, unsigned slot, conn_queue *q,
-                      lct_backend_op *ops, const size_t *next)
+static void send_more(redis_store *r, conn_queue *q, lct_backend_op *ops,
+                      const size_t *next)
 {
     if (q->send == NONE || q->outstanding > r->window / 2)
         return;
     lct_error err;
-    redisContext *c = conn_get(r, slot, &err);
+    redisContext *c = conn_get(r, q->conn, &err);
     if (c) /* replies read into their operations (above) */
         c->reader->fn = &reply_functions;
     uint64_t now = now_ns();
@@ -477,7 +476,7 @@ static void redis_pipeline(void *state, unsigned worker, lct_backend_op *ops,
         struct pollfd fds[LCT_REDIS_MAX_CONNECTIONS];
         unsigned waiting[LCT_REDIS_MAX_CONNECTIONS], nfds = 0;
         for (unsigned k = 0; k < r->per_worker; k++) {
-            send_more(r, base + k, &q[k], ops, next);
+            send_more(r, &q[k], ops, next);
             if (q[k].outstanding && q[k].c->err)
                 fail_outstanding(r, &q[k], ops, next, errno, "sending");
             else if (q[k].outstanding) {
