@@ -121,6 +121,45 @@ Test(shrink, guarded_reading_ends_in_order)
     mpw_free(&f);
 }
 
+/* However many readers are open, each is guarded: the last of 600 (the
+ * registry had 256 slots once, and the 257th went unguarded) survives a
+ * cut under its mapping. */
+Test(shrink, every_reader_is_guarded_however_many_are_open)
+{
+    cr_assert_eq(lct_guard_install(NULL), LCT_OK);
+    enum { OPEN = 600 };
+    lct_reader **held = calloc(OPEN, sizeof *held);
+    cr_assert(held);
+    char p[4096];
+    snprintf(p, sizeof p, "%s/clean.lct", LCT_FIXTURES_DIR);
+    for (int i = 0; i < OPEN - 1; i++)
+        cr_assert_eq(lct_open(p, LCT_QUIET, &held[i], NULL), LCT_OK);
+    mpw f;
+    size_t before_cut;
+    char *path = big_file(&f, &before_cut);
+    cr_assert_eq(lct_open(path, LCT_QUIET, &held[OPEN - 1], NULL), LCT_OK);
+    lct_reader *r = held[OPEN - 1];
+    truncate_elsewhere(path, CUT);
+    lct_record rec;
+    size_t n = 0;
+    while (lct_next(r, &rec) == 1) {
+        cr_assert_leq(rec.offset + 4 + rec.length, CUT);
+        n++;
+    }
+    lct_stats st;
+    lct_reader_stats(r, &st);
+    cr_expect(st.shrank);
+    cr_expect_eq(n, before_cut);
+    /* The readers in the first slots still read their own files. */
+    cr_expect_eq(lct_next(held[0], &rec), 1);
+    for (int i = 0; i < OPEN; i++)
+        lct_close(held[i]);
+    free(held);
+    unlink(path);
+    free(path);
+    mpw_free(&f);
+}
+
 /* The contract without the guard: the process dies of SIGBUS. */
 Test(shrink, unguarded_reading_dies_of_sigbus, .signal = SIGBUS)
 {

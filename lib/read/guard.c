@@ -15,13 +15,18 @@
 #include "read/guard_internal.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define SLOTS 256
+/* Slots come in chunks: the first is static, the others are mapped when
+ * every slot is taken and never given back, so the handler can walk the
+ * chain at any moment without a lock (a chunk, once linked, stays). */
+#define CHUNK_SLOTS 256
 
 typedef struct slot {
     _Atomic(uintptr_t) start; /* 0: free */
@@ -29,21 +34,59 @@ typedef struct slot {
     _Atomic(uint64_t) lost;
 } slot;
 
-static slot slots[SLOTS];
+typedef struct chunk {
+    slot slots[CHUNK_SLOTS];
+    struct chunk *_Atomic next;
+} chunk;
+
+static chunk first;
 static struct sigaction previous;
 static atomic_int installed;
+
+/* The next chunk, mapped and linked if there is none yet; NULL when no
+ * memory could be had. */
+static chunk *next_chunk(chunk *c)
+{
+    chunk *n = atomic_load(&c->next);
+    if (n)
+        return n;
+    void *m = mmap(NULL, sizeof(chunk), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return NULL;
+    chunk *mine = m, *expected = NULL; /* zero pages: every slot free */
+    if (atomic_compare_exchange_strong(&c->next, &expected, mine))
+        return mine;
+    munmap(m, sizeof(chunk)); /* another thread linked one first */
+    return expected;
+}
+
+static slot *slot_at(int i)
+{
+    if (i < 0)
+        return NULL;
+    chunk *c = &first;
+    for (int n = i / CHUNK_SLOTS; c && n > 0; n--)
+        c = atomic_load(&c->next);
+    return c ? &c->slots[i % CHUNK_SLOTS] : NULL;
+}
 
 int lct__guard_register(const void *start, size_t len)
 {
     /* A free slot has start 0 and len 0; claim it by its start, then
      * give it a length (the handler matches nothing on a zero length). */
-    for (int i = 0; i < SLOTS; i++) {
-        uintptr_t expected = 0;
-        if (atomic_compare_exchange_strong(&slots[i].start, &expected,
-                                           (uintptr_t)start)) {
-            atomic_store(&slots[i].lost, LCT__NOTHING_LOST);
-            atomic_store(&slots[i].len, len);
-            return i;
+    int base = 0;
+    for (chunk *c = &first; c; c = next_chunk(c), base += CHUNK_SLOTS) {
+        if (base > INT_MAX - 2 * CHUNK_SLOTS)
+            return -1;
+        for (int i = 0; i < CHUNK_SLOTS; i++) {
+            uintptr_t expected = 0;
+            if (atomic_compare_exchange_strong(&c->slots[i].start, &expected,
+                                               (uintptr_t)start)) {
+                atomic_store(&c->slots[i].lost, LCT__NOTHING_LOST);
+                atomic_store(&c->slots[i].len, len);
+                return base + i;
+            }
         }
     }
     return -1;
@@ -51,50 +94,59 @@ int lct__guard_register(const void *start, size_t len)
 
 void lct__guard_update(int i, const void *start, size_t len)
 {
-    if (i < 0)
+    slot *s = slot_at(i);
+    if (!s)
         return;
     /* Shrink to nothing first, so the handler never sees a half update. */
-    atomic_store(&slots[i].len, 0);
-    atomic_store(&slots[i].start, (uintptr_t)start);
-    atomic_store(&slots[i].len, len);
+    atomic_store(&s->len, 0);
+    atomic_store(&s->start, (uintptr_t)start);
+    atomic_store(&s->len, len);
 }
 
 void lct__guard_unregister(int i)
 {
-    if (i < 0)
+    slot *s = slot_at(i);
+    if (!s)
         return;
-    atomic_store(&slots[i].len, 0);
-    atomic_store(&slots[i].start, 0);
+    atomic_store(&s->len, 0);
+    atomic_store(&s->start, 0);
 }
 
 uint64_t lct__guard_lost(int i)
 {
-    return i < 0 ? LCT__NOTHING_LOST
-                 : atomic_load_explicit(&slots[i].lost, memory_order_relaxed);
+    slot *s = slot_at(i);
+    return s ? atomic_load_explicit(&s->lost, memory_order_relaxed)
+             : LCT__NOTHING_LOST;
+}
+
+/* Repair a fault at addr if it lies in slot s's mapping. */
+static bool repair(slot *s, uintptr_t addr, uintptr_t page)
+{
+    uintptr_t start = atomic_load(&s->start);
+    size_t len = atomic_load(&s->len);
+    if (!start || addr < start || addr - start >= len)
+        return false;
+    uintptr_t from = addr & ~(page - 1);
+    if (from < start)
+        from = start;
+    size_t rest = start + len - from;
+    if (mmap((void *)from, rest, PROT_READ,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+        return false; /* cannot repair: fall through to the default */
+    uint64_t off = from - start, seen = atomic_load(&s->lost);
+    while (off < seen && !atomic_compare_exchange_weak(&s->lost, &seen, off))
+        ;
+    return true; /* the read is retried and now sees zeros */
 }
 
 static void on_sigbus(int sig, siginfo_t *info, void *uctx)
 {
     uintptr_t addr = (uintptr_t)info->si_addr;
-    long page = sysconf(_SC_PAGESIZE);
-    for (int i = 0; i < SLOTS; i++) {
-        uintptr_t start = atomic_load(&slots[i].start);
-        size_t len = atomic_load(&slots[i].len);
-        if (!start || addr < start || addr - start >= len)
-            continue;
-        uintptr_t from = addr & ~((uintptr_t)page - 1);
-        if (from < start)
-            from = start;
-        size_t rest = start + len - from;
-        if (mmap((void *)from, rest, PROT_READ,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
-            break; /* cannot repair: fall through to the default */
-        uint64_t off = from - start, seen = atomic_load(&slots[i].lost);
-        while (off < seen &&
-               !atomic_compare_exchange_weak(&slots[i].lost, &seen, off))
-            ;
-        return; /* the read is retried and now sees zeros */
-    }
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (chunk *c = &first; c; c = atomic_load(&c->next))
+        for (int i = 0; i < CHUNK_SLOTS; i++)
+            if (repair(&c->slots[i], addr, page))
+                return;
     /* Not ours: whatever was there before us. */
     if (previous.sa_flags & SA_SIGINFO) {
         previous.sa_sigaction(sig, info, uctx);

@@ -11,7 +11,9 @@
 /* No loss recorded. */
 #define LCT__NOTHING_LOST UINT64_MAX
 
-/* Register a mapping; returns a slot, or -1 when the registry is full. */
+/* Register a mapping; returns a slot, or -1 when no memory could be had
+ * for one (the registry grows; a mapping that cannot be guarded must not
+ * be read). */
 int lct__guard_register(const void *start, size_t len);
 /* The mapping of a slot moved or grew (lct_reader_refresh). */
 void lct__guard_update(int slot, const void *start, size_t len);

@@ -216,9 +216,17 @@ static int reader_finish(lct_reader *r, lct_reader **out, lct_error *err)
     r->pos = r->header.size;
     r->stats.bytes_read = r->pos;
     r->stats.file_size = r->source.size;
-    if (r->source.kind == LCT__SOURCE_MMAP)
+    if (r->source.kind == LCT__SOURCE_MMAP) {
         r->guard_slot = lct__guard_register(r->source.data,
                                             (size_t)r->source.size);
+        if (r->guard_slot < 0) { /* unguarded, a cut file would kill us */
+            lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                      "trace file '%s': out of memory registering its "
+                      "mapping with the SIGBUS guard", r->shown_name);
+            lct_close(r);
+            return LCT_ERR_NOMEM;
+        }
+    }
     *out = r;
     return LCT_OK;
 }

@@ -609,7 +609,7 @@ static lct_sidecar *parse(void *map, size_t n)
     s->map_len = n;
     s->guard_slot = lct__guard_register(map, n);
     cur c = {bytes, bytes + n - 8, false};
-    if (n >= HEAD_SIZE + 8 &&
+    if (s->guard_slot >= 0 && n >= HEAD_SIZE + 8 &&
         hash_bytes(0x9e3779b97f4a7c15u, bytes, n - 8) ==
             le64dec(bytes + n - 8) &&
         parse_head(&c, s) && c.p == c.end && rows_sane(s) &&
