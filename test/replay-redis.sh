@@ -131,6 +131,50 @@ grep -q '^errors: E' "$tmp/killed.txt" || fail "errors not counted by kind: $(ca
 grep -q '"errors_by_kind": {' "$tmp/killed/trace_replay_summary.json" ||
     fail "no summary after redis died"
 
+# A server whose SCAN cursor never comes back to 0: the clean-up of an
+# earlier run's keys gives up in bounded pages, says so, exit 1.  One
+# that pages slowly for ever is given up on SIGTERM.
+fake() { # fake MODE: a misbehaving server on $port
+    ${PYTHON:-python3} "$LCT_SRCDIR/test/support/fake_redis.py" "$port" "$1" \
+        >"$tmp/fake.out" 2>&1 &
+    pid=$!
+    i=0
+    until grep -q ready "$tmp/fake.out" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -lt 100 ] || fail "fake server did not start: $(cat "$tmp/fake.out")"
+        sleep 0.05
+    done
+}
+fake endless
+start=$(date +%s)
+timeout 60 "$lct" replay -q --speed 0 --backend "redis://127.0.0.1:$port" \
+    "$sample" >"$tmp/endless.txt" 2>&1
+rc=$?
+took=$(( $(date +%s) - start ))
+[ $rc -eq 1 ] || fail "endless SCAN: exit $rc, want 1: $(cat "$tmp/endless.txt")"
+grep -q "SCAN's cursor did not come back to 0 in 1024 pages.*--keep" "$tmp/endless.txt" ||
+    fail "endless SCAN not said: $(cat "$tmp/endless.txt")"
+[ $took -le 30 ] || fail "endless SCAN took ${took}s"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+fake slow
+"$lct" replay -q --speed 0 --backend "redis://127.0.0.1:$port" \
+    "$sample" >"$tmp/slow.txt" 2>&1 &
+replay=$!
+sleep 1
+kill -TERM "$replay"
+i=0
+while kill -0 "$replay" 2>/dev/null; do
+    i=$((i + 1))
+    [ $i -lt 50 ] || { kill -9 "$replay"; fail "slow SCAN ignored SIGTERM"; }
+    sleep 0.1
+done
+wait "$replay"
+rc=$?
+[ $rc -eq 1 ] || fail "slow SCAN interrupted: exit $rc: $(cat "$tmp/slow.txt")"
+grep -q "interrupted while removing an earlier run's lct:\* keys (0 removed" "$tmp/slow.txt" ||
+    fail "interrupted clean-up not said: $(cat "$tmp/slow.txt")"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
 # Unreachable: fails at the start within seconds, naming the address.
 start=$(date +%s)
 "$lct" replay -q --speed 0 --backend "redis://127.0.0.1:$port" "$sample" \

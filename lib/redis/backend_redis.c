@@ -6,6 +6,7 @@
  * server and says what hiredis said.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <hiredis/hiredis.h>
 #include <hiredis/sds.h>
 #include <poll.h>
@@ -95,41 +96,112 @@ static lct_status connect_one(redis_store *r, redis_conn *k, lct_error *err)
     return LCT_OK;
 }
 
-/* Remove the lct:* keys an earlier run left (SCAN, then UNLINK a page at
- * a time), so hit ratios are this run's; other keys are not touched. */
-static lct_status clear_keys(redis_store *r, lct_error *err)
+/* The keys SCAN may return a page: redis walks at least COUNT buckets a
+ * page (up to 10 x COUNT empty ones), so a database of N keys is done in
+ * well under 16 N / COUNT + 1024 pages; past that the cursor is not
+ * coming back to 0 (a broken or hostile server) and the clean-up stops
+ * rather than loop for ever. */
+#define SCAN_COUNT 1000
+
+/* What DBSIZE says the database holds. */
+static lct_status db_size(redis_store *r, long long *size, lct_error *err)
 {
     redisContext *c = r->conn[0].c;
+    redisReply *n = redisCommand(c, "DBSIZE");
+    if (!n)
+        return conn_fail(r, c, errno, "DBSIZE", err);
+    *size = n->type == REDIS_REPLY_INTEGER ? n->integer : -1;
+    lct_status st = LCT_OK;
+    if (*size < 0)
+        st = lct__fail(err, LCT_ERR_BACKEND, 0, 0,
+                       "redis://%s:%d: DBSIZE: %s: is this a redis server?",
+                       r->host, r->port,
+                       n->type == REDIS_REPLY_ERROR ? n->str : "not a count");
+    freeReplyObject(n);
+    return st;
+}
+
+/* UNLINK a SCAN page's keys (pipelined). */
+static lct_status unlink_page(redis_store *r, const redisReply *keys,
+                              lct_error *err)
+{
+    redisContext *c = r->conn[0].c;
+    for (size_t i = 0; i < keys->elements; i++)
+        redisAppendCommand(c, "UNLINK %b", keys->element[i]->str,
+                           keys->element[i]->len);
+    for (size_t i = 0; i < keys->elements; i++) {
+        redisReply *done = NULL;
+        if (redisGetReply(c, (void **)&done) != REDIS_OK)
+            return conn_fail(r, c, errno, "UNLINK", err);
+        freeReplyObject(done);
+    }
+    return LCT_OK;
+}
+
+static bool is_page(const redisReply *page)
+{
+    if (!page || page->type != REDIS_REPLY_ARRAY || page->elements != 2 ||
+        page->element[0]->type != REDIS_REPLY_STRING ||
+        page->element[1]->type != REDIS_REPLY_ARRAY)
+        return false;
+    for (size_t i = 0; i < page->element[1]->elements; i++)
+        if (page->element[1]->element[i]->type != REDIS_REPLY_STRING)
+            return false;
+    return true;
+}
+
+/* Remove the lct:* keys an earlier run left (SCAN, then UNLINK a page at
+ * a time), so hit ratios are this run's; other keys are not touched.
+ * Bounded in pages, and given up when *stop is set: either way the error
+ * says how many were removed and that the rest are left. */
+static lct_status clear_keys(redis_store *r, const volatile int *stop,
+                             lct_error *err)
+{
+    redisContext *c = r->conn[0].c;
+    long long size = 0;
+    lct_status st = db_size(r, &size, err);
+    if (st != LCT_OK)
+        return st;
+    uint64_t max_pages = 1024 + 16 * (uint64_t)size / SCAN_COUNT;
+    uint64_t removed = 0, pages = 0;
     char cursor[32] = "0";
     do {
-        redisReply *page = redisCommand(c, "SCAN %s MATCH lct:* COUNT 1000",
-                                        cursor);
-        if (!page || page->type != REDIS_REPLY_ARRAY || page->elements != 2 ||
-            page->element[0]->type != REDIS_REPLY_STRING ||
-            page->element[1]->type != REDIS_REPLY_ARRAY) {
-            lct_status st = page && page->type == REDIS_REPLY_ERROR
+        if (stop && *stop)
+            return lct__fail(err, LCT_ERR_BACKEND, EINTR, 0,
+                             "redis://%s:%d: interrupted while removing an "
+                             "earlier run's lct:* keys (%" PRIu64 " removed, "
+                             "the rest left; --keep skips this)",
+                             r->host, r->port, removed);
+        if (pages++ == max_pages)
+            return lct__fail(err, LCT_ERR_BACKEND, 0, 0,
+                             "redis://%s:%d: SCAN's cursor did not come back "
+                             "to 0 in %" PRIu64 " pages for %lld keys: is "
+                             "this a redis server? (%" PRIu64 " lct:* keys "
+                             "removed, any others left; --keep skips this)",
+                             r->host, r->port, max_pages, size, removed);
+        redisReply *page = redisCommand(c, "SCAN %s MATCH lct:* COUNT %d",
+                                        cursor, SCAN_COUNT);
+        if (!is_page(page)) {
+            st = page && page->type == REDIS_REPLY_ERROR
                                 ? lct__fail(err, LCT_ERR_BACKEND, 0, 0,
                                             "redis://%s:%d: SCAN: %s",
                                             r->host, r->port, page->str)
-                                : conn_fail(r, c, errno, "SCAN", err);
+                            : page ? lct__fail(err, LCT_ERR_BACKEND, 0, 0,
+                                               "redis://%s:%d: SCAN: not a "
+                                               "cursor and a page of keys: "
+                                               "is this a redis server?",
+                                               r->host, r->port)
+                                   : conn_fail(r, c, errno, "SCAN", err);
             if (page)
                 freeReplyObject(page);
             return st;
         }
         snprintf(cursor, sizeof cursor, "%s", page->element[0]->str);
-        redisReply *keys = page->element[1];
-        for (size_t i = 0; i < keys->elements; i++)
-            redisAppendCommand(c, "UNLINK %b", keys->element[i]->str,
-                               keys->element[i]->len);
-        for (size_t i = 0; i < keys->elements; i++) {
-            redisReply *done = NULL;
-            if (redisGetReply(c, (void **)&done) != REDIS_OK) {
-                freeReplyObject(page);
-                return conn_fail(r, c, errno, "UNLINK", err);
-            }
-            freeReplyObject(done);
-        }
+        st = unlink_page(r, page->element[1], err);
+        removed += page->element[1]->elements;
         freeReplyObject(page);
+        if (st != LCT_OK)
+            return st;
     } while (strcmp(cursor, "0") != 0);
     return LCT_OK;
 }
@@ -176,7 +248,8 @@ static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
             return st;
         }
     }
-    lct_status st = cfg && cfg->keep ? LCT_OK : clear_keys(r, err);
+    const volatile int *stop = cfg ? cfg->stop : NULL;
+    lct_status st = cfg && cfg->keep ? LCT_OK : clear_keys(r, stop, err);
     if (st != LCT_OK) {
         redis_close(r);
         return st;
