@@ -161,7 +161,11 @@ typedef struct lct_error {
     int code;          /**< an lct_status, negative on failure */
     int sys_errno;     /**< errno for LCT_ERR_SYS, otherwise 0 */
     uint64_t offset;   /**< file offset the problem was found at */
-    char message[LCT_ERROR_MESSAGE_SIZE]; /**< names the path; NUL-terminated */
+    /** Names the path; NUL-terminated.  Printable as it is: a path or
+     *  any other text from outside in it is escaped C-style (strvis(3):
+     *  ESC as \033, a backslash as \\), so print it, never escape it
+     *  again.  Warnings' messages (lct_log_fn) follow the same rule. */
+    char message[LCT_ERROR_MESSAGE_SIZE];
 } lct_error;
 
 /** A constant English description of a status code; never NULL. */
@@ -826,7 +830,9 @@ void lct_log_stderr(void *ctx, const lct_reader *reader,
  * and lct_scan_run then yield nothing that touches lost bytes and end with
  * LCT_WARN_SHRANK and lct_stats.shrank.  A fault anywhere else goes to the
  * handler installed before, or kills the process as it would have.
- * Up to 256 readers at a time are guarded.  Safe to call more than once.
+ * Every mapped reader is guarded, however many are open (a reader whose
+ * mapping cannot be registered is refused with LCT_ERR_NOMEM rather than
+ * left unguarded).  Safe to call more than once.
  * @return LCT_OK, LCT_ERR_SYS (sigaction failed).
  */
 lct_status lct_guard_install(lct_error *err);
@@ -1725,6 +1731,9 @@ typedef struct lct_backend_config {
                                pipeline over, by key (0: 1), as
                                redis-benchmark's -c spreads its load */
     double timeout;    /**< seconds to connect / wait for an answer */
+    /** Give up a long open (redis's clean-up of an earlier run's keys)
+     *  when *stop becomes non-zero; NULL: never. */
+    const volatile int *stop;
 } lct_backend_config;
 
 /**
@@ -1852,6 +1861,8 @@ typedef struct lct_replay_report {
     uint64_t finish_unreserved; /**< finished keys never reserved */
     uint64_t reserved_unfinished; /**< reserved keys never finished */
     uint64_t unsized;       /**< keys of no known size (stored as 0 bytes) */
+    uint64_t clamped;       /**< keys over 1 GiB (layout bytes, times the
+                                 scale): stored as 1 GiB */
     lct_replay_call calls[LCT_REPLAY_CALLS]; /**< counted, not issued */
     unsigned ncalls;
     uint64_t calls_other;   /**< past LCT_REPLAY_CALLS qualnames */

@@ -112,10 +112,41 @@ cat "$sample" | "$lct" replay -q --speed 0 --compare mem:10 mem:20 - \
 grep -q "$(printf '\033')" "$tmp/esc.err" && fail "an escape byte reached stderr"
 grep -q 'CAPACITY' "$tmp/esc.err" || fail "no message: $(cat "$tmp/esc.err")"
 
+# A speed that puts due times out of range is refused, and says the range.
+"$lct" replay --speed 1e-300 --backend null "$sample" >/dev/null 2>"$tmp/speed.err"
+grep -q "0.001 to 1e+06" "$tmp/speed.err" || fail "--speed range not said: $(cat "$tmp/speed.err")"
+
+# --scale past what a value may weigh: stored as 1 GiB each, counted and
+# said (they were stored as 0 bytes, silently).
+"$lct" replay --speed 0 --scale 1e5 --backend null "$sample" \
+    >"$tmp/scale.out" 2>"$tmp/scale.err" || fail "--scale 1e5 failed"
+grep -q "^keys over 1 GiB (stored as 1 GiB): [1-9]" "$tmp/scale.out" ||
+    fail "clamped keys not counted: $(cat "$tmp/scale.out")"
+grep -q "weighed over 1 GiB (layout bytes x --scale)" "$tmp/scale.err" ||
+    fail "clamped keys not said: $(cat "$tmp/scale.err")"
+! grep -q "no known size" "$tmp/scale.out" || fail "scaled keys called unsized"
+
+# --output-dir that is a file: refused before anything is replayed.
+: >"$tmp/a-file"
+"$lct" replay -q --speed 0 --backend null --output-dir "$tmp/a-file" \
+    --jsonl-out "$tmp/od.jsonl" "$sample" >"$tmp/od.out" 2>"$tmp/od.err"
+[ $? -eq 1 ] || fail "--output-dir FILE: want exit 1"
+grep -q "not a directory (nothing was replayed)" "$tmp/od.err" ||
+    fail "--output-dir FILE not said: $(cat "$tmp/od.err")"
+[ ! -s "$tmp/od.out" ] && [ ! -e "$tmp/od.jsonl" ] ||
+    fail "--output-dir FILE: the run went ahead"
+# ... and a missing one is made before the JSONL inside it is opened
+"$lct" replay -q --speed 0 --backend null --output-dir "$tmp/new-dir" \
+    --jsonl-out "$tmp/new-dir/ops.jsonl" "$sample" >/dev/null ||
+    fail "--output-dir D --jsonl-out D/ops.jsonl"
+[ -s "$tmp/new-dir/ops.jsonl" ] && [ -s "$tmp/new-dir/trace_replay_summary.json" ] ||
+    fail "D/ops.jsonl or the reports missing"
+
 # 6. Usage errors (exit 2).
 for args in "--backend null --compare null null" "--backend s3://x" \
             "--backend null --value-bytes 1K --scale 2" "--speed -1 --backend null" \
-            "--backend null --store-at later" "--backend null --csv --json"; do
+            "--backend null --store-at later" "--backend null --csv --json" \
+            "--speed 1e-300 --backend null" "--speed 1e7 --backend null"; do
     # shellcheck disable=SC2086
     "$lct" replay $args "$sample" >/dev/null 2>&1
     [ $? -eq 2 ] || fail "'$args' should be a usage error"

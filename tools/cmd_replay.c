@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lct_redis.h"
 
@@ -57,7 +58,8 @@ static void help(void)
         "  --backend URI        the store to drive\n"
         "  --compare A B        run A then B on the same trace, side by side\n"
         "  --speed S            1 as recorded (default), 2 twice as fast,\n"
-        "                       0 as fast as the backend allows\n"
+        "                       0 as fast as the backend allows (0, or\n"
+        "                       0.001 to 1000000)\n"
         "  -c N                 operations in flight at most (default 1, or\n"
         "                       what --pipeline and --connections keep busy)\n"
         "  --workers N          threads (default: N, or 1 with --pipeline)\n"
@@ -66,7 +68,8 @@ static void help(void)
         "  --connections K      redis: connections a worker spreads its\n"
         "                       commands over, by key (default 1)\n"
         "  --value-bytes N      every key weighs N bytes (K, M, G)\n"
-        "  --scale F            a key weighs its layout bytes times F\n"
+        "  --scale F            a key weighs its layout bytes times F (at\n"
+        "                       most 1 GiB: heavier keys are stored as 1 GiB)\n"
         "  --store-at reserve   store at reserve_write (default: finish)\n"
         "  --fill-on-miss       a lookup that misses stores the key\n"
         "  --fsync, --direct    dir: fsync each file; O_DIRECT\n"
@@ -91,12 +94,26 @@ static void help(void)
         "flight and still writes the reports (marked partial).\n");
 }
 
-static double parse_positive(const char *opt, const char *arg, bool zero_ok)
+static double parse_positive(const char *opt, const char *arg)
 {
     double d = tool_parse_seconds("replay", opt, arg);
-    if (d < 0 || (!zero_ok && d == 0))
-        tool_usage_error("replay", "%s '%s' must be %s", opt, arg,
-                         zero_ok ? "0 or more" : "above 0");
+    if (!(d > 0))
+        tool_usage_error("replay", "%s '%s' must be above 0", opt, arg);
+    return d;
+}
+
+/* 0, or a factor whose due times stay in range: a speed of 1e-300 put
+ * every record some 31 years ahead (the pacer's bound on a time). */
+#define MIN_SPEED 1e-3
+#define MAX_SPEED 1e6
+
+static double parse_speed(const char *arg)
+{
+    double d = tool_parse_seconds("replay", "--speed", arg);
+    if (d != 0 && !(d >= MIN_SPEED && d <= MAX_SPEED))
+        tool_usage_error("replay", "--speed '%s' must be 0 (as fast as the "
+                         "backend allows) or %g to %g", arg, MIN_SPEED,
+                         MAX_SPEED);
     return d;
 }
 
@@ -115,7 +132,7 @@ static void on_option(void *ctx, int c, const char *arg)
     switch (c) {
     case OPT_BACKEND: o->backend = arg; break;
     case OPT_COMPARE: o->compare = arg; break;
-    case OPT_SPEED: r->speed = parse_positive("--speed", arg, true); break;
+    case OPT_SPEED: r->speed = parse_speed(arg); break;
     case 'c': r->inflight = parse_small("-c", arg, 65536); break;
     case OPT_WORKERS:
         r->workers = parse_small("--workers", arg, LCT_REPLAY_MAX_WORKERS);
@@ -126,7 +143,7 @@ static void on_option(void *ctx, int c, const char *arg)
     case OPT_VALUE_BYTES:
         r->value_bytes = tool_parse_size("replay", "--value-bytes", arg);
         break;
-    case OPT_SCALE: r->scale = parse_positive("--scale", arg, false); break;
+    case OPT_SCALE: r->scale = parse_positive("--scale", arg); break;
     case OPT_CONNECTIONS:
         o->cfg.connections = parse_small("--connections", arg,
                                          LCT_REDIS_MAX_CONNECTIONS);
@@ -135,7 +152,7 @@ static void on_option(void *ctx, int c, const char *arg)
     case OPT_DIRECT: o->cfg.direct = true; break;
     case OPT_KEEP: o->cfg.keep = true; break;
     case OPT_TIMEOUT:
-        o->cfg.timeout = parse_positive("--timeout", arg, false);
+        o->cfg.timeout = parse_positive("--timeout", arg);
         break;
     case OPT_FILL: r->fill_on_miss = true; break;
     case OPT_STORE_AT:
@@ -196,7 +213,7 @@ static void on_progress(void *ctx, uint64_t records, uint64_t offset)
 static void say_failure(const lct_error *err)
 {
     fputs("lct replay: ", stderr);
-    tool_put_vis(stderr, err->message, strlen(err->message));
+    tool_put_message(stderr, err->message);
     fputc('\n', stderr);
 }
 
@@ -240,15 +257,31 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
     return true;
 }
 
+/* --output-dir made (if missing) and checked before the run, so a run
+ * is never thrown away for want of a place to report it. */
+static bool prepare_output_dir(const char *dir)
+{
+    struct stat sb;
+    const char *why = NULL;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        why = strerror(errno);
+    else if (stat(dir, &sb) != 0)
+        why = strerror(errno);
+    else if (!S_ISDIR(sb.st_mode))
+        why = "not a directory";
+    else if (access(dir, W_OK | X_OK) != 0)
+        why = strerror(errno);
+    if (!why)
+        return true;
+    fprintf(stderr, "lct replay: --output-dir ");
+    tool_put_vis(stderr, dir, strlen(dir));
+    fprintf(stderr, ": %s (nothing was replayed)\n", why);
+    return false;
+}
+
 static bool write_reports(const replay_opts *o, const replay_run *run,
                           const tool_args *a)
 {
-    if (mkdir(o->output_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "lct replay: --output-dir ");
-        tool_put_vis(stderr, o->output_dir, strlen(o->output_dir));
-        fprintf(stderr, ": %s\n", strerror(errno));
-        return false;
-    }
     static const char *const names[] = {"trace_replay_ops.csv",
                                         "trace_replay_summary.json"};
     for (int i = 0; i < 2; i++) {
@@ -308,6 +341,8 @@ static int replay_one(replay_opts *o, tool_inputs *in, const tool_args *a)
 {
     lct_output *jout = NULL;
     FILE *jf = NULL;
+    if (o->output_dir && !prepare_output_dir(o->output_dir))
+        return EXIT_REFUSED;
     if (o->jsonl_out) {
         jout = tool_output_open("replay", "--jsonl-out", o->jsonl_out, a);
         if (!jout || !(jf = tool_output_stream("replay", jout)))
@@ -321,6 +356,10 @@ static int replay_one(replay_opts *o, tool_inputs *in, const tool_args *a)
         ok = false;
     if (!ok)
         return EXIT_REFUSED;
+    if (run.report.clamped && !a->quiet)
+        fprintf(stderr, "lct replay: %" PRIu64 " keys weighed over 1 GiB "
+                "(layout bytes%s): each was stored as 1 GiB\n",
+                run.report.clamped, o->run.scale > 0 ? " x --scale" : "");
     if (a->json)
         replay_write_summary_json(stdout, &run);
     else if (a->csv)
@@ -439,6 +478,7 @@ int cmd_replay(int argc, char **argv)
         return EXIT_REFUSED;
     tool_catch_interrupts();
     o.run.stop = (const volatile int *)&tool_interrupted;
+    o.cfg.stop = o.run.stop; /* a backend's clean-up at open, too */
     if (!a.quiet)
         o.run.progress = on_progress;
     int rc = o.compare ? replay_compare(&o, &in, b, &a)

@@ -71,8 +71,7 @@ static void print_extras(FILE *f, const lct_replay_report *r)
     for (unsigned i = 0; i < r->nerror_kinds; i++) {
         fprintf(f, "errors: %s %" PRIu64 " (first: ", r->error_kinds[i].kind,
                 r->error_kinds[i].count);
-        tool_put_vis(f, r->error_kinds[i].first,
-                     strlen(r->error_kinds[i].first));
+        tool_put_message(f, r->error_kinds[i].first);
         fprintf(f, ")\n");
     }
     if (r->errors_other)
@@ -91,6 +90,9 @@ static void print_calls(FILE *f, const lct_replay_report *r)
     if (r->unsized)
         fprintf(f, "keys of no known size (stored as 0 bytes): %" PRIu64
                 "\n", r->unsized);
+    if (r->clamped)
+        fprintf(f, "keys over 1 GiB (stored as 1 GiB): %" PRIu64 "\n",
+                r->clamped);
     for (unsigned i = 0; i < r->ncalls; i++) {
         fprintf(f, "counted, not issued: %9" PRIu64 "  ", r->calls[i].count);
         tool_put_vis(f, r->calls[i].qualname, strlen(r->calls[i].qualname));

@@ -13,7 +13,8 @@
 #include "base/error_internal.h"
 #include "replay/replay_internal.h"
 
-/* Values past this are not allocated: the key counts as unsized. */
+/* The most a value may weigh: a heavier key (its layout bytes, or those
+ * times --scale) is stored at this weight and counted as clamped. */
 #define MAX_VALUE_BYTES (1ull << 30)
 
 enum call { CALL_OTHER, CALL_RESERVE, CALL_FINISH, CALL_PREFETCH };
@@ -82,15 +83,19 @@ static uint64_t key_bytes(planner *p, uint64_t layout_bytes)
     if (p->o->value_bytes)
         return p->o->value_bytes;
     uint64_t b = layout_bytes;
-    if (b && p->o->scale > 0) {
-        double scaled = (double)b * p->o->scale + 0.5;
-        b = scaled < 1 ? 1 : scaled > (double)MAX_VALUE_BYTES * 2
-                                 ? MAX_VALUE_BYTES * 2
-                                 : (uint64_t)scaled;
-    }
-    if (b == 0 || b > MAX_VALUE_BYTES) {
+    if (b == 0) {
         p->r->unsized++;
         return 0;
+    }
+    if (p->o->scale > 0) {
+        double scaled = (double)b * p->o->scale + 0.5;
+        b = scaled < 1 ? 1 : scaled > (double)MAX_VALUE_BYTES
+                                 ? MAX_VALUE_BYTES + 1
+                                 : (uint64_t)scaled;
+    }
+    if (b > MAX_VALUE_BYTES) {
+        p->r->clamped++;
+        return MAX_VALUE_BYTES;
     }
     return b;
 }
