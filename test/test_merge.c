@@ -6,6 +6,7 @@
  * back (kept in file order, warned about).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,6 +165,57 @@ Test(merge, equals_a_stable_sort_with_ties_across_files_and_damage)
         unlink(paths[f]);
         free(paths[f]);
     }
+}
+
+static char last_order_message[LCT_ERROR_MESSAGE_SIZE];
+static uint64_t last_order_offset;
+static void keep_order_warning(void *ctx, const lct_reader *r,
+                               lct_warning_kind kind, uint64_t offset,
+                               const char *message)
+{
+    (void)ctx, (void)r;
+    if (kind != LCT_WARN_ORDER)
+        return;
+    warnings[kind]++;
+    last_order_offset = offset;
+    snprintf(last_order_message, sizeof last_order_message, "%s", message);
+}
+
+/* A NaN t_wall is named as NaN, at its own record; the record after it
+ * is not blamed ("steps back inf s" was said of the record it came to). */
+Test(merge, a_nan_t_wall_is_named_at_its_own_record)
+{
+    char *a;
+    lct_writer *w = tmp_trace_writer(&a);
+    add_record(w, 1, "A.one");
+    add_record(w, 2, "A.two");
+    add_record(w, NAN, "A.nan");
+    add_record(w, 3, "A.three");
+    lct_writer_close(w);
+    lct_reader *r;
+    cr_assert_eq(lct_open(a, 0, &r, NULL), LCT_OK);
+    lct_reader_set_log(r, keep_order_warning, NULL);
+    memset(warnings, 0, sizeof warnings);
+    lct_merge *m;
+    cr_assert_eq(lct_merge_new(&r, 1, 0, &m, NULL), LCT_OK);
+    lct_record rec;
+    uint64_t nan_offset = 0;
+    size_t k = 0;
+    while (lct_merge_next(m, &rec, NULL) == 1) {
+        if (lct_str_eq(rec.qualname, "A.nan"))
+            nan_offset = rec.offset;
+        k++;
+    }
+    cr_expect_eq(k, 4);
+    cr_expect_eq(warnings[LCT_WARN_ORDER], 1);
+    cr_expect_eq(last_order_offset, nan_offset);
+    cr_expect(strstr(last_order_message, "t_wall is NaN at offset"), "%s",
+              last_order_message);
+    cr_expect(!strstr(last_order_message, "inf"), "%s", last_order_message);
+    lct_merge_free(m);
+    lct_close(r);
+    unlink(a);
+    free(a);
 }
 
 Test(merge, a_step_back_keeps_file_order_and_is_warned)

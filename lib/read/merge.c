@@ -102,24 +102,37 @@ void lct_merge_free(lct_merge *m)
     free(m);
 }
 
+static void warn_order(lct_merge *m, size_t i, const char *message)
+{
+    lct_reader *r = m->readers[i];
+    m->backsteps++;
+    if (r->sink.fn)
+        r->sink.fn(r->sink.ctx, r, LCT_WARN_ORDER, m->heads[i].offset,
+                   message);
+}
+
 /* Reader i's next record into its head; false at its end. */
 static bool advance(lct_merge *m, size_t i)
 {
     if (lct_next(m->readers[i], &m->heads[i]) != 1)
         return false;
     double t = when(&m->heads[i]);
-    if (t < m->last[i]) {
-        lct_reader *r = m->readers[i];
-        char message[LCT_ERROR_MESSAGE_SIZE];
+    char message[LCT_ERROR_MESSAGE_SIZE];
+    if (isnan(m->heads[i].t_wall)) {
+        /* Named as what it is: a step back of "inf" s pointed at it
+         * without saying why. */
+        snprintf(message, sizeof message,
+                 "t_wall is NaN at offset %" PRIu64 ": merged as the "
+                 "earliest time, ahead of where a sort by t_wall would put "
+                 "the records around it", m->heads[i].offset);
+        warn_order(m, i, message);
+    } else if (t < m->last[i]) {
         snprintf(message, sizeof message,
                  "t_wall steps back %.6f s at offset %" PRIu64
                  ": merged, this record comes later than a full sort by "
                  "t_wall would put it",
                  m->last[i] - t, m->heads[i].offset);
-        m->backsteps++;
-        if (r->sink.fn)
-            r->sink.fn(r->sink.ctx, r, LCT_WARN_ORDER, m->heads[i].offset,
-                       message);
+        warn_order(m, i, message);
     }
     m->last[i] = t > m->last[i] ? t : m->last[i];
     return true;
