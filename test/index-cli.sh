@@ -114,4 +114,16 @@ echo notes >"$tmp/mixed.lct.lcti"
 "$lct" index "$tmp/mixed.lct" >/dev/null 2>"$tmp/err"
 [ $? = 1 ] || fail "index over a foreign .lcti should fail"
 [ "$(cat "$tmp/mixed.lct.lcti")" = notes ] || fail "a foreign .lcti was replaced"
+# a control byte in the trace's name: the library escapes it once in
+# its message (ESC as \033), and the tool prints that as it is (it was
+# escaped again, as \\033)
+esc=$(printf '%s/x\033y.lct' "$tmp")
+cp "$tmp/sample.lct" "$esc"
+"$lct" index -q "$esc" || fail "index of a name with ESC"
+printf junk >>"$esc.lcti"
+"$lct" dump --range -1: "$esc" >/dev/null 2>"$tmp/err"
+grep -q 'x\\033y.lct.lcti is damaged' "$tmp/err" ||
+    fail "ESC not escaped once in the sidecar warning: $(cat "$tmp/err")"
+! grep -q 'x\\\\033' "$tmp/err" ||
+    fail "ESC escaped twice in the sidecar warning: $(cat "$tmp/err")"
 exit 0

@@ -18,6 +18,7 @@
 #include "files.h"
 #include "lct.h"
 #include "mpw.h"
+#include "base/error_internal.h"
 
 /* These tests wait on other processes: a regression that hangs one
  * fails it instead of stalling the run. */
@@ -271,4 +272,20 @@ Test(open, no_descriptor_or_mapping_leaks_on_success_or_failure)
     lct_close(held);
     cr_expect_eq(open_fd_count(), before, "descriptors leaked");
     cr_expect_eq(mapping_count(), maps_before, "mappings leaked");
+}
+
+/* A message is printable as it is (lct.h): a name escaped once, C style,
+ * and a control byte from elsewhere (a server's reply) escaped too, so a
+ * tool never needs to escape it again. */
+Test(open, messages_are_escaped_once_whatever_they_hold)
+{
+    lct_error err;
+    cr_assert_eq(lct_open("x\033y.lct", 0, &(lct_reader *){NULL}, &err),
+                 LCT_ERR_SYS);
+    cr_expect(strstr(err.message, "'x\\033y.lct'"), "%s", err.message);
+    lct__fail(&err, LCT_ERR_BACKEND, 0, 0, "server said: %s",
+              "ERR \033[31mred\r\n");
+    cr_expect_str_eq(err.message, "server said: ERR \\033[31mred\\015\\012");
+    for (const char *p = err.message; *p; p++)
+        cr_expect((unsigned char)*p >= 0x20 && *p != 0x7f);
 }

@@ -37,7 +37,7 @@ static void on_problem(void *ctx, const lct_reader *r, lct_warning_kind kind,
         /* The message names the offset already. */
         tool_put_vis(stdout, rep->path, strlen(rep->path));
         fputs(": ", stdout);
-        tool_put_vis(stdout, message, strlen(message));
+        tool_put_message(stdout, message);
         fputc('\n', stdout);
     }
     rep->problems++;
@@ -97,7 +97,7 @@ static int refused(const char *path, const lct_error *err, bool json,
     } else {
         tool_put_vis(stdout, path, strlen(path));
         fputs(": refused: ", stdout);
-        tool_put_vis(stdout, err->message, strlen(err->message));
+        tool_put_message(stdout, err->message);
         fputc('\n', stdout);
     }
     if (!quiet)

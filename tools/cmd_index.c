@@ -48,7 +48,7 @@ static int index_one(const char *path, const tool_args *a)
     if (st != LCT_OK && st != LCT_ERR_NOT_FOUND && st != LCT_ERR_INVALID &&
         !a->quiet) {
         fprintf(stderr, "%s: ", tool_name);
-        tool_put_vis(stderr, err.message, strlen(err.message));
+        tool_put_message(stderr, err.message);
         fputs("; writing a new one\n", stderr);
     }
     uint64_t had = old ? lct_sidecar_count(old) : 0;
@@ -71,7 +71,7 @@ static int index_one(const char *path, const tool_args *a)
         rc = tool_exit_for(&stats);
     } else {
         fprintf(stderr, "%s: ", tool_name);
-        tool_put_vis(stderr, err.message, strlen(err.message));
+        tool_put_message(stderr, err.message);
         fputc('\n', stderr);
     }
     lct_sidecar_free(old);

@@ -132,7 +132,7 @@ static void bad_keys(const lct_reader *r, const lct_record *rec,
     tool_put_vis(stderr, path, strlen(path));
     fprintf(stderr, ": record at offset %" PRIu64 ": keys not read: ",
             rec->offset);
-    tool_put_vis(stderr, err->message, strlen(err->message));
+    tool_put_message(stderr, err->message);
     fputc('\n', stderr);
 }
 

@@ -30,7 +30,7 @@ int tool_file_write(void *ctx, const char *data, size_t len)
 }
 
 /* strvis's escaping of s, in pieces, so no allocation and no size limit. */
-static void put_strvis(FILE *f, const char *s, size_t len)
+static void put_strvis(FILE *f, const char *s, size_t len, int flags)
 {
     char buf[4 * 256 + 1];
     while (len > 0) {
@@ -39,7 +39,8 @@ static void put_strvis(FILE *f, const char *s, size_t len)
         while (take < len && take > 252 &&
                ((unsigned char)s[take] & 0xc0) == 0x80)
             take--;
-        strvisx(buf, s, take, VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL);
+        strvisx(buf, s, take,
+                VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL | flags);
         fputs(buf, f);
         s += take;
         len -= take;
@@ -65,13 +66,15 @@ static size_t bidi_control_at(const unsigned char *p, size_t left)
     return bidi ? 3 : 0;
 }
 
-void tool_put_vis(FILE *f, const char *s, size_t len)
+/* tool_put_vis, or with VIS_NOSLASH tool_put_message. */
+static void put_escaped(FILE *f, const char *s, size_t len, int flags)
 {
     const unsigned char *p = (const unsigned char *)s;
     size_t i = 0, plain = 0;
+    bool slash_plain = flags & VIS_NOSLASH;
     /* Printable ASCII but the backslash is what it is: the usual case. */
     while (plain < len && p[plain] >= 0x20 && p[plain] < 0x7f &&
-           p[plain] != '\\')
+           (slash_plain || p[plain] != '\\'))
         plain++;
     if (plain == len) {
         fwrite(s, 1, len, f);
@@ -82,13 +85,23 @@ void tool_put_vis(FILE *f, const char *s, size_t len)
         size_t n = p[i] >= 0xd8 ? bidi_control_at(p + i, len - i) : 0;
         if (n == 0)
             continue;
-        put_strvis(f, s + start, i - start);
+        put_strvis(f, s + start, i - start, flags);
         for (size_t k = 0; k < n; k++) /* as strvis writes other bytes */
             fprintf(f, "\\%03o", p[i + k]);
         i += n - 1;
         start = i + 1;
     }
-    put_strvis(f, s + start, len - start);
+    put_strvis(f, s + start, len - start, flags);
+}
+
+void tool_put_vis(FILE *f, const char *s, size_t len)
+{
+    put_escaped(f, s, len, 0);
+}
+
+void tool_put_message(FILE *f, const char *message)
+{
+    put_escaped(f, message, strlen(message), VIS_NOSLASH);
 }
 
 void tool_put_csv(FILE *f, const char *s, size_t len)
@@ -163,7 +176,7 @@ lct_output *tool_output_open(const char *cmd, const char *opt,
         tool_usage_error(cmd, "%s: %s", opt, err.message);
     if (rc != LCT_OK) {
         fprintf(stderr, "%s %s: ", tool_name, cmd);
-        tool_put_vis(stderr, err.message, strlen(err.message));
+        tool_put_message(stderr, err.message);
         fputc('\n', stderr);
         return NULL;
     }
@@ -197,7 +210,7 @@ bool tool_output_finish(const char *cmd, lct_output *o, FILE *f)
     }
     if (lct_output_commit(o, &err) != LCT_OK) {
         fprintf(stderr, "%s %s: ", tool_name, cmd);
-        tool_put_vis(stderr, err.message, strlen(err.message));
+        tool_put_message(stderr, err.message);
         fputc('\n', stderr);
         return false;
     }

@@ -82,7 +82,7 @@ static lct_sidecar *rebuild(lct_reader *r, const lct_sidecar *old,
     if (!quiet) {
         fprintf(stderr, "%s %s: WARNING: the sidecar index could not be "
                 "written again: ", tool_name, cmd);
-        tool_put_vis(stderr, err.message, strlen(err.message));
+        tool_put_message(stderr, err.message);
         fputc('\n', stderr);
     }
     if (st == LCT_OK)
@@ -104,7 +104,7 @@ lct_sidecar *tool_sidecar(lct_reader *r, const char *cmd, bool quiet)
         return NULL;
     if (st != LCT_OK && !quiet) {
         fprintf(stderr, "%s %s: WARNING: ", tool_name, cmd);
-        tool_put_vis(stderr, err.message, strlen(err.message));
+        tool_put_message(stderr, err.message);
         fputs("; writing it again\n", stderr);
     }
     lct_sidecar *fresh = rebuild(r, st == LCT_OK ? s : NULL, cmd, quiet);

@@ -146,6 +146,10 @@ uint64_t tool_parse_size(const char *cmd, const char *opt, const char *arg);
 int tool_stdout_write(void *ctx, const char *data, size_t len);
 /* Print text escaped with strvis (for a terminal). */
 void tool_put_vis(FILE *f, const char *s, size_t len);
+/* Print a library message (lct_error.message, a warning): it is already
+ * escaped (lct.h), so backslashes stay single; any control byte, or a
+ * bidirectional control, is still escaped. */
+void tool_put_message(FILE *f, const char *message);
 /* Print one CSV field: control bytes escaped as tool_put_vis does, then
  * quoted per RFC 4180 when it holds ',' or '"'. */
 void tool_put_csv(FILE *f, const char *s, size_t len);

@@ -35,6 +35,31 @@ const char *lct_strerror(int code)
     return "unknown status";
 }
 
+/* Names reach a message escaped (lct__vis_name); text that came from
+ * elsewhere (a server's reply) may not have been.  Whatever control byte
+ * is left is escaped here, in the same C style, so a message is always
+ * safe to print as it is and never needs escaping again (which doubled
+ * the backslashes of the names in it). */
+static void escape_controls(char *msg, size_t size)
+{
+    size_t i = 0;
+    while (msg[i] && (unsigned char)msg[i] >= 0x20 && msg[i] != 0x7f)
+        i++;
+    if (!msg[i])
+        return;
+    char out[LCT_ERROR_MESSAGE_SIZE];
+    size_t o = 0;
+    for (const char *p = msg; *p && o + 5 < sizeof out; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c >= 0x20 && c != 0x7f)
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, sizeof out - o, "\\%03o", c);
+    }
+    out[o] = '\0';
+    snprintf(msg, size, "%s", out);
+}
+
 int lct__fail(lct_error *err, int code, int sys_errno, uint64_t offset,
               const char *fmt, ...)
 {
@@ -47,6 +72,7 @@ int lct__fail(lct_error *err, int code, int sys_errno, uint64_t offset,
     va_start(ap, fmt);
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
+    escape_controls(err->message, sizeof err->message);
     return code;
 }
 
