@@ -87,9 +87,21 @@
  *
  * MARK: - Threads
  *
- * A reader is not safe to use from two threads at once.  Views are plain
- * read-only memory and may be read from any thread while the reader lives.
- * Value functions keep no state and are safe from any thread.
+ * - A reader (lct_reader), a merge, a writer, an lct_refs or lct_mrc is
+ *   used by one thread at a time: share one only under your own lock.
+ *   lct_close() must not race any call on the same reader, and a call
+ *   blocked in a pipe's read() is a call: close after it returns.
+ * - Different objects may be used from different threads at once, over
+ *   the same file or not (each reader maps or reads on its own).
+ * - Views are plain read-only memory and may be read from any thread
+ *   while their reader lives; value, key and render functions keep no
+ *   state and are safe from any thread.
+ * - lct_scan_file / lct_scan_run start their own threads: the callback
+ *   runs on them, one range of frames each.
+ * - The SIGBUS guard (lct_guard_install) covers every mapped reader of
+ *   every thread, however many are open.
+ * - The Python module builds its sharing on these rules: its TraceReader
+ *   holds a lock around each call into its reader (docs: "Threads").
  */
 #ifndef LCT_H
 #define LCT_H

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging as _logging
+import math as _math
+import operator as _operator
 import os as _os
 from collections import namedtuple as _namedtuple
 
@@ -220,7 +222,27 @@ def _bounds(since, until):
             out[2 + i] = v.timestamp()
         else:
             out[i] = float(v)
+            if _math.isnan(out[i]):
+                raise ValueError(f"{('since', 'until')[i]} is NaN: a bound "
+                                 "is a number of seconds or a datetime")
     return out
+
+
+def _whole(name, v, lo, hi):
+    """v as an int in [lo, hi], or a ValueError/TypeError naming it."""
+    try:
+        n = _operator.index(v)
+    except TypeError:
+        raise TypeError(f"{name} wants an int, got {type(v).__name__}") \
+            from None
+    if not lo <= n <= hi:
+        raise ValueError(f"{name} is {lo} to {hi}, got {n}")
+    return n
+
+
+def _column_names(columns):
+    """A column list; one name given as a str is that one column."""
+    return (columns,) if isinstance(columns, str) else tuple(columns)
 
 
 def _patterns(p):
@@ -256,7 +278,7 @@ def read_table(path, columns=None, qualname=None, since=None, until=None,
     ``threads`` threads (0: every CPU), with the GIL released.  The dict
     also holds ``stats``: records, skipped, truncated, shrank.
     """
-    columns = tuple(_DEFAULT_COLUMNS if columns is None else columns)
+    columns = _DEFAULT_COLUMNS if columns is None else _column_names(columns)
     raw = _table_raw(path, columns, qualname, since, until, threads)
     return _table_from_raw(raw, columns)
 
@@ -265,6 +287,7 @@ def _table_raw(path, columns, qualname, since, until, threads=0, start=0,
                stop=0, log=None):
     """What the extension reads: the whole file, or (start or stop given)
     the byte range lct.dask reads, with its "range" facts."""
+    threads = _whole("threads", threads, 0, 1024)
     want = 0
     for c in columns:
         if c not in _COLUMNS:
@@ -306,6 +329,8 @@ def read_pandas(path, columns=None, qualname=None, since=None, until=None,
                 threads: int = 0):
     """read_table as a pandas DataFrame: qualname and op categorical,
     args (when asked) as JSON text."""
+    if columns is not None:
+        columns = _column_names(columns)
     t = read_table(path, columns, qualname, since, until, threads)
     return _frame(t, columns)
 
@@ -393,12 +418,15 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
     np = _numpy()
     if requests not in ("reads", "all"):
         raise ValueError("requests is 'reads' or 'all'")
+    if samples is not None:
+        samples = _whole("samples", samples, 1, 64)
+    seed = _whole("seed", seed, 0, 2**64 - 1)
     s, u, ws, wu = _bounds(since, until)
     try:
         raw = _lct.mrc(_os.fspath(path), _patterns(read), _patterns(write),
                        _patterns(qualname), s, u, ws, wu, requests == "all",
-                       1.0 if sample is None else float(sample), int(seed),
-                       int(samples or 0), _warn)
+                       1.0 if sample is None else float(sample), seed,
+                       samples or 0, _warn)
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
     keys_ = np.array(raw["keys"], dtype=np.uint64)

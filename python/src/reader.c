@@ -59,6 +59,13 @@ typedef struct reader {
     PyObject *path;
     bool streamed;     /* record views die at the next record: copy args */
     bool closed;
+    /* Held while the lct_reader is in use (lct_next may run without the
+     * GIL, and a log callback may let another thread in), so two threads
+     * on one reader take turns, and a close() that comes meanwhile is
+     * carried out by the holder when it lets go. */
+    PyThread_type_lock lock;
+    unsigned long holder;  /* the holding thread's ident, 0 while none */
+    bool release_pending;
     /* qualnames repeat: the last few, as str */
     PyObject *names[16];
     unsigned next_name;
@@ -367,9 +374,56 @@ static void reader_release(reader *self)
     self->closed = true;
 }
 
+/* Take the reader for this thread (waiting, without the GIL, while
+ * another has it); -1 with an exception when it is closed, or when this
+ * thread already has it (a log callback that reads its own reader). */
+static int reader_enter(reader *self)
+{
+    if (!self->lock || self->closed) {
+        PyErr_SetString(PyExc_RuntimeError, "TraceReader is closed");
+        return -1;
+    }
+    unsigned long me = PyThread_get_thread_ident();
+    if (self->holder == me) {
+        PyErr_SetString(PyExc_ValueError,
+                        "TraceReader is already executing in this thread");
+        return -1;
+    }
+    if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        PyLockStatus got;
+        do {
+            Py_BEGIN_ALLOW_THREADS
+            got = PyThread_acquire_lock_timed(self->lock, -1, 1);
+            Py_END_ALLOW_THREADS
+            if (got == PY_LOCK_INTR && PyErr_CheckSignals() < 0)
+                return -1;
+        } while (got != PY_LOCK_ACQUIRED);
+    }
+    self->holder = me;
+    if (self->closed || !self->own) { /* closed while we waited */
+        self->holder = 0;
+        PyThread_release_lock(self->lock);
+        PyErr_SetString(PyExc_RuntimeError, "TraceReader is closed");
+        return -1;
+    }
+    return 0;
+}
+
+static void reader_leave(reader *self)
+{
+    self->holder = 0;
+    if (self->release_pending) {
+        self->release_pending = false;
+        reader_release(self);
+    }
+    PyThread_release_lock(self->lock);
+}
+
 static void reader_dealloc(reader *self)
 {
-    reader_release(self);
+    reader_release(self); /* nobody holds it: a holder holds a reference */
+    if (self->lock)
+        PyThread_free_lock(self->lock);
     Py_XDECREF(self->log);
     Py_XDECREF(self->path);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -384,6 +438,11 @@ static int reader_init(reader *self, PyObject *args, PyObject *kw)
                                      PyUnicode_FSConverter, &path_obj, &log,
                                      &max_frame))
         return -1;
+    if (!self->lock && !(self->lock = PyThread_allocate_lock())) {
+        Py_DECREF(path_obj);
+        PyErr_NoMemory();
+        return -1;
+    }
     const char *path = PyBytes_AS_STRING(path_obj);
     lct_error err;
     lct_reader *r = NULL;
@@ -406,9 +465,18 @@ static int reader_init(reader *self, PyObject *args, PyObject *kw)
         return -1;
     }
     own->r = r;
+    if (!PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        Py_DECREF(own);
+        PyErr_SetString(PyExc_RuntimeError,
+                        "TraceReader is in use by another thread: it "
+                        "cannot be opened again now");
+        return -1;
+    }
     reader_release(self);
     self->own = own;
     self->closed = false;
+    self->release_pending = false;
+    PyThread_release_lock(self->lock);
     self->streamed = lct_reader_data(r).ptr == NULL;
     Py_INCREF(log);
     Py_XSETREF(self->log, log);
@@ -440,12 +508,20 @@ static PyObject *qualname_str(reader *self, lct_str q)
     return s;
 }
 
+static PyObject *next_record(reader *self);
+
 static PyObject *reader_iternext(reader *self)
 {
-    if (self->closed || !self->own) {
-        PyErr_SetString(PyExc_RuntimeError, "TraceReader is closed");
+    if (reader_enter(self) < 0)
         return NULL;
-    }
+    PyObject *out = next_record(self);
+    reader_leave(self);
+    return out;
+}
+
+/* The next record, with the reader held by this thread. */
+static PyObject *next_record(reader *self)
+{
     lct_record rec;
     int got;
     if (self->streamed) {
@@ -499,10 +575,21 @@ static PyObject *reader_iter(reader *self)
     return (PyObject *)self;
 }
 
+/* Closed now when no thread is reading; else marked, and the reading
+ * thread lets go of the file when its current step returns (a record it
+ * was reading is still handed out; the next step says closed). */
 static PyObject *reader_close(reader *self, PyObject *unused)
 {
     (void)unused;
-    reader_release(self);
+    self->closed = true;
+    if (!self->lock)
+        Py_RETURN_NONE;
+    if (PyThread_acquire_lock(self->lock, NOWAIT_LOCK)) {
+        reader_release(self);
+        PyThread_release_lock(self->lock);
+    } else {
+        self->release_pending = true;
+    }
     Py_RETURN_NONE;
 }
 
@@ -510,23 +597,22 @@ static PyObject *reader_close(reader *self, PyObject *unused)
 static PyObject *reader_header(reader *self, PyObject *unused)
 {
     (void)unused;
-    if (!self->own) {
-        PyErr_SetString(PyExc_RuntimeError, "TraceReader is closed");
+    if (reader_enter(self) < 0)
         return NULL;
-    }
     const lct_header *h = lct_reader_header(self->own->r);
-    return lctpy_decode(h->body.ptr, h->body.len);
+    PyObject *out = lctpy_decode(h->body.ptr, h->body.len);
+    reader_leave(self);
+    return out;
 }
 
 static PyObject *reader_stats(reader *self, PyObject *unused)
 {
     (void)unused;
-    if (!self->own) {
-        PyErr_SetString(PyExc_RuntimeError, "TraceReader is closed");
+    if (reader_enter(self) < 0)
         return NULL;
-    }
     lct_stats st;
     lct_reader_stats(self->own->r, &st);
+    reader_leave(self);
     return Py_BuildValue("{sKsKsOsKsOsKsK}", "records",
                          (unsigned long long)st.records, "skipped",
                          (unsigned long long)st.skipped, "truncated",
