@@ -285,6 +285,34 @@ static lct_status index_rest(lct_reader *r, lct_sidecar *s, lct_error *err)
     return LCT_OK;
 }
 
+/* Whether row i of s is the frame the trace has there, read as the
+ * reader reads it: a seek lands just past it, and a sidecar whose
+ * checksum was recomputed over forged rows could otherwise put the reader
+ * mid-frame, to yield bytes that are no record of the trace.  Quietly:
+ * the frame is read again, for real, by whoever asked. */
+static bool row_is_frame(lct_reader *r, const lct_sidecar *s, uint64_t i)
+{
+    const unsigned char *p = s->rows + i * ROW_SIZE;
+    uint64_t offset = le64dec(p), t_mono = le64dec(p + 8),
+             t_wall = le64dec(p + 16);
+    lct_str name = lct_sidecar_qualname(s, le32dec(p + 24));
+    lct__logsink sink = r->sink;
+    r->sink = (lct__logsink){NULL, NULL};
+    lct_record rec;
+    uint64_t got_mono, got_wall;
+    bool ok = lct__reader_place(r, offset, 0, 0) && lct_next(r, &rec) == 1;
+    if (ok) {
+        memcpy(&got_mono, &rec.t_mono, 8);
+        memcpy(&got_wall, &rec.t_wall, 8);
+        ok = rec.offset == offset && rec.length == le32dec(p + 28) &&
+             got_mono == t_mono && got_wall == t_wall &&
+             rec.qualname.len == name.len &&
+             memcmp(rec.qualname.ptr, name.ptr, name.len) == 0;
+    }
+    r->sink = sink;
+    return ok;
+}
+
 /* Put r where a reader stands after lct_next gave record idx - 1 of s
  * (idx <= the count), or, with `at_end`, where indexing stopped: position,
  * counters and status as if it had read so far, and, when `say`, each
@@ -302,6 +330,15 @@ static lct_status seek_to(lct_reader *r, const lct_sidecar *s, uint64_t idx,
     uint64_t skipped = 0;
     while (skipped < s->nskips && s->skips[skipped].offset < target)
         skipped++;
+    if (!at_end && idx > 0 && !row_is_frame(r, s, idx - 1)) {
+        lct_reader_rewind(r);
+        return lct__fail(err, LCT_ERR_CHANGED, 0, target,
+                         "%s: its sidecar's record %" PRIu64 " is not the "
+                         "trace's frame at offset %" PRIu64 ": reading "
+                         "from the start instead",
+                         r->shown_name, idx - 1,
+                         le64dec(s->rows + (idx - 1) * ROW_SIZE));
+    }
     if (target < r->header.size || target > s->end ||
         !lct__reader_place(r, target, idx, skipped))
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, target,
@@ -522,7 +559,9 @@ static bool parse_head(cur *c, lct_sidecar *s)
     s->last_offset = get64(c);
     s->last_hash = get64(c);
     s->nrows = get64(c);
-    s->nskips = get64(c);
+    /* the skips' count is kept only once they are there to free (a
+     * sidecar refused below is freed with what it holds) */
+    uint64_t nskips = get64(c);
     uint64_t nnames = get64(c);
     s->truncated = get32(c) & 1u;
     get32(c);
@@ -530,19 +569,17 @@ static bool parse_head(cur *c, lct_sidecar *s)
     /* Every count must fit the bytes left: a row is 32 bytes, a skip at
      * least 12, a name at least 4; and nothing lies past the trace. */
     uint64_t left = (uint64_t)(c->end - c->p);
-    if (c->bad || s->nrows > left / ROW_SIZE || s->nskips > left / 12 ||
+    if (c->bad || s->nrows > left / ROW_SIZE || nskips > left / 12 ||
         nnames > left / 4 || nnames > UINT32_MAX || s->end > s->size ||
         s->header_size > s->end ||
         (s->last_offset && s->last_offset >= s->end))
         return false;
     s->nnames = 0;
-    s->skips = calloc(s->nskips ? s->nskips : 1, sizeof *s->skips);
+    s->skips = calloc(nskips ? nskips : 1, sizeof *s->skips);
     s->names = calloc(nnames ? nnames : 1, sizeof *s->names);
     s->names_text = calloc(nnames ? nnames : 1, sizeof(char *));
-    s->capskips = s->nskips;
+    s->capskips = nskips;
     s->caprows = s->nrows;
-    uint64_t nskips = s->nskips;
-    s->nskips = 0;
     if (!s->skips || !s->names || !s->names_text)
         return false;
     /* the rows stay in the mapping: reaching one costs no copy */
@@ -570,26 +607,31 @@ static bool parse_head(cur *c, lct_sidecar *s)
     return true;
 }
 
-/* Rows in order, inside the indexed bytes, naming known qualnames; skips
- * likewise.  What the rest of the library then trusts of a sidecar. */
+/* Rows in order, each frame after the one before and inside the indexed
+ * bytes, naming known qualnames; skips in order, their warnings
+ * printable.  (That rows and skips tile the bytes is checked against the
+ * trace: tiles().) */
 static bool rows_sane(const lct_sidecar *s)
 {
-    uint64_t prev = 0;
+    uint64_t prev_end = s->header_size;
     for (uint64_t i = 0; i < s->nrows; i++) {
         lct_sidecar_row row;
         lct_sidecar_get(s, i, &row);
         uint32_t len = le32dec(s->rows + i * ROW_SIZE + 28);
-        if (row.offset < s->header_size || row.offset >= s->end ||
-            row.offset + 4 + len > s->end || (i && row.offset <= prev) ||
-            row.qualname >= s->nnames)
+        if (row.offset < prev_end || row.offset >= s->end ||
+            row.offset + 4 + len > s->end || row.qualname >= s->nnames)
             return false;
-        prev = row.offset;
+        prev_end = row.offset + 4 + len;
     }
-    for (uint64_t i = 0; i < s->nskips; i++)
+    for (uint64_t i = 0; i < s->nskips; i++) {
         if (s->skips[i].offset < s->header_size ||
             s->skips[i].offset >= s->end ||
             (i && s->skips[i].offset <= s->skips[i - 1].offset))
             return false;
+        for (const char *m = s->skips[i].message; *m; m++)
+            if ((unsigned char)*m < 0x20 || *m == 0x7f)
+                return false;
+    }
     return true;
 }
 
@@ -664,6 +706,53 @@ static bool cache_path(const lct_reader *r, const struct stat *st, bool make,
 /* What a sidecar on disk says about the trace r reads now. */
 typedef enum verdict { V_NONE, V_DAMAGED, V_OTHER, V_STALE, V_PREFIX, V_WHOLE } verdict;
 
+/* Whether reading could have ended where s says: at the end of the bytes
+ * indexed, or, when a partial frame was left, at a frame longer than the
+ * bytes after it.  (A sidecar claiming to be whole but ending early would
+ * count too few records.) */
+static bool end_sane(const lct_reader *r, const lct_sidecar *s)
+{
+    if (!s->truncated)
+        return s->end == s->size;
+    unsigned char prefix[4];
+    if (s->size - s->end < 4)
+        return true; /* a cut length prefix */
+    return pread(r->source.fd, prefix, 4, (off_t)s->end) == 4 &&
+           4 + (uint64_t)be32dec(prefix) > s->size - s->end;
+}
+
+/* Whether the rows and skips tile the indexed bytes, frame after frame
+ * from the header's end to `end` (a row carries its frame's length; a
+ * skip's is read from the trace), the last of them the frame s names
+ * last (whose hash judge then checks).  The checksum guards against
+ * damage only: anyone can recompute it, and a sidecar whose rows left a
+ * gap would count, and seek past, records that are there. */
+static bool tiles(const lct_reader *r, const lct_sidecar *s)
+{
+    uint64_t pos = s->header_size, last = 0, i = 0, k = 0;
+    while (i < s->nrows || k < s->nskips) {
+        const unsigned char *row = s->rows + i * ROW_SIZE;
+        uint64_t at, len;
+        if (k == s->nskips ||
+            (i < s->nrows && le64dec(row) < s->skips[k].offset)) {
+            at = le64dec(row);
+            len = le32dec(row + 28);
+            i++;
+        } else {
+            unsigned char prefix[4];
+            at = s->skips[k++].offset;
+            if (pread(r->source.fd, prefix, 4, (off_t)at) != 4)
+                return false;
+            len = be32dec(prefix);
+        }
+        if (at != pos)
+            return false;
+        last = at;
+        pos = at + 4 + len;
+    }
+    return pos == s->end && last == s->last_offset;
+}
+
 static verdict judge(const lct_reader *r, const struct stat *st,
                      const lct_sidecar *s)
 {
@@ -676,6 +765,8 @@ static verdict judge(const lct_reader *r, const struct stat *st,
         return V_OTHER;
     if ((uint64_t)st->st_size < s->end)
         return V_STALE; /* shorter than what was indexed */
+    if (!end_sane(r, s) || !tiles(r, s))
+        return V_DAMAGED;
     if (s->last_offset &&
         (!hash_frame(r->source.fd, s->last_offset, &h) || h != s->last_hash))
         return V_STALE;
