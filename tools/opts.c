@@ -1,6 +1,7 @@
 /*
- * opts.c - the command line: usage errors, the option parser the commands
- * share (-q, -j N, --json, --csv, -h), and parsing numbers.
+ * opts.c - the command line: the option parser the commands share (-q,
+ * -j N, --json, --csv, -h), what a bad option is told, and parsing
+ * numbers.
  */
 #include "tool.h"
 
@@ -11,20 +12,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *tool_name = "lct";
-
-void tool_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "%s%s%s: ", tool_name, cmd ? " " : "", cmd ? cmd : "");
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\nTry '%s%s%s --help'.\n", tool_name, cmd ? " " : "",
-            cmd ? cmd : "");
-    exit(EXIT_USAGE);
-}
 
 void tool_bad_option(const char *cmd, int c, char **argv)
 {

@@ -11,9 +11,6 @@
 #include <time.h>
 #include <unistd.h>
 
-const char *tool_cmd_name = "";
-bool tool_quiet;
-
 /* MARK: progress */
 
 #define PROGRESS_MIN_BYTES (256ull << 20)
