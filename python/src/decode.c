@@ -236,6 +236,48 @@ static PyObject *bin_of(dec *d, size_t len)
     return PyBytes_FromStringAndSize((const char *)q, (Py_ssize_t)len);
 }
 
+/* A container one level deeper: the depth bound holds for Python's
+ * recursion here as it does for the library's walker. */
+static PyObject *container(dec *d, bool is_array, uint64_t n, bool as_key)
+{
+    if (++d->depth > LCT_MAX_DEPTH)
+        return malformed("nested too deeply");
+    PyObject *v = is_array ? array(d, n, as_key) : map(d, n);
+    d->depth--;
+    return v;
+}
+
+/* float32/64, uint 8-64 and int 8-64 (0xca to 0xd3). */
+static PyObject *number(dec *d, unsigned char t)
+{
+    uint64_t n;
+    if (t == 0xca || t == 0xcb) {
+        if (!take_uint(d, t == 0xca ? 4 : 8, &n))
+            return malformed(t == 0xca ? "float32 cut short"
+                                       : "float64 cut short");
+        if (t == 0xcb) {
+            double f;
+            memcpy(&f, &n, 8);
+            return PyFloat_FromDouble(f);
+        }
+        uint32_t b32 = (uint32_t)n;
+        float f;
+        memcpy(&f, &b32, 4);
+        return PyFloat_FromDouble(f);
+    }
+    if (t <= 0xcf) {
+        if (!take_uint(d, 1u << (t - 0xcc), &n))
+            return malformed("uint cut short");
+        return PyLong_FromUnsignedLongLong(n);
+    }
+    unsigned bytes = 1u << (t - 0xd0);
+    if (!take_uint(d, bytes, &n))
+        return malformed("int cut short");
+    if (bytes < 8 && (n >> (bytes * 8 - 1)))
+        n |= ~0ull << (bytes * 8); /* sign-extend */
+    return PyLong_FromLongLong((long long)(int64_t)n);
+}
+
 static PyObject *value(dec *d, bool as_key)
 {
     const unsigned char *q;
@@ -249,14 +291,10 @@ static PyObject *value(dec *d, bool as_key)
         return PyLong_FromLong((int8_t)t);
     if ((t & 0xe0) == 0xa0)
         return str_of(d, t & 0x1f);
-    if ((t & 0xf0) == 0x90 || (t & 0xf0) == 0x80) {
-        if (++d->depth > LCT_MAX_DEPTH)
-            return malformed("nested too deeply");
-        PyObject *v = (t & 0xf0) == 0x90 ? array(d, t & 0x0f, as_key)
-                                         : map(d, t & 0x0f);
-        d->depth--;
-        return v;
-    }
+    if ((t & 0xf0) == 0x90 || (t & 0xf0) == 0x80)
+        return container(d, (t & 0xf0) == 0x90, t & 0x0f, as_key);
+    if (t >= 0xca && t <= 0xd3)
+        return number(d, t);
     switch (t) {
     case 0xc0: Py_RETURN_NONE;
     case 0xc2: Py_RETURN_FALSE;
@@ -269,51 +307,16 @@ static PyObject *value(dec *d, bool as_key)
         if (!take_uint(d, 1u << (t - 0xc7), &n))
             return malformed("ext length cut short");
         return ext(d, (size_t)n);
-    case 0xca: {
-        uint64_t bits;
-        if (!take_uint(d, 4, &bits))
-            return malformed("float32 cut short");
-        uint32_t b32 = (uint32_t)bits;
-        float f;
-        memcpy(&f, &b32, 4);
-        return PyFloat_FromDouble(f);
-    }
-    case 0xcb: {
-        uint64_t bits;
-        if (!take_uint(d, 8, &bits))
-            return malformed("float64 cut short");
-        double f;
-        memcpy(&f, &bits, 8);
-        return PyFloat_FromDouble(f);
-    }
-    case 0xcc: case 0xcd: case 0xce: case 0xcf:
-        if (!take_uint(d, 1u << (t - 0xcc), &n))
-            return malformed("uint cut short");
-        return PyLong_FromUnsignedLongLong(n);
-    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
-        unsigned bytes = 1u << (t - 0xd0);
-        if (!take_uint(d, bytes, &n))
-            return malformed("int cut short");
-        if (bytes < 8 && (n >> (bytes * 8 - 1)))
-            n |= ~0ull << (bytes * 8); /* sign-extend */
-        return PyLong_FromLongLong((long long)(int64_t)n);
-    }
     case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
         return ext(d, (size_t)1 << (t - 0xd4));
     case 0xd9: case 0xda: case 0xdb:
         if (!take_uint(d, 1u << (t - 0xd9), &n))
             return malformed("str length cut short");
         return str_of(d, (size_t)n);
-    case 0xdc: case 0xdd: case 0xde: case 0xdf: {
-        if (!take_uint(d, t <= 0xdd ? (t == 0xdc ? 2 : 4) : (t == 0xde ? 2 : 4),
-                       &n))
+    case 0xdc: case 0xdd: case 0xde: case 0xdf:
+        if (!take_uint(d, (t & 1) ? 4 : 2, &n))
             return malformed("length cut short");
-        if (++d->depth > LCT_MAX_DEPTH)
-            return malformed("nested too deeply");
-        PyObject *v = t <= 0xdd ? array(d, n, as_key) : map(d, n);
-        d->depth--;
-        return v;
-    }
+        return container(d, t <= 0xdd, n, as_key);
     default:
         return malformed("byte 0xc1 is never used");
     }

@@ -5,6 +5,10 @@
  * copy), keys (the key reference stream of `lct keys`) and mrc (the
  * curve of `lct mrc`).  Arrays grow by doubling: a handful of
  * allocations per column and thread, none per record.
+ *
+ * Long because read_table, keys and mrc share the lanes (per-thread
+ * growing arrays), their joining and their argument checks: one file
+ * keeps the rule of no allocation per record in one place.
  */
 #include "lctpy.h"
 
@@ -314,11 +318,9 @@ static PyObject *join_col(lane *lanes, unsigned n, size_t field)
     return out;
 }
 
-/* Everything the threads gathered, as the dict read_table returns. */
-static PyObject *table_result(lane *lanes, unsigned n, unsigned want,
-                              const lct_stats *st)
+/* Each lane numbers its records from 0: shift them to the file's. */
+static void lanes_number_records(lane *lanes, unsigned n)
 {
-    /* record numbers: each lane's are its own, from 0 */
     uint64_t base = 0;
     for (unsigned t = 0; t < n; t++) {
         uint64_t *v = (uint64_t *)lanes[t].idx.buf;
@@ -326,27 +328,67 @@ static PyObject *table_result(lane *lanes, unsigned n, unsigned want,
             v[i] += base;
         base += lanes[t].seen;
     }
-    /* qualname ids: each lane's to the file's, in order of first sight */
-    names all = {0};
+}
+
+/* Each lane's qualname ids to the file's, in order of first sight;
+ * false when memory ran out. */
+static bool lanes_merge_names(lane *lanes, unsigned n, names *all)
+{
     for (unsigned t = 0; t < n; t++) {
         names *ln = &lanes[t].names;
         uint32_t *map = ln->n ? malloc(ln->n * sizeof *map) : NULL;
         if (ln->n && !map)
-            goto nomem;
+            return false;
         for (uint32_t i = 0; i < ln->n; i++)
-            if ((map[i] = intern(&all, ln->text[i], ln->len[i])) == UINT32_MAX) {
+            if ((map[i] = intern(all, ln->text[i], ln->len[i])) == UINT32_MAX) {
                 free(map);
-                goto nomem;
+                return false;
             }
         uint32_t *ids = (uint32_t *)lanes[t].qual.buf;
         for (size_t i = 0; ids && i < lanes[t].qual.len / 4; i++)
             ids[i] = map[ids[i]];
         free(map);
     }
-    PyObject *d = PyDict_New();
-    if (!d)
-        goto nomem_py;
-    struct {
+    return true;
+}
+
+/* The args column, asked for: one str per row, in file order. */
+static PyObject *lanes_args(lane *lanes, unsigned n)
+{
+    uint64_t rows = 0;
+    for (unsigned t = 0; t < n; t++)
+        rows += lanes[t].rows;
+    PyObject *list = PyList_New((Py_ssize_t)rows);
+    Py_ssize_t at = 0;
+    for (unsigned t = 0; list && t < n; t++) {
+        const uint64_t *ends = (const uint64_t *)lanes[t].json_end.buf;
+        uint64_t start = 0;
+        for (uint64_t i = 0; list && i < lanes[t].rows; i++) {
+            PyObject *s = PyUnicode_DecodeUTF8(lanes[t].json.buf + start,
+                                               (Py_ssize_t)(ends[i] - start),
+                                               "surrogateescape");
+            if (!s)
+                Py_CLEAR(list);
+            else
+                PyList_SET_ITEM(list, at++, s);
+            start = ends[i];
+        }
+    }
+    return list;
+}
+
+/* d[name] = v, taking v's reference; false (with v released) on failure. */
+static bool dict_take(PyObject *d, const char *name, PyObject *v)
+{
+    bool ok = v && PyDict_SetItemString(d, name, v) == 0;
+    Py_XDECREF(v);
+    return ok;
+}
+
+/* The numeric columns asked for, each joined over the lanes. */
+static bool put_columns(PyObject *d, lane *lanes, unsigned n, unsigned want)
+{
+    static const struct {
         unsigned bit;
         const char *name;
         size_t field;
@@ -358,69 +400,39 @@ static PyObject *table_result(lane *lanes, unsigned n, unsigned want,
         {COL_QUALNAME, "qualname_codes", offsetof(lane, qual)},
         {COL_ARGS_BYTES, "args_bytes", offsetof(lane, args_bytes)},
     };
-    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) {
-        if (!(want & cols[i].bit))
-            continue;
-        PyObject *c = join_col(lanes, n, cols[i].field);
-        if (!c || PyDict_SetItemString(d, cols[i].name, c) != 0) {
-            Py_XDECREF(c);
-            Py_DECREF(d);
-            goto nomem_py;
-        }
-        Py_DECREF(c);
+    for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
+        if ((want & cols[i].bit) &&
+            !dict_take(d, cols[i].name, join_col(lanes, n, cols[i].field)))
+            return false;
+    return true;
+}
+
+/* Everything the threads gathered, as the dict read_table returns. */
+static PyObject *table_result(lane *lanes, unsigned n, unsigned want,
+                              const lct_stats *st)
+{
+    lanes_number_records(lanes, n);
+    names all = {0};
+    if (!lanes_merge_names(lanes, n, &all)) {
+        names_free(&all);
+        return PyErr_NoMemory();
     }
-    PyObject *cats = names_list(&all);
-    if (!cats || PyDict_SetItemString(d, "qualname_categories", cats) != 0) {
-        Py_XDECREF(cats);
-        Py_DECREF(d);
-        goto nomem_py;
-    }
-    Py_DECREF(cats);
-    if (want & COL_ARGS) { /* asked for: one str per row */
-        uint64_t rows = 0;
-        for (unsigned t = 0; t < n; t++)
-            rows += lanes[t].rows;
-        PyObject *list = PyList_New((Py_ssize_t)rows);
-        Py_ssize_t at = 0;
-        for (unsigned t = 0; list && t < n; t++) {
-            const uint64_t *ends = (const uint64_t *)lanes[t].json_end.buf;
-            uint64_t start = 0;
-            for (uint64_t i = 0; list && i < lanes[t].rows; i++) {
-                PyObject *s = PyUnicode_DecodeUTF8(lanes[t].json.buf + start,
-                                                   (Py_ssize_t)(ends[i] - start),
-                                                   "surrogateescape");
-                if (!s)
-                    Py_CLEAR(list);
-                else
-                    PyList_SET_ITEM(list, at++, s);
-                start = ends[i];
-            }
-        }
-        if (!list || PyDict_SetItemString(d, "args", list) != 0) {
-            Py_XDECREF(list);
-            Py_DECREF(d);
-            goto nomem_py;
-        }
-        Py_DECREF(list);
-    }
-    PyObject *stats = Py_BuildValue(
-        "{sKsKsOsO}", "records", (unsigned long long)st->records, "skipped",
-        (unsigned long long)st->skipped, "truncated",
-        st->truncated ? Py_True : Py_False, "shrank",
-        st->shrank ? Py_True : Py_False);
-    if (!stats || PyDict_SetItemString(d, "stats", stats) != 0) {
-        Py_XDECREF(stats);
-        Py_DECREF(d);
-        goto nomem_py;
-    }
-    Py_DECREF(stats);
+    PyObject *d = PyDict_New();
+    bool ok = d && put_columns(d, lanes, n, want) &&
+              dict_take(d, "qualname_categories", names_list(&all)) &&
+              (!(want & COL_ARGS) || dict_take(d, "args", lanes_args(lanes, n)));
     names_free(&all);
+    if (ok)
+        ok = dict_take(d, "stats", Py_BuildValue(
+            "{sKsKsOsO}", "records", (unsigned long long)st->records,
+            "skipped", (unsigned long long)st->skipped, "truncated",
+            st->truncated ? Py_True : Py_False, "shrank",
+            st->shrank ? Py_True : Py_False));
+    if (!ok) {
+        Py_XDECREF(d);
+        return NULL;
+    }
     return d;
-nomem:
-    PyErr_NoMemory();
-nomem_py:
-    names_free(&all);
-    return NULL;
 }
 
 static double bound(PyObject *o)
