@@ -54,10 +54,7 @@ static void help(void)
            "               (24 bytes per reference) instead of rows; read\n"
            "               with -j N threads (default: all CPUs for files of\n"
            "               64 MiB or more)\n"
-           "  -q           no warnings on stderr\n"
-           "  --mmap, --stream  how to read the file (default: stream)\n"
-           "  --max-frame SIZE  the longest frame a pipe may hold (256M)\n"
-           "  -h, --help   this text\n");
+           TOOL_HELP_READING);
 }
 
 static void on_option(void *ctx, int c, const char *arg)
@@ -180,22 +177,11 @@ int cmd_keys(int argc, char **argv)
                     .help = help, .min_operands = 1};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
-    /* OUT first: one that is the trace, or cannot be written, fails
-     * before anything is read. */
-    lct_output *out = NULL;
-    if (o.oracle &&
-        !(out = tool_output_open("keys", "--oracle-general", o.oracle, &a))) {
-        tool_keyops_free(&o.ops);
-        return EXIT_REFUSED;
-    }
+    lct_output *out;
     tool_inputs in;
-    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true)) {
-        lct_output_abort(out);
-        tool_keyops_free(&o.ops);
+    if (!tool_keys_start("keys", "--oracle-general", o.oracle, &a, &o.ops,
+                         &out, &in))
         return EXIT_REFUSED;
-    }
-    tool_inputs_one_file(&in, "keys", "--range", o.ops.range.set);
-    tool_keyops_defaults(&o.ops);
     o.csv = a.csv;
     o.quiet = a.quiet;
     if (o.oracle && lct_refs_new(&o.refs) != LCT_OK)

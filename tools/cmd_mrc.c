@@ -71,10 +71,7 @@ static void help(void)
            "  --csv, --json  other formats\n"
            "  -j N         read the trace with N threads (default: all CPUs\n"
            "               for files of 64 MiB or more)\n"
-           "  -q           no warnings on stderr\n"
-           "  --mmap, --stream  how to read the file (default: stream)\n"
-           "  --max-frame SIZE  the longest frame a pipe may hold (256M)\n"
-           "  -h, --help   this text\n");
+           TOOL_HELP_READING);
 }
 
 static void on_option(void *ctx, int c, const char *arg)
@@ -416,21 +413,10 @@ int cmd_mrc(int argc, char **argv)
      * and 0.017 (bench/shards-error). */
     if (!o.samples)
         o.samples = o.sample < 1 ? 9 : 1;
-    /* The SVG's path first: one that is the trace, or cannot be written,
-     * fails before anything is read. */
-    lct_output *svg = NULL;
-    if (o.svg && !(svg = tool_output_open("mrc", "--svg", o.svg, &a))) {
-        tool_keyops_free(&o.ops);
-        return EXIT_REFUSED;
-    }
+    lct_output *svg;
     tool_inputs in;
-    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true)) {
-        lct_output_abort(svg);
-        tool_keyops_free(&o.ops);
+    if (!tool_keys_start("mrc", "--svg", o.svg, &a, &o.ops, &svg, &in))
         return EXIT_REFUSED;
-    }
-    tool_inputs_one_file(&in, "mrc", "--range", o.ops.range.set);
-    tool_keyops_defaults(&o.ops);
     new_refs(&o);
     bool whole;
     o.failed = !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole);

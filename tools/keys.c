@@ -50,6 +50,25 @@ void tool_keyops_defaults(tool_keyops *o)
         tool_keyops_add(o, true, LCT_KEYS_WRITE_CALL);
 }
 
+bool tool_keys_start(const char *cmd, const char *out_opt,
+                     const char *out_path, const tool_args *a, tool_keyops *o,
+                     lct_output **out, tool_inputs *in)
+{
+    *out = NULL;
+    if (out_path && !(*out = tool_output_open(cmd, out_opt, out_path, a))) {
+        tool_keyops_free(o);
+        return false;
+    }
+    if (!tool_inputs_open(in, a, tool_source_flags(a), true)) {
+        lct_output_abort(*out);
+        tool_keyops_free(o);
+        return false;
+    }
+    tool_inputs_one_file(in, cmd, "--range", o->range.set);
+    tool_keyops_defaults(o);
+    return true;
+}
+
 void tool_keyops_free(tool_keyops *o)
 {
     free(o->read.text);

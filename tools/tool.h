@@ -130,6 +130,13 @@ void tool_parse_args(const tool_cmd *cmd, int argc, char **argv,
 
 /* The lct_open flags that --mmap / --stream (or the default) ask for. */
 unsigned tool_source_flags(const tool_args *a);
+/* The end of a --help whose options sit in a 13-column field: the options
+ * every reading command takes. */
+#define TOOL_HELP_READING                                                   \
+    "  -q           no warnings on stderr\n"                                \
+    "  --mmap, --stream  how to read the file (default: stream)\n"          \
+    "  --max-frame SIZE  the longest frame a pipe may hold (256M)\n"        \
+    "  -h, --help   this text\n"
 /* tool_parse_args, then tool_open of its operand (NULL: refused, said). */
 lct_reader *tool_start(const tool_cmd *cmd, int argc, char **argv,
                        unsigned flags, tool_args *a);
@@ -468,6 +475,16 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
  * False if memory ran out or the file shrank. */
 bool tool_keys_collect(tool_inputs *in, tool_keyops *o, const char *cmd,
                        const tool_args *a, lct_refs *out, bool *whole);
+
+/* The start of `lct keys` and `lct mrc`, once their options are parsed:
+ * the output file named by out_opt (when out_path is not NULL) opened
+ * first, so one that is the trace or cannot be written fails before
+ * anything is read; then the inputs (one FILE only with --range) and the
+ * default patterns.  False (o freed, nothing left open) when either
+ * could not be opened: exit EXIT_REFUSED. */
+bool tool_keys_start(const char *cmd, const char *out_opt,
+                     const char *out_path, const tool_args *a, tool_keyops *o,
+                     lct_output **out, tool_inputs *in);
 
 /* The end of `lct keys` and `lct mrc`: report unmatched patterns (unless
  * quiet), free o, close the inputs, flush stdout, and return the exit code: 1 if

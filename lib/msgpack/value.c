@@ -98,16 +98,11 @@ lct_status lct_value_get_int64(lct_value v, int64_t *out)
     int64_t neg;
     uint64_t pos;
     int rc = read_integer(v, &neg, &pos);
-    if (rc < 0)
-        return rc;
-    if (rc == 1) {
-        *out = neg;
-        return LCT_OK;
-    }
-    if (pos > INT64_MAX)
+    if (rc == 0 && pos > INT64_MAX)
         return LCT_ERR_RANGE;
-    *out = (int64_t)pos;
-    return LCT_OK;
+    if (rc >= 0)
+        *out = rc == 1 ? neg : (int64_t)pos;
+    return rc < 0 ? rc : LCT_OK;
 }
 
 lct_status lct_value_get_uint64(lct_value v, uint64_t *out)
@@ -115,12 +110,11 @@ lct_status lct_value_get_uint64(lct_value v, uint64_t *out)
     int64_t neg;
     uint64_t pos;
     int rc = read_integer(v, &neg, &pos);
-    if (rc < 0)
-        return rc;
     if (rc == 1)
-        return LCT_ERR_RANGE;
-    *out = pos;
-    return LCT_OK;
+        return LCT_ERR_RANGE; /* negative */
+    if (rc == 0)
+        *out = pos;
+    return rc < 0 ? rc : LCT_OK;
 }
 
 lct_status lct_value_get_double(lct_value v, double *out)
