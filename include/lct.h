@@ -30,6 +30,37 @@
  * the library's layers, lowest first (docs/architecture.md): base,
  * msgpack values, reading the format, rendering, writing, LMCache.
  *
+ * MARK: - Contents
+ *
+ * The whole API is in this one header (why it is long: a reader learns
+ * the library here without opening lib/).  Sections, by layer, with the
+ * first function of each; search for "MARK: - " and the section's name.
+ *
+ *   Before the code: Names, Lifetimes, Caveats of a mapping, Threads.
+ *   lib/base      Version ................................ lct_version
+ *                 Status codes and errors ................ lct_strerror
+ *                 Views (lct_str, lct_bytes)
+ *   lib/msgpack   Values ................................. lct_value_from
+ *                 Visiting every value ................... lct_value_visit
+ *   lib/read      Opening and iterating .................. lct_open, lct_next
+ *                 Sidecar index .......................... lct_sidecar_build
+ *                 Several traces on one timeline ......... lct_merge_new
+ *                 Warnings ............................... lct_reader_set_log
+ *                 Files that shrink while mapped ......... lct_guard_install
+ *                 Frame index and parallel scans ......... lct_index_build
+ *   lib/render    JSON rendering ......................... lct_value_write_json
+ *   lib/write     Writing traces ......................... lct_writer_open
+ *                 Output files ........................... lct_output_check
+ *                 Replay pacing .......................... lct_pacer_new
+ *   lib/lmcache   LMCache's argument types ............... lct_object_key_get
+ *                 Key reference streams, miss-ratio curves lct_refs_new,
+ *                                                          lct_mrc_compute
+ *   lib/replay    Replay: operations and backends ........ lct_backend_find
+ *                 The replay engine ...................... lct_replay_run
+ *
+ * The SQLite tables are in lct_sqlite.h (lct_sqlite_register) and the
+ * redis backend in lct_redis.h.
+ *
  * MARK: - Names
  *
  * lct_NOUN_VERB: the noun is the type operated on (lct_reader_stats,
@@ -1669,6 +1700,8 @@ void lct_mrc_curve_free(lct_mrc_curve *curve);
 
 /* MARK: = Layer: lib/replay (docs/architecture.md) */
 
+/* MARK: - Replay: operations and backends */
+
 /*
  * Replaying a trace against a storage backend.  The engine reads records
  * in order and turns the storage calls into operations on keys:
@@ -1795,6 +1828,8 @@ lct_status lct_backend_find(const char *uri,
                             const lct_backend_ops *const *extra, size_t n,
                             const lct_backend_ops **ops, const char **arg,
                             lct_error *err);
+
+/* MARK: - The replay engine */
 
 /** How lct_replay_run() replays. */
 typedef struct lct_replay_options {

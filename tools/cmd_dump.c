@@ -1,6 +1,10 @@
 /*
  * cmd_dump.c - `lct dump`: one JSON object per record per line (JSONL),
  * rendered by the library (lct_record_write_json), with filters.
+ *
+ * Long because the sequential and the parallel renderer share dump's
+ * filters, field selection and line writers, which no other command
+ * uses; as two files they would call each other.
  */
 #include "tool.h"
 

@@ -5,6 +5,9 @@
  * GroupedObjectKeys, enums, torch.dtype and the list wrappers, each
  * accepting the older forms; the stable key hash; and the iterator over
  * the keys a record carries.  Nothing here allocates.
+ *
+ * Long because it holds one small accessor per codec type, all sharing
+ * the wrapper and field helpers here.
  */
 #define _GNU_SOURCE /* memmem */
 #include "base/bytes_internal.h"

@@ -2,6 +2,10 @@
  * reader.c - the lct_reader object: open (source, header frame, header
  * checks in the reference order), iteration over record frames with the
  * skip and truncation rules, counters, and warnings.
+ *
+ * Long because open, iteration and the skip and truncation rules share
+ * the reader's state, and the rules are checked against the reference
+ * reader's most easily read in one place.
  */
 #include "read/decode_internal.h"
 #include "base/error_internal.h"

@@ -8,6 +8,11 @@
  * serves a trace that grew since as a prefix, and is extended rather than
  * rebuilt.  lct_reader_seek puts a reader at record N as if it had read
  * the N before it: same counters, same warnings.
+ *
+ * Long because writing, checking and seeking share the sidecar's layout
+ * and its checks (a forged sidecar is checked frame by frame against the
+ * trace, and a seek re-checks the frame it lands past): as several files
+ * they would call each other.
  */
 #define _GNU_SOURCE /* realpath's PATH_MAX users, O_CLOEXEC */
 #include "base/bytes_internal.h"

@@ -4,6 +4,9 @@
  * fails the run at once, naming the address), commands one at a time or
  * pipelined, and every failure turned into an lct_error that names the
  * server and says what hiredis said.
+ *
+ * Long because the connections, their pipeline windows and the clean-up
+ * at open share the connection state and its error words.
  */
 #include <errno.h>
 #include <inttypes.h>

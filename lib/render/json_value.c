@@ -8,6 +8,11 @@
  *
  * Recursion follows the value's nesting, which lct__mp_walk has already
  * bounded by LCT_MAX_DEPTH for every value this is given.
+ *
+ * Long because one value renderer covers every msgpack type with
+ * msgspec's rule for each (merged keys, ext, timestamps, the ObjectKey
+ * template), and its parts recurse into each other: as several files
+ * they would call each other.
  */
 #include "base/grow_internal.h"
 #include "render/json_internal.h"

@@ -6,6 +6,9 @@
  * backend calls, one at a time or as a pipeline, and each worker's
  * tallies.  One worker runs inline on the planner's thread: no queue, no
  * lock, which is what a single-threaded replay should cost.
+ *
+ * Long because the queue, the causal waits and the workers share one
+ * lock and one state: as several files they would call each other.
  */
 #define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>

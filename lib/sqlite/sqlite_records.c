@@ -6,6 +6,9 @@
  * comes before them.  Constraints SQLite passes down only ever drop rows
  * it would drop itself (every one is checked again by SQLite), so a
  * bound that cannot be applied exactly is applied loosely or not at all.
+ *
+ * Long because SQLite's virtual-table interface is a dozen callbacks
+ * sharing one cursor, and the constraint push-down is most of it.
  */
 #include "sqlite/sqlite_internal.h"
 SQLITE_EXTENSION_INIT3
