@@ -4,6 +4,11 @@
  * times and qualname and decode args only when asked, and the owner
  * object that keeps a mapping alive while any record still points into
  * it (so a record outlives the loop, and the reader's close()).
+ *
+ * Long because the reader, the record and the owner are three Python
+ * types whose lifetimes hang on each other (a record keeps the owner,
+ * close() waits for the reader's users): one file keeps that contract
+ * in one place.
  */
 #include "lctpy.h"
 
