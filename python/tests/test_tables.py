@@ -210,31 +210,5 @@ def test_a_pipe_reads_the_same_table():
 
 
 
-def test_the_readme_example_prints_what_the_readme_says():
-    np()
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        raise Skip("pandas is not installed for this interpreter")
-    import contextlib
-    import io as _io
-    import re
-    from support import TOP
-    with open(os.path.join(TOP, "README.md")) as f:
-        text = f.read()
-    section = text[text.index("## From Python"):]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    want = re.search(r"prints\n\n```text\n(.*?)```", section, re.S).group(1)
-    out = _io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(TOP)
-    try:
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, "README.md", "exec"), {})
-    finally:
-        os.chdir(cwd)
-    assert out.getvalue() == want, out.getvalue()
-
-
 if __name__ == "__main__":
     sys.exit(run(globals()))
