@@ -10,10 +10,9 @@ set -eu
 py=${PYTHON:-python3}
 out="${LCT_PY_BUILD:-$LCT_BUILDDIR/python-build}"
 mkdir -p "$out"
-if ! (cd "$LCT_SRCDIR/python" &&
-      LCT_PY_CFLAGS="${LCT_SAN_CFLAGS:-}" LCT_PY_LDFLAGS="${LCT_SAN_LDFLAGS:-}" \
-      "$py" setup.py -q build --build-base "$out/tmp" --build-lib "$out/lib") \
-      > "$out/build.log" 2>&1; then
+if ! LCT_PY_CFLAGS="${LCT_SAN_CFLAGS:-}" LCT_PY_LDFLAGS="${LCT_SAN_LDFLAGS:-}" \
+      "$py" "$LCT_SRCDIR/python/build_lct.py" --build-lib "$out/lib" \
+      --build-temp "$out/tmp" > "$out/build.log" 2>&1; then
     cat "$out/build.log"
     exit 1
 fi
@@ -25,7 +24,7 @@ if [ -n "${LCT_SAN_CFLAGS:-}" ]; then
     preload="$asan:$ubsan"
 fi
 status=0
-for t in test_dropin test_tables test_reference test_hostile test_threads test_dask test_docs; do
+for t in test_dropin test_tables test_pandas test_reference test_hostile test_threads test_dask test_docs; do
     echo "== $t ($py)"
     log="$out/$t.log"
     LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \
