@@ -108,7 +108,8 @@ def stale_options(src, docs, env):
 def run_doc(doc, text, src, build, env, ran, failed):
     for cmd, want in examples(text):
         first = cmd.split()[0]
-        if first not in ("lct", "examples/replay", "examples/count"):
+        if first not in ("lct", "examples/replay", "examples/count",
+                         "examples/backend"):
             print("skipped (not lct): " + cmd.splitlines()[0])
             continue
         if "--svg" in cmd or " gen " in cmd:
