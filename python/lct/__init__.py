@@ -24,19 +24,36 @@ import operator as _operator
 import os as _os
 from collections import namedtuple as _namedtuple
 
-from . import _lct
+try:
+    from . import _lct
+except ImportError as _e:  # pragma: no cover - depends on the install
+    if "_lct" not in str(_e) or "cannot open shared object" in str(_e):
+        raise
+    raise ImportError(
+        "lct's compiled part (lct._lct) is not built here: install the "
+        "package with `python3 -m pip install ./python` (in a venv for "
+        "Debian's python3), or build it with `make python` and put "
+        "build/python-build/lib on PYTHONPATH; importing from inside "
+        "python/ finds the unbuilt sources first (docs/python.md)") from None
 
 __all__ = [
     "TraceReader", "Header", "Record", "ObjectKey", "LayoutDesc", "Ext",
-    "read_table",
-    "read_pandas", "keys", "mrc", "MAGIC", "FORMAT_VERSION",
+    "read_table", "read_pandas", "keys", "mrc", "MAGIC", "FORMAT_VERSION",
+    "__version__",
 ]
+
+#: liblct's version, the module's own.
+__version__ = _lct.version()
 
 #: Magic bytes of every trace, and the one framing version there is.
 MAGIC = b"LMCT"
 FORMAT_VERSION = 1
 
-logger = _logging.getLogger("lct")
+_logger = _logging.getLogger("lct")
+
+
+def __dir__():
+    return sorted(__all__ + ["dask"])
 
 Record = _lct.Record
 
@@ -103,8 +120,23 @@ class Header:
             getattr(self, n) == getattr(other, n) for n in self.__slots__)
 
 
-def _warn(kind: int, offset: int, message: str) -> None:
-    logger.warning("TraceReader: %s", message)
+def _log_for(who: str, path):
+    """A warning sink that says who read which file: a WARNING on the lct
+    logger, "WHO: PATH: MESSAGE" (the drop-in's words stay the reference
+    reader's, "TraceReader: MESSAGE"), with path and offset as the
+    LogRecord's attributes for handlers and filters."""
+    name = _os.fsdecode(path) if path is not None else None
+
+    def warn(kind: int, offset: int, message: str) -> None:
+        extra = {"path": name, "offset": offset}
+        if who == "TraceReader" or name is None:
+            _logger.warning("%s: %s", who, message, extra=extra)
+        else:
+            _logger.warning("%s: %s: %s", who, name, message, extra=extra)
+    return warn
+
+
+_warn = _log_for("TraceReader", None)
 
 
 def _refusal(path: str, code: int, errno: int, message: str):
@@ -145,10 +177,15 @@ class TraceReader:
     def __init__(self, path: str, *, max_frame: int = 0) -> None:
         self._path = path
         try:
-            self._r = _lct.Reader(path, _warn, max_frame)
+            self._r = _lct.Reader(path, _log_for("TraceReader", path),
+                                  max_frame)
         except _lct.OpenError as e:
             raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
         self._header = Header(self._r.header())
+
+    def __repr__(self) -> str:
+        state = "closed" if self._r is None else "open"
+        return f"<lct.TraceReader {_os.fsdecode(self._path)!r} {state}>"
 
     def __enter__(self) -> "TraceReader":
         return self
@@ -254,6 +291,9 @@ _COLUMNS = {"idx": 1, "offset": 2, "t_mono": 4, "t_wall": 8, "qualname": 16,
 _DEFAULT_COLUMNS = ("idx", "offset", "t_mono", "t_wall", "qualname", "op",
                     "args_bytes")
 
+#: Files this large or larger report progress (see read_table's progress).
+PROGRESS_BYTES = 256 << 20
+
 
 def _short_names(np, codes, categories):
     ops = [q.rsplit(".", 1)[-1] for q in categories]
@@ -263,28 +303,113 @@ def _short_names(np, codes, categories):
     return remap[codes] if len(codes) else codes.copy(), op_categories
 
 
+class _Progress:
+    """progress=True: tqdm's bar when tqdm is installed, else a line on
+    stderr about every 2 seconds; a callable is called as
+    progress(done_bytes, total_bytes).  Only for files of PROGRESS_BYTES
+    or more: the read then runs on a thread of its own (the GIL released
+    in C), adding the bytes it has read to a cell this thread looks at 4
+    times a second."""
+
+    def __init__(self, progress, path, what):
+        self.call = None
+        if not progress or path is None:
+            return
+        try:
+            total = _os.path.getsize(path)
+        except OSError:
+            return
+        if total < PROGRESS_BYTES:
+            return
+        self.total = total
+        if callable(progress):
+            self.call = progress
+            return
+        try:
+            import tqdm  # type: ignore
+            bar = tqdm.tqdm(total=total, unit="B", unit_scale=True,
+                            desc=f"{what} {_os.fsdecode(path)}")
+
+            def show(done, _total):
+                bar.update(done - bar.n)
+                if done >= total:
+                    bar.close()
+            self.call = show
+        except ImportError:
+            import sys
+            import time
+            last = [0.0]
+
+            def line(done, t):
+                now = time.monotonic()
+                if done < t and now - last[0] < 2:
+                    return
+                last[0] = now
+                sys.stderr.write(f"lct.{what}: {_os.fsdecode(path)}: "
+                                 f"{done * 100 // t}% of {t / 2**20:.1f} "
+                                 "MiB\n")
+            self.call = line
+
+    def run(self, fn):
+        """fn(cell) on a thread, its bytes shown as they are read; its
+        result or its exception."""
+        if not self.call:
+            return fn(None)
+        import threading
+        cell = bytearray(8)
+        out = {}
+
+        def work():
+            try:
+                out["value"] = fn(cell)
+            except BaseException as e:  # handed to the caller
+                out["error"] = e
+        th = threading.Thread(target=work, daemon=True)
+        self.call(0, self.total)
+        th.start()
+        while th.is_alive():
+            th.join(0.25)
+            done = min(int.from_bytes(cell, "little"), self.total)
+            if th.is_alive():
+                self.call(done, self.total)
+        if "error" in out:
+            raise out["error"]
+        self.call(self.total, self.total)
+        return out["value"]
+
+
 def read_table(path, columns=None, qualname=None, since=None, until=None,
-               threads: int = 0) -> dict:
+               threads: int = 0, *, datetimes: bool = False,
+               progress=None) -> dict:
     """Columns of every selected record as numpy arrays.
 
     columns: any of idx (record number from 0, as lct dump counts), offset,
     t_mono, t_wall, qualname, op (the qualname after its last dot),
     args_bytes (the msgpack size of args), args (JSON text, one str per
-    row: only when asked).  qualname and op are categorical: int32 codes,
-    with the names in ``qualname_categories`` / ``op_categories``.
-    qualname selects records by pattern (the exact name, a suffix after a
-    dot, or a glob; a list: any); since/until bound t_mono (seconds) or
-    t_wall (a datetime or a UTC time text).  The file is read once, on
-    ``threads`` threads (0: every CPU), with the GIL released.  The dict
-    also holds ``stats``: records, skipped, truncated, shrank.
+    row: only when asked); one name as a str is that one column.  idx,
+    offset and args_bytes are int64, t_mono float64, t_wall float64
+    seconds (datetime64[ns] UTC with datetimes=True).  qualname and op are
+    categorical: int32 codes, with the names in ``qualname_categories`` /
+    ``op_categories``.  qualname selects records by pattern (the exact
+    name, a suffix after a dot, or a glob; a list: any); since/until bound
+    t_mono (seconds) or t_wall (a datetime or a UTC time text).  The file
+    is read once, on ``threads`` threads (0: every CPU), with the GIL
+    released.  ``stats`` says what reading the file found: path, records,
+    skipped, truncated, shrank.  Warnings go to the ``lct`` logger as
+    "read_table: PATH: ...", with ``path`` and ``offset`` attributes.
+    progress: True (tqdm, or a line on stderr) or a callable(done, total)
+    for files of 256 MiB or more.
     """
     columns = _DEFAULT_COLUMNS if columns is None else _column_names(columns)
-    raw = _table_raw(path, columns, qualname, since, until, threads)
-    return _table_from_raw(raw, columns)
+    raw = _Progress(progress, path, "read_table").run(
+        lambda cell: _table_raw(path, columns, qualname, since, until,
+                                threads, log=_log_for("read_table", path),
+                                progress=cell))
+    return _table_from_raw(raw, columns, datetimes, path)
 
 
 def _table_raw(path, columns, qualname, since, until, threads=0, start=0,
-               stop=0, log=None):
+               stop=0, log=None, progress=None):
     """What the extension reads: the whole file, or (start or stop given)
     the byte range lct.dask reads, with its "range" facts."""
     threads = _whole("threads", threads, 0, 1024)
@@ -297,20 +422,33 @@ def _table_raw(path, columns, qualname, since, until, threads=0, start=0,
     s, u, ws, wu = _bounds(since, until)
     try:
         return _lct.read_table(_os.fspath(path), want, _patterns(qualname),
-                               s, u, ws, wu, threads, log or _warn, start,
-                               stop)
+                               s, u, ws, wu, threads,
+                               log or _log_for("read_table", path), start,
+                               stop, progress)
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
 
 
-def _table_from_raw(raw, columns):
+def _stats(raw, path):
+    stats = dict(raw["stats"])
+    stats["path"] = _os.fsdecode(path)
+    return stats
+
+
+def _table_from_raw(raw, columns, datetimes=False, path=None):
     np = _numpy()
     out = {}
     types = {"idx": np.uint64, "offset": np.uint64, "t_mono": np.float64,
              "t_wall": np.float64, "args_bytes": np.uint32}
     for c in columns:
         if c in types:
-            out[c] = np.frombuffer(raw[c], dtype=types[c])
+            col = np.frombuffer(raw[c], dtype=types[c])
+            # every count, index, offset and size is int64: a difference
+            # of two is then what it says, never 2**64 less
+            out[c] = col.astype(np.int64) if c in ("idx", "offset",
+                                                    "args_bytes") else col
+            if c == "t_wall" and datetimes:
+                out[c] = _datetimes(np, col)
         elif c == "qualname":
             out["qualname"] = np.frombuffer(raw["qualname_codes"],
                                             dtype=np.int32)
@@ -321,17 +459,29 @@ def _table_from_raw(raw, columns):
         codes = np.frombuffer(raw["qualname_codes"], dtype=np.int32)
         out["op"], out["op_categories"] = _short_names(
             np, codes, raw["qualname_categories"])
-    out["stats"] = raw["stats"]
+    out["stats"] = _stats(raw, path) if path is not None else raw["stats"]
     return out
 
 
+def _datetimes(np, seconds):
+    """Seconds since the epoch as datetime64[ns] (UTC), to the nanosecond
+    a double holds; NaN and infinities as NaT."""
+    ns = np.full(len(seconds), np.iinfo(np.int64).min, dtype=np.int64)
+    ok = np.isfinite(seconds) & (np.abs(seconds) < 9.2e9)
+    ns[ok] = np.round(seconds[ok] * 1e9).astype(np.int64)
+    return ns.view("datetime64[ns]")
+
+
 def read_pandas(path, columns=None, qualname=None, since=None, until=None,
-                threads: int = 0):
+                threads: int = 0, *, datetimes: bool = False, progress=None):
     """read_table as a pandas DataFrame: qualname and op categorical,
-    args (when asked) as JSON text."""
+    args (when asked) as JSON text, t_wall as datetime64[ns, UTC] with
+    datetimes=True.  ``df.attrs["stats"]`` says what reading found: path,
+    records, skipped, truncated, shrank."""
     if columns is not None:
         columns = _column_names(columns)
-    t = read_table(path, columns, qualname, since, until, threads)
+    t = read_table(path, columns, qualname, since, until, threads,
+                   datetimes=datetimes, progress=progress)
     return _frame(t, columns)
 
 
@@ -345,6 +495,8 @@ def _frame(t, columns):
             continue
         if c in ("qualname", "op"):
             data[c] = pd.Categorical.from_codes(t[c], t[c + "_categories"])
+        elif c == "t_wall" and t[c].dtype.kind == "M":
+            data[c] = pd.DatetimeIndex(t[c]).tz_localize("UTC")
         else:
             data[c] = t[c]
     df = pd.DataFrame(data)
@@ -352,70 +504,102 @@ def _frame(t, columns):
     return df
 
 
-def keys(path, read=None, write=None, all: bool = False, qualname=None,
-         since=None, until=None):
-    """The key reference stream of ``lct keys``, as a numpy structured
-    array: idx, t_mono, op ("read", "write", or with all=True another
-    call's qualname), chunk_hash (bytes), model_name, kv_rank,
-    object_group_id, cache_salt, obj_id (the key's stable 64-bit id) and
-    bytes (the call's layout bytes, 0 unknown).  read / write: patterns of
-    the calls that are reads and writes (default submit_prefetch_task and
-    reserve_write); qualname, since, until select records as read_table.
+def _all_calls(all_calls, kw, who):
+    """all_calls, or the older all= (it shadowed the builtin)."""
+    if kw:
+        if set(kw) != {"all"}:
+            raise TypeError(f"{who}() got an unexpected keyword argument "
+                            f"{sorted(set(kw) - {'all'})[0]!r}")
+        import warnings
+        warnings.warn(f"{who}(all=...) is now all_calls=...",
+                      DeprecationWarning, stacklevel=3)
+        return bool(kw["all"])
+    return bool(all_calls)
+
+
+def keys(path, read=None, write=None, all_calls: bool = False, qualname=None,
+         since=None, until=None, *, progress=None, **kw):
+    """The key reference stream of ``lct keys`` as a pandas DataFrame, one
+    row per reference: idx (int64, the record number), t_mono, op ("read",
+    "write", or with all_calls=True another call's qualname),
+    chunk_hash (lowercase hex, as lct keys prints it), model_name,
+    kv_rank, object_group_id, cache_salt, obj_id (the key's stable 64-bit
+    id: uint64 here, the one unsigned column, since it is an id and not a
+    quantity; text outputs print it as 16 hex digits, f"{obj_id:016x}"),
+    bytes (int64, the call's layout bytes, 0 unknown).  op, chunk_hash,
+    model_name and cache_salt are categorical: no column holds objects.
+    read / write: patterns of the calls that are reads and writes
+    (default submit_prefetch_task and reserve_write); qualname, since,
+    until select records as read_table does.  ``df.attrs["stats"]``: path,
+    records, skipped, truncated, shrank, references.
     """
-    return _keys_from_raw(_keys_raw(path, read, write, all, qualname, since,
-                                    until))
+    all_calls = _all_calls(all_calls, kw, "keys")
+    raw = _Progress(progress, path, "keys").run(
+        lambda cell: _keys_raw(path, read, write, all_calls, qualname, since,
+                               until, progress=cell))
+    df = _keys_frame(raw)
+    df.attrs["stats"] = dict(_stats(raw, path), references=len(df))
+    return df
 
 
-def _keys_raw(path, read, write, all, qualname, since, until, start=0,
-              stop=0, log=None):
+def _keys_raw(path, read, write, all_calls, qualname, since, until, start=0,
+              stop=0, log=None, progress=None):
     s, u, ws, wu = _bounds(since, until)
     try:
         return _lct.keys(_os.fspath(path), _patterns(read), _patterns(write),
-                         bool(all), _patterns(qualname), s, u, ws, wu,
-                         log or _warn, start, stop)
+                         bool(all_calls), _patterns(qualname), s, u, ws, wu,
+                         log or _log_for("keys", path), start, stop,
+                         progress)
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
 
 
-def _keys_from_raw(raw):
+#: lct.keys's columns and their types, in order (lct.dask's meta too).
+KEY_COLUMNS = (("idx", "int64"), ("t_mono", "float64"), ("op", "category"),
+               ("chunk_hash", "category"), ("model_name", "category"),
+               ("kv_rank", "int64"), ("object_group_id", "int64"),
+               ("cache_salt", "category"), ("obj_id", "uint64"),
+               ("bytes", "int64"))
+
+
+def _keys_frame(raw):
+    """lct.keys's DataFrame from the extension's buffers: numbers as they
+    are, names and hashes as categorical codes (cheap to build and to
+    send between Dask workers)."""
     np = _numpy()
-    n = len(raw["chunk_hash"])
-    dtype = np.dtype([("idx", np.uint64), ("t_mono", np.float64),
-                      ("op", object), ("chunk_hash", object),
-                      ("model_name", object), ("kv_rank", np.int64),
-                      ("object_group_id", np.int64), ("cache_salt", object),
-                      ("obj_id", np.uint64), ("bytes", np.uint64)])
-    out = np.empty(n, dtype=dtype)
-    out["idx"] = np.frombuffer(raw["idx"], dtype=np.uint64)
-    out["t_mono"] = np.frombuffer(raw["t_mono"], dtype=np.float64)
-    nums = np.frombuffer(raw["nums"], dtype=np.int64).reshape(n, 4)
-    codes = np.frombuffer(raw["codes"], dtype=np.uint32).reshape(n, 3)
-    out["kv_rank"] = nums[:, 0]
-    out["object_group_id"] = nums[:, 1]
-    out["obj_id"] = nums[:, 2].view(np.uint64)
-    out["bytes"] = nums[:, 3].view(np.uint64)
-    for field, col, names in (("op", 0, raw["ops"]),
-                              ("model_name", 1, raw["models"]),
-                              ("cache_salt", 2, raw["salts"])):
-        out[field] = np.array(names + [None], dtype=object)[codes[:, col]] \
-            if n else out[field]
-    out["chunk_hash"] = raw["chunk_hash"] if n else out["chunk_hash"]
-    return out
+    pd = _pandas()
+    n = raw["rows"]
+    nums = np.frombuffer(raw["nums"], dtype=np.int64).reshape(6, n)
+    codes = np.frombuffer(raw["codes"], dtype=np.int32).reshape(4, n)
+
+    def cat(row, names):
+        return pd.Categorical.from_codes(codes[row], names)
+
+    return pd.DataFrame({
+        "idx": nums[0], "t_mono": nums[1].view(np.float64),
+        "op": cat(0, raw["ops"]), "chunk_hash": cat(3, raw["hashes"]),
+        "model_name": cat(1, raw["models"]), "kv_rank": nums[2],
+        "object_group_id": nums[3], "cache_salt": cat(2, raw["salts"]),
+        "obj_id": nums[4].view(np.uint64), "bytes": nums[5]}, copy=False)
 
 
 def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
         requests: str = "reads", sample=None, seed: int = 1, samples=None):
-    """The LRU miss-ratio curve of ``lct mrc``, as a dict of numpy arrays.
-
-    keys (capacities 1, 2, 3, 4, 6, 8, 11, ... x sqrt 2, to past the
-    largest finite stack distance), bytes (keys x the mean key size),
-    hit_ratio, miss_ratio, byte_hit_ratio (None when every key weighs the
-    same), hit_ratio_min / hit_ratio_max (the band of the samples), and
-    totals (one dict per sample).  requests="all" counts every reference
-    as a request, as libCacheSim's cachesim does; sample=R uses SHARDS at
-    rate R with ``samples`` samples (default 9) salted seed, seed+1, ...
+    """The LRU miss-ratio curve of ``lct mrc`` as a pandas DataFrame, one
+    row per capacity: keys (capacities 1, 2, 3, 4, 6, 8, 11, ... x sqrt 2,
+    to past the largest finite stack distance; int64), bytes (keys x the
+    mean key size; float64), hit_ratio, miss_ratio, byte_hit_ratio (NaN
+    when every key weighs the same), hit_ratio_min and hit_ratio_max (the
+    band of the samples; equal to hit_ratio for an exact curve).
+    ``df.attrs["totals"]`` is one dict per sample (reads, writes,
+    distinct_keys, compulsory_misses, infinite_hit_ratio, ...);
+    ``df.attrs["requests"]`` and ``df.attrs["sample"]`` say how it was
+    counted.  requests="all" counts every reference as a request, as
+    libCacheSim's cachesim does; sample=R uses SHARDS at rate R with
+    ``samples`` samples (default 9) salted seed, seed+1, ...
     """
     np = _numpy()
+    pd = _pandas()
     if requests not in ("reads", "all"):
         raise ValueError("requests is 'reads' or 'all'")
     if samples is not None:
@@ -426,16 +610,19 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
         raw = _lct.mrc(_os.fspath(path), _patterns(read), _patterns(write),
                        _patterns(qualname), s, u, ws, wu, requests == "all",
                        1.0 if sample is None else float(sample), seed,
-                       samples or 0, _warn)
+                       samples or 0, _log_for("mrc", path))
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
-    keys_ = np.array(raw["keys"], dtype=np.uint64)
+    keys_ = np.array(raw["keys"], dtype=np.int64)
     hit = np.array(raw["hit_ratio"], dtype=np.float64)
-    out = {"keys": keys_, "hit_ratio": hit, "miss_ratio": 1 - hit,
-           "bytes": keys_ * raw["mean_key_bytes"],
-           "byte_hit_ratio": None if raw["byte_hit_ratio"] is None
-           else np.array(raw["byte_hit_ratio"], dtype=np.float64),
-           "hit_ratio_min": np.array(raw["hit_ratio_min"]),
-           "hit_ratio_max": np.array(raw["hit_ratio_max"]),
-           "totals": raw["totals"]}
-    return out
+    byte_hit = np.full(len(hit), np.nan) if raw["byte_hit_ratio"] is None \
+        else np.array(raw["byte_hit_ratio"], dtype=np.float64)
+    df = pd.DataFrame({
+        "keys": keys_, "bytes": keys_ * float(raw["mean_key_bytes"]),
+        "hit_ratio": hit, "miss_ratio": 1 - hit, "byte_hit_ratio": byte_hit,
+        "hit_ratio_min": np.array(raw["hit_ratio_min"], dtype=np.float64),
+        "hit_ratio_max": np.array(raw["hit_ratio_max"], dtype=np.float64)})
+    df.attrs.update(totals=raw["totals"], requests=requests,
+                    sample=1.0 if sample is None else float(sample),
+                    path=_os.fsdecode(path))
+    return df

@@ -1,12 +1,22 @@
 """Type stubs for lct, liblct for Python."""
 import datetime
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Union
+import os
+from typing import (Any, Callable, Dict, Iterator, List, NamedTuple,
+                    Optional, Sequence, Tuple, Union)
 
+import pandas
+
+__version__: str
 MAGIC: bytes
 FORMAT_VERSION: int
+PROGRESS_BYTES: int
+KEY_COLUMNS: Tuple[Tuple[str, str], ...]
 
+Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 Pattern = Union[str, Sequence[str], None]
 Bound = Union[float, int, str, datetime.datetime, None]
+Columns = Union[str, Sequence[str], None]
+Progress = Union[bool, Callable[[int, int], Any], None]
 
 class Ext:
     code: int
@@ -58,7 +68,7 @@ class Record:
     def layout(self) -> Optional[LayoutDesc]: ...
 
 class TraceReader:
-    def __init__(self, path: str, *, max_frame: int = ...) -> None: ...
+    def __init__(self, path: Path, *, max_frame: int = ...) -> None: ...
     def __enter__(self) -> "TraceReader": ...
     def __exit__(self, *exc: object) -> None: ...
     @property
@@ -69,16 +79,19 @@ class TraceReader:
     def stats(self) -> Dict[str, Any]: ...
     def close(self) -> None: ...
 
-def read_table(path: str, columns: Optional[Sequence[str]] = ...,
-               qualname: Pattern = ..., since: Bound = ...,
-               until: Bound = ..., threads: int = ...) -> Dict[str, Any]: ...
-def read_pandas(path: str, columns: Optional[Sequence[str]] = ...,
-                qualname: Pattern = ..., since: Bound = ...,
-                until: Bound = ..., threads: int = ...) -> Any: ...
-def keys(path: str, read: Pattern = ..., write: Pattern = ...,
-         all: bool = ..., qualname: Pattern = ..., since: Bound = ...,
-         until: Bound = ...) -> Any: ...
-def mrc(path: str, read: Pattern = ..., write: Pattern = ...,
+def read_table(path: Path, columns: Columns = ..., qualname: Pattern = ...,
+               since: Bound = ..., until: Bound = ..., threads: int = ...,
+               *, datetimes: bool = ...,
+               progress: Progress = ...) -> Dict[str, Any]: ...
+def read_pandas(path: Path, columns: Columns = ..., qualname: Pattern = ...,
+                since: Bound = ..., until: Bound = ..., threads: int = ...,
+                *, datetimes: bool = ...,
+                progress: Progress = ...) -> pandas.DataFrame: ...
+def keys(path: Path, read: Pattern = ..., write: Pattern = ...,
+         all_calls: bool = ..., qualname: Pattern = ..., since: Bound = ...,
+         until: Bound = ..., *,
+         progress: Progress = ...) -> pandas.DataFrame: ...
+def mrc(path: Path, read: Pattern = ..., write: Pattern = ...,
         qualname: Pattern = ..., since: Bound = ..., until: Bound = ...,
         requests: str = ..., sample: Optional[float] = ..., seed: int = ...,
-        samples: Optional[int] = ...) -> Dict[str, Any]: ...
+        samples: Optional[int] = ...) -> pandas.DataFrame: ...

@@ -12,6 +12,12 @@ that look like a frame) is read again whole by its first partition, so
 the answer is always the single-process one.  Each partition runs on a
 worker with the file at the same path; only its rows travel.
 
+Warnings (a skipped frame, a cut tail) name their file and offset and
+are said once per process for a file as it is (its size and mtime): on
+a distributed cluster a worker sends them to the client, whose ``lct``
+logger says them, so they are seen where the computation was asked for.
+``stats`` gives a per-file frame of what reading found.
+
 Needs ``dask[dataframe]`` (Debian: python3-dask; python3-distributed for
 a cluster).
 """
@@ -21,10 +27,10 @@ from __future__ import annotations
 import glob as _glob
 import os as _os
 
-from . import (_DEFAULT_COLUMNS, _frame, _keys_raw, _table_from_raw,
-               _table_raw, _warn)
+from . import (_DEFAULT_COLUMNS, KEY_COLUMNS, _frame, _keys_frame,
+               _keys_raw, _logger, _table_from_raw, _table_raw)
 
-__all__ = ["read_table", "keys", "paths"]
+__all__ = ["read_table", "keys", "stats", "paths"]
 
 #: A file is split when it is larger than this (bytes), by default.
 SPLIT_BYTES = 256 * 1024 * 1024
@@ -42,15 +48,23 @@ def _dask():
 
 
 def paths(paths_or_glob):
-    """The files a str (a path or a glob), or a list of them, names: each
-    glob's matches sorted, in the order given."""
+    """The files a str (a path, a directory or a glob), or a list of
+    them, names, as dask.dataframe.read_csv takes them: a directory gives
+    its *.lct files, a glob its matches, each sorted, in the order
+    given."""
     items = [paths_or_glob] if isinstance(paths_or_glob, (str, bytes,
                                                           _os.PathLike)) \
         else list(paths_or_glob)
     out = []
     for p in items:
         p = _os.fsdecode(p)
-        if _glob.has_magic(p):
+        if _os.path.isdir(p):
+            found = sorted(_glob.glob(_os.path.join(_glob.escape(p),
+                                                    "*.lct")))
+            if not found:
+                raise FileNotFoundError(f"no .lct trace in directory {p!r}")
+            out.extend(found)
+        elif _glob.has_magic(p):
             found = sorted(_glob.glob(p))
             if not found:
                 raise FileNotFoundError(f"no trace matches {p!r}")
@@ -79,9 +93,59 @@ def _held():
         (kind, offset, message))
 
 
-def _say(said):
-    for kind, offset, message in said:
-        _warn(kind, offset, message)
+#: Warnings said in this process: (who, path, size, mtime, offset, text).
+_SAID = set()
+_TOPIC = "lct-warning"
+_SUBSCRIBED = set()
+
+
+def _say_once(event):
+    key = tuple(event[k] for k in ("who", "path", "size", "mtime", "offset",
+                                   "message"))
+    if key in _SAID:
+        return
+    _SAID.add(key)
+    _logger.warning("%s: %s: %s", event["who"], event["path"], event["message"],
+                    extra={"path": event["path"], "offset": event["offset"]})
+
+
+def _say(said, who, path):
+    """Say a range's warnings once: here, or from a distributed worker to
+    the client (its topic), which says them once."""
+    if not said:
+        return
+    try:
+        st = _os.stat(path)
+        size, mtime = st.st_size, st.st_mtime_ns
+    except OSError:
+        size = mtime = None
+    events = [{"who": who, "path": path, "size": size, "mtime": mtime,
+               "offset": offset, "message": message}
+              for _kind, offset, message in said]
+    worker = None
+    try:
+        from distributed import get_worker
+        worker = get_worker()
+    except (ImportError, ValueError):
+        pass
+    for e in events:
+        if worker is not None:
+            worker.log_event(_TOPIC, e)
+        else:
+            _say_once(e)
+
+
+def _listen():
+    """On a distributed client, say what workers send, once each."""
+    try:
+        from distributed import default_client
+        client = default_client()
+    except (ImportError, ValueError):
+        return
+    if id(client) in _SUBSCRIBED:
+        return
+    _SUBSCRIBED.add(id(client))
+    client.subscribe_topic(_TOPIC, lambda event: _say_once(event[1]))
 
 
 def _seams(infos):
@@ -118,11 +182,13 @@ def _table_pick(part, seams, k, path, columns, qualname, since, until):
     df, _, said = part
     ok, bases = seams
     if ok:
-        _say(said)
+        _say(said, "lct.dask.read_table", path)
     if not ok:  # read again whole by the first range; the rest empty
         if k > 0:
             return _add_file(df.iloc[0:0].copy(), path)
-        raw = _table_raw(path, columns, qualname, since, until, 1)
+        said, log = _held()
+        raw = _table_raw(path, columns, qualname, since, until, 1, log=log)
+        _say(said, "lct.dask.read_table", path)
         df = _frame(_table_from_raw(raw, columns), columns)
     elif "idx" in df and bases[k]:
         df["idx"] = df["idx"] + bases[k]
@@ -134,8 +200,8 @@ def _meta(columns):
     import numpy as np
     import pandas as pd
     from dask.dataframe.utils import clear_known_categories
-    types = {"idx": np.uint64, "offset": np.uint64, "t_mono": np.float64,
-             "t_wall": np.float64, "args_bytes": np.uint32, "args": object}
+    types = {"idx": np.int64, "offset": np.int64, "t_mono": np.float64,
+             "t_wall": np.float64, "args_bytes": np.int64, "args": object}
     data = {"file": pd.Categorical([])}
     for c in columns:
         data[c] = pd.Categorical([]) if c in ("qualname", "op") \
@@ -167,7 +233,9 @@ def read_table(paths_or_glob, columns=None, qualname=None, since=None,
     split)."""
     _, dd = _dask()
     files = paths(paths_or_glob)
-    columns = tuple(_DEFAULT_COLUMNS if columns is None else columns)
+    columns = _DEFAULT_COLUMNS if columns is None else \
+        (columns,) if isinstance(columns, str) else tuple(columns)
+    _listen()
     parts = _partitions(files, split_bytes, _table_part, _table_pick,
                         (columns, qualname, since, until))
     return dd.from_delayed(parts, meta=_meta(columns), verify_meta=False)
@@ -176,85 +244,84 @@ def read_table(paths_or_glob, columns=None, qualname=None, since=None,
 # MARK: keys
 
 
-def _keys_frame(raw):
-    """lct.keys's columns as a DataFrame built from the extension's
-    buffers: numbers as they are, op, model_name and cache_salt
-    categorical (a row holds a code, not a str: cheap to build and to send
-    between workers), chunk_hash as bytes."""
-    import numpy as np
-    import pandas as pd
-    n = len(raw["chunk_hash"])
-    nums = np.frombuffer(raw["nums"], dtype=np.int64).reshape(n, 4)
-    codes = np.frombuffer(raw["codes"], dtype=np.uint32).reshape(n, 3)
-
-    def cat(col, names):
-        c = codes[:, col].astype(np.int64)
-        c[c >= len(names)] = -1  # None
-        return pd.Categorical.from_codes(c, names)
-
-    return pd.DataFrame({
-        "idx": np.frombuffer(raw["idx"], dtype=np.uint64),
-        "t_mono": np.frombuffer(raw["t_mono"], dtype=np.float64),
-        "op": cat(0, raw["ops"]),
-        "chunk_hash": pd.Series(raw["chunk_hash"], dtype=object),
-        "model_name": cat(1, raw["models"]),
-        "kv_rank": nums[:, 0].copy(),
-        "object_group_id": nums[:, 1].copy(),
-        "cache_salt": cat(2, raw["salts"]),
-        "obj_id": nums[:, 2].view(np.uint64).copy(),
-        "bytes": nums[:, 3].view(np.uint64).copy()})
-
-
-def _keys_part(path, start, stop, read, write, all, qualname, since, until):
+def _keys_part(path, start, stop, read, write, all_calls, qualname, since,
+               until):
     said, log = _held()
-    raw = _keys_raw(path, read, write, all, qualname, since, until, start,
-                    stop, log)
+    raw = _keys_raw(path, read, write, all_calls, qualname, since, until,
+                    start, stop, log)
     return _keys_frame(raw), raw.get("range"), said
 
 
-def _keys_pick(part, seams, k, path, read, write, all, qualname, since,
+def _keys_pick(part, seams, k, path, read, write, all_calls, qualname, since,
                until):
     df, _, said = part
     ok, bases = seams
     if ok:
-        _say(said)
+        _say(said, "lct.dask.keys", path)
     if not ok:
         if k > 0:
             return _add_file(df.iloc[0:0].copy(), path)
-        df = _keys_frame(_keys_raw(path, read, write, all, qualname, since,
-                                   until))
+        said, log = _held()
+        df = _keys_frame(_keys_raw(path, read, write, all_calls, qualname,
+                                   since, until, log=log))
+        _say(said, "lct.dask.keys", path)
     elif bases[k]:
         df["idx"] = df["idx"] + bases[k]
     return _add_file(df, path)
 
 
 def _keys_meta():
-    import numpy as np
     import pandas as pd
     from dask.dataframe.utils import clear_known_categories
-    return clear_known_categories(pd.DataFrame({
-        "file": pd.Categorical([]),
-        "idx": pd.Series([], dtype=np.uint64),
-        "t_mono": pd.Series([], dtype=np.float64),
-        "op": pd.Categorical([]),
-        "chunk_hash": pd.Series([], dtype=object),
-        "model_name": pd.Categorical([]),
-        "kv_rank": pd.Series([], dtype=np.int64),
-        "object_group_id": pd.Series([], dtype=np.int64),
-        "cache_salt": pd.Categorical([]),
-        "obj_id": pd.Series([], dtype=np.uint64),
-        "bytes": pd.Series([], dtype=np.uint64)}))
+    data = {"file": pd.Categorical([])}
+    for name, dtype in KEY_COLUMNS:
+        data[name] = pd.Categorical([]) if dtype == "category" \
+            else pd.Series([], dtype=dtype)
+    return clear_known_categories(pd.DataFrame(data))
 
 
-def keys(paths_or_glob, read=None, write=None, all=False, qualname=None,
+def keys(paths_or_glob, read=None, write=None, all_calls=False, qualname=None,
          since=None, until=None, split_bytes=SPLIT_BYTES):
     """lct.keys over many traces as one ``dask.dataframe``: ``file``, then
-    idx (the record number in its file), t_mono, op, chunk_hash,
-    model_name, kv_rank, object_group_id, cache_salt, obj_id, bytes (op,
-    model_name and cache_salt categorical).  Per-key aggregates are
-    Dask's groupby on obj_id."""
+    lct.keys's columns with its types (idx is the record number in its
+    file; op, chunk_hash, model_name and cache_salt categorical).
+    Per-key aggregates are Dask's groupby on obj_id."""
     _, dd = _dask()
     files = paths(paths_or_glob)
+    _listen()
     parts = _partitions(files, split_bytes, _keys_part, _keys_pick,
-                        (read, write, all, qualname, since, until))
+                        (read, write, all_calls, qualname, since, until))
     return dd.from_delayed(parts, meta=_keys_meta(), verify_meta=False)
+
+
+# MARK: per-file stats
+
+
+def _file_stats(path):
+    said, log = _held()
+    try:
+        raw = _table_raw(path, ("t_mono",), None, None, None, 1, log=log)
+    except (OSError, ValueError) as e:  # refused: said in its row
+        return {"file": path, "records": 0, "skipped": 0, "truncated": False,
+                "shrank": False, "error": str(e)}
+    _say(said, "lct.dask.stats", path)
+    s = raw["stats"]
+    return {"file": path, "records": int(s["records"]),
+            "skipped": int(s["skipped"]), "truncated": bool(s["truncated"]),
+            "shrank": bool(s["shrank"]), "error": None}
+
+
+def stats(paths_or_glob):
+    """What reading each trace finds, as a pandas DataFrame with one row
+    per file: file, records, skipped, truncated, shrank, and error (why a
+    file was refused, else None: read_table over it would raise).  Each
+    file is read on the cluster (one task a file) and its warnings are
+    said here, once, naming the file."""
+    dask, _ = _dask()
+    import pandas as pd
+    files = paths(paths_or_glob)
+    _listen()
+    rows = dask.compute(*[dask.delayed(_file_stats, pure=True)(p)
+                          for p in files])
+    return pd.DataFrame(list(rows), columns=["file", "records", "skipped",
+                                             "truncated", "shrank", "error"])

@@ -58,22 +58,25 @@ typedef struct names {
     uint32_t n, cap, nslots;
 } names;
 
-/* Qualnames share their first 55 bytes ("lmcache.v1.distributed...
- * StorageManager."): the hash reads their last 16 and the length, with
- * two loads, not a loop over 70-odd bytes per record. */
+/* Every byte counts: a hash that read only some (qualnames share their
+ * first 55) would let a hostile trace of names alike there make interning
+ * quadratic.  8 bytes a step, a multiply each: a few ns for a qualname. */
 static uint32_t hash_of(const char *s, size_t len)
 {
-    uint64_t a = 0, b = 0;
-    if (len >= 16) {
-        memcpy(&a, s + len - 16, 8);
-        memcpy(&b, s + len - 8, 8);
-    } else {
-        memcpy(&a, s, len < 8 ? len : 8);
-        if (len > 8)
-            memcpy(&b, s + 8, len - 8);
+    uint64_t h = len * 0x9e3779b97f4a7c15ull, w;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        memcpy(&w, s + i, 8);
+        h = (h ^ w) * 0xc2b2ae3d27d4eb4full;
+        h ^= h >> 29;
     }
-    uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ ((b + len) * 0xc2b2ae3d27d4eb4full);
-    return (uint32_t)(h ^ (h >> 32));
+    if (i < len) {
+        w = 0;
+        memcpy(&w, s + i, len - i);
+        h = (h ^ w) * 0xc2b2ae3d27d4eb4full;
+    }
+    h ^= h >> 32;
+    return (uint32_t)h;
 }
 
 static void names_free(names *t)
@@ -236,6 +239,47 @@ enum {
     COL_QUALNAME = 16, COL_ARGS_BYTES = 32, COL_ARGS = 64
 };
 
+/* Bytes read so far, for a caller's progress: threads add to a shared
+ * 8-byte cell (a Python bytearray the caller polls from another thread)
+ * once a MiB, relaxed: a count to show, not to synchronise on. */
+typedef struct progress_cell {
+    uint64_t *done;  /* NULL: nobody asked */
+    uint64_t pending;
+} progress_cell;
+
+static void progress_add(progress_cell *p, const lct_record *rec)
+{
+    if (!p->done)
+        return;
+    p->pending += 4 + (uint64_t)rec->length;
+    if (p->pending >= (1u << 20)) {
+        __atomic_fetch_add(p->done, p->pending, __ATOMIC_RELAXED);
+        p->pending = 0;
+    }
+}
+
+/* The caller's cell, from a writable buffer of at least 8 aligned bytes
+ * (None: none); *view is released with PyBuffer_Release when it held
+ * one. */
+static bool progress_cell_of(PyObject *obj, Py_buffer *view, uint64_t **done)
+{
+    *done = NULL;
+    view->obj = NULL;
+    if (!obj || obj == Py_None)
+        return true;
+    if (PyObject_GetBuffer(obj, view, PyBUF_WRITABLE) != 0)
+        return false;
+    if (view->len < 8 || ((uintptr_t)view->buf & 7)) {
+        PyBuffer_Release(view);
+        view->obj = NULL;
+        PyErr_SetString(PyExc_ValueError,
+                        "progress: a writable, aligned buffer of 8 bytes");
+        return false;
+    }
+    *done = view->buf;
+    return true;
+}
+
 typedef struct lane {
     const rowsel *sel;
     unsigned want;
@@ -244,11 +288,13 @@ typedef struct lane {
     col idx, offset, t_mono, t_wall, qual, args_bytes, json, json_end;
     names names;
     bool failed;
+    progress_cell progress;
 } lane;
 
 static int lane_record(void *state, const lct_record *rec)
 {
     lane *l = state;
+    progress_add(&l->progress, rec);
     uint64_t local = l->seen++;
     if (!in_window(l->sel, rec))
         return 0;
@@ -293,9 +339,11 @@ static void lane_reset(void *state)
     names_free(&l->names);
     const rowsel *sel = l->sel;
     unsigned want = l->want;
+    uint64_t *done = l->progress.done;
     memset(l, 0, sizeof *l);
     l->sel = sel;
     l->want = want;
+    l->progress.done = done;
 }
 
 /* One output column: the lanes' pieces end to end, in a bytearray numpy
@@ -492,35 +540,57 @@ static PyObject *table_range(lct_reader *r, rowsel *sel, unsigned want,
     return out;
 }
 
+static PyObject *table_whole(const char *path, rowsel *sel, unsigned want,
+                             unsigned threads, PyObject *log,
+                             uint64_t start, uint64_t stop, uint64_t *done);
+
 PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwnames[] = {"path", "want", "qualname", "since", "until",
                               "wall_since", "wall_until", "threads", "log",
-                              "start", "stop", NULL};
+                              "start", "stop", "progress", NULL};
     PyObject *path_obj, *quals = Py_None, *since = Py_None, *until = Py_None,
-             *wsince = Py_None, *wuntil = Py_None, *log = Py_None;
+             *wsince = Py_None, *wuntil = Py_None, *log = Py_None,
+             *progress = Py_None;
     unsigned want = 0, threads = 0;
     unsigned long long start = 0, stop = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&I|OOOOOIOKK", kwnames,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&I|OOOOOIOKKO", kwnames,
                                      PyUnicode_FSConverter, &path_obj, &want,
                                      &quals, &since, &until, &wsince, &wuntil,
-                                     &threads, &log, &start, &stop))
+                                     &threads, &log, &start, &stop, &progress))
         return NULL;
     rowsel sel = {NULL, bound(since), bound(until), bound(wsince),
                   bound(wuntil)};
-    if (PyErr_Occurred() || !patterns_from(quals, &sel.patterns)) {
+    Py_buffer cell = {0};
+    uint64_t *done = NULL;
+    if (PyErr_Occurred() || !progress_cell_of(progress, &cell, &done) ||
+        !patterns_from(quals, &sel.patterns)) {
+        if (cell.obj)
+            PyBuffer_Release(&cell);
         Py_DECREF(path_obj);
         return NULL;
     }
-    lct_reader *r = open_pass(PyBytes_AS_STRING(path_obj), log, false);
+    PyObject *out = table_whole(PyBytes_AS_STRING(path_obj), &sel, want,
+                                threads, log, start, stop, done);
+    if (cell.obj)
+        PyBuffer_Release(&cell);
     Py_DECREF(path_obj);
+    return out;
+}
+
+/* read_table of a whole file (on threads), or of a byte range. */
+static PyObject *table_whole(const char *path, rowsel *sel, unsigned want,
+                             unsigned threads, PyObject *log,
+                             uint64_t start, uint64_t stop, uint64_t *done)
+{
+    lct_reader *r = open_pass(path, log, false);
     if (!r) {
-        patterns_free(sel.patterns);
+        patterns_free(sel->patterns);
         return NULL;
     }
     if (start || stop)
-        return table_range(r, &sel, want, start, stop, log);
+        return table_range(r, sel, want, start, stop, log);
     lct_scan scan = {.threads = threads, .on_record = lane_record,
                      .on_reset = lane_reset};
     unsigned n = lct_scan_threads(&scan, NULL);
@@ -532,8 +602,9 @@ PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw)
         goto done;
     }
     for (unsigned t = 0; t < n; t++) {
-        lanes[t].sel = &sel;
+        lanes[t].sel = sel;
         lanes[t].want = want;
+        lanes[t].progress.done = done;
         states[t] = &lanes[t];
     }
     scan.states = states;
@@ -568,7 +639,7 @@ done:
     free(lanes);
     free(states);
     lct_close(r);
-    patterns_free(sel.patterns);
+    patterns_free(sel->patterns);
     return out;
 }
 
@@ -578,17 +649,20 @@ typedef struct keyrow {
     uint64_t idx, obj_id, bytes;
     double t_mono;
     int64_t kv_rank, group;
-    uint64_t hash_at;   /* into the hashes column */
-    uint32_t hash_len, op, model, salt;
+    uint32_t op, model, salt, hash; /* codes into the names tables */
 } keyrow;
 
 typedef struct keywalk {
     rowsel sel;
     char **reads, **writes; /* NULL: the default call */
     bool all;
-    col rows, hashes;
-    names ops, models, salts; /* ops: "read", "write", then qualnames */
+    col rows;
+    /* ops: "read", "write", then qualnames; hashes: distinct chunk
+     * hashes, so a row holds a code, never an object of its own */
+    names ops, models, salts, hashes;
     uint64_t records, references;
+    lct_stats stats;        /* of a whole file's reading */
+    progress_cell progress;
     lct_refs *refs;         /* for mrc: the references instead of rows */
     bool failed;
     char error[LCT_ERROR_MESSAGE_SIZE + 64];
@@ -612,6 +686,7 @@ static long op_of(keywalk *w, const lct_record *rec)
 
 static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
 {
+    progress_add(&w->progress, rec);
     if (!in_window(&w->sel, rec) ||
         (w->sel.patterns && !patterns_name(w->sel.patterns, rec->qualname)))
         return true;
@@ -641,17 +716,16 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         keyrow row = {.idx = idx, .obj_id = id, .bytes = bytes,
                       .t_mono = rec->t_mono, .kv_rank = key.kv_rank,
                       .group = key.object_group_id,
-                      .hash_at = w->hashes.len,
-                      .hash_len = (uint32_t)key.chunk_hash.len,
                       .op = (uint32_t)op};
         row.model = intern(&w->models, key.model_name.ptr,
                            key.model_name.len);
         row.salt = intern(&w->salts, key.cache_salt.ptr ? key.cache_salt.ptr
                                                         : "",
                           key.cache_salt.len);
+        row.hash = intern(&w->hashes, (const char *)key.chunk_hash.ptr,
+                          key.chunk_hash.len);
         if (row.model == UINT32_MAX || row.salt == UINT32_MAX ||
-            !col_push(&w->hashes, key.chunk_hash.ptr, key.chunk_hash.len) ||
-            !col_push(&w->rows, &row, sizeof row))
+            row.hash == UINT32_MAX || !col_push(&w->rows, &row, sizeof row))
             return false;
     }
     return true;
@@ -705,9 +779,8 @@ static bool walk(const char *path, PyObject *log, keywalk *w,
     lct_record rec;
     for (uint64_t idx = 0; ok && lct_next(r, &rec) == 1; idx++)
         ok = walk_record(w, &rec, idx);
-    lct_stats st;
-    lct_reader_stats(r, &st);
-    w->records = st.records;
+    lct_reader_stats(r, &w->stats);
+    w->records = w->stats.records;
     Py_END_ALLOW_THREADS
     lct_close(r);
     if (!ok)
@@ -718,7 +791,7 @@ static bool walk(const char *path, PyObject *log, keywalk *w,
 static void keywalk_free(keywalk *w)
 {
     free(w->rows.buf);
-    free(w->hashes.buf);
+    names_free(&w->hashes);
     names_free(&w->ops);
     names_free(&w->models);
     names_free(&w->salts);
@@ -741,79 +814,107 @@ static bool keywalk_args(keywalk *w, PyObject *quals, PyObject *since,
            patterns_from(reads, &w->reads) && patterns_from(writes, &w->writes);
 }
 
+/* The chunk hashes' categories: each distinct hash as lowercase hex, as
+ * `lct keys` prints it. */
+static PyObject *hex_list(const names *t)
+{
+    static const char digits[] = "0123456789abcdef";
+    PyObject *out = PyList_New(t->n);
+    for (uint32_t i = 0; out && i < t->n; i++) {
+        PyObject *s = PyUnicode_New((Py_ssize_t)(2 * t->len[i]), 127);
+        if (!s) {
+            Py_CLEAR(out);
+            break;
+        }
+        Py_UCS1 *d = PyUnicode_1BYTE_DATA(s);
+        for (size_t k = 0; k < t->len[i]; k++) {
+            d[2 * k] = (Py_UCS1)digits[(unsigned char)t->text[i][k] >> 4];
+            d[2 * k + 1] = (Py_UCS1)digits[(unsigned char)t->text[i][k] & 15];
+        }
+        PyList_SET_ITEM(out, i, s);
+    }
+    return out;
+}
+
+/* What lct.keys builds its frame from: numbers as flat arrays (8 bytes
+ * a value; obj_id's bits as they are), names and hashes as 4-byte codes
+ * with their categories, so no row costs an object. */
+static PyObject *keys_result(const keywalk *w)
+{
+    size_t n = w->rows.len / sizeof(keyrow);
+    const keyrow *rows = (const keyrow *)w->rows.buf;
+    PyObject *nums = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 48));
+    PyObject *codes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
+    if (nums && codes) {
+        /* column-major: idx, t_mono, kv_rank, group, obj_id, bytes */
+        int64_t *pn = (int64_t *)PyByteArray_AS_STRING(nums);
+        uint32_t *pc = (uint32_t *)PyByteArray_AS_STRING(codes);
+        for (size_t i = 0; i < n; i++) {
+            pn[i] = (int64_t)rows[i].idx;
+            memcpy(&pn[n + i], &rows[i].t_mono, 8);
+            pn[2 * n + i] = rows[i].kv_rank;
+            pn[3 * n + i] = rows[i].group;
+            pn[4 * n + i] = (int64_t)rows[i].obj_id;
+            pn[5 * n + i] = (int64_t)rows[i].bytes;
+            pc[i] = rows[i].op;
+            pc[n + i] = rows[i].model;
+            pc[2 * n + i] = rows[i].salt;
+            pc[3 * n + i] = rows[i].hash;
+        }
+    }
+    PyObject *ops = names_list(&w->ops), *models = names_list(&w->models),
+             *salts = names_list(&w->salts), *hashes = hex_list(&w->hashes);
+    PyObject *out = NULL;
+    if (nums && codes && ops && models && salts && hashes)
+        out = Py_BuildValue(
+            "{sOsOsOsOsOsOsnsKs{sKsKsOsO}}", "nums", nums, "codes", codes,
+            "ops", ops, "models", models, "salts", salts, "hashes", hashes,
+            "rows", (Py_ssize_t)n, "records", (unsigned long long)w->records,
+            "stats", "records", (unsigned long long)w->stats.records,
+            "skipped", (unsigned long long)w->stats.skipped, "truncated",
+            w->stats.truncated ? Py_True : Py_False, "shrank",
+            w->stats.shrank ? Py_True : Py_False);
+    Py_XDECREF(nums);
+    Py_XDECREF(codes);
+    Py_XDECREF(ops);
+    Py_XDECREF(models);
+    Py_XDECREF(salts);
+    Py_XDECREF(hashes);
+    return out;
+}
+
 PyObject *lctpy_keys(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwnames[] = {"path", "read", "write", "all", "qualname",
                               "since", "until", "wall_since", "wall_until",
-                              "log", "start", "stop", NULL};
+                              "log", "start", "stop", "progress", NULL};
     PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
              *since = Py_None, *until = Py_None, *wsince = Py_None,
-             *wuntil = Py_None, *log = Py_None, *range = NULL;
+             *wuntil = Py_None, *log = Py_None, *range = NULL,
+             *progress = Py_None;
     int all = 0;
     unsigned long long start = 0, stop = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOpOOOOOOKK", kwnames,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOpOOOOOOKKO", kwnames,
                                      PyUnicode_FSConverter, &path_obj, &reads,
                                      &writes, &all, &quals, &since, &until,
-                                     &wsince, &wuntil, &log, &start, &stop))
+                                     &wsince, &wuntil, &log, &start, &stop,
+                                     &progress))
         return NULL;
     keywalk w = {0};
     w.all = all;
     PyObject *out = NULL;
-    if (!keywalk_args(&w, quals, since, until, wsince, wuntil, reads, writes) ||
+    Py_buffer cell = {0};
+    if (!progress_cell_of(progress, &cell, &w.progress.done) ||
+        !keywalk_args(&w, quals, since, until, wsince, wuntil, reads, writes) ||
         !walk(PyBytes_AS_STRING(path_obj), log, &w, start, stop, &range))
         goto done;
-    size_t n = w.rows.len / sizeof(keyrow);
-    const keyrow *rows = (const keyrow *)w.rows.buf;
-    /* numeric columns as flat arrays; hashes as bytes; names as codes */
-    PyObject *idx = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-    PyObject *t_mono = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
-    PyObject *nums = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 32));
-    PyObject *codes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 12));
-    PyObject *hashes = PyList_New((Py_ssize_t)n);
-    if (idx && t_mono && nums && codes && hashes) {
-        uint64_t *pi = (uint64_t *)PyByteArray_AS_STRING(idx);
-        double *pt = (double *)PyByteArray_AS_STRING(t_mono);
-        int64_t *pn = (int64_t *)PyByteArray_AS_STRING(nums);
-        uint32_t *pc = (uint32_t *)PyByteArray_AS_STRING(codes);
-        for (size_t i = 0; i < n; i++) {
-            pi[i] = rows[i].idx;
-            pt[i] = rows[i].t_mono;
-            pn[4 * i] = rows[i].kv_rank;
-            pn[4 * i + 1] = rows[i].group;
-            pn[4 * i + 2] = (int64_t)rows[i].obj_id;
-            pn[4 * i + 3] = (int64_t)rows[i].bytes;
-            pc[3 * i] = rows[i].op;
-            pc[3 * i + 1] = rows[i].model;
-            pc[3 * i + 2] = rows[i].salt;
-            PyObject *h = PyBytes_FromStringAndSize(
-                w.hashes.buf + rows[i].hash_at, rows[i].hash_len);
-            if (!h) {
-                Py_CLEAR(hashes);
-                break;
-            }
-            PyList_SET_ITEM(hashes, (Py_ssize_t)i, h);
-        }
-    }
-    PyObject *ops = names_list(&w.ops), *models = names_list(&w.models),
-             *salts = names_list(&w.salts);
-    if (idx && t_mono && nums && codes && hashes && ops && models && salts)
-        out = Py_BuildValue("{sOsOsOsOsOsOsOsOsK}", "idx", idx, "t_mono",
-                            t_mono, "nums", nums, "codes", codes,
-                            "chunk_hash", hashes, "ops", ops, "models", models,
-                            "salts", salts, "records",
-                            (unsigned long long)w.records);
-    Py_XDECREF(idx);
-    Py_XDECREF(t_mono);
-    Py_XDECREF(nums);
-    Py_XDECREF(codes);
-    Py_XDECREF(hashes);
-    Py_XDECREF(ops);
-    Py_XDECREF(models);
-    Py_XDECREF(salts);
+    out = keys_result(&w);
     if (out && range && PyDict_SetItemString(out, "range", range) != 0)
         Py_CLEAR(out);
 done:
+    if (cell.obj)
+        PyBuffer_Release(&cell);
     Py_XDECREF(range);
     Py_DECREF(path_obj);
     keywalk_free(&w);

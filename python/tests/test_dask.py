@@ -4,9 +4,11 @@ trace, and on traces whose bin values imitate whole frames (where a
 range's resync lands inside a value, the seam check must catch it and the
 file is read whole); then on a distributed.LocalCluster with 2 worker
 processes.  Needs dask (Debian: python3-dask, python3-distributed)."""
+import logging
 import os
 import struct
 import sys
+import time
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -168,6 +170,29 @@ def test_on_a_local_cluster_with_two_worker_processes():
         wreuse = pd.Series(kwant["obj_id"]).value_counts().sort_index()
         assert reuse.tolist() == wreuse.tolist()
         assert reuse.index.tolist() == wreuse.index.tolist()
+        # the workers' warnings reach this process's lct logger, once each,
+        # naming the file, however often the frame is computed (this
+        # test's earlier computes said them already, before the handler)
+        said = []
+        handler = logging.Handler(logging.WARNING)
+        handler.emit = lambda record: said.append(record.getMessage())
+        logging.getLogger("lct").addHandler(handler)
+        lct.dask._SAID.clear()
+        try:
+            for _ in range(2):
+                ld.read_table(path, columns=COLUMNS).compute()
+            st = ld.stats([path])
+            deadline = time.monotonic() + 10
+            while len(said) < 6 and time.monotonic() < deadline:
+                time.sleep(0.1)  # events come through the scheduler
+            time.sleep(0.5)
+        finally:
+            logging.getLogger("lct").removeHandler(handler)
+        assert st.skipped.tolist() == [3]
+        assert len([m for m in said if m.startswith(
+            f"lct.dask.read_table: {path}: skipping")]) == 3, said
+        assert len([m for m in said if m.startswith(
+            f"lct.dask.stats: {path}: skipping")]) == 3, said
 
 
 if __name__ == "__main__":

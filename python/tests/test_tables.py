@@ -64,7 +64,8 @@ def test_read_table_is_what_dump_prints():
     for threads in (1, 2, 4):
         t = lct.read_table(path, threads=threads)
         assert t["stats"]["skipped"] == 3
-        assert t["idx"].dtype == numpy.uint64
+        for c in ("idx", "offset", "args_bytes"):  # signed: differences work
+            assert t[c].dtype == numpy.int64, c
         assert t["idx"].tolist() == [w["idx"] for w in want]
         assert t["offset"].tolist() == [w["offset"] for w in want]
         assert t["t_mono"].tolist() == [w["t_mono"] for w in want]
@@ -126,24 +127,35 @@ def test_read_pandas_ops_per_second():
 def test_keys_are_lct_keys():
     np()
     path = damaged_trace()
-    for opts, kw in (([], {}), (["--all"], {"all": True}),
+    for opts, kw in (([], {}), (["--all"], {"all_calls": True}),
                      (["--read", "finish_write"], {"read": "finish_write"})):
         rows = list(csv.reader(io.StringIO(tool("keys", "-q", "--csv", *opts,
                                                 path))))
         head, rows = rows[0], rows[1:]
         k = lct.keys(path, **kw)
         assert len(k) == len(rows) > 1000, opts
+        assert list(k.columns) == head
+        assert not [c for c in k.columns if k[c].dtype == object]
+        assert k.attrs["stats"]["skipped"] == 3
+        assert k.attrs["stats"]["references"] == len(rows)
         for i in (0, 1, len(rows) // 2, len(rows) - 1):
-            got = k[i]
+            got = k.iloc[i]
             want = dict(zip(head, rows[i]))
             assert int(want["idx"]) == got["idx"]
             assert want["op"] == got["op"]
-            assert want["chunk_hash"] == got["chunk_hash"].hex()
+            assert want["chunk_hash"] == got["chunk_hash"]
             assert want["model_name"] == got["model_name"]
             assert int(want["kv_rank"]) == got["kv_rank"]
             assert want["cache_salt"] == got["cache_salt"]
             assert want["obj_id"] == f"{int(got['obj_id']):016x}"
             assert int(want["bytes"]) == got["bytes"]
+    # the older spelling still works, and says it is the older one
+    import warnings
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        assert len(lct.keys(path, all=True)) == len(lct.keys(
+            path, all_calls=True))
+    assert any(issubclass(w.category, DeprecationWarning) for w in said)
 
 
 def test_mrc_is_lct_mrc():
@@ -155,14 +167,17 @@ def test_mrc_is_lct_mrc():
         rows = list(csv.DictReader(io.StringIO(tool("mrc", "-q", "--csv",
                                                     *opts, path))))
         m = lct.mrc(path, **kw)
-        assert len(rows) == len(m["keys"]) > 5, opts
+        assert len(rows) == len(m) > 5, opts
+        assert m["keys"].dtype == "int64"
         for row, k, h in zip(rows, m["keys"], m["hit_ratio"]):
             assert int(row["keys"]) == k
             assert float(row["hit_ratio"]) == h, (opts, k)
         if "sample" in kw:
             assert [float(r["hit_ratio_min"]) for r in rows] == \
                 m["hit_ratio_min"].tolist()
-            assert len(m["totals"]) == 9
+            assert len(m.attrs["totals"]) == 9
+        else:
+            assert len(m.attrs["totals"]) == 1
 
 
 def test_read_table_allocates_per_column_not_per_record():

@@ -1,0 +1,230 @@
+"""What a pandas or Dask user computes with: signed columns, DataFrames
+for keys and curves, warnings that name the file and carry its offset,
+per-file stats, datetimes, progress, and the small things a new user
+meets first (version, dir, repr, one column as a str, directories).
+Needs numpy and pandas (Debian: python3-numpy, python3-pandas); the Dask
+tests need python3-dask."""
+import logging
+import os
+import shutil
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from support import FIXTURES, TOP, Skip, run  # noqa: E402
+
+import lct  # noqa: E402
+
+SAMPLE = os.path.join(TOP, "examples", "sample.lct")
+DAMAGED = os.path.join(FIXTURES, "malformed_mixed.lct")
+
+
+def pd():
+    try:
+        import numpy  # noqa: F401
+        import pandas
+    except ImportError:
+        raise Skip("numpy and pandas are not installed for this interpreter")
+    return pandas
+
+
+class Said(logging.Handler):
+    """Every record the lct logger says, kept whole."""
+
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+    def __enter__(self):
+        logging.getLogger("lct").addHandler(self)
+        return self
+
+    def __exit__(self, *_):
+        logging.getLogger("lct").removeHandler(self)
+
+
+def test_counts_indexes_offsets_and_sizes_are_signed():
+    pd()
+    df = lct.read_pandas(SAMPLE)
+    for c in ("idx", "offset", "args_bytes"):
+        assert df[c].dtype == "int64", c
+    assert (df.idx - 1).iloc[0] == -1
+    assert (df.args_bytes - 10**6).max() < 0
+    k = lct.keys(SAMPLE)
+    assert k.idx.dtype == "int64" and k.bytes.dtype == "int64"
+    assert (k.bytes - 2**40).max() < 0
+    m = lct.mrc(SAMPLE)
+    assert m["keys"].dtype == "int64"
+
+
+def test_keys_and_mrc_are_dataframes_without_object_columns():
+    pandas = pd()
+    k = lct.keys(SAMPLE)
+    assert isinstance(k, pandas.DataFrame)
+    assert [c for c in k.columns if k[c].dtype == object] == []
+    assert [c for c, t in lct.KEY_COLUMNS] == list(k.columns)
+    for c, t in lct.KEY_COLUMNS:
+        assert str(k[c].dtype) == t, c
+    assert len(k) == 4035 and k.attrs["stats"]["records"] == 3000
+    # the hash as lct keys prints it, the id as a number whose hex it prints
+    first = k.iloc[0]
+    assert first.chunk_hash == "e3eeceac5ad59df9" * 4
+    assert f"{first.obj_id:016x}" == "79b07ad12a58c7e8"
+    m = lct.mrc(SAMPLE)
+    assert isinstance(m, pandas.DataFrame)
+    assert pandas.DataFrame(m).shape == m.shape
+    assert list(m.columns) == ["keys", "bytes", "hit_ratio", "miss_ratio",
+                               "byte_hit_ratio", "hit_ratio_min",
+                               "hit_ratio_max"]
+    assert m.attrs["totals"][0]["reads"] == 2765
+    assert m.attrs["requests"] == "reads"
+    assert (m.hit_ratio + m.miss_ratio - 1).abs().max() < 1e-12
+
+
+def test_warnings_name_the_file_and_carry_path_and_offset():
+    pd()
+    for call, who in ((lambda: lct.read_table(DAMAGED), "read_table"),
+                      (lambda: lct.read_pandas(DAMAGED), "read_table"),
+                      (lambda: lct.keys(DAMAGED), "keys"),
+                      (lambda: lct.mrc(DAMAGED), "mrc")):
+        with Said() as said:
+            call()
+        assert len(said.records) == 5, who
+        for r in said.records:
+            assert r.getMessage().startswith(f"{who}: {DAMAGED}: "), \
+                r.getMessage()
+            assert r.path == DAMAGED
+            assert f"offset {r.offset}" in r.getMessage()
+    # the drop-in keeps the reference reader's words, with the same facts
+    with Said() as said, lct.TraceReader(DAMAGED) as rd:
+        list(rd.records())
+    assert said.records[0].getMessage().startswith("TraceReader: skipping")
+    assert said.records[0].path == DAMAGED and said.records[0].offset == 1102
+
+
+def test_stats_say_what_reading_found():
+    pd()
+    df = lct.read_pandas(DAMAGED)
+    assert df.attrs["stats"] == {"records": 13, "skipped": 5,
+                                 "truncated": False, "shrank": False,
+                                 "path": DAMAGED}
+    t = lct.read_table(DAMAGED, columns="t_mono")
+    assert t["stats"]["skipped"] == 5 and list(t) == ["t_mono", "stats"]
+
+
+def test_one_column_as_a_str_and_datetimes():
+    pandas = pd()
+    df = lct.read_pandas(SAMPLE, columns="t_mono")
+    assert list(df.columns) == ["t_mono"]
+    df = lct.read_pandas(SAMPLE, columns=["t_wall"], datetimes=True)
+    assert str(df.t_wall.dtype) == "datetime64[ns, UTC]"
+    plain = lct.read_table(SAMPLE, columns=["t_wall"])["t_wall"]
+    back = (df.t_wall - pandas.Timestamp(0, tz="UTC")).dt.total_seconds()
+    assert (back - plain).abs().max() < 1e-6
+    per_second = df.set_index("t_wall").resample("1s").size()
+    assert int(per_second.sum()) == 3000
+
+
+def test_progress_is_reported_for_big_files():
+    pd()
+    seen = []
+    old = lct.PROGRESS_BYTES
+    lct.PROGRESS_BYTES = 1
+    try:
+        lct.read_table(SAMPLE, columns="idx",
+                       progress=lambda done, total: seen.append((done, total)))
+        lct.keys(SAMPLE, progress=lambda d, t: seen.append((d, t)))
+    finally:
+        lct.PROGRESS_BYTES = old
+    size = os.path.getsize(SAMPLE)
+    # each read starts at 0 and ends at the whole file, never going back
+    starts = [i for i, s in enumerate(seen) if s == (0, size)]
+    assert len(starts) == 2 and seen[-1] == (size, size), seen
+    for part in (seen[:starts[1]], seen[starts[1]:]):
+        assert part[-1] == (size, size)
+        done = [d for d, _ in part]
+        assert done == sorted(done) and all(t == size for _, t in part)
+    seen.clear()
+    lct.read_table(SAMPLE, columns="idx",
+                   progress=lambda d, t: seen.append(d))
+    assert seen == []  # under 256 MiB: nothing to report
+
+
+def test_the_first_things_a_new_user_meets():
+    import re
+    assert re.fullmatch(r"\d+\.\d+\.\d+", lct.__version__)
+    names = dir(lct)
+    assert "annotations" not in names and "logger" not in names
+    assert "read_pandas" in names and "__version__" in names
+    r = lct.TraceReader(SAMPLE)
+    assert repr(r) == f"<lct.TraceReader {SAMPLE!r} open>"
+    r.close()
+    assert repr(r).endswith(" closed>")
+
+
+def dask_ready():
+    pd()
+    try:
+        import dask  # noqa: F401
+        import lct.dask as ld
+    except ImportError:
+        raise Skip("dask is not installed for this interpreter")
+    return ld
+
+
+def traces_dir():
+    d = tempfile.mkdtemp(prefix="lct-pandas-")
+    shutil.copy(SAMPLE, os.path.join(d, "a.lct"))
+    shutil.copy(DAMAGED, os.path.join(d, "b.lct"))
+    shutil.copy(os.path.join(FIXTURES, "clean.lct"), os.path.join(d, "c.lct"))
+    open(os.path.join(d, "notes.txt"), "w").close()
+    return d
+
+
+def test_dask_takes_directories_and_agrees_with_the_single_process_types():
+    ld = dask_ready()
+    d = traces_dir()
+    try:
+        ddf = ld.read_table(d, columns="qualname")
+        df = ddf.compute()
+        assert sorted(set(df.file)) == [os.path.join(d, n) for n in
+                                        ("a.lct", "b.lct", "c.lct")]
+        k = ld.keys(d).compute()
+        one = lct.keys(os.path.join(d, "a.lct"))
+        for c, _t in lct.KEY_COLUMNS:
+            assert str(k[c].dtype) == str(one[c].dtype) or (
+                k[c].dtype.name == "category" == one[c].dtype.name), c
+        st = ld.stats(os.path.join(d, "*.lct"))
+        assert st.to_dict("records")[1] == {
+            "file": os.path.join(d, "b.lct"), "records": 13, "skipped": 5,
+            "truncated": False, "shrank": False, "error": None}
+        assert st.records.tolist() == [3000, 13, 40]
+        shutil.copy(os.path.join(FIXTURES, "schema_v3.lct"),
+                    os.path.join(d, "d.lct"))
+        st = ld.stats(d)
+        assert "unsupported trace_schema_version 3" in st.error.iloc[3]
+    finally:
+        shutil.rmtree(d)
+
+
+def test_dask_warnings_are_said_once_naming_the_file():
+    ld = dask_ready()
+    d = traces_dir()
+    try:
+        with Said() as said:
+            ddf = ld.read_table(d)
+            ddf.compute()
+            ddf.compute()  # again: nothing new to say
+        msgs = [r.getMessage() for r in said.records]
+        assert len(msgs) == 5, msgs
+        assert all(m.startswith(f"lct.dask.read_table: {d}/b.lct: ")
+                   for m in msgs)
+    finally:
+        shutil.rmtree(d)
+
+
+if __name__ == "__main__":
+    sys.exit(run(globals()))
