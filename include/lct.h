@@ -132,7 +132,7 @@
  * - The SIGBUS guard (lct_guard_install) covers every mapped reader of
  *   every thread, however many are open.
  * - The Python module builds its sharing on these rules: its TraceReader
- *   holds a lock around each call into its reader (docs: "Threads").
+ *   holds a lock around each call into its reader (docs/python.md, "Threads").
  */
 #ifndef LCT_H
 #define LCT_H
@@ -1532,6 +1532,18 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
                         double t_mono, bool is_read);
 
 /**
+ * The references added since the last call of this (or since the stream
+ * began) are the keys of one call, in the order the call lists them: what
+ * the prefix rule of lct_mrc_options.prefix counts over.  Every
+ * @p keys_per_position keys of the call are one chunk position (its kv
+ * ranks and object groups: a position's tokens count as hit only when all
+ * its keys do; a last, shorter run is a position too).  Streams whose
+ * calls are not ended are one call as far as the prefix rule goes.
+ * @return LCT_OK, LCT_ERR_INVALID (no stream, keys_per_position 0).
+ */
+lct_status lct_refs_end_call(lct_refs *refs, unsigned keys_per_position);
+
+/**
  * Gather for SHARDS curves only (before the first lct_refs_add): from now
  * on a reference is kept only when one of @p samples samples at @p rate,
  * salted @p seed to seed + samples - 1 (lct_mrc_options), keeps its key;
@@ -1615,6 +1627,9 @@ typedef struct lct_mrc_totals {
     double adjustment;           /**< SHARDS-adj: expected kept requests
                                       minus kept requests, counted as hits
                                       at distance 0 (0 when exact) */
+    bool prefix;                 /**< counted by the prefix rule */
+    uint64_t calls;              /**< prefix: calls with requests */
+    uint64_t positions;          /**< prefix: their chunk positions */
 } lct_mrc_totals;
 
 /** How lct_mrc_compute_with() counts. */
@@ -1630,6 +1645,14 @@ typedef struct lct_mrc_options {
      *  draws an independent sample and the same seed the same one.  0:
      *  the raw id, as before seeds existed. */
     uint64_t seed;
+    /** Count by the prefix rule (LMCache's StorageManager: a lookup keeps
+     *  only the leading run of found keys): a request hits at capacity C
+     *  only when it and every key before it in its call (lct_refs_end_call)
+     *  are among the C most recent, i.e. the running maximum of the call's
+     *  stack distances up to it is below C; in bytes alike.  Every
+     *  reference still updates the cache in order, so this is one stack
+     *  pass.  Exact streams only (sampling keeps some keys of a call). */
+    bool prefix;
 } lct_mrc_options;
 
 /**
@@ -1658,6 +1681,11 @@ double lct_mrc_hit_ratio(const lct_mrc *mrc, uint64_t keys);
 
 /** Hit ratio of an LRU cache of @p bytes bytes. */
 double lct_mrc_byte_hit_ratio(const lct_mrc *mrc, uint64_t bytes);
+
+/** Under the prefix rule, the share of the calls' chunk positions whose
+ *  keys all hit at @p keys keys: the token hit ratio (0 without
+ *  positions; a chunk position is chunk_size tokens). */
+double lct_mrc_position_hit_ratio(const lct_mrc *mrc, uint64_t keys);
 
 /** The largest finite stack distance of a read, in keys (scaled under
  *  sampling): capacities above it hit what an infinite cache hits. */

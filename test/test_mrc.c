@@ -657,3 +657,300 @@ Test(mrc, sizes_past_31_bits_come_back_whole)
     lct_refs_free(a);
     lct_refs_free(b);
 }
+
+/* MARK: the prefix rule */
+
+/* A stream of calls: each a run of reads or writes of 0 to 8 keys
+ * (skewed, with a key sometimes twice in a call), and keys_per_position
+ * 1 to 3 for each call; call[i] is the index its call began at. */
+typedef struct calls {
+    ref *v;
+    size_t n, ncalls;
+    size_t *start, *len;
+    unsigned *per_position;
+} calls;
+
+static calls call_stream(size_t ncalls, uint64_t universe, uint64_t seed)
+{
+    rng_state = seed;
+    calls c = {calloc(ncalls * 8 + 1, sizeof(ref)), 0, ncalls,
+               calloc(ncalls, sizeof(size_t)), calloc(ncalls, sizeof(size_t)),
+               calloc(ncalls, sizeof(unsigned))};
+    for (size_t k = 0; k < ncalls; k++) {
+        bool read = rng() % 3 != 0;
+        size_t len = rng() % 9;
+        c.start[k] = c.n;
+        c.len[k] = len;
+        c.per_position[k] = 1 + (unsigned)(rng() % 3);
+        for (size_t j = 0; j < len; j++) {
+            double u = (double)(rng() >> 11) / 9007199254740992.0;
+            uint64_t id = id_of((uint64_t)(u * u * (double)universe));
+            if (j > 0 && rng() % 6 == 0)
+                id = c.v[c.n - 1].id;
+            c.v[c.n++] = (ref){id, 1 + id % 1000, read};
+        }
+    }
+    return c;
+}
+
+static lct_refs *refs_of_calls(const calls *c)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (size_t k = 0; k < c->ncalls; k++) {
+        for (size_t j = 0; j < c->len[k]; j++) {
+            const ref *x = &c->v[c->start[k] + j];
+            cr_assert_eq(lct_refs_add(r, x->id, x->bytes, 0, x->read), LCT_OK);
+        }
+        cr_assert_eq(lct_refs_end_call(r, c->per_position[k]), LCT_OK);
+    }
+    return r;
+}
+
+/* One LRU of `cap` keys (or bytes), most recent first: whether id was in
+ * it, then id made the most recent. */
+typedef struct lru {
+    uint64_t *id, *size, total;
+    size_t len;
+} lru;
+
+static bool lru_access(lru *l, uint64_t id, uint64_t size, uint64_t cap,
+                       bool bytes_mode)
+{
+    size_t at = l->len;
+    for (size_t j = 0; j < l->len; j++)
+        if (l->id[j] == id) {
+            at = j;
+            break;
+        }
+    bool hit = at < l->len;
+    if (hit) {
+        l->total -= l->size[at];
+        memmove(l->id + 1, l->id, at * sizeof *l->id);
+        memmove(l->size + 1, l->size, at * sizeof *l->size);
+    } else {
+        memmove(l->id + 1, l->id, l->len * sizeof *l->id);
+        memmove(l->size + 1, l->size, l->len * sizeof *l->size);
+        l->len++;
+    }
+    l->id[0] = id;
+    l->size[0] = size;
+    l->total += size;
+    while (l->len > 0 && (bytes_mode ? l->total > cap : l->len > cap))
+        l->total -= l->size[--l->len];
+    return hit;
+}
+
+/* The prefix rule simulated at one capacity: each read call's hits are
+ * its leading run of keys found, each key looked up as the call reaches
+ * it (every reference updates the cache in order); *positions_hit counts
+ * the chunk positions inside that run. */
+static uint64_t brute_prefix(const calls *c, uint64_t cap, bool bytes_mode,
+                             uint64_t *positions_hit)
+{
+    lru l = {calloc(c->n + 1, 8), calloc(c->n + 1, 8), 0, 0};
+    uint64_t hits = 0;
+    *positions_hit = 0;
+    for (size_t k = 0; k < c->ncalls; k++) {
+        size_t run = 0;
+        bool leading = true;
+        for (size_t j = 0; j < c->len[k]; j++) {
+            const ref *x = &c->v[c->start[k] + j];
+            bool hit = lru_access(&l, x->id, x->bytes, cap, bytes_mode);
+            if (x->read && leading && hit)
+                run++;
+            else
+                leading = false;
+        }
+        hits += run;
+        unsigned per = c->per_position[k];
+        if (c->len[k] && c->v[c->start[k]].read)
+            *positions_hit += run / per + (run == c->len[k] && run % per);
+    }
+    free(l.id);
+    free(l.size);
+    return hits;
+}
+
+/* LMCache's cache simulator (lmcache/tools/cache_simulator/simulator.py):
+ * a lookup's hits are the leading run of chunks the cache contains,
+ * checked before any is touched; then the run is accessed and the rest
+ * inserted, in order.  On a stream of lookups alone, at one capacity. */
+static uint64_t lmcache_simulator(const calls *c, uint64_t cap)
+{
+    lru l = {calloc(c->n + 1, 8), calloc(c->n + 1, 8), 0, 0};
+    uint64_t hits = 0;
+    for (size_t k = 0; k < c->ncalls; k++) {
+        size_t run = 0;
+        for (; run < c->len[k]; run++) {
+            bool found = false;
+            for (size_t j = 0; j < l.len && !found; j++)
+                found = l.id[j] == c->v[c->start[k] + run].id;
+            if (!found)
+                break;
+        }
+        hits += run;
+        for (size_t j = 0; j < c->len[k]; j++)
+            lru_access(&l, c->v[c->start[k] + j].id, 1, cap, false);
+    }
+    free(l.id);
+    free(l.size);
+    return hits;
+}
+
+static lct_mrc *prefix_curve(lct_refs *r)
+{
+    lct_mrc_options o = {.sample_rate = 1, .prefix = true};
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute_with(r, &o, &m, NULL), LCT_OK);
+    return m;
+}
+
+Test(mrc, prefix_curve_equals_a_brute_force_lru_at_every_capacity)
+{
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        calls c = call_stream(400, 60, seed);
+        lct_refs *r = refs_of_calls(&c);
+        lct_mrc *m = prefix_curve(r);
+        lct_mrc_totals t;
+        lct_mrc_totals_get(m, &t);
+        cr_assert(t.prefix);
+        uint64_t reads = reads_of(c.v, c.n);
+        cr_assert_eq(t.reads, reads);
+        bool differs = false;
+        for (uint64_t cap = 0; cap <= t.distinct_keys + 1; cap++) {
+            uint64_t positions;
+            uint64_t hits = brute_prefix(&c, cap, false, &positions);
+            cr_expect_eq(lct_mrc_hit_ratio(m, cap), (double)hits / (double)reads,
+                         "seed %llu, %llu keys", (unsigned long long)seed,
+                         (unsigned long long)cap);
+            cr_expect_eq(lct_mrc_position_hit_ratio(m, cap),
+                         (double)positions / (double)t.positions,
+                         "seed %llu, %llu keys: positions",
+                         (unsigned long long)seed, (unsigned long long)cap);
+            differs |= hits != brute_hits(c.v, c.n, cap, false);
+        }
+        cr_expect(differs, "the stream should tell the two rules apart");
+        for (uint64_t b = 0; b < 40000; b = b * 3 / 2 + 7) {
+            uint64_t positions;
+            uint64_t hits = brute_prefix(&c, b, true, &positions);
+            cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
+                         (double)hits / (double)reads,
+                         "seed %llu, %llu bytes", (unsigned long long)seed,
+                         (unsigned long long)b);
+        }
+        lct_mrc_free(m);
+        lct_refs_free(r);
+        free(c.v), free(c.start), free(c.len), free(c.per_position);
+    }
+}
+
+Test(mrc, prefix_rule_on_lookups_alone_is_lmcache_simulators)
+{
+    calls c = call_stream(500, 50, 7);
+    for (size_t i = 0; i < c.n; i++)
+        c.v[i].read = true; /* its logs hold lookups alone */
+    lct_refs *r = refs_of_calls(&c);
+    lct_mrc *m = prefix_curve(r);
+    for (uint64_t cap = 1; cap <= 60; cap++)
+        cr_expect_eq(lct_mrc_hit_ratio(m, cap),
+                     (double)lmcache_simulator(&c, cap) / (double)c.n,
+                     "%llu keys", (unsigned long long)cap);
+    lct_mrc_free(m);
+    lct_refs_free(r);
+    free(c.v), free(c.start), free(c.len), free(c.per_position);
+}
+
+/* Hand-made: writes A B C, a lookup of B, a write of D: at 3 keys D
+ * evicts A, so a lookup of A B C finds only B, in the middle; per key
+ * that is a hit, under the prefix rule none. */
+Test(mrc, a_chunk_evicted_from_the_middle_counts_under_one_rule_only)
+{
+    uint64_t A = id_of(1), B = id_of(2), C = id_of(3), D = id_of(4);
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    struct { uint64_t id; bool read; int end; } s[] = {
+        {A, false, 0}, {B, false, 0}, {C, false, 1}, {B, true, 1},
+        {D, false, 1}, {A, true, 0}, {B, true, 0}, {C, true, 1}};
+    for (size_t i = 0; i < sizeof s / sizeof *s; i++) {
+        cr_assert_eq(lct_refs_add(r, s[i].id, 10, 0, s[i].read), LCT_OK);
+        if (s[i].end)
+            cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+    }
+    cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK); /* an empty call */
+    lct_mrc *key, *prefix = prefix_curve(r);
+    cr_assert_eq(lct_mrc_compute(r, 1, &key, NULL), LCT_OK);
+    cr_expect_eq(lct_mrc_hit_ratio(key, 3), 2.0 / 4);    /* B, and B */
+    cr_expect_eq(lct_mrc_hit_ratio(prefix, 3), 1.0 / 4); /* the first B */
+    cr_expect_eq(lct_mrc_hit_ratio(key, 4), 4.0 / 4);
+    cr_expect_eq(lct_mrc_hit_ratio(prefix, 4), 4.0 / 4);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(prefix, &t);
+    cr_expect_eq(t.calls, 2);     /* the lookups; the empty call is none */
+    cr_expect_eq(t.positions, 4); /* one key a position */
+    cr_expect_eq(lct_mrc_position_hit_ratio(prefix, 3), 1.0 / 4);
+    lct_mrc_free(key);
+    lct_mrc_free(prefix);
+    lct_refs_free(r);
+}
+
+/* A key twice in a call it first appears in: per key the second is a
+ * hit; under the prefix rule the call's first key missed, so neither. */
+Test(mrc, a_key_twice_in_its_first_call_is_no_prefix_hit)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    cr_assert_eq(lct_refs_add(r, id_of(9), 1, 0, true), LCT_OK);
+    cr_assert_eq(lct_refs_add(r, id_of(9), 1, 0, true), LCT_OK);
+    cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+    lct_mrc *key, *prefix = prefix_curve(r);
+    cr_assert_eq(lct_mrc_compute(r, 1, &key, NULL), LCT_OK);
+    cr_expect_eq(lct_mrc_hit_ratio(key, 10), 0.5);
+    cr_expect_eq(lct_mrc_hit_ratio(prefix, 10), 0);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(prefix, &t);
+    cr_expect_eq(t.infinite_hit_ratio, 0);
+    cr_expect_eq(t.compulsory_misses, 1);
+    lct_mrc_free(key);
+    lct_mrc_free(prefix);
+    lct_refs_free(r);
+}
+
+/* Two kv ranks: a call of chunks 0 and 1, each as rank 0 then rank 1.
+ * When only chunk 1's rank 1 key is gone, the leading run is 3 keys:
+ * one whole chunk position of two. */
+Test(mrc, kv_ranks_make_chunk_positions)
+{
+    uint64_t k[4] = {id_of(20), id_of(21), id_of(22), id_of(23)};
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (int i = 0; i < 3; i++) /* stored: all but chunk 1's rank 1 */
+        cr_assert_eq(lct_refs_add(r, k[i], 1, 0, false), LCT_OK);
+    cr_assert_eq(lct_refs_end_call(r, 2), LCT_OK);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(lct_refs_add(r, k[i], 1, 0, true), LCT_OK);
+    cr_assert_eq(lct_refs_end_call(r, 2), LCT_OK);
+    lct_mrc *m = prefix_curve(r);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(m, &t);
+    cr_expect_eq(t.positions, 2);
+    cr_expect_eq(lct_mrc_hit_ratio(m, 100), 3.0 / 4);
+    cr_expect_eq(lct_mrc_position_hit_ratio(m, 100), 1.0 / 2);
+    cr_expect_eq(lct_mrc_position_hit_ratio(m, 2), 0); /* rank 0 evicted */
+    lct_mrc_free(m);
+    lct_refs_free(r);
+}
+
+Test(mrc, the_prefix_rule_refuses_sampling)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    cr_assert_eq(lct_refs_add(r, 1, 1, 0, true), LCT_OK);
+    lct_mrc_options o = {.sample_rate = 0.5, .prefix = true};
+    lct_mrc *m;
+    lct_error err;
+    cr_expect_eq(lct_mrc_compute_with(r, &o, &m, &err), LCT_ERR_INVALID);
+    cr_expect(strstr(err.message, "prefix") != NULL);
+    cr_expect_eq(lct_refs_end_call(r, 0), LCT_ERR_INVALID);
+    lct_refs_free(r);
+}

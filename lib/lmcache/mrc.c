@@ -5,7 +5,11 @@
  * position, 1 and the key's size; a map from ids to those positions; and
  * SHARDS spatial sampling.  A read's distance in keys is the number of
  * distinct keys used since its key's last reference (the live positions
- * after it); in bytes, their sizes plus its own.
+ * after it); in bytes, their sizes plus its own.  Under the prefix rule
+ * a request's distance is the running maximum of its call's distances up
+ * to it (a key counts only when every key before it in its call hits), so
+ * the same pass and the same histogram give that curve too, and a second
+ * histogram, over the last key of each chunk position, its tokens.
  */
 #include "base/error_internal.h"
 #include "lmcache/refs_internal.h"
@@ -28,6 +32,9 @@ struct lct_mrc {
      * from key distances (d keys of this size, then its own), so none is
      * kept (bytes is NULL). */
     uint64_t uniform_size;
+    uint64_t *pcum;      /* prefix: pcum[d] positions hit at distance <= d */
+    uint64_t npcum;
+    uint64_t never;      /* requests no capacity serves */
 };
 
 /* Fenwick tree over positions 1..n: a count and a byte sum per node, in
@@ -126,27 +133,71 @@ typedef struct pass {
     uint64_t live, live_bytes;
     uint64_t *hist;        /* hist[d]: re-reads at key distance d */
     uint64_t nhist;
+    uint64_t *phist;       /* prefix: chunk positions at distance d */
+    uint64_t nphist;
     bool every;            /* every reference is a request, writes too */
+    bool prefix;           /* the prefix rule: distances run up a call */
+    bool run_never;        /* a key of this call so far was never seen */
+    uint64_t run, run_bytes; /* the call's running maxima so far */
 } pass;
 
-static bool count_distance(pass *p, uint64_t d)
+static bool count_in(uint64_t **hist, uint64_t *nhist, uint64_t d)
 {
-    if (d >= p->nhist) {
-        uint64_t n = p->nhist ? p->nhist : 1024;
+    if (d >= *nhist) {
+        uint64_t n = *nhist ? *nhist : 1024;
         while (n <= d) {
-            if (n > UINT64_MAX / 16 / sizeof *p->hist)
+            if (n > UINT64_MAX / 16 / sizeof **hist)
                 return false;
             n *= 2;
         }
-        uint64_t *grown = reallocarray(p->hist, n, sizeof *grown);
+        uint64_t *grown = reallocarray(*hist, n, sizeof *grown);
         if (!grown)
             return false;
-        memset(grown + p->nhist, 0, (n - p->nhist) * sizeof *grown);
-        p->hist = grown;
-        p->nhist = n;
+        memset(grown + *nhist, 0, (n - *nhist) * sizeof *grown);
+        *hist = grown;
+        *nhist = n;
     }
-    p->hist[d]++;
+    (*hist)[d]++;
     return true;
+}
+
+static bool count_distance(pass *p, uint64_t d)
+{
+    return count_in(&p->hist, &p->nhist, d);
+}
+
+/* The prefix rule before a request is counted: a call starts its running
+ * maxima afresh; a key never seen (*d NULL) makes the call's later keys
+ * miss at every capacity; a seen one counts at the largest distance of
+ * its call so far (keys, and bytes in *bytes when given).  False when
+ * this request hits at no capacity. */
+static bool run_up(pass *p, const lct__ref *r, uint64_t *d, uint64_t *bytes)
+{
+    if (r->size & LCT__REF_CALL) {
+        p->run_never = false;
+        p->run = p->run_bytes = 0;
+        p->m->totals.calls++;
+    }
+    p->run_never |= d == NULL;
+    if (d && *d < p->run)
+        *d = p->run;
+    if (d)
+        p->run = *d;
+    if (bytes && *bytes < p->run_bytes)
+        *bytes = p->run_bytes;
+    if (bytes)
+        p->run_bytes = *bytes;
+    return !p->run_never;
+}
+
+/* A request's place in the prefix rule's tokens: the last key of a
+ * chunk position counts the position at the call's running maximum. */
+static bool count_position(pass *p, const lct__ref *r, bool hits)
+{
+    if (!(r->size & LCT__REF_POSITION))
+        return true;
+    p->m->totals.positions++;
+    return !hits || count_in(&p->phist, &p->nphist, p->run);
 }
 
 /* Renumber the live positions 0..live-1, in order, and rebuild the trees
@@ -217,14 +268,24 @@ static bool step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
         p->live_bytes -= old;
         if (request) {
             double scaled = (double)others * m->scale + (double)size;
-            m->bytes[m->nbytes++] = scaled >= 1.8e19 ? UINT64_MAX
-                                                     : (uint64_t)scaled;
-            if (!count_distance(p, d))
+            uint64_t b = scaled >= 1.8e19 ? UINT64_MAX : (uint64_t)scaled;
+            bool hits = !p->prefix || run_up(p, r, &d, &b);
+            if (hits)
+                m->bytes[m->nbytes++] = b;
+            m->never += !hits;
+            if ((hits && !count_distance(p, d)) ||
+                (p->prefix && !count_position(p, r, hits)))
                 return false;
         }
     } else {
         p->live++;
         m->totals.compulsory_misses += request;
+        m->never += request;
+        if (request && p->prefix) {
+            run_up(p, r, NULL, NULL);
+            if (!count_position(p, r, false))
+                return false;
+        }
     }
     tree_add(p->tree, p->cap, p->pos, 1, size);
     p->live_bytes += size;
@@ -247,11 +308,22 @@ static bool step_uniform(pass *p, const lct__ref *r, uint32_t k)
         uint64_t last = p->last[k] - 1;
         uint64_t d = p->live - ctree_prefix(p->ctree, last);
         ctree_add(p->ctree, p->cap, last, UINT32_MAX);
-        if (request && !count_distance(p, d))
-            return false;
+        if (request) {
+            bool hits = !p->prefix || run_up(p, r, &d, NULL);
+            m->never += !hits;
+            if ((hits && !count_distance(p, d)) ||
+                (p->prefix && !count_position(p, r, hits)))
+                return false;
+        }
     } else {
         p->live++;
         m->totals.compulsory_misses += request;
+        m->never += request;
+        if (request && p->prefix) {
+            run_up(p, r, NULL, NULL);
+            if (!count_position(p, r, false))
+                return false;
+        }
     }
     ctree_add(p->ctree, p->cap, p->pos, 1);
     p->key_at[p->pos] = k;
@@ -279,10 +351,42 @@ static bool finish(pass *p)
     }
     m->totals.mean_key_bytes =
         p->live ? (double)p->live_bytes / (double)p->live : 0;
-    uint64_t rereads = m->totals.reads - m->totals.compulsory_misses;
+    uint64_t pn = p->nphist;
+    while (pn > 0 && p->phist[pn - 1] == 0)
+        pn--;
+    for (uint64_t d = 1; d < pn; d++)
+        p->phist[d] += p->phist[d - 1];
+    m->pcum = p->phist;
+    m->npcum = pn;
+    p->phist = NULL;
+    uint64_t rereads = m->totals.reads - m->never;
     m->totals.infinite_hit_ratio =
         m->totals.reads ? (double)rereads / (double)m->totals.reads : 0;
     return m->uniform_size || radix_sort(m->bytes, m->nbytes);
+}
+
+/* The pass's trees and arrays for nkeys keys over n kept references. */
+static bool pass_alloc(pass *p, size_t nkeys, uint64_t n,
+                       uint64_t kept_requests, uint64_t uniform)
+{
+    /* Twice the keys, so a compaction frees at least as many positions
+     * as there are keys; never more than the references need. */
+    p->cap = 2 * (uint64_t)nkeys > n ? n : 2 * (uint64_t)nkeys;
+    if (!(p->last = calloc(nkeys ? nkeys : 1, sizeof *p->last)) ||
+        !(p->key_at = reallocarray(NULL, p->cap ? p->cap : 1,
+                                   sizeof *p->key_at)))
+        return false;
+    if (uniform) {
+        p->m->uniform_size = uniform;
+        p->ctree = lct__big_calloc(p->cap + 1, sizeof *p->ctree);
+        return p->ctree != NULL;
+    }
+    p->tree = lct__big_calloc(p->cap + 1, sizeof *p->tree);
+    p->size_at = reallocarray(NULL, p->cap ? p->cap : 1, sizeof *p->size_at);
+    /* Written only as re-reads come: not zeroed. */
+    p->m->bytes = reallocarray(NULL, kept_requests ? kept_requests : 1,
+                               sizeof(uint64_t));
+    return p->tree && p->size_at && p->m->bytes;
 }
 
 static bool sampled(uint64_t id, uint64_t seed, uint64_t threshold)
@@ -350,35 +454,25 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_mrc_compute: the sample rate must be in (0, 1]");
     bool all = rate >= 1;
+    if (o->prefix && !all)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_mrc_compute: the prefix rule needs every key "
+                         "of a call: no sampling");
     uint64_t threshold = all ? UINT64_MAX : (uint64_t)ldexp(rate, 64);
     uint64_t all_requests, kept_requests, uniform;
     uint64_t n = kept_count(refs, o, threshold, all, &all_requests,
                             &kept_requests, &uniform);
-    pass p = {.every = o->every_reference};
+    pass p = {.every = o->every_reference, .prefix = o->prefix};
     uint32_t *key = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *key);
     size_t nkeys = 0;
     p.m = calloc(1, sizeof *p.m);
-    bool ok = p.m && key && lct__refs_number(refs, key, &nkeys);
-    /* Twice the keys, so a compaction frees at least as many positions
-     * as there are keys; never more than the references need. */
-    p.cap = 2 * (uint64_t)nkeys > n ? n : 2 * (uint64_t)nkeys;
-    ok = ok && (p.last = calloc(nkeys ? nkeys : 1, sizeof *p.last)) &&
-         (p.key_at = reallocarray(NULL, p.cap ? p.cap : 1, sizeof *p.key_at));
-    if (ok && uniform) {
-        p.m->uniform_size = uniform;
-        ok = (p.ctree = lct__big_calloc(p.cap + 1, sizeof *p.ctree)) != NULL;
-    } else if (ok) {
-        p.tree = lct__big_calloc(p.cap + 1, sizeof *p.tree);
-        p.size_at = reallocarray(NULL, p.cap ? p.cap : 1, sizeof *p.size_at);
-        /* Written only as re-reads come: not zeroed. */
-        p.m->bytes = reallocarray(NULL, kept_requests ? kept_requests : 1,
-                                  sizeof(uint64_t));
-        ok = p.tree && p.size_at && p.m->bytes;
-    }
+    bool ok = p.m && key && lct__refs_number(refs, key, &nkeys) &&
+              pass_alloc(&p, nkeys, n, kept_requests, uniform);
     if (ok) {
         p.m->scale = 1 / rate;
         p.m->totals.sample_rate = rate;
         p.m->totals.every_reference = o->every_reference;
+        p.m->totals.prefix = o->prefix;
         p.m->totals.seed = o->seed;
         p.m->totals.references =
             refs->n + refs->dropped_reads + refs->dropped_writes;
@@ -406,6 +500,7 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
     free(p.ctree);
     free(p.size_at);
     free(p.hist);
+    free(p.phist);
     free(p.last);
     free(p.key_at);
     free(key);
@@ -439,6 +534,14 @@ double lct_mrc_hit_ratio(const lct_mrc *m, uint64_t keys)
     uint64_t d = limit >= (double)(m->ncum - 1) ? m->ncum - 1
                                                 : (uint64_t)limit;
     return adjusted(m, (double)m->cum[d]);
+}
+
+double lct_mrc_position_hit_ratio(const lct_mrc *m, uint64_t keys)
+{
+    if (!m || !m->totals.positions || !keys || !m->npcum)
+        return 0;
+    uint64_t d = keys - 1 >= m->npcum - 1 ? m->npcum - 1 : keys - 1;
+    return (double)m->pcum[d] / (double)m->totals.positions;
 }
 
 /* A re-read's byte distance at key distance d when every key weighs
@@ -488,6 +591,7 @@ void lct_mrc_free(lct_mrc *m)
     if (!m)
         return;
     free(m->cum);
+    free(m->pcum);
     free(m->bytes);
     free(m);
 }

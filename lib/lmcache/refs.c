@@ -138,6 +138,26 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
     return LCT_OK;
 }
 
+lct_status lct_refs_end_call(lct_refs *refs, unsigned keys_per_position)
+{
+    if (!refs || keys_per_position == 0)
+        return LCT_ERR_INVALID;
+    if (!refs->nparts)
+        return LCT_OK;
+    lct__refs_part *p = &refs->parts[refs->nparts - 1];
+    if (p->call < p->n) {
+        lct__part_at(p, p->call)->size |= LCT__REF_CALL;
+        for (size_t i = p->call; i < p->n; i += keys_per_position) {
+            size_t last = p->n - i > keys_per_position
+                              ? i + keys_per_position - 1
+                              : p->n - 1;
+            lct__part_at(p, last)->size |= LCT__REF_POSITION;
+        }
+    }
+    p->call = p->n;
+    return LCT_OK;
+}
+
 lct_status lct_refs_append(lct_refs *dst, lct_refs *src)
 {
     if (!dst || !src)

@@ -14,16 +14,22 @@
 
 /* A reference in 16 bytes (the stream is most of what `lct keys
  * --oracle-general` and `lct mrc` hold, and every byte of it is a byte
- * the kernel zeroes): a read is the top bit of `size`; a size of
- * LCT__REF_BIG or more is kept in its part's `big` map instead. */
+ * the kernel zeroes): `size`'s top three bits say whether it is a read,
+ * whether it is the first key of its call, and whether it is the last
+ * key of a chunk position of its call (lct_refs_end_call, for the prefix
+ * rule's tokens); a size of LCT__REF_BIG or more (512 MiB) is kept in its
+ * part's `big` map instead. */
 typedef struct lct__ref {
     uint64_t obj_id;
     uint32_t seconds; /* whole seconds of t_mono, clamped */
-    uint32_t size;    /* LCT__REF_READ | bytes, or | LCT__REF_BIG */
+    uint32_t size;    /* flags | bytes, or flags | LCT__REF_BIG */
 } lct__ref;
 
 #define LCT__REF_READ 0x80000000u
-#define LCT__REF_BIG 0x7fffffffu
+#define LCT__REF_CALL 0x40000000u     /* the first key of its call */
+#define LCT__REF_POSITION 0x20000000u /* the last key of a chunk position */
+#define LCT__REF_FLAGS 0xe0000000u
+#define LCT__REF_BIG 0x1fffffffu
 
 static inline bool lct__ref_is_read(const lct__ref *r)
 {
@@ -40,6 +46,7 @@ typedef struct lct__refs_part {
     lct__ref **blocks;
     size_t nblocks, n;
     size_t first_cap; /* block 0 starts small and doubles to a block */
+    size_t call;      /* where the call lct_refs_end_call ends began */
     lct__u64map big;  /* index in the part -> bytes, for LCT__REF_BIG */
 } lct__refs_part;
 
@@ -80,7 +87,7 @@ static inline lct__ref *lct__part_at(const lct__refs_part *p, size_t i)
 static inline uint64_t lct__ref_bytes(const lct__refs_part *p, size_t i,
                                       const lct__ref *r)
 {
-    uint32_t b = r->size & ~LCT__REF_READ;
+    uint32_t b = r->size & ~LCT__REF_FLAGS;
     if (b != LCT__REF_BIG)
         return b;
     const lct__u64map_entry *e = lct__u64map_find(&p->big, i);
