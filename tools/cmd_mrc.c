@@ -1,7 +1,9 @@
 /*
  * cmd_mrc.c - `lct mrc`: LRU miss-ratio curves of a trace's key
- * references (lib/mrc.c computes every capacity at once), printed at
- * log-spaced capacities as a table, CSV or JSON, and drawn as SVG.
+ * references (lib/mrc.c computes every capacity at once), per key or by
+ * the prefix rule (a lookup's hits are its leading run of found keys, in
+ * chunk positions and tokens), printed at log-spaced capacities as a
+ * table, CSV or JSON, and drawn as SVG.
  */
 #include "tool.h"
 
@@ -19,7 +21,10 @@ enum {
     OPT_SVG,
     OPT_REQUESTS,
     OPT_SEED,
-    OPT_SAMPLES
+    OPT_SAMPLES,
+    OPT_PREFIX,
+    OPT_LOOKUPS_ONLY,
+    OPT_CHUNK_SIZE
 };
 
 /* Independently salted samples at most (--samples). */
@@ -34,13 +39,24 @@ typedef struct mrc_opts {
     bool every;       /* --requests all */
     uint64_t seed;    /* --seed */
     unsigned samples; /* --samples */
+    bool prefix;      /* --prefix */
+    uint64_t chunk_size; /* --chunk-size, else the header's, else 0 */
 } mrc_opts;
+
+/* Under the prefix rule, what the table adds: at each printed capacity
+ * the share of chunk positions hit (the token hit ratio), and the chunk
+ * size that makes positions tokens (0: unknown). */
+static struct {
+    const double *token_hit;
+    uint64_t chunk_size;
+} prefix;
 
 static void help(void)
 {
     printf("usage: lct mrc [-q] [-j N] [--csv | --json] [--svg FILE]\n"
            "               [--requests reads|all] [--sample R [--seed S]\n"
-           "               [--samples K]] [--read PAT] [--write PAT]\n"
+           "               [--samples K]] [--prefix [--lookups-only]\n"
+           "               [--chunk-size N]] [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
            "\n"
@@ -62,6 +78,14 @@ static void help(void)
            "               curve and its min/max band (1 to 64)\n"
            "  --seed S     the first salt (default 1; 0 is the id as it is);\n"
            "               the same seed gives the same curve\n"
+           "  --prefix     count by the prefix rule, as LMCache's StorageManager\n"
+           "               does: a lookup's hits are its leading run of keys\n"
+           "               in the cache; adds the token hit ratio (chunk\n"
+           "               positions: as many keys as the call has kv ranks)\n"
+           "  --lookups-only  only the read calls' keys, as LMCache's cache\n"
+           "               simulator models its logs (writes give none)\n"
+           "  --chunk-size N  tokens a chunk holds (default: the header's\n"
+           "               sm_config_json chunk_size)\n"
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
            "  --qualname PAT, --since T, --until T, --range A:B   only those\n"
            "               records, as dump takes them (--range reads with\n"
@@ -80,7 +104,17 @@ static void on_option(void *ctx, int c, const char *arg)
     char *end;
     if (tool_keyops_select(&o->ops, "mrc", c, arg))
         return;
-    if (c == OPT_READ || c == OPT_WRITE) {
+    if (c == OPT_PREFIX) {
+        o->prefix = o->ops.calls = true;
+    } else if (c == OPT_LOOKUPS_ONLY) {
+        o->ops.lookups_only = true;
+    } else if (c == OPT_CHUNK_SIZE) {
+        long long n = tool_parse_count("mrc", "--chunk-size", arg);
+        if (n < 1)
+            tool_usage_error("mrc", "--chunk-size is 1 or more, not '%s'",
+                             arg);
+        o->chunk_size = (uint64_t)n;
+    } else if (c == OPT_READ || c == OPT_WRITE) {
         tool_keyops_add(&o->ops, c == OPT_WRITE, arg);
     } else if (c == OPT_SVG) {
         o->svg = arg;
@@ -156,14 +190,23 @@ static void print_text(const lct_mrc_totals *t, unsigned k,
                "counts)", t->reads);
     else
         printf("%" PRIu64 " reads, %" PRIu64 " writes", t->reads, t->writes);
-    printf(", %" PRIu64 " distinct keys, %" PRIu64 " compulsory misses\n"
-           "infinite cache hit ratio %.4f",
-           t->distinct_keys, t->compulsory_misses, t->infinite_hit_ratio);
+    printf(", %" PRIu64 " distinct keys, %" PRIu64 " compulsory misses\n",
+           t->distinct_keys, t->compulsory_misses);
+    if (t->prefix) {
+        printf("prefix rule: %" PRIu64 " lookups of %" PRIu64 " chunk "
+               "positions", t->calls, t->positions);
+        if (prefix.chunk_size)
+            printf(", %" PRIu64 " tokens at %" PRIu64 " a chunk",
+                   t->positions * prefix.chunk_size, prefix.chunk_size);
+        putchar('\n');
+    }
+    printf("infinite cache hit ratio %.4f", t->infinite_hit_ratio);
     if (c->mean_bytes > 0)
         printf("; mean key size %.0f bytes", c->mean_bytes);
-    printf("\n%12s  %13s  %9s  %10s%s%s\n", "keys", "bytes", "hit_ratio",
+    printf("\n%12s  %13s  %9s  %10s%s%s%s\n", "keys", "bytes", "hit_ratio",
            "miss_ratio", c->byte_hit ? "  byte_hit_ratio" : "",
-           c->hit_min ? "  hit_ratio_min  hit_ratio_max" : "");
+           c->hit_min ? "  hit_ratio_min  hit_ratio_max" : "",
+           prefix.token_hit ? "  token_hit_ratio" : "");
     for (size_t i = 0; i < c->n; i++) {
         printf("%12" PRIu64 "  ", c->keys[i]);
         if (c->mean_bytes > 0)
@@ -175,6 +218,8 @@ static void print_text(const lct_mrc_totals *t, unsigned k,
             printf("  %14.4f", c->byte_hit[i]);
         if (c->hit_min)
             printf("  %13.4f  %13.4f", c->hit_min[i], c->hit_max[i]);
+        if (prefix.token_hit)
+            printf("  %15.4f", prefix.token_hit[i]);
         putchar('\n');
     }
 }
@@ -182,7 +227,8 @@ static void print_text(const lct_mrc_totals *t, unsigned k,
 static void print_csv(const tool_curve *c)
 {
     fputs("keys,bytes,hit_ratio,miss_ratio,byte_hit_ratio", stdout);
-    fputs(c->hit_min ? ",hit_ratio_min,hit_ratio_max\r\n" : "\r\n", stdout);
+    fputs(c->hit_min ? ",hit_ratio_min,hit_ratio_max" : "", stdout);
+    fputs(prefix.token_hit ? ",token_hit_ratio\r\n" : "\r\n", stdout);
     for (size_t i = 0; i < c->n; i++) {
         printf("%" PRIu64 ",", c->keys[i]);
         if (c->mean_bytes > 0)
@@ -199,6 +245,10 @@ static void print_csv(const tool_curve *c)
             tool_put_json_double(c->hit_min[i]);
             putchar(',');
             tool_put_json_double(c->hit_max[i]);
+        }
+        if (prefix.token_hit) {
+            putchar(',');
+            tool_put_json_double(prefix.token_hit[i]);
         }
         fputs("\r\n", stdout);
     }
@@ -241,6 +291,10 @@ static void print_json_point(const tool_curve *c, size_t i)
         fputs(",\"hit_ratio_max\":", stdout);
         tool_put_json_double(c->hit_max[i]);
     }
+    if (prefix.token_hit) {
+        fputs(",\"token_hit_ratio\":", stdout);
+        tool_put_json_double(prefix.token_hit[i]);
+    }
     putchar('}');
 }
 
@@ -258,6 +312,15 @@ static void print_json(const lct_mrc_totals *t, unsigned k,
            t->references, t->reads, t->writes, t->distinct_keys,
            t->compulsory_misses);
     tool_put_json_double(t->infinite_hit_ratio);
+    if (t->prefix) {
+        printf(",\"prefix\":true,\"calls\":%" PRIu64 ",\"positions\":%"
+               PRIu64 ",\"chunk_size\":", t->calls, t->positions);
+        if (prefix.chunk_size)
+            printf("%" PRIu64 ",\"tokens\":%" PRIu64, prefix.chunk_size,
+                   t->positions * prefix.chunk_size);
+        else
+            fputs("null,\"tokens\":null", stdout);
+    }
     fputs(",\"mean_key_bytes\":", stdout);
     tool_put_json_double(c->mean_bytes);
     fputs(",\"curve\":[", stdout);
@@ -309,10 +372,10 @@ static void svg_title(const char *trace, const lct_mrc_totals *t,
             i += seq;
         }
     }
-    snprintf(title + n, size - n, "%s%s",
+    snprintf(title + n, size - n, "%s%s%s",
              t->every_reference ? " (requests: every reference)"
                                 : " (requests: reads)",
-             sampled ? " (sampled)" : "");
+             t->prefix ? " (prefix rule)" : "", sampled ? " (sampled)" : "");
 }
 
 static bool write_svg(lct_output *out, const char *trace,
@@ -351,7 +414,7 @@ static bool compute(const mrc_opts *o, lct_mrc **ms, unsigned k)
     for (unsigned s = 0; s < k; s++) {
         lct_mrc_options mo = {.sample_rate = o->sample,
                               .every_reference = o->every,
-                              .seed = o->seed + s};
+                              .seed = o->seed + s, .prefix = o->prefix};
         lct_error err;
         if (lct_mrc_compute_with(o->refs, &mo, &ms[s], &err) != LCT_OK) {
             fprintf(stderr, "%s mrc: %s\n", tool_name, err.message);
@@ -359,6 +422,16 @@ static bool compute(const mrc_opts *o, lct_mrc **ms, unsigned k)
         }
     }
     return true;
+}
+
+/* The token hit ratio at each of the curve's capacities (NULL: out of
+ * memory, or no points). */
+static double *token_hits(const lct_mrc *m, const tool_curve *c)
+{
+    double *v = c->n ? calloc(c->n, sizeof *v) : NULL;
+    for (size_t i = 0; v && i < c->n; i++)
+        v[i] = lct_mrc_position_hit_ratio(m, c->keys[i]);
+    return v;
 }
 
 /* Nothing to draw: say why, once. */
@@ -395,6 +468,9 @@ int cmd_mrc(int argc, char **argv)
         {"requests", required_argument, NULL, OPT_REQUESTS},
         {"seed", required_argument, NULL, OPT_SEED},
         {"samples", required_argument, NULL, OPT_SAMPLES},
+        {"prefix", no_argument, NULL, OPT_PREFIX},
+        {"lookups-only", no_argument, NULL, OPT_LOOKUPS_ONLY},
+        {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
         {NULL, 0, NULL, 0}};
     mrc_opts o = {.sample = 1, .seed = 1};
     tool_keyops_init(&o.ops, argc);
@@ -408,6 +484,12 @@ int cmd_mrc(int argc, char **argv)
     if (o.samples > 1 && !(o.sample < 1))
         tool_usage_error("mrc", "--samples needs --sample R below 1: an "
                          "exact curve has no spread");
+    if (o.prefix && o.sample < 1)
+        tool_usage_error("mrc", "--prefix needs every key of a call: it "
+                         "takes no --sample");
+    if ((o.ops.lookups_only || o.chunk_size) && !o.prefix)
+        tool_usage_error("mrc", "--lookups-only and --chunk-size go with "
+                         "--prefix");
     /* One salted sample is often unlucky on skewed traces (0.030 mean
      * absolute error at rate 0.1, 0.054 at 0.01); the mean of 9 is 0.011
      * and 0.017 (bench/shards-error). */
@@ -432,6 +514,10 @@ int cmd_mrc(int argc, char **argv)
     }
     if (ok && c.n == 0)
         say_empty(t);
+    double *tokens = ok && o.prefix ? token_hits(ms[0], &c) : NULL;
+    prefix.token_hit = tokens;
+    prefix.chunk_size = o.chunk_size ? o.chunk_size
+                        : o.prefix ? tool_chunk_size(in.r) : 0;
     if (ok)
         print(&a, t, o.samples, &c);
     if (svg && ok)
@@ -441,6 +527,7 @@ int cmd_mrc(int argc, char **argv)
                        t, &c);
     else
         lct_output_abort(svg);
+    free(tokens);
     lct_mrc_curve_free(&c);
     for (unsigned s = 0; s < o.samples; s++)
         lct_mrc_free(ms[s]);

@@ -435,6 +435,11 @@ typedef struct tool_keyops {
     double sample_rate;
     uint64_t sample_seed;
     unsigned samples;
+    /* mrc --prefix: end each record's keys as a call (lct_refs_end_call),
+     * its chunk positions as many keys as it has kv ranks. */
+    bool calls;
+    /* mrc --lookups-only: write calls give no references. */
+    bool lookups_only;
 } tool_keyops;
 
 typedef enum tool_key_op {
@@ -475,6 +480,10 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
  * False if memory ran out or the file shrank. */
 bool tool_keys_collect(tool_inputs *in, tool_keyops *o, const char *cmd,
                        const tool_args *a, lct_refs *out, bool *whole);
+
+/* The chunk size in tokens the header's sm_config_json states
+ * (chunk_size), or 0 when it states none. */
+uint64_t tool_chunk_size(const lct_reader *r);
 
 /* The start of `lct keys` and `lct mrc`, once their options are parsed:
  * the output file named by out_opt (when out_path is not NULL) opened

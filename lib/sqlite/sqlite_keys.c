@@ -14,7 +14,7 @@ SQLITE_EXTENSION_INIT3
 
 enum {
     K_IDX, K_T_MONO, K_OP, K_CHUNK_HASH, K_MODEL_NAME, K_KV_RANK,
-    K_OBJECT_GROUP_ID, K_CACHE_SALT, K_OBJ_ID, K_BYTES, K_FILE, K_PATH,
+    K_OBJECT_GROUP_ID, K_CACHE_SALT, K_OBJ_ID, K_BYTES, K_POS, K_FILE, K_PATH,
     K_READ_CALLS, K_WRITE_CALLS, K_ALL_CALLS
 };
 
@@ -41,6 +41,7 @@ typedef struct keys_cursor {
     lct_key_iter keys;
     lct_object_key key;
     uint64_t bytes;
+    int64_t pos;           /* the key's place in its call, from 0 */
     bool eof;
 } keys_cursor;
 
@@ -164,8 +165,10 @@ static bool next_record(keys_cursor *c)
                                   st.bytes_read);
         }
         if (op_of(c, c->rec.qualname) &&
-            lct_key_iter_init(&c->rec, &c->keys, NULL) == LCT_OK)
+            lct_key_iter_init(&c->rec, &c->keys, NULL) == LCT_OK) {
+            c->pos = -1;
             return true;
+        }
     }
     return false;
 }
@@ -189,8 +192,10 @@ static int advance(keys_cursor *c)
 {
     for (;;) {
         if (c->have_rec &&
-            lct_key_iter_next(&c->keys, &c->key, &c->bytes, NULL) == 1)
+            lct_key_iter_next(&c->keys, &c->key, &c->bytes, NULL) == 1) {
+            c->pos++;
             return SQLITE_OK;
+        }
         if (c->stream && next_record(c))
             continue;
         lct__sqlfile *f = query_file(c, c->stream ? ++c->file : c->file);
@@ -292,6 +297,7 @@ static int keys_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
         sqlite3_result_text(ctx, id, 16, SQLITE_TRANSIENT);
         break;
     case K_BYTES: sqlite3_result_int64(ctx, (sqlite3_int64)c->bytes); break;
+    case K_POS: sqlite3_result_int64(ctx, c->pos); break;
     case K_FILE:
     case K_PATH:
         sqlite3_result_text(ctx, query_file(c, c->file)->path, -1,
@@ -307,7 +313,7 @@ static int keys_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
     /* Unique per row: the record, and the key's place in its list. */
     keys_cursor *c = (keys_cursor *)cur;
     *rowid = (sqlite3_int64)((query_file(c, c->file)->rowid_base |
-                              c->idx) * 4096 + c->keys.index);
+                              c->idx) * 4096 + (uint64_t)c->pos);
     return SQLITE_OK;
 }
 

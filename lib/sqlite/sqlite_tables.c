@@ -325,7 +325,8 @@ int lct__keys_connect(sqlite3 *db, void *aux, int argc,
                        "CREATE TABLE x(idx INTEGER, t_mono REAL, op TEXT, "
                        "chunk_hash TEXT, model_name TEXT, kv_rank INTEGER, "
                        "object_group_id INTEGER, cache_salt TEXT, "
-                       "obj_id TEXT, bytes INTEGER, file TEXT, path HIDDEN, "
+                       "obj_id TEXT, bytes INTEGER, pos INTEGER, file TEXT, "
+                       "path HIDDEN, "
                        "read_calls HIDDEN, write_calls HIDDEN, "
                        "all_calls HIDDEN)");
 }

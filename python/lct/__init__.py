@@ -584,7 +584,9 @@ def _keys_frame(raw):
 
 
 def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
-        requests: str = "reads", sample=None, seed: int = 1, samples=None):
+        requests: str = "reads", sample=None, seed: int = 1, samples=None,
+        *, prefix: bool = False, lookups_only: bool = False,
+        chunk_size=None):
     """The LRU miss-ratio curve of ``lct mrc`` as a pandas DataFrame, one
     row per capacity: keys (capacities 1, 2, 3, 4, 6, 8, 11, ... x sqrt 2,
     to past the largest finite stack distance; int64), bytes (keys x the
@@ -597,6 +599,15 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
     counted.  requests="all" counts every reference as a request, as
     libCacheSim's cachesim does; sample=R uses SHARDS at rate R with
     ``samples`` samples (default 9) salted seed, seed+1, ...
+
+    prefix=True counts by the prefix rule, as LMCache's StorageManager
+    does (``lct mrc --prefix``): a lookup's hits are its leading run of
+    keys in the cache, and a ``token_hit_ratio`` column gives the share of
+    chunk positions hit (a position: as many keys as the call has kv
+    ranks); lookups_only=True takes the read calls' keys alone, as
+    LMCache's cache simulator models its logs.  ``df.attrs`` then also
+    holds ``chunk_size`` (chunk_size=, else the header's sm_config_json,
+    else None) and ``tokens`` (positions x chunk_size).
     """
     np = _numpy()
     pd = _pandas()
@@ -606,11 +617,16 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
         samples = _whole("samples", samples, 1, 64)
     seed = _whole("seed", seed, 0, 2**64 - 1)
     s, u, ws, wu = _bounds(since, until)
+    if (lookups_only or chunk_size is not None) and not prefix:
+        raise ValueError("lookups_only and chunk_size go with prefix=True")
+    if chunk_size is not None:
+        chunk_size = _whole("chunk_size", chunk_size, 1, 2**62)
     try:
         raw = _lct.mrc(_os.fspath(path), _patterns(read), _patterns(write),
                        _patterns(qualname), s, u, ws, wu, requests == "all",
                        1.0 if sample is None else float(sample), seed,
-                       samples or 0, _log_for("mrc", path))
+                       samples or 0, _log_for("mrc", path), bool(prefix),
+                       bool(lookups_only))
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
     keys_ = np.array(raw["keys"], dtype=np.int64)
@@ -624,5 +640,27 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
         "hit_ratio_max": np.array(raw["hit_ratio_max"], dtype=np.float64)})
     df.attrs.update(totals=raw["totals"], requests=requests,
                     sample=1.0 if sample is None else float(sample),
-                    path=_os.fsdecode(path))
+                    path=_os.fsdecode(path), prefix=bool(prefix))
+    if prefix:
+        df["token_hit_ratio"] = np.array(raw["token_hit_ratio"] or [],
+                                         dtype=np.float64)
+        if chunk_size is None:
+            chunk_size = _header_chunk_size(path)
+        positions = raw["totals"][0]["positions"]
+        df.attrs.update(chunk_size=chunk_size,
+                        tokens=positions * chunk_size if chunk_size else None)
     return df
+
+
+def _header_chunk_size(path):
+    """The chunk size the trace's header states (sm_config_json's
+    chunk_size), or None."""
+    import json
+    try:
+        with TraceReader(path) as r:
+            config = json.loads(r.header.sm_config_json or "{}")
+    except (OSError, ValueError):
+        return None
+    n = config.get("chunk_size") if isinstance(config, dict) else None
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 \
+        else None

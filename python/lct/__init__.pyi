@@ -94,4 +94,6 @@ def keys(path: Path, read: Pattern = ..., write: Pattern = ...,
 def mrc(path: Path, read: Pattern = ..., write: Pattern = ...,
         qualname: Pattern = ..., since: Bound = ..., until: Bound = ...,
         requests: str = ..., sample: Optional[float] = ..., seed: int = ...,
-        samples: Optional[int] = ...) -> pandas.DataFrame: ...
+        samples: Optional[int] = ..., *, prefix: bool = ...,
+        lookups_only: bool = ...,
+        chunk_size: Optional[int] = ...) -> pandas.DataFrame: ...

@@ -663,10 +663,24 @@ typedef struct keywalk {
     uint64_t records, references;
     lct_stats stats;        /* of a whole file's reading */
     progress_cell progress;
+    bool calls;             /* mrc's prefix rule: each record ends a call */
+    bool lookups_only;      /* mrc: write calls give no references */
+    int64_t ranks[64];      /* the record's kv ranks so far (up to 64) */
+    unsigned nranks;
     lct_refs *refs;         /* for mrc: the references instead of rows */
     bool failed;
     char error[LCT_ERROR_MESSAGE_SIZE + 64];
 } keywalk;
+
+/* Note a key's kv rank among its record's. */
+static void note_rank(keywalk *w, int64_t rank)
+{
+    for (unsigned i = 0; i < w->nranks; i++)
+        if (w->ranks[i] == rank)
+            return;
+    if (w->nranks < sizeof w->ranks / sizeof *w->ranks)
+        w->ranks[w->nranks++] = rank;
+}
 
 /* The op of a call (0 read, 1 write, else its qualname's id), or -1. */
 static long op_of(keywalk *w, const lct_record *rec)
@@ -691,10 +705,11 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         (w->sel.patterns && !patterns_name(w->sel.patterns, rec->qualname)))
         return true;
     long op = op_of(w, rec);
-    if (op == -1)
+    if (op == -1 || (op == 1 && w->lookups_only))
         return true;
     if (op < -1)
         return false;
+    w->nranks = 0;
     lct_key_iter it;
     lct_error err;
     lct_object_key key;
@@ -708,6 +723,7 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         if (w->refs) {
             if (op > 1)
                 continue;
+            note_rank(w, key.kv_rank);
             if (lct_refs_add(w->refs, id, bytes, rec->t_mono, op == 0) !=
                 LCT_OK)
                 return false;
@@ -728,7 +744,9 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
             row.hash == UINT32_MAX || !col_push(&w->rows, &row, sizeof row))
             return false;
     }
-    return true;
+    /* The record's keys are one call, chunk positions of its kv ranks. */
+    return !(w->refs && w->calls && op <= 1) ||
+           lct_refs_end_call(w->refs, w->nranks ? w->nranks : 1) == LCT_OK;
 }
 
 /* The key references of one byte range (lct.dask), record numbers from
@@ -927,7 +945,7 @@ done:
 static PyObject *totals_dict(const lct_mrc_totals *t)
 {
     return Py_BuildValue(
-        "{sKsKsKsKsdsdsKsKsKsdsOsKsKsKsd}", "reads",
+        "{sKsKsKsKsdsdsKsKsKsdsOsKsKsKsdsOsKsK}", "reads",
         (unsigned long long)t->reads, "writes", (unsigned long long)t->writes,
         "distinct_keys", (unsigned long long)t->distinct_keys,
         "compulsory_misses", (unsigned long long)t->compulsory_misses,
@@ -939,7 +957,10 @@ static PyObject *totals_dict(const lct_mrc_totals *t)
         t->every_reference ? Py_True : Py_False, "seed",
         (unsigned long long)t->seed, "references",
         (unsigned long long)t->references, "kept_references",
-        (unsigned long long)t->kept_references, "adjustment", t->adjustment);
+        (unsigned long long)t->kept_references, "adjustment", t->adjustment,
+        "prefix", t->prefix ? Py_True : Py_False, "calls",
+        (unsigned long long)t->calls, "positions",
+        (unsigned long long)t->positions);
 }
 
 /* A list of n doubles, or None for NULL. */
@@ -960,11 +981,14 @@ static PyObject *float_list(const double *v, size_t n)
 
 /* The curve `lct mrc` prints (lct_mrc_curve_make), as lists; the band of
  * a single sample is its own curve. */
-static PyObject *curve(lct_mrc *const *ms, unsigned k)
+static PyObject *curve(lct_mrc *const *ms, unsigned k, bool prefix)
 {
     lct_mrc_curve c;
     if (lct_mrc_curve_make(ms, k, &c, NULL) != LCT_OK)
         return PyErr_NoMemory();
+    double *tokens = prefix && c.n ? calloc(c.n, sizeof *tokens) : NULL;
+    for (size_t i = 0; tokens && i < c.n; i++)
+        tokens[i] = lct_mrc_position_hit_ratio(ms[0], c.keys[i]);
     PyObject *keys = PyList_New((Py_ssize_t)c.n);
     for (size_t i = 0; keys && i < c.n; i++) {
         PyObject *v = PyLong_FromUnsignedLongLong(c.keys[i]);
@@ -977,13 +1001,17 @@ static PyObject *curve(lct_mrc *const *ms, unsigned k)
     PyObject *lo = float_list(c.hit_min ? c.hit_min : c.hit, c.n);
     PyObject *hi = float_list(c.hit_max ? c.hit_max : c.hit, c.n);
     PyObject *byte_hit = float_list(c.byte_hit, c.n);
-    PyObject *out = keys && hit && lo && hi && byte_hit
-                        ? Py_BuildValue("{sOsOsOsOsOsd}", "keys", keys,
+    PyObject *token_hit = float_list(tokens, c.n);
+    free(tokens);
+    PyObject *out = keys && hit && lo && hi && byte_hit && token_hit
+                        ? Py_BuildValue("{sOsOsOsOsOsOsd}", "keys", keys,
                                         "hit_ratio", hit, "hit_ratio_min", lo,
                                         "hit_ratio_max", hi, "byte_hit_ratio",
-                                        byte_hit, "mean_key_bytes",
+                                        byte_hit, "token_hit_ratio",
+                                        token_hit, "mean_key_bytes",
                                         c.mean_bytes)
                         : NULL;
+    Py_XDECREF(token_hit);
     Py_XDECREF(keys);
     Py_XDECREF(hit);
     Py_XDECREF(lo);
@@ -999,23 +1027,26 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
     static char *kwnames[] = {"path", "read", "write", "qualname", "since",
                               "until", "wall_since", "wall_until",
                               "every_reference", "sample", "seed", "samples",
-                              "log", NULL};
+                              "log", "prefix", "lookups_only", NULL};
     PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
              *since = Py_None, *until = Py_None, *wsince = Py_None,
              *wuntil = Py_None, *log = Py_None;
-    int every = 0;
+    int every = 0, prefix = 0, lookups_only = 0;
     double sample = 1;
     unsigned long long seed = 1;
     unsigned samples = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOOOOOOpdKIO", kwnames,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOOOOOOpdKIOpp", kwnames,
                                      PyUnicode_FSConverter, &path_obj, &reads,
                                      &writes, &quals, &since, &until, &wsince,
                                      &wuntil, &every, &sample, &seed,
-                                     &samples, &log))
+                                     &samples, &log, &prefix, &lookups_only))
         return NULL;
-    if (!(sample > 0 && sample <= 1)) {
+    if (!(sample > 0 && sample <= 1) || (prefix && sample < 1)) {
         Py_DECREF(path_obj);
-        PyErr_SetString(PyExc_ValueError, "sample must be in (0, 1]");
+        PyErr_SetString(PyExc_ValueError,
+                        prefix ? "prefix=True needs every key of a call: "
+                                 "no sample"
+                               : "sample must be in (0, 1]");
         return NULL;
     }
     if (samples == 0) /* as lct mrc: 9 samples when sampling */
@@ -1025,7 +1056,7 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_ValueError, "samples is 1 to 64");
         return NULL;
     }
-    keywalk w = {0};
+    keywalk w = {.calls = prefix, .lookups_only = lookups_only};
     PyObject *out = NULL;
     lct_mrc *ms[LCT_MRC_CURVE_MAX_SAMPLES] = {NULL};
     if (lct_refs_new(&w.refs) != LCT_OK) {
@@ -1041,7 +1072,8 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
     for (unsigned s = 0; s < samples && rc == LCT_OK; s++) {
         lct_mrc_options o = {.sample_rate = sample,
                              .every_reference = every,
-                             .seed = sample < 1 ? seed + s : seed};
+                             .seed = sample < 1 ? seed + s : seed,
+                             .prefix = prefix};
         rc = lct_mrc_compute_with(w.refs, &o, &ms[s], &err);
     }
     Py_END_ALLOW_THREADS
@@ -1049,7 +1081,7 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_MemoryError, err.message);
         goto done;
     }
-    PyObject *c = curve(ms, samples);
+    PyObject *c = curve(ms, samples, prefix);
     PyObject *totals = PyList_New(samples);
     for (unsigned s = 0; totals && s < samples; s++) {
         lct_mrc_totals t;

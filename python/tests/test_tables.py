@@ -180,6 +180,49 @@ def test_mrc_is_lct_mrc():
             assert len(m.attrs["totals"]) == 1
 
 
+def test_the_prefix_curve_is_lct_mrc_prefix():
+    np()
+    path = damaged_trace()
+    for opts, kw in ((["--prefix"], {"prefix": True}),
+                     (["--prefix", "--lookups-only", "--chunk-size", "16"],
+                      {"prefix": True, "lookups_only": True,
+                       "chunk_size": 16})):
+        rows = list(csv.DictReader(io.StringIO(tool("mrc", "-q", "--csv",
+                                                    *opts, path))))
+        m = lct.mrc(path, **kw)
+        assert len(rows) == len(m) > 5, opts
+        for row, (_, got) in zip(rows, m.iterrows()):
+            assert int(row["keys"]) == got["keys"]
+            assert float(row["hit_ratio"]) == got["hit_ratio"], opts
+            assert float(row["token_hit_ratio"]) == got["token_hit_ratio"]
+        t = m.attrs["totals"][0]
+        assert t["prefix"] and t["calls"] > 0 and t["positions"] > 0
+        # a record's keys are one call; a chunk position is as many keys
+        # as the call has kv ranks
+        k = lct.keys(path)
+        per_call = k[k.op == "read"].groupby("idx").agg(
+            n=("kv_rank", "size"), ranks=("kv_rank", "nunique"))
+        assert t["calls"] == len(per_call)
+        assert t["positions"] == int(
+            (-(-per_call.n // per_call.ranks)).sum())
+        # the leading run is never longer than the keys found (over the
+        # same stream: writes too)
+        if "lookups_only" not in kw:
+            per_key = lct.mrc(path).set_index("keys").hit_ratio
+            both = m.set_index("keys").hit_ratio.reindex(per_key.index)
+            assert (both.dropna() <= per_key[both.notna()]).all()
+        assert m.attrs["chunk_size"] == kw.get("chunk_size", None) or \
+            "chunk_size" not in kw
+        if "chunk_size" in kw:
+            assert m.attrs["tokens"] == 16 * t["positions"]
+    try:
+        lct.mrc(path, prefix=True, sample=0.1)
+    except ValueError as e:
+        assert "prefix" in str(e)
+    else:
+        raise AssertionError("prefix with a sample should be refused")
+
+
 def test_read_table_allocates_per_column_not_per_record():
     np()
     path = damaged_trace()
