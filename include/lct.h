@@ -55,6 +55,7 @@
  *   lib/lmcache   LMCache's argument types ............... lct_object_key_get
  *                 Key reference streams, miss-ratio curves lct_refs_new,
  *                                                          lct_mrc_compute
+ *                 One capacity simulated ................. lct_sim_run
  *   lib/replay    Replay: operations and backends ........ lct_backend_find
  *                 The replay engine ...................... lct_replay_run
  *
@@ -1724,6 +1725,90 @@ typedef struct lct_mrc_curve {
 lct_status lct_mrc_curve_make(lct_mrc *const *samples, unsigned k,
                               lct_mrc_curve *out, lct_error *err);
 void lct_mrc_curve_free(lct_mrc_curve *curve);
+
+
+/* MARK: - One capacity simulated: LMCache's cache simulator */
+
+/**
+ * What lct_sim_run simulates: an LRU cache of @p capacity keys, or bytes
+ * with @p in_bytes (a key weighs what its latest reference that gave a
+ * size said; one heavier than the whole cache is not inserted).
+ */
+typedef struct lct_sim_options {
+    uint64_t capacity;       /**< keys, or bytes with in_bytes; above 0 */
+    bool in_bytes;
+    unsigned series_points;  /**< the cumulative series' points (0: 100) */
+} lct_sim_options;
+
+/**
+ * A distribution as lct_sim_run reports it: the percentiles are LMCache's
+ * (the value at index min(floor(p n), n - 1) of the sorted values), from
+ * a histogram exact below 64 and within 1/64 of the value above; bins[0]
+ * counts the zeros and bins[k] the values in [2^(k-1), 2^k), for charts.
+ */
+typedef struct lct_sim_dist {
+    uint64_t count, max;
+    double mean;
+    uint64_t p25, p50, p75, p90, p99;
+    uint64_t bins[65];
+} lct_sim_dist;
+
+/** The cumulative hit ratio after @p calls lookups, at @p seconds of
+ *  t_mono (whole seconds, as the stream keeps them). */
+typedef struct lct_sim_point {
+    uint64_t calls;
+    double seconds;
+    double hit_ratio;
+} lct_sim_point;
+
+/**
+ * LMCache's `cache-simulator` report at one capacity, by the prefix rule.
+ * A lookup is a read call (lct_refs_end_call); its hits are its leading
+ * run of keys in the cache as each is looked up in turn; a chunk
+ * position (the call's keys_per_position keys) is hit when all its keys
+ * are in that run; the token hit ratio is positions_hit / positions.
+ * Every reference, stores too, then makes its key the most recent.
+ */
+typedef struct lct_sim_report {
+    uint64_t capacity;            /**< as given */
+    bool in_bytes;
+    uint64_t references, distinct_keys;
+    double mean_key_bytes;        /**< over distinct keys (0: unknown) */
+    uint64_t calls;               /**< lookups with keys */
+    uint64_t keys, keys_hit;      /**< looked-up keys; in leading runs */
+    uint64_t positions, positions_hit; /**< chunk positions (tokens) */
+    uint64_t occupancy_keys, occupancy_bytes; /**< held at the end */
+    uint64_t evictions;           /**< keys pushed out to make room */
+    uint64_t bypassed;            /**< references too heavy to insert */
+    /** Per lookup, positions hit over its positions: how many hit none
+     *  and all; the mean and p25, p50, p75, p90, p99 (to 0.01%); counts
+     *  in 5% bins, the 21st holding exactly 100%. */
+    uint64_t calls_no_hit, calls_all_hit;
+    double call_hit_mean, call_hit_p[5];
+    uint64_t call_hit_bins[21];
+    lct_sim_dist leading;         /**< positions hit per lookup */
+    lct_sim_dist call_positions;  /**< positions per lookup */
+    lct_sim_dist reuse;           /**< hits per key hit at least once */
+    lct_sim_dist span;            /**< references since a key's last
+                                       reference, at each hit */
+    lct_sim_dist lru_position;    /**< the key's LRU position at each hit
+                                       (0: the most recent) */
+    double cumulative[5];         /**< the token hit ratio so far after */
+    uint64_t cumulative_calls[5]; /**< 10, 25, 50, 75, 100% of lookups */
+    lct_sim_point *series;        /**< evenly spaced over the lookups */
+    size_t nseries;
+} lct_sim_report;
+
+/**
+ * Simulate @p opts's cache over @p refs (its calls ended with
+ * lct_refs_end_call; not a sampled stream).  Memory: about 60 bytes a
+ * distinct key and fixed histograms, whatever the number of references.
+ * Free the report's series with lct_sim_report_free().
+ * @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM.
+ */
+lct_status lct_sim_run(const lct_refs *refs, const lct_sim_options *opts,
+                       lct_sim_report *out, lct_error *err);
+void lct_sim_report_free(lct_sim_report *report);
 
 
 /* MARK: = Layer: lib/replay (docs/architecture.md) */

@@ -954,3 +954,151 @@ Test(mrc, the_prefix_rule_refuses_sampling)
     cr_expect_eq(lct_refs_end_call(r, 0), LCT_ERR_INVALID);
     lct_refs_free(r);
 }
+
+/* MARK: one capacity simulated (lct_sim_run) */
+
+/* LMCache's simulator's statistics at one capacity in keys, by hand:
+ * each read call's leading run as its keys are looked up in turn, the
+ * LRU list updated by every reference. */
+typedef struct sim_want {
+    uint64_t calls, keys_hit, positions, positions_hit, no_hit, all_hit;
+    uint64_t evictions, occupancy, max_position;
+} sim_want;
+
+static sim_want brute_sim(const calls *c, uint64_t cap)
+{
+    lru l = {calloc(c->n + 1, 8), calloc(c->n + 1, 8), 0, 0};
+    sim_want w = {0};
+    size_t distinct_seen = 0;
+    uint64_t *seen = calloc(c->n + 1, 8);
+    for (size_t k = 0; k < c->ncalls; k++) {
+        size_t run = 0;
+        bool leading = true, read = c->len[k] && c->v[c->start[k]].read;
+        for (size_t j = 0; j < c->len[k]; j++) {
+            const ref *x = &c->v[c->start[k] + j];
+            size_t at = l.len;
+            for (size_t i = 0; i < l.len; i++)
+                if (l.id[i] == x->id)
+                    at = i;
+            bool hit = at < l.len;
+            if (read && leading && hit) {
+                run++;
+                if (at > w.max_position)
+                    w.max_position = at;
+            } else {
+                leading = false;
+            }
+            bool known = false;
+            for (size_t i = 0; i < distinct_seen; i++)
+                known |= seen[i] == x->id;
+            if (!known)
+                seen[distinct_seen++] = x->id;
+            size_t before = l.len + !hit;
+            lru_access(&l, x->id, 1, cap, false);
+            w.evictions += before - l.len;
+        }
+        if (!read)
+            continue;
+        unsigned per = c->per_position[k];
+        uint64_t positions = (c->len[k] + per - 1) / per;
+        uint64_t hitp = run / per + (run == c->len[k] && run % per);
+        w.calls++;
+        w.keys_hit += run;
+        w.positions += positions;
+        w.positions_hit += hitp;
+        w.no_hit += hitp == 0;
+        w.all_hit += hitp == positions;
+    }
+    w.occupancy = l.len;
+    free(l.id), free(l.size), free(seen);
+    return w;
+}
+
+Test(sim, lmcache_simulators_statistics_at_every_capacity)
+{
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        calls c = call_stream(300, 40, seed);
+        lct_refs *r = refs_of_calls(&c);
+        for (uint64_t cap = 1; cap <= 45; cap += 4) {
+            lct_sim_options o = {.capacity = cap};
+            lct_sim_report rep;
+            cr_assert_eq(lct_sim_run(r, &o, &rep, NULL), LCT_OK);
+            sim_want w = brute_sim(&c, cap);
+            cr_expect_eq(rep.calls, w.calls, "cap %llu", (unsigned long long)cap);
+            cr_expect_eq(rep.keys_hit, w.keys_hit, "cap %llu",
+                         (unsigned long long)cap);
+            cr_expect_eq(rep.positions, w.positions);
+            cr_expect_eq(rep.positions_hit, w.positions_hit, "cap %llu",
+                         (unsigned long long)cap);
+            cr_expect_eq(rep.calls_no_hit, w.no_hit);
+            cr_expect_eq(rep.calls_all_hit, w.all_hit);
+            cr_expect_eq(rep.evictions, w.evictions, "cap %llu: %llu vs %llu",
+                         (unsigned long long)cap,
+                         (unsigned long long)rep.evictions,
+                         (unsigned long long)w.evictions);
+            cr_expect_eq(rep.occupancy_keys, w.occupancy);
+            cr_expect_eq(rep.lru_position.max, w.max_position, "cap %llu",
+                         (unsigned long long)cap);
+            cr_expect_eq(rep.leading.count, rep.calls);
+            cr_expect_eq(rep.cumulative[4],
+                         w.positions ? (double)w.positions_hit /
+                                           (double)w.positions : 0);
+            /* the curve at this capacity says the same of the keys */
+            lct_mrc *m = prefix_curve(r);
+            cr_expect_eq(lct_mrc_position_hit_ratio(m, cap),
+                         w.positions ? (double)w.positions_hit /
+                                           (double)w.positions : 0);
+            lct_mrc_free(m);
+            lct_sim_report_free(&rep);
+        }
+        lct_refs_free(r);
+        free(c.v), free(c.start), free(c.len), free(c.per_position);
+    }
+}
+
+/* Hand-made: stores A B, lookups [A B] [A] [C A] at 2 keys.  The first
+ * lookup hits both (position 1 of A, 0 of B... A is LRU: position 1), the
+ * second hits A at position 0 after [A B] touched B last; the third
+ * misses C first, so none, and inserting C evicts B. */
+Test(sim, a_hand_made_run)
+{
+    uint64_t A = id_of(31), B = id_of(32), C = id_of(33);
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    uint64_t ids[] = {A, B, A, B, A, C, A};
+    bool reads[] = {false, false, true, true, true, true, true};
+    int ends[] = {0, 1, 0, 1, 1, 0, 1};
+    for (size_t i = 0; i < 7; i++) {
+        cr_assert_eq(lct_refs_add(r, ids[i], 8, 0, reads[i]), LCT_OK);
+        if (ends[i])
+            cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+    }
+    lct_sim_options o = {.capacity = 2};
+    lct_sim_report rep;
+    cr_assert_eq(lct_sim_run(r, &o, &rep, NULL), LCT_OK);
+    cr_expect_eq(rep.calls, 3);
+    cr_expect_eq(rep.keys_hit, 3);
+    cr_expect_eq(rep.positions_hit, 3);
+    cr_expect_eq(rep.positions, 5);
+    cr_expect_eq(rep.calls_all_hit, 2);
+    cr_expect_eq(rep.calls_no_hit, 1);
+    cr_expect_eq(rep.evictions, 1); /* C pushes out B */
+    cr_expect_eq(rep.lru_position.max, 1);
+    cr_expect_eq(rep.lru_position.count, 3);
+    cr_expect_eq(rep.reuse.max, 2);       /* A hit twice */
+    cr_expect_eq(rep.reuse.count, 2);     /* A and B */
+    cr_expect_eq(rep.span.count, 3);
+    lct_sim_report_free(&rep);
+    /* in bytes: 8 bytes each, 16 bytes hold two; a 9-byte cache one */
+    o = (lct_sim_options){.capacity = 16, .in_bytes = true};
+    cr_assert_eq(lct_sim_run(r, &o, &rep, NULL), LCT_OK);
+    cr_expect_eq(rep.keys_hit, 3);
+    lct_sim_report_free(&rep);
+    o = (lct_sim_options){.capacity = 7, .in_bytes = true};
+    cr_assert_eq(lct_sim_run(r, &o, &rep, NULL), LCT_OK);
+    cr_expect_eq(rep.keys_hit, 0);
+    cr_expect_eq(rep.bypassed, 7); /* 8 bytes never fit in 7 */
+    cr_expect_eq(rep.occupancy_keys, 0);
+    lct_sim_report_free(&rep);
+    lct_refs_free(r);
+}
