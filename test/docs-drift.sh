@@ -10,7 +10,7 @@
 set -u
 lct="$LCT_BUILDDIR/tools/lct"
 man="$LCT_SRCDIR/tools/lct.1"
-cmds="info dump check stat gen sql keys mrc replay index"
+cmds="info dump check stat gen sql keys mrc sim replay index"
 opts_of_help() { # the options a --help text names
     "$lct" "$1" --help | grep -oE '(^|[][ ,|])--?[a-zA-Z][a-zA-Z-]*' |
         sed 's/^[][ ,|]//' | sort -u

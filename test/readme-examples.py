@@ -72,7 +72,7 @@ def main():
     return 1 if failed or stale or not ran else 0
 
 
-COMMANDS = ("info", "dump", "check", "stat", "gen", "sql", "keys", "mrc",
+COMMANDS = ("info", "dump", "check", "stat", "gen", "sql", "keys", "mrc", "sim",
             "replay", "index")
 
 

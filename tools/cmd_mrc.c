@@ -329,49 +329,13 @@ static void print_json(const lct_mrc_totals *t, unsigned k,
     fputs("]}\n", stdout);
 }
 
-/* The length of the valid UTF-8 sequence at p (1 to 4), or 0. */
-static size_t utf8_sequence(const unsigned char *p, size_t n)
-{
-    if (p[0] < 0x80)
-        return 1;
-    size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
-    if (len == 0 || p[0] > 0xf4 || len > n)
-        return 0;
-    for (size_t k = 1; k < len; k++)
-        if ((p[k] & 0xc0) != 0x80)
-            return 0;
-    if ((p[0] == 0xe0 && p[1] < 0xa0) || (p[0] == 0xed && p[1] >= 0xa0) ||
-        (p[0] == 0xf0 && p[1] < 0x90) || (p[0] == 0xf4 && p[1] >= 0x90))
-        return 0; /* overlong, a surrogate, or past U+10FFFF */
-    return len;
-}
-
-/* The chart's title names the trace: XML gives meaning to < > & and
- * wants UTF-8 without control characters, so those are escaped and every
- * other byte a file name may hold is shown as strvis would (\ooo). */
+/* The chart's title names the trace (escaped for XML by svg.c). */
 static void svg_title(const char *trace, const lct_mrc_totals *t,
                       char *title, size_t size)
 {
     bool sampled = t->sample_rate < 1;
     size_t n = (size_t)snprintf(title, size, "LRU hit ratio: ");
-    const unsigned char *p = (const unsigned char *)trace;
-    size_t len = strlen(trace);
-    for (size_t i = 0; i < len && n + 16 < size;) {
-        size_t seq = utf8_sequence(p + i, len - i);
-        const char *e = p[i] == '<' ? "&lt;" : p[i] == '>' ? "&gt;"
-                        : p[i] == '&' ? "&amp;" : NULL;
-        if (e) {
-            n += (size_t)snprintf(title + n, size - n, "%s", e);
-            i++;
-        } else if (seq == 0 || (seq == 1 && (p[i] < 0x20 || p[i] == 0x7f))) {
-            n += (size_t)snprintf(title + n, size - n, "\\%03o", p[i]);
-            i++;
-        } else {
-            memcpy(title + n, p + i, seq);
-            n += seq;
-            i += seq;
-        }
-    }
+    n += tool_svg_escape(title + n, size - n - 64, trace);
     snprintf(title + n, size - n, "%s%s%s",
              t->every_reference ? " (requests: every reference)"
                                 : " (requests: reads)",

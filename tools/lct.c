@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  sql    SQL (SQLite) over one or more traces (--csv, --json)\n"
             "  keys   the key reference stream (JSONL, --csv, --oracle-general)\n"
             "  mrc    LRU miss-ratio curves from the keys (--csv, --json, --svg)\n"
+            "  sim    LMCache's cache simulator at one capacity (--json, --svg)\n"
             "  replay drive a storage backend with the trace's calls (--json, --csv)\n"
             "  index  write a trace's sidecar index, for record N at once\n"
             "  gen    write a realistic synthetic storage-level trace\n"
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
                     {"sql", cmd_sql},
                     {"keys", cmd_keys},
                     {"mrc", cmd_mrc},
+                    {"sim", cmd_sim},
                     {"replay", cmd_replay},
                     {"index", cmd_index}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

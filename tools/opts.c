@@ -67,6 +67,28 @@ uint64_t tool_parse_size(const char *cmd, const char *opt, const char *arg)
     return (uint64_t)n << shift;
 }
 
+bool tool_parse_capacity(const char *cmd, const char *opt, const char *arg,
+                         bool *in_bytes, uint64_t *value)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    static const char units[] = "BKMGT";
+    const char *u = *end ? strchr(units, *end) : NULL;
+    bool keys = *end == '\0' || strcmp(end, "keys") == 0;
+    bool bytes = u && (!end[1] || strcmp(end + 1, "iB") == 0 ||
+                       (strcmp(end + 1, "B") == 0 && *end != 'B'));
+    double scaled = bytes ? ldexp(v, 10 * (int)(u - units)) : v;
+    if (end == arg || errno || !(v > 0) || !(keys || bytes) ||
+        !(scaled < 1.8e19) || (keys && v != floor(v)) || scaled < 1)
+        tool_usage_error(cmd, "%s '%s' is not a capacity: keys (1000, "
+                         "1000keys) or bytes with B, K, M, G or T (64G, "
+                         "1.5TiB)", opt, arg);
+    *in_bytes = bytes;
+    *value = (uint64_t)scaled;
+    return true;
+}
+
 unsigned tool_parse_jobs(const char *cmd, const char *arg)
 {
     const char *errstr;

@@ -146,6 +146,11 @@ long long tool_parse_count(const char *cmd, const char *opt, const char *arg);
 double tool_parse_seconds(const char *cmd, const char *opt, const char *arg);
 /* A size in bytes, 1 to 4 GiB, with an optional K, M or G. */
 uint64_t tool_parse_size(const char *cmd, const char *opt, const char *arg);
+/* A cache capacity: keys ("1000", "1000keys") or bytes with B, K, M, G
+ * or T, powers of 1024, optionally followed by iB or B ("64G", "1.5TiB");
+ * a usage error otherwise. */
+bool tool_parse_capacity(const char *cmd, const char *opt, const char *arg,
+                         bool *in_bytes, uint64_t *value);
 
 /* MARK: output */
 
@@ -509,6 +514,13 @@ typedef lct_mrc_curve tool_curve;
 /* Write the chart (title already XML-escaped); a curve of no points
  * says in words that there was nothing to draw. */
 void tool_svg_curve(FILE *f, const tool_curve *c, const char *title);
+/* text escaped for an SVG's XML into out (NUL-terminated, at most
+ * size - 16 bytes of it); its length. */
+size_t tool_svg_escape(char *out, size_t size, const char *text);
+/* lct sim --svg: the report's seven panels, written whole to out (or not
+ * at all); false after a message. */
+bool tool_sim_svg(lct_output *out, const char *trace,
+                  const lct_sim_report *r, uint64_t chunk_size);
 
 /* MARK: dump --fields */
 
@@ -572,6 +584,7 @@ int cmd_gen(int argc, char **argv);
 int cmd_sql(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
 int cmd_mrc(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 

@@ -1,0 +1,389 @@
+/*
+ * cmd_sim.c - `lct sim`: LMCache's cache simulator at one capacity over
+ * a trace (lct_sim_run), its report as LMCache's `cache-simulator`
+ * prints it (text), as JSON, its distributions as CSV, and its chart of
+ * seven panels (sim_svg.c).
+ */
+#include "tool.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    OPT_READ = 300,
+    OPT_WRITE,
+    OPT_CAPACITY,
+    OPT_LOOKUPS_ONLY,
+    OPT_CHUNK_SIZE,
+    OPT_SVG,
+    OPT_POINTS
+};
+
+typedef struct sim_opts {
+    tool_keyops ops;
+    bool have_capacity;
+    lct_sim_options sim;
+    uint64_t chunk_size;
+    const char *svg;
+} sim_opts;
+
+static void help(void)
+{
+    printf("usage: lct sim --capacity CAP [-q] [-j N] [--json | --csv]\n"
+           "               [--svg FILE] [--lookups-only] [--chunk-size N]\n"
+           "               [--points N] [--read PAT] [--write PAT]\n"
+           "               [--qualname PAT] [--since T] [--until T]\n"
+           "               [--range A:B] FILE...\n"
+           "\n"
+           "LMCache's cache simulator at one capacity: an LRU cache of CAP\n"
+           "keys or bytes over the trace's key references, each lookup\n"
+           "(submit_prefetch_task) counted by the prefix rule (its hits are\n"
+           "its leading run of keys in the cache), every reference then\n"
+           "made the most recent.  Prints LMCache's report: tokens and the\n"
+           "token hit rate, per-request hit rates, leading hits, reuse per\n"
+           "chunk, the cumulative hit rate, evictions, spans and LRU\n"
+           "positions at hits.\n"
+           "\n"
+           "  --capacity CAP  keys (1000, 1000keys) or bytes with B, K, M,\n"
+           "               G or T (64G, 1.5TiB; powers of 1024)\n"
+           "  --lookups-only  only the read calls' keys, as LMCache's\n"
+           "               simulator models its logs (writes give none)\n"
+           "  --chunk-size N  tokens a chunk holds (default: the header's\n"
+           "               sm_config_json chunk_size)\n"
+           "  --points N   points of the cumulative series in JSON and the\n"
+           "               chart (default 100)\n"
+           "  --svg FILE   also draw the seven panels as an SVG chart\n"
+           "  --csv        the distributions as a table\n"
+           "  --json       everything, the series included\n"
+           "  --qualname PAT, --since T, --until T, --range A:B   only those\n"
+           "               records, as dump takes them\n"
+           "  --read PAT, --write PAT   which calls are lookups and stores\n"
+           "               (default submit_prefetch_task, reserve_write)\n"
+           "  -j N         read the trace with N threads\n"
+           TOOL_HELP_READING);
+}
+
+static void on_option(void *ctx, int c, const char *arg)
+{
+    sim_opts *o = ctx;
+    if (tool_keyops_select(&o->ops, "sim", c, arg))
+        return;
+    if (c == OPT_READ || c == OPT_WRITE) {
+        tool_keyops_add(&o->ops, c == OPT_WRITE, arg);
+    } else if (c == OPT_CAPACITY) {
+        o->have_capacity = tool_parse_capacity("sim", "--capacity", arg,
+                                               &o->sim.in_bytes,
+                                               &o->sim.capacity);
+    } else if (c == OPT_LOOKUPS_ONLY) {
+        o->ops.lookups_only = true;
+    } else if (c == OPT_CHUNK_SIZE || c == OPT_POINTS) {
+        long long n = tool_parse_count("sim", c == OPT_POINTS ? "--points"
+                                                   : "--chunk-size", arg);
+        if (n < 1 || (c == OPT_POINTS && n > 100000))
+            tool_usage_error("sim", "%s is 1 or more%s, not '%s'",
+                             c == OPT_POINTS ? "--points" : "--chunk-size",
+                             c == OPT_POINTS ? " (at most 100000)" : "", arg);
+        if (c == OPT_POINTS)
+            o->sim.series_points = (unsigned)n;
+        else
+            o->chunk_size = (uint64_t)n;
+    } else if (c == OPT_SVG) {
+        o->svg = arg;
+    }
+}
+
+/* MARK: the report as LMCache prints it */
+
+static const char *const SEP =
+    "============================================================";
+
+static void heading(const char *title)
+{
+    printf("\n%s\n%s\n%s\n", SEP, title, SEP);
+}
+
+/* 1234567 as 1,234,567, as Python's {:,} */
+static void put_count(uint64_t v)
+{
+    char digits[32];
+    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
+    for (int i = 0; i < n; i++) {
+        if (i && (n - i) % 3 == 0)
+            putchar(',');
+        putchar(digits[i]);
+    }
+}
+
+static void dist_lines(const char *mean_label, const lct_sim_dist *d,
+                       bool with_max, const char *max_label)
+{
+    printf("  %-19s: %.1f\n", mean_label, d->mean);
+    if (with_max) {
+        printf("  %-19s: ", max_label);
+        put_count(d->max);
+        putchar('\n');
+    }
+    const uint64_t p[] = {d->p25, d->p50, d->p75, d->p90, d->p99};
+    const char *names[] = {"p25", "p50", "p75", "p90", "p99"};
+    for (int i = 0; i < 5; i++)
+        printf("  %-19s: %" PRIu64 "\n", names[i], p[i]);
+}
+
+static void print_aggregate(const lct_sim_report *r, uint64_t chunk)
+{
+    printf("%s\nAggregate\n%s\n", SEP, SEP);
+    printf("  Requests processed  : ");
+    put_count(r->calls);
+    if (chunk) {
+        printf("\n  Total tokens        : ");
+        put_count(r->positions * chunk);
+        printf("\n  Hit tokens          : ");
+        put_count(r->positions_hit * chunk);
+        printf("\n  Miss tokens         : ");
+        put_count((r->positions - r->positions_hit) * chunk);
+    } else {
+        printf("\n  Total chunks        : ");
+        put_count(r->positions);
+        printf("  (no chunk size: --chunk-size N gives tokens)\n"
+               "  Hit chunks          : ");
+        put_count(r->positions_hit);
+    }
+    printf("\n  Token hit rate      : %.2f%%\n",
+           r->positions ? 100.0 * (double)r->positions_hit /
+                              (double)r->positions : 0);
+    printf("  Cache capacity      : ");
+    if (r->in_bytes)
+        printf("%.2f GiB  (%.0f keys x %.0f bytes/key)\n",
+               (double)r->capacity / 1073741824.0,
+               r->mean_key_bytes ? (double)r->capacity / r->mean_key_bytes
+                                 : 0, r->mean_key_bytes);
+    else
+        printf("%" PRIu64 " keys\n", r->capacity);
+    printf("  Cache occupancy     : ");
+    put_count(r->occupancy_keys);
+    printf(" keys, %.2f GiB\n", (double)r->occupancy_bytes / 1073741824.0);
+}
+
+static void print_text(const lct_sim_report *r, uint64_t chunk)
+{
+    print_aggregate(r, chunk);
+    if (r->calls) {
+        heading("Stat 1 - Per-request token hit rate distribution");
+        printf("  Requests with 0%% hit rate   : ");
+        put_count(r->calls_no_hit);
+        printf(" (%.1f%%)\n  Requests with 100%% hit rate : ",
+               100.0 * (double)r->calls_no_hit / (double)r->calls);
+        put_count(r->calls_all_hit);
+        printf(" (%.1f%%)\n  Mean                        : %.2f%%\n",
+               100.0 * (double)r->calls_all_hit / (double)r->calls,
+               100 * r->call_hit_mean);
+        const char *names[] = {"p25", "p50", "p75", "p90", "p99"};
+        for (int i = 0; i < 5; i++)
+            printf("  %-4s                        : %.2f%%\n", names[i],
+                   100 * r->call_hit_p[i]);
+        heading("Stat 2 - Hit prefix length per request (chunks)");
+        dist_lines("Mean", &r->leading, false, NULL);
+        heading("Stat 3 - Chunk reuse count distribution");
+        printf("  Unique chunks hit at least once : ");
+        put_count(r->reuse.count);
+        printf("\n");
+        dist_lines("Mean reuse count", &r->reuse, true, "Max reuse count");
+        heading("Stat 4 - Rolling (cumulative) token hit rate over time");
+        for (int i = 0; i < 5; i++) {
+            printf("  After request %6" PRIu64 " : %.2f%%\n",
+                   r->cumulative_calls[i], 100 * r->cumulative[i]);
+        }
+    }
+    heading("Stat 5 - Evictions");
+    printf("  Total evictions    : ");
+    put_count(r->evictions);
+    putchar('\n');
+    if (r->bypassed)
+        printf("  Too large to cache : %" PRIu64 " references\n", r->bypassed);
+    if (r->span.count) {
+        heading("Stat 6 - Global span distribution (references between last "
+                "use and hit)");
+        printf("  Total hit chunks   : ");
+        put_count(r->span.count);
+        putchar('\n');
+        dist_lines("Mean span", &r->span, true, "Max span");
+    }
+    if (r->lru_position.count) {
+        heading("Stat 7 - Cache position at hit (0 = MRU, max = LRU)");
+        dist_lines("Mean position", &r->lru_position, true, "Max position");
+    }
+    printf("%s\n", SEP);
+}
+
+/* MARK: JSON and CSV */
+
+static void json_dist(const char *name, const lct_sim_dist *d)
+{
+    printf(",\"%s\":{\"count\":%" PRIu64 ",\"mean\":", name, d->count);
+    tool_put_json_double(d->mean);
+    printf(",\"max\":%" PRIu64 ",\"p25\":%" PRIu64 ",\"p50\":%" PRIu64
+           ",\"p75\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64
+           ",\"log2_bins\":[",
+           d->max, d->p25, d->p50, d->p75, d->p90, d->p99);
+    int last = 64;
+    while (last > 0 && !d->bins[last])
+        last--;
+    for (int i = 0; i <= last; i++)
+        printf("%s%" PRIu64, i ? "," : "", d->bins[i]);
+    fputs("]}", stdout);
+}
+
+static void print_json(const lct_sim_report *r, uint64_t chunk)
+{
+    printf("{\"capacity\":%" PRIu64 ",\"capacity_unit\":\"%s\","
+           "\"requests\":%" PRIu64 ",\"chunk_size\":",
+           r->capacity, r->in_bytes ? "bytes" : "keys", r->calls);
+    if (chunk)
+        printf("%" PRIu64 ",\"total_tokens\":%" PRIu64
+               ",\"hit_tokens\":%" PRIu64 ",\"miss_tokens\":%" PRIu64,
+               chunk, r->positions * chunk, r->positions_hit * chunk,
+               (r->positions - r->positions_hit) * chunk);
+    else
+        fputs("null,\"total_tokens\":null,\"hit_tokens\":null,"
+              "\"miss_tokens\":null", stdout);
+    printf(",\"chunks\":%" PRIu64 ",\"hit_chunks\":%" PRIu64
+           ",\"token_hit_rate\":", r->positions, r->positions_hit);
+    tool_put_json_double(r->positions ? (double)r->positions_hit /
+                                            (double)r->positions : 0);
+    printf(",\"keys\":%" PRIu64 ",\"keys_hit\":%" PRIu64
+           ",\"references\":%" PRIu64 ",\"distinct_keys\":%" PRIu64
+           ",\"mean_key_bytes\":",
+           r->keys, r->keys_hit, r->references, r->distinct_keys);
+    tool_put_json_double(r->mean_key_bytes);
+    printf(",\"occupancy_keys\":%" PRIu64 ",\"occupancy_bytes\":%" PRIu64
+           ",\"evictions\":%" PRIu64 ",\"bypassed\":%" PRIu64
+           ",\"requests_no_hit\":%" PRIu64 ",\"requests_all_hit\":%" PRIu64
+           ",\"request_hit_rate\":{\"mean\":",
+           r->occupancy_keys, r->occupancy_bytes, r->evictions, r->bypassed,
+           r->calls_no_hit, r->calls_all_hit);
+    tool_put_json_double(r->call_hit_mean);
+    const char *names[] = {"p25", "p50", "p75", "p90", "p99"};
+    for (int i = 0; i < 5; i++) {
+        printf(",\"%s\":", names[i]);
+        tool_put_json_double(r->call_hit_p[i]);
+    }
+    fputs(",\"bins_5pct\":[", stdout);
+    for (int i = 0; i < 21; i++)
+        printf("%s%" PRIu64, i ? "," : "", r->call_hit_bins[i]);
+    fputs("]}", stdout);
+    json_dist("hit_prefix_chunks", &r->leading);
+    json_dist("request_chunks", &r->call_positions);
+    json_dist("chunk_reuse", &r->reuse);
+    json_dist("span", &r->span);
+    json_dist("lru_position", &r->lru_position);
+    fputs(",\"cumulative\":[", stdout);
+    for (int i = 0; i < 5; i++) {
+        printf("%s{\"after_requests\":%" PRIu64 ",\"token_hit_rate\":",
+               i ? "," : "", r->cumulative_calls[i]);
+        tool_put_json_double(r->cumulative[i]);
+        putchar('}');
+    }
+    fputs("],\"series\":[", stdout);
+    for (size_t i = 0; i < r->nseries; i++) {
+        printf("%s{\"requests\":%" PRIu64 ",\"t_mono\":", i ? "," : "",
+               r->series[i].calls);
+        tool_put_json_double(r->series[i].seconds);
+        fputs(",\"token_hit_rate\":", stdout);
+        tool_put_json_double(r->series[i].hit_ratio);
+        putchar('}');
+    }
+    fputs("]}\n", stdout);
+}
+
+static void csv_dist(const char *name, const lct_sim_dist *d)
+{
+    printf("%s,%" PRIu64 ",", name, d->count);
+    tool_put_json_double(d->mean);
+    printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+           ",%" PRIu64 "\r\n",
+           d->max, d->p25, d->p50, d->p75, d->p90, d->p99);
+}
+
+static void print_csv(const lct_sim_report *r)
+{
+    fputs("distribution,count,mean,max,p25,p50,p75,p90,p99\r\n", stdout);
+    csv_dist("hit_prefix_chunks", &r->leading);
+    csv_dist("request_chunks", &r->call_positions);
+    csv_dist("chunk_reuse", &r->reuse);
+    csv_dist("span", &r->span);
+    csv_dist("lru_position", &r->lru_position);
+}
+
+/* MARK: the command */
+
+static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
+                    lct_output *svg, bool *whole)
+{
+    lct_refs *refs;
+    if (lct_refs_new(&refs) != LCT_OK)
+        tool_usage_error("sim", "out of memory");
+    bool ok = tool_keys_collect(in, &o->ops, "sim", a, refs, whole);
+    lct_sim_report r;
+    lct_error err;
+    if (ok && lct_sim_run(refs, &o->sim, &r, &err) != LCT_OK) {
+        fprintf(stderr, "%s sim: %s\n", tool_name, err.message);
+        ok = false;
+    }
+    lct_refs_free(refs);
+    if (!ok) {
+        lct_output_abort(svg);
+        return false;
+    }
+    uint64_t chunk = o->chunk_size ? o->chunk_size : tool_chunk_size(in->r);
+    if (!r.calls && !a->quiet)
+        fprintf(stderr, "%s sim: no lookups: the trace (or --read) "
+                "selected none\n", tool_name);
+    if (a->json)
+        print_json(&r, chunk);
+    else if (a->csv)
+        print_csv(&r);
+    else
+        print_text(&r, chunk);
+    if (svg)
+        ok = tool_sim_svg(svg, a->noperands > 1 ? "merged traces"
+                                                : tool_input_name(a->file),
+                          &r, chunk);
+    lct_sim_report_free(&r);
+    return ok;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    static const struct option own[] = {
+        {"read", required_argument, NULL, OPT_READ},
+        TOOL_SELECT_OPTIONS,
+        {"write", required_argument, NULL, OPT_WRITE},
+        {"capacity", required_argument, NULL, OPT_CAPACITY},
+        {"lookups-only", no_argument, NULL, OPT_LOOKUPS_ONLY},
+        {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
+        {"points", required_argument, NULL, OPT_POINTS},
+        {"svg", required_argument, NULL, OPT_SVG},
+        {NULL, 0, NULL, 0}};
+    sim_opts o = {0};
+    tool_keyops_init(&o.ops, argc);
+    o.ops.calls = true;
+    tool_cmd cmd = {.name = "sim",
+                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
+                              TOOL_SRC,
+                    .own = own, .on_option = on_option, .ctx = &o,
+                    .help = help, .min_operands = 1};
+    tool_args a;
+    tool_parse_args(&cmd, argc, argv, &a);
+    if (!o.have_capacity)
+        tool_usage_error("sim", "--capacity CAP is needed (keys, or bytes "
+                         "such as 64G)");
+    lct_output *svg;
+    tool_inputs in;
+    if (!tool_keys_start("sim", "--svg", o.svg, &a, &o.ops, &svg, &in))
+        return EXIT_REFUSED;
+    bool whole = true;
+    bool ok = run_sim(&o, &in, &a, svg, &whole);
+    return tool_keys_finish(&in, &o.ops, "sim", a.quiet, ok, whole);
+}
