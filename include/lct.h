@@ -56,6 +56,7 @@
  *                 Key reference streams, miss-ratio curves lct_refs_new,
  *                                                          lct_mrc_compute
  *                 One capacity simulated ................. lct_sim_run
+ *                 Two tiers .............................. lct_refs_behind_l1
  *   lib/replay    Replay: operations and backends ........ lct_backend_find
  *                 The replay engine ...................... lct_replay_run
  *
@@ -1809,6 +1810,38 @@ typedef struct lct_sim_report {
 lct_status lct_sim_run(const lct_refs *refs, const lct_sim_options *opts,
                        lct_sim_report *out, lct_error *err);
 void lct_sim_report_free(lct_sim_report *report);
+
+
+/* MARK: - Two tiers: the stream an L2 behind an L1 sees */
+
+/** What an L1 did in front of an L2 (lct_refs_behind_l1). */
+typedef struct lct_l1_stats {
+    uint64_t capacity;            /**< keys, or bytes with in_bytes */
+    bool in_bytes;
+    uint64_t keys, keys_hit;      /**< lookups' keys; served by L1 */
+    uint64_t positions, positions_hit; /**< chunk positions; by L1 */
+    uint64_t keys_to_l2;          /**< lookups' keys asked of L2 */
+    uint64_t writes;              /**< stores written through to L2 */
+    uint64_t evictions, bypassed; /**< L1's */
+} lct_l1_stats;
+
+/**
+ * The stream an L2 sees behind an LRU L1 of @p capacity keys (bytes with
+ * @p in_bytes), as LMCache's StorageManager tiers them: a lookup (a read
+ * call, lct_refs_end_call) is served by L1 for its leading run of keys in
+ * L1, and the call's keys from L1's first miss on are asked of L2, as one
+ * call of @p l2 (chunk positions kept), whose own leading run continues
+ * the prefix; every store is written through to L2 (LMCache's store path
+ * writes L1 and its L2 adapters); every reference makes its key L1's most
+ * recent.  The prefix curve of @p l2 (lct_mrc_options.prefix) is then
+ * L2's over L2 capacities, and both tiers' hits at (L1, C2) are
+ * st->keys_hit plus L2's at C2 (positions alike).
+ * @return LCT_OK, LCT_ERR_INVALID (a sampled stream, a non-empty @p l2,
+ *         a capacity of 0), LCT_ERR_NOMEM.
+ */
+lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
+                              bool in_bytes, lct_refs *l2, lct_l1_stats *st,
+                              lct_error *err);
 
 
 /* MARK: = Layer: lib/replay (docs/architecture.md) */

@@ -1102,3 +1102,84 @@ Test(sim, a_hand_made_run)
     lct_sim_report_free(&rep);
     lct_refs_free(r);
 }
+
+/* MARK: two tiers */
+
+/* Both tiers simulated by hand at (c1, c2): a read call is served by L1
+ * for its leading run in L1, then the keys from L1's first miss on are
+ * asked of L2, whose leading run continues the prefix; stores go to both
+ * (write-through); L1 sees every reference, L2 the stores and the keys
+ * asked of it.  Returns the keys hit by both tiers' prefix; *l1 those
+ * served by L1. */
+static uint64_t brute_tiers(const calls *c, uint64_t c1, uint64_t c2,
+                            uint64_t *l1_hits, uint64_t *positions_hit)
+{
+    lru a = {calloc(c->n + 1, 8), calloc(c->n + 1, 8), 0, 0};
+    lru b = {calloc(c->n + 1, 8), calloc(c->n + 1, 8), 0, 0};
+    uint64_t hits = 0;
+    *l1_hits = *positions_hit = 0;
+    for (size_t k = 0; k < c->ncalls; k++) {
+        bool read = c->len[k] && c->v[c->start[k]].read;
+        bool in_l1 = true, leading = true;
+        size_t run = 0;
+        for (size_t j = 0; j < c->len[k]; j++) {
+            const ref *x = &c->v[c->start[k] + j];
+            bool h1 = false;
+            for (size_t i = 0; i < a.len; i++)
+                h1 |= a.id[i] == x->id;
+            if (read) {
+                in_l1 = in_l1 && h1;
+                bool hit;
+                if (in_l1) {
+                    hit = true;
+                    ++*l1_hits;
+                } else {
+                    hit = lru_access(&b, x->id, 1, c2, false);
+                }
+                leading = leading && hit;
+                run += leading;
+            } else {
+                lru_access(&b, x->id, 1, c2, false);
+            }
+            lru_access(&a, x->id, 1, c1, false);
+        }
+        hits += run;
+        unsigned per = c->per_position[k];
+        if (read)
+            *positions_hit += run / per + (run == c->len[k] && run % per);
+    }
+    free(a.id), free(a.size), free(b.id), free(b.size);
+    return hits;
+}
+
+Test(tiers, an_l2_behind_an_l1_equals_two_lru_lists_at_every_pair)
+{
+    calls c = call_stream(300, 40, 11);
+    lct_refs *r = refs_of_calls(&c);
+    uint64_t reads = reads_of(c.v, c.n);
+    for (uint64_t c1 = 1; c1 <= 41; c1 += 5) {
+        lct_refs *l2;
+        lct_l1_stats st;
+        cr_assert_eq(lct_refs_new(&l2), LCT_OK);
+        cr_assert_eq(lct_refs_behind_l1(r, c1, false, l2, &st, NULL), LCT_OK);
+        cr_expect_eq(st.keys, reads);
+        lct_mrc *m = prefix_curve(l2);
+        for (uint64_t c2 = 1; c2 <= 45; c2 += 4) {
+            uint64_t l1_hits, positions_hit;
+            uint64_t want = brute_tiers(&c, c1, c2, &l1_hits, &positions_hit);
+            double l2_hits = lct_mrc_hit_ratio(m, c2) * (double)st.keys_to_l2;
+            cr_expect_eq(st.keys_hit + (uint64_t)llround(l2_hits), want,
+                         "L1 %llu, L2 %llu", (unsigned long long)c1,
+                         (unsigned long long)c2);
+            double l2_pos = lct_mrc_position_hit_ratio(m, c2) *
+                            (double)(st.positions - st.positions_hit);
+            cr_expect_eq(st.positions_hit + (uint64_t)llround(l2_pos),
+                         positions_hit, "positions at L1 %llu, L2 %llu",
+                         (unsigned long long)c1, (unsigned long long)c2);
+        }
+        lct_mrc_free(m);
+        lct_refs_free(l2);
+    }
+    lct_refs_free(r);
+    free(c.v), free(c.start), free(c.len), free(c.per_position);
+}

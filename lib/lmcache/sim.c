@@ -94,13 +94,20 @@ static void hist_report(const hist *h, lct_sim_dist *d)
 
 /* MARK: the LRU cache and the depth of a key in it */
 
+/* An LRU cache of keys numbered 0..n-1, most recent first, in keys or
+ * bytes; a key heavier than the whole cache is not inserted. */
+typedef struct lru {
+    uint32_t *prev, *next, head, tail;
+    bool *in;
+    uint64_t *size, used, capacity; /* used: keys or bytes held */
+    bool in_bytes;
+    uint64_t evictions, bypassed;
+} lru;
+
 typedef struct sim {
     const lct_sim_options *o;
     lct_sim_report *r;
-    /* the cache: a list by key number, most recent first */
-    uint32_t *prev, *next, head, tail;
-    bool *in;
-    uint64_t *size, used; /* keys or bytes held */
+    lru cache;
     /* stack depth (the LRU position at a reference): a Fenwick tree of
      * live positions, compacted when full (as mrc.c's) */
     uint32_t *last, *key_at, *tree;
@@ -116,51 +123,68 @@ typedef struct sim {
     uint64_t *rate_bins;
 } sim;
 
-static void list_unlink(sim *s, uint32_t k)
+static bool lru_alloc(lru *c, size_t nkeys, uint64_t capacity, bool in_bytes)
 {
-    if (s->prev[k] != NIL)
-        s->next[s->prev[k]] = s->next[k];
-    else
-        s->head = s->next[k];
-    if (s->next[k] != NIL)
-        s->prev[s->next[k]] = s->prev[k];
-    else
-        s->tail = s->prev[k];
-    s->in[k] = false;
-    s->used -= s->o->in_bytes ? s->size[k] : 1;
+    size_t m = nkeys ? nkeys : 1;
+    *c = (lru){.head = NIL, .tail = NIL, .capacity = capacity,
+               .in_bytes = in_bytes};
+    c->prev = reallocarray(NULL, m, sizeof *c->prev);
+    c->next = reallocarray(NULL, m, sizeof *c->next);
+    c->in = calloc(m, sizeof *c->in);
+    c->size = calloc(m, sizeof *c->size);
+    return c->prev && c->next && c->in && c->size;
 }
 
-static void list_push(sim *s, uint32_t k)
+static void lru_free(lru *c)
 {
-    s->prev[k] = NIL;
-    s->next[k] = s->head;
-    if (s->head != NIL)
-        s->prev[s->head] = k;
-    s->head = k;
-    if (s->tail == NIL)
-        s->tail = k;
-    s->in[k] = true;
-    s->used += s->o->in_bytes ? s->size[k] : 1;
+    free(c->prev), free(c->next), free(c->in), free(c->size);
+}
+
+static void lru_unlink(lru *c, uint32_t k)
+{
+    if (c->prev[k] != NIL)
+        c->next[c->prev[k]] = c->next[k];
+    else
+        c->head = c->next[k];
+    if (c->next[k] != NIL)
+        c->prev[c->next[k]] = c->prev[k];
+    else
+        c->tail = c->prev[k];
+    c->in[k] = false;
+    c->used -= c->in_bytes ? c->size[k] : 1;
+}
+
+static void lru_push(lru *c, uint32_t k)
+{
+    c->prev[k] = NIL;
+    c->next[k] = c->head;
+    if (c->head != NIL)
+        c->prev[c->head] = k;
+    c->head = k;
+    if (c->tail == NIL)
+        c->tail = k;
+    c->in[k] = true;
+    c->used += c->in_bytes ? c->size[k] : 1;
 }
 
 /* k becomes the most recent: moved, or inserted and the least recent
  * evicted until it fits; a key larger than the whole cache bypasses it. */
-static void lru_touch(sim *s, uint32_t k, uint64_t bytes)
+static void lru_touch(lru *c, uint32_t k, uint64_t bytes)
 {
-    if (s->in[k])
-        list_unlink(s, k);
+    if (c->in[k])
+        lru_unlink(c, k);
     if (bytes)
-        s->size[k] = bytes;
-    uint64_t weight = s->o->in_bytes ? s->size[k] : 1;
-    if (weight > s->o->capacity) {
-        s->r->bypassed++;
+        c->size[k] = bytes;
+    uint64_t weight = c->in_bytes ? c->size[k] : 1;
+    if (weight > c->capacity) {
+        c->bypassed++;
         return;
     }
-    while (s->used + weight > s->o->capacity && s->tail != NIL) {
-        list_unlink(s, s->tail);
-        s->r->evictions++;
+    while (c->used + weight > c->capacity && c->tail != NIL) {
+        lru_unlink(c, c->tail);
+        c->evictions++;
     }
-    list_push(s, k);
+    lru_push(c, k);
 }
 
 static void tree_add(uint32_t *t, uint64_t n, uint64_t pos, uint32_t d)
@@ -277,7 +301,7 @@ static void step(sim *s, const lct__ref *ref, uint32_t k, uint64_t bytes)
         call_end(s, ref->seconds);
         call_start(s, ref);
     }
-    bool hit = s->in[k];
+    bool hit = s->cache.in[k];
     uint64_t depth = depth_touch(s, k);
     if (s->in_call && s->call_read && lct__ref_is_read(ref)) {
         s->call_keys++;
@@ -296,7 +320,7 @@ static void step(sim *s, const lct__ref *ref, uint32_t k, uint64_t bytes)
         }
     }
     s->seen[k] = s->index++;
-    lru_touch(s, k, bytes);
+    lru_touch(&s->cache, k, bytes);
 }
 
 /* MARK: running it */
@@ -305,10 +329,7 @@ static bool sim_alloc(sim *s, size_t nkeys, uint64_t n)
 {
     size_t m = nkeys ? nkeys : 1;
     s->cap = 2 * (uint64_t)nkeys > n ? n : 2 * (uint64_t)nkeys;
-    s->prev = reallocarray(NULL, m, sizeof *s->prev);
-    s->next = reallocarray(NULL, m, sizeof *s->next);
-    s->in = calloc(m, sizeof *s->in);
-    s->size = calloc(m, sizeof *s->size);
+    bool cache = lru_alloc(&s->cache, nkeys, s->o->capacity, s->o->in_bytes);
     s->last = calloc(m, sizeof *s->last);
     s->hits = calloc(m, sizeof *s->hits);
     s->seen = calloc(m, sizeof *s->seen);
@@ -316,17 +337,16 @@ static bool sim_alloc(sim *s, size_t nkeys, uint64_t n)
     s->tree = calloc(s->cap + 1, sizeof *s->tree);
     s->rate_bins = calloc(RATE_BINS, sizeof *s->rate_bins);
     hist *hs[] = {&s->leading_h, &s->call_h, &s->span_h, &s->depth_h};
-    bool ok = s->prev && s->next && s->in && s->size && s->last && s->hits &&
-              s->seen && s->key_at && s->tree && s->rate_bins;
+    bool ok = cache && s->last && s->hits && s->seen && s->key_at &&
+              s->tree && s->rate_bins;
     for (size_t i = 0; i < 4; i++)
         ok = ok && (hs[i]->n = calloc(HIST_SLOTS, sizeof *hs[i]->n));
-    s->head = s->tail = NIL;
     return ok;
 }
 
 static void sim_free(sim *s)
 {
-    free(s->prev), free(s->next), free(s->in), free(s->size);
+    lru_free(&s->cache);
     free(s->last), free(s->hits), free(s->seen), free(s->key_at);
     free(s->tree), free(s->rate_bins);
     free(s->leading_h.n), free(s->call_h.n), free(s->span_h.n);
@@ -369,13 +389,15 @@ static void finish(sim *s, size_t nkeys)
     for (size_t k = 0; k < nkeys; k++) {
         if (s->hits[k])
             hist_add(&reuse, s->hits[k]);
-        if (s->in[k]) {
+        if (s->cache.in[k]) {
             r->occupancy_keys++;
-            r->occupancy_bytes += s->size[k];
+            r->occupancy_bytes += s->cache.size[k];
         }
-        bytes += s->size[k];
+        bytes += s->cache.size[k];
     }
     hist_report(&reuse, &r->reuse);
+    r->evictions = s->cache.evictions;
+    r->bypassed = s->cache.bypassed;
     r->distinct_keys = nkeys;
     r->mean_key_bytes = nkeys ? (double)bytes / (double)nkeys : 0;
 }
@@ -443,4 +465,89 @@ void lct_sim_report_free(lct_sim_report *r)
     free(r->series);
     r->series = NULL;
     r->nseries = 0;
+}
+
+/* MARK: an L1 in front: the stream its L2 sees */
+
+/* Append ref to out as it was, with flags (the call's first key, a chunk
+ * position's last) of its own. */
+static lct_status add_flagged(lct_refs *out, const lct__ref *ref,
+                              uint64_t bytes, uint32_t flags)
+{
+    lct_status rc = lct_refs_add(out, ref->obj_id, bytes, ref->seconds,
+                                 lct__ref_is_read(ref));
+    if (rc == LCT_OK && out->nparts) {
+        lct__refs_part *p = &out->parts[out->nparts - 1];
+        lct__part_at(p, p->n - 1)->size |= flags;
+        p->call = p->n; /* calls are marked here, not by end_call */
+    }
+    return rc;
+}
+
+/* One reference through L1: counted, sent on to L2 when L2 sees it. */
+static lct_status l1_step(lru *l1, const lct__ref *ref, uint32_t k,
+                          uint64_t bytes, lct_refs *l2, lct_l1_stats *st,
+                          bool *read_call, bool *leading, bool *first)
+{
+    if (ref->size & LCT__REF_CALL) {
+        *read_call = lct__ref_is_read(ref);
+        *leading = *first = true;
+    }
+    bool lookup = *read_call && lct__ref_is_read(ref);
+    bool position = (ref->size & LCT__REF_POSITION) != 0;
+    lct_status rc = LCT_OK;
+    if (lookup) {
+        st->keys++;
+        st->positions += position;
+        *leading = *leading && l1->in[k];
+        if (*leading) {
+            st->keys_hit++;
+            st->positions_hit += position;
+        } else { /* from the first miss on, the call asks L2 */
+            st->keys_to_l2++;
+            rc = add_flagged(l2, ref, bytes,
+                             (*first ? LCT__REF_CALL : 0) |
+                                 (position ? LCT__REF_POSITION : 0));
+            *first = false;
+        }
+    } else if (!lct__ref_is_read(ref)) { /* stores are written through */
+        st->writes++;
+        rc = add_flagged(l2, ref, bytes, ref->size & LCT__REF_CALL);
+    }
+    lru_touch(l1, k, bytes);
+    return rc;
+}
+
+lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
+                              bool in_bytes, lct_refs *l2, lct_l1_stats *st,
+                              lct_error *err)
+{
+    if (st)
+        memset(st, 0, sizeof *st);
+    if (!refs || !l2 || !st || !capacity || refs->threshold ||
+        l2->n || l2->threshold)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_refs_behind_l1: an exact stream, an empty "
+                         "one for L2, stats, and a capacity above 0");
+    st->capacity = capacity;
+    st->in_bytes = in_bytes;
+    uint32_t *key = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *key);
+    size_t nkeys = 0;
+    lru l1 = {0};
+    bool ok = key && lct__refs_number(refs, key, &nkeys) &&
+              lru_alloc(&l1, nkeys, capacity, in_bytes);
+    bool read_call = false, leading = false, first = false;
+    for (LCT__EACH_REF(refs, c)) {
+        if (!ok)
+            break;
+        ok = l1_step(&l1, c.ref, key[c.i], lct__cursor_bytes(&c), l2, st,
+                     &read_call, &leading, &first) == LCT_OK;
+    }
+    st->evictions = l1.evictions;
+    st->bypassed = l1.bypassed;
+    lru_free(&l1);
+    free(key);
+    return ok ? LCT_OK
+              : lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                          "out of memory simulating an L1");
 }
