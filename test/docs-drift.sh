@@ -12,10 +12,10 @@ lct="$LCT_BUILDDIR/tools/lct"
 man="$LCT_SRCDIR/tools/lct.1"
 cmds="info dump check stat gen sql keys mrc sim replay index"
 opts_of_help() { # the options a --help text names
-    "$lct" "$1" --help | grep -oE '(^|[][ ,|])--?[a-zA-Z][a-zA-Z-]*' |
+    "$lct" "$1" --help | grep -oE '(^|[][ ,|])--?[a-zA-Z][a-zA-Z0-9-]*' |
         sed 's/^[][ ,|]//' | sort -u
 }
-fl_opts() { grep -oE 'Fl -?[a-zA-Z][a-zA-Z-]*' | sed 's/^Fl /-/' | sort -u; }
+fl_opts() { grep -oE 'Fl -?[a-zA-Z][a-zA-Z0-9-]*' | sed 's/^Fl /-/' | sort -u; }
 man_opts=$(fl_opts < "$man")
 # The lines of CMD's synopsis: from ".Cm CMD" to the next ".Nm".
 synopsis_opts() {

@@ -95,7 +95,7 @@ def stale_options(src, docs, env):
         for span in spans:
             for cmd, rest in use.findall(span):
                 rest = re.split(r"[|;]", rest)[0]
-                for opt in re.findall(r"(?<![\w-])(--[a-z][a-z-]*)", rest):
+                for opt in re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", rest):
                     if not re.search(r"(?<![\w-])%s(?![\w-])" % opt,
                                      helps[cmd]):
                         print("%s: `lct %s %s`: lct %s --help has no %s"

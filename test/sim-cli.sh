@@ -48,6 +48,30 @@ check("series in order", [p["requests"] for p in k["series"]],
 sys.exit(0 if ok else 1)
 EOF
 
+# Two tiers: lct sim --l1's L2 and both tiers are lct mrc --l1's at the
+# same L2 capacity.
+"$lct" sim --l1 64 --capacity 128 --json "$sample" > "$tmp/l1s.json" ||
+    say "sim --l1"
+"$lct" mrc --l1 64 --json "$sample" > "$tmp/l1m.json" || say "mrc --l1"
+python3 - "$tmp" <<'EOF' || fail=1
+import json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/l1s.json"))
+m = json.load(open(d + "/l1m.json"))
+p = [x for x in m["curve"] if x["keys"] == 128][0]
+bad = []
+if s["token_hit_rate"] != p["token_hit_ratio"]:
+    bad.append(("L2 token hit rate", s["token_hit_rate"], p["token_hit_ratio"]))
+if abs(s["both_token_hit_rate"] - p["both_token_hit_ratio"]) > 1e-12:
+    bad.append(("both tiers", s["both_token_hit_rate"], p["both_token_hit_ratio"]))
+for k in ("keys", "keys_hit", "keys_to_l2", "writes_through", "evictions"):
+    if s["l1"][k] != m["l1"][k]:
+        bad.append(("L1 " + k, s["l1"][k], m["l1"][k]))
+for b in bad:
+    print("FAIL: --l1:", *b)
+sys.exit(1 if bad else 0)
+EOF
+
 "$lct" sim --capacity 128 "$sample" > "$tmp/text" || say "sim text"
 for label in "Requests processed  :" "Token hit rate      :" \
     "Stat 1 - Per-request token hit rate distribution" \

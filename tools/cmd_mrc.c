@@ -24,7 +24,8 @@ enum {
     OPT_SAMPLES,
     OPT_PREFIX,
     OPT_LOOKUPS_ONLY,
-    OPT_CHUNK_SIZE
+    OPT_CHUNK_SIZE,
+    OPT_L1
 };
 
 /* Independently salted samples at most (--samples). */
@@ -41,22 +42,18 @@ typedef struct mrc_opts {
     unsigned samples; /* --samples */
     bool prefix;      /* --prefix */
     uint64_t chunk_size; /* --chunk-size, else the header's, else 0 */
+    bool l1;          /* --l1: the curve is L2's behind an L1 of */
+    bool l1_bytes;
+    uint64_t l1_capacity;
 } mrc_opts;
 
-/* Under the prefix rule, what the table adds: at each printed capacity
- * the share of chunk positions hit (the token hit ratio), and the chunk
- * size that makes positions tokens (0: unknown). */
-static struct {
-    const double *token_hit;
-    uint64_t chunk_size;
-} prefix;
 
 static void help(void)
 {
     printf("usage: lct mrc [-q] [-j N] [--csv | --json] [--svg FILE]\n"
            "               [--requests reads|all] [--sample R [--seed S]\n"
            "               [--samples K]] [--prefix [--lookups-only]\n"
-           "               [--chunk-size N]] [--read PAT] [--write PAT]\n"
+           "               [--chunk-size N] [--l1 CAP]] [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
            "\n"
@@ -86,6 +83,10 @@ static void help(void)
            "               simulator models its logs (writes give none)\n"
            "  --chunk-size N  tokens a chunk holds (default: the header's\n"
            "               sm_config_json chunk_size)\n"
+           "  --l1 CAP     an LRU L1 of CAP keys or bytes (64G) in front: the\n"
+           "               curve is L2's, which sees L1's misses and every\n"
+           "               store, with both tiers' hit ratios (implies\n"
+           "               --prefix)\n"
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
            "  --qualname PAT, --since T, --until T, --range A:B   only those\n"
            "               records, as dump takes them (--range reads with\n"
@@ -106,6 +107,10 @@ static void on_option(void *ctx, int c, const char *arg)
         return;
     if (c == OPT_PREFIX) {
         o->prefix = o->ops.calls = true;
+    } else if (c == OPT_L1) {
+        o->l1 = o->prefix = o->ops.calls =
+            tool_parse_capacity("mrc", "--l1", arg, &o->l1_bytes,
+                                &o->l1_capacity);
     } else if (c == OPT_LOOKUPS_ONLY) {
         o->ops.lookups_only = true;
     } else if (c == OPT_CHUNK_SIZE) {
@@ -138,195 +143,6 @@ static void on_option(void *ctx, int c, const char *arg)
             tool_usage_error("mrc", "--sample needs a rate in (0, 1], not "
                              "'%s'", arg);
     }
-}
-
-static void put_bytes(double b)
-{
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = 0;
-    while (b >= 1024 && u < 5)
-        b /= 1024, u++;
-    printf(u ? "%9.1f %-3s" : "%9.0f %-3s", b, units[u]);
-}
-
-/* What the samples kept against what a fair sample would keep, and the
- * SHARDS-adj adjustment each applied, as one line. */
-static void print_sampling(const lct_mrc_totals *t, unsigned k)
-{
-    uint64_t kept_lo = UINT64_MAX, kept_hi = 0;
-    double adj_lo = INFINITY, adj_hi = -INFINITY;
-    for (unsigned s = 0; s < k; s++) {
-        kept_lo = t[s].kept_references < kept_lo ? t[s].kept_references
-                                                 : kept_lo;
-        kept_hi = t[s].kept_references > kept_hi ? t[s].kept_references
-                                                 : kept_hi;
-        adj_lo = fmin(adj_lo, t[s].adjustment);
-        adj_hi = fmax(adj_hi, t[s].adjustment);
-    }
-    printf("SHARDS sample rate %g, seed %" PRIu64, t->sample_rate, t->seed);
-    if (k > 1)
-        printf(" to %" PRIu64 " (%u samples: the mean curve, and the "
-               "band from min to max)", t->seed + k - 1, k);
-    printf(": counts below are of the first sample's keys; capacities below %.0f keys "
-           "are not resolved\nkept %" PRIu64, ceil(1 / t->sample_rate),
-           kept_lo);
-    if (kept_hi != kept_lo)
-        printf(" to %" PRIu64, kept_hi);
-    printf(" of %" PRIu64 " references (expected %.0f); SHARDS-adj "
-           "adjustment %+.1f", t->references,
-           (double)t->references * t->sample_rate, adj_lo);
-    if (adj_hi != adj_lo)
-        printf(" to %+.1f", adj_hi);
-    printf(" requests\n");
-}
-
-static void print_text(const lct_mrc_totals *t, unsigned k,
-                       const tool_curve *c)
-{
-    if (t->sample_rate < 1)
-        print_sampling(t, k);
-    if (t->every_reference)
-        printf("%" PRIu64 " requests (every reference, as libCacheSim "
-               "counts)", t->reads);
-    else
-        printf("%" PRIu64 " reads, %" PRIu64 " writes", t->reads, t->writes);
-    printf(", %" PRIu64 " distinct keys, %" PRIu64 " compulsory misses\n",
-           t->distinct_keys, t->compulsory_misses);
-    if (t->prefix) {
-        printf("prefix rule: %" PRIu64 " lookups of %" PRIu64 " chunk "
-               "positions", t->calls, t->positions);
-        if (prefix.chunk_size)
-            printf(", %" PRIu64 " tokens at %" PRIu64 " a chunk",
-                   t->positions * prefix.chunk_size, prefix.chunk_size);
-        putchar('\n');
-    }
-    printf("infinite cache hit ratio %.4f", t->infinite_hit_ratio);
-    if (c->mean_bytes > 0)
-        printf("; mean key size %.0f bytes", c->mean_bytes);
-    printf("\n%12s  %13s  %9s  %10s%s%s%s\n", "keys", "bytes", "hit_ratio",
-           "miss_ratio", c->byte_hit ? "  byte_hit_ratio" : "",
-           c->hit_min ? "  hit_ratio_min  hit_ratio_max" : "",
-           prefix.token_hit ? "  token_hit_ratio" : "");
-    for (size_t i = 0; i < c->n; i++) {
-        printf("%12" PRIu64 "  ", c->keys[i]);
-        if (c->mean_bytes > 0)
-            put_bytes((double)c->keys[i] * c->mean_bytes);
-        else
-            printf("%13s", "-");
-        printf("  %9.4f  %10.4f", c->hit[i], 1 - c->hit[i]);
-        if (c->byte_hit)
-            printf("  %14.4f", c->byte_hit[i]);
-        if (c->hit_min)
-            printf("  %13.4f  %13.4f", c->hit_min[i], c->hit_max[i]);
-        if (prefix.token_hit)
-            printf("  %15.4f", prefix.token_hit[i]);
-        putchar('\n');
-    }
-}
-
-static void print_csv(const tool_curve *c)
-{
-    fputs("keys,bytes,hit_ratio,miss_ratio,byte_hit_ratio", stdout);
-    fputs(c->hit_min ? ",hit_ratio_min,hit_ratio_max" : "", stdout);
-    fputs(prefix.token_hit ? ",token_hit_ratio\r\n" : "\r\n", stdout);
-    for (size_t i = 0; i < c->n; i++) {
-        printf("%" PRIu64 ",", c->keys[i]);
-        if (c->mean_bytes > 0)
-            printf("%.0f", (double)c->keys[i] * c->mean_bytes);
-        putchar(',');
-        tool_put_json_double(c->hit[i]);
-        putchar(',');
-        tool_put_json_double(1 - c->hit[i]);
-        putchar(',');
-        if (c->byte_hit)
-            tool_put_json_double(c->byte_hit[i]);
-        if (c->hit_min) {
-            putchar(',');
-            tool_put_json_double(c->hit_min[i]);
-            putchar(',');
-            tool_put_json_double(c->hit_max[i]);
-        }
-        if (prefix.token_hit) {
-            putchar(',');
-            tool_put_json_double(prefix.token_hit[i]);
-        }
-        fputs("\r\n", stdout);
-    }
-}
-
-static void print_json_samples(const lct_mrc_totals *t, unsigned k)
-{
-    fputs(",\"samples\":[", stdout);
-    for (unsigned s = 0; s < k; s++) {
-        printf("%s{\"seed\":%" PRIu64 ",\"kept_references\":%" PRIu64
-               ",\"expected_references\":",
-               s ? "," : "", t[s].seed, t[s].kept_references);
-        tool_put_json_double((double)t[s].references * t[s].sample_rate);
-        fputs(",\"adjustment\":", stdout);
-        tool_put_json_double(t[s].adjustment);
-        putchar('}');
-    }
-    putchar(']');
-}
-
-static void print_json_point(const tool_curve *c, size_t i)
-{
-    printf("%s{\"keys\":%" PRIu64 ",\"bytes\":", i ? "," : "", c->keys[i]);
-    if (c->mean_bytes > 0)
-        printf("%.0f", (double)c->keys[i] * c->mean_bytes);
-    else
-        fputs("null", stdout);
-    fputs(",\"hit_ratio\":", stdout);
-    tool_put_json_double(c->hit[i]);
-    fputs(",\"miss_ratio\":", stdout);
-    tool_put_json_double(1 - c->hit[i]);
-    fputs(",\"byte_hit_ratio\":", stdout);
-    if (c->byte_hit)
-        tool_put_json_double(c->byte_hit[i]);
-    else
-        fputs("null", stdout);
-    if (c->hit_min) {
-        fputs(",\"hit_ratio_min\":", stdout);
-        tool_put_json_double(c->hit_min[i]);
-        fputs(",\"hit_ratio_max\":", stdout);
-        tool_put_json_double(c->hit_max[i]);
-    }
-    if (prefix.token_hit) {
-        fputs(",\"token_hit_ratio\":", stdout);
-        tool_put_json_double(prefix.token_hit[i]);
-    }
-    putchar('}');
-}
-
-static void print_json(const lct_mrc_totals *t, unsigned k,
-                       const tool_curve *c)
-{
-    printf("{\"requests\":\"%s\",\"sample_rate\":",
-           t->every_reference ? "all" : "reads");
-    tool_put_json_double(t->sample_rate);
-    if (t->sample_rate < 1)
-        print_json_samples(t, k);
-    printf(",\"references\":%" PRIu64 ",\"reads\":%" PRIu64
-           ",\"writes\":%" PRIu64 ",\"distinct_keys\":%" PRIu64
-           ",\"compulsory_misses\":%" PRIu64 ",\"infinite_hit_ratio\":",
-           t->references, t->reads, t->writes, t->distinct_keys,
-           t->compulsory_misses);
-    tool_put_json_double(t->infinite_hit_ratio);
-    if (t->prefix) {
-        printf(",\"prefix\":true,\"calls\":%" PRIu64 ",\"positions\":%"
-               PRIu64 ",\"chunk_size\":", t->calls, t->positions);
-        if (prefix.chunk_size)
-            printf("%" PRIu64 ",\"tokens\":%" PRIu64, prefix.chunk_size,
-                   t->positions * prefix.chunk_size);
-        else
-            fputs("null,\"tokens\":null", stdout);
-    }
-    fputs(",\"mean_key_bytes\":", stdout);
-    tool_put_json_double(c->mean_bytes);
-    fputs(",\"curve\":[", stdout);
-    for (size_t i = 0; i < c->n; i++)
-        print_json_point(c, i);
-    fputs("]}\n", stdout);
 }
 
 /* The chart's title names the trace (escaped for XML by svg.c). */
@@ -398,6 +214,44 @@ static double *token_hits(const lct_mrc *m, const tool_curve *c)
     return v;
 }
 
+/* Replace the gathered stream by what an L2 behind o's L1 sees. */
+static bool behind_l1(mrc_opts *o, lct_l1_stats *st)
+{
+    lct_refs *l2;
+    lct_error err;
+    if (lct_refs_new(&l2) != LCT_OK ||
+        lct_refs_behind_l1(o->refs, o->l1_capacity, o->l1_bytes, l2, st,
+                           &err) != LCT_OK) {
+        fprintf(stderr, "%s mrc: out of memory\n", tool_name);
+        lct_refs_free(l2);
+        return false;
+    }
+    lct_refs_free(o->refs);
+    o->refs = l2;
+    return true;
+}
+
+/* Both tiers' hit ratios at each L2 capacity, keys then positions (2n
+ * values; NULL: out of memory or no points): L1's leading runs plus
+ * L2's, over all the lookups' keys and positions. */
+static double *both_tiers(const lct_l1_stats *l1, const tool_curve *c,
+                          const double *tokens)
+{
+    double *v = c->n ? calloc(2 * c->n, sizeof *v) : NULL;
+    double to_l2 = (double)l1->keys_to_l2;
+    double l2_positions = (double)(l1->positions - l1->positions_hit);
+    for (size_t i = 0; v && i < c->n; i++) {
+        v[i] = l1->keys ? ((double)l1->keys_hit + c->hit[i] * to_l2) /
+                              (double)l1->keys : 0;
+        v[c->n + i] = l1->positions
+                          ? ((double)l1->positions_hit +
+                             (tokens ? tokens[i] : 0) * l2_positions) /
+                                (double)l1->positions
+                          : 0;
+    }
+    return v;
+}
+
 /* Nothing to draw: say why, once. */
 static void say_empty(const lct_mrc_totals *t)
 {
@@ -408,17 +262,6 @@ static void say_empty(const lct_mrc_totals *t)
         fprintf(stderr, "%s mrc: no requests among %" PRIu64 " key "
                 "references (writes only warm the cache; --requests all "
                 "counts them)\n", tool_name, t->references);
-}
-
-static void print(const tool_args *a, const lct_mrc_totals *t, unsigned k,
-                  const tool_curve *c)
-{
-    if (a->json)
-        print_json(t, k, c);
-    else if (a->csv)
-        print_csv(c);
-    else
-        print_text(t, k, c);
 }
 
 int cmd_mrc(int argc, char **argv)
@@ -435,6 +278,7 @@ int cmd_mrc(int argc, char **argv)
         {"prefix", no_argument, NULL, OPT_PREFIX},
         {"lookups-only", no_argument, NULL, OPT_LOOKUPS_ONLY},
         {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
+        {"l1", required_argument, NULL, OPT_L1},
         {NULL, 0, NULL, 0}};
     mrc_opts o = {.sample = 1, .seed = 1};
     tool_keyops_init(&o.ops, argc);
@@ -451,6 +295,8 @@ int cmd_mrc(int argc, char **argv)
     if (o.prefix && o.sample < 1)
         tool_usage_error("mrc", "--prefix needs every key of a call: it "
                          "takes no --sample");
+    if (o.l1 && o.sample < 1)
+        tool_usage_error("mrc", "--l1 takes no --sample");
     if ((o.ops.lookups_only || o.chunk_size) && !o.prefix)
         tool_usage_error("mrc", "--lookups-only and --chunk-size go with "
                          "--prefix");
@@ -465,7 +311,9 @@ int cmd_mrc(int argc, char **argv)
         return EXIT_REFUSED;
     new_refs(&o);
     bool whole;
-    o.failed = !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole);
+    lct_l1_stats l1 = {0};
+    o.failed = !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole) ||
+               (o.l1 && !behind_l1(&o, &l1));
     lct_mrc *ms[MAX_SAMPLES] = {NULL};
     lct_mrc_totals t[MAX_SAMPLES];
     tool_curve c = {0};
@@ -479,11 +327,15 @@ int cmd_mrc(int argc, char **argv)
     if (ok && c.n == 0)
         say_empty(t);
     double *tokens = ok && o.prefix ? token_hits(ms[0], &c) : NULL;
-    prefix.token_hit = tokens;
-    prefix.chunk_size = o.chunk_size ? o.chunk_size
-                        : o.prefix ? tool_chunk_size(in.r) : 0;
+    double *both = ok && o.l1 ? both_tiers(&l1, &c, tokens) : NULL;
+    tool_mrc_view view = {
+        .t = t, .k = o.samples, .c = &c, .token_hit = tokens,
+        .l1 = o.l1 ? &l1 : NULL, .combined_hit = both,
+        .combined_token_hit = both ? both + c.n : NULL,
+        .chunk_size = o.chunk_size ? o.chunk_size
+                      : o.prefix ? tool_chunk_size(in.r) : 0};
     if (ok)
-        print(&a, t, o.samples, &c);
+        tool_mrc_print(&a, &view);
     if (svg && ok)
         ok = write_svg(svg,
                        a.noperands > 1 ? "merged traces"
@@ -492,6 +344,7 @@ int cmd_mrc(int argc, char **argv)
     else
         lct_output_abort(svg);
     free(tokens);
+    free(both);
     lct_mrc_curve_free(&c);
     for (unsigned s = 0; s < o.samples; s++)
         lct_mrc_free(ms[s]);

@@ -18,7 +18,8 @@ enum {
     OPT_LOOKUPS_ONLY,
     OPT_CHUNK_SIZE,
     OPT_SVG,
-    OPT_POINTS
+    OPT_POINTS,
+    OPT_L1
 };
 
 typedef struct sim_opts {
@@ -27,12 +28,15 @@ typedef struct sim_opts {
     lct_sim_options sim;
     uint64_t chunk_size;
     const char *svg;
+    bool l1, l1_bytes;   /* --l1: the cache simulated is an L2 behind */
+    uint64_t l1_capacity;
 } sim_opts;
 
 static void help(void)
 {
     printf("usage: lct sim --capacity CAP [-q] [-j N] [--json | --csv]\n"
            "               [--svg FILE] [--lookups-only] [--chunk-size N]\n"
+           "               [--l1 CAP]\n"
            "               [--points N] [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
@@ -52,6 +56,8 @@ static void help(void)
            "               simulator models its logs (writes give none)\n"
            "  --chunk-size N  tokens a chunk holds (default: the header's\n"
            "               sm_config_json chunk_size)\n"
+           "  --l1 CAP     an LRU L1 of CAP in front: the cache simulated is\n"
+           "               the L2 behind it (L1's misses, every store)\n"
            "  --points N   points of the cumulative series in JSON and the\n"
            "               chart (default 100)\n"
            "  --svg FILE   also draw the seven panels as an SVG chart\n"
@@ -76,6 +82,9 @@ static void on_option(void *ctx, int c, const char *arg)
         o->have_capacity = tool_parse_capacity("sim", "--capacity", arg,
                                                &o->sim.in_bytes,
                                                &o->sim.capacity);
+    } else if (c == OPT_L1) {
+        o->l1 = tool_parse_capacity("sim", "--l1", arg, &o->l1_bytes,
+                                    &o->l1_capacity);
     } else if (c == OPT_LOOKUPS_ONLY) {
         o->ops.lookups_only = true;
     } else if (c == OPT_CHUNK_SIZE || c == OPT_POINTS) {
@@ -166,9 +175,36 @@ static void print_aggregate(const lct_sim_report *r, uint64_t chunk)
     printf(" keys, %.2f GiB\n", (double)r->occupancy_bytes / 1073741824.0);
 }
 
-static void print_text(const lct_sim_report *r, uint64_t chunk)
+/* Both tiers' token hit rate: L1's positions and L2's. */
+static double both_rate(const lct_sim_report *r, const lct_l1_stats *l1)
+{
+    return l1->positions ? (double)(l1->positions_hit + r->positions_hit) /
+                               (double)l1->positions : 0;
+}
+
+static void print_l1(const lct_sim_report *r, const lct_l1_stats *l1)
+{
+    heading("L1 in front (the cache above is the L2 behind it)");
+    printf("  L1 capacity        : ");
+    if (l1->in_bytes)
+        printf("%.2f GiB\n", (double)l1->capacity / 1073741824.0);
+    else
+        printf("%" PRIu64 " keys\n", l1->capacity);
+    printf("  L1 served          : %" PRIu64 " of %" PRIu64 " chunks (%.2f%%)\n"
+           "  Asked of L2        : %" PRIu64 " keys, %" PRIu64 " stores "
+           "written through\n  Both tiers         : %.2f%% token hit rate\n",
+           l1->positions_hit, l1->positions,
+           l1->positions ? 100.0 * (double)l1->positions_hit /
+                               (double)l1->positions : 0,
+           l1->keys_to_l2, l1->writes, 100 * both_rate(r, l1));
+}
+
+static void print_text(const lct_sim_report *r, uint64_t chunk,
+                       const lct_l1_stats *l1)
 {
     print_aggregate(r, chunk);
+    if (l1)
+        print_l1(r, l1);
     if (r->calls) {
         heading("Stat 1 - Per-request token hit rate distribution");
         printf("  Requests with 0%% hit rate   : ");
@@ -235,9 +271,24 @@ static void json_dist(const char *name, const lct_sim_dist *d)
     fputs("]}", stdout);
 }
 
-static void print_json(const lct_sim_report *r, uint64_t chunk)
+static void print_json(const lct_sim_report *r, uint64_t chunk,
+                       const lct_l1_stats *l1)
 {
-    printf("{\"capacity\":%" PRIu64 ",\"capacity_unit\":\"%s\","
+    if (l1) {
+        printf("{\"l1\":{\"capacity\":%" PRIu64 ",\"capacity_unit\":"
+               "\"%s\",\"keys\":%" PRIu64 ",\"keys_hit\":%" PRIu64
+               ",\"chunks\":%" PRIu64 ",\"hit_chunks\":%" PRIu64
+               ",\"keys_to_l2\":%" PRIu64 ",\"writes_through\":%" PRIu64
+               ",\"evictions\":%" PRIu64 "},\"both_token_hit_rate\":",
+               l1->capacity, l1->in_bytes ? "bytes" : "keys", l1->keys,
+               l1->keys_hit, l1->positions, l1->positions_hit,
+               l1->keys_to_l2, l1->writes, l1->evictions);
+        tool_put_json_double(both_rate(r, l1));
+        putchar(',');
+    } else {
+        putchar('{');
+    }
+    printf("\"capacity\":%" PRIu64 ",\"capacity_unit\":\"%s\","
            "\"requests\":%" PRIu64 ",\"chunk_size\":",
            r->capacity, r->in_bytes ? "bytes" : "keys", r->calls);
     if (chunk)
@@ -327,6 +378,17 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     bool ok = tool_keys_collect(in, &o->ops, "sim", a, refs, whole);
     lct_sim_report r;
     lct_error err;
+    lct_l1_stats l1;
+    if (ok && o->l1) {
+        lct_refs *l2;
+        ok = lct_refs_new(&l2) == LCT_OK &&
+             lct_refs_behind_l1(refs, o->l1_capacity, o->l1_bytes, l2, &l1,
+                                &err) == LCT_OK;
+        lct_refs_free(refs);
+        refs = l2;
+        if (!ok)
+            fprintf(stderr, "%s sim: out of memory\n", tool_name);
+    }
     if (ok && lct_sim_run(refs, &o->sim, &r, &err) != LCT_OK) {
         fprintf(stderr, "%s sim: %s\n", tool_name, err.message);
         ok = false;
@@ -340,12 +402,13 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     if (!r.calls && !a->quiet)
         fprintf(stderr, "%s sim: no lookups: the trace (or --read) "
                 "selected none\n", tool_name);
+    const lct_l1_stats *front = o->l1 ? &l1 : NULL;
     if (a->json)
-        print_json(&r, chunk);
+        print_json(&r, chunk, front);
     else if (a->csv)
         print_csv(&r);
     else
-        print_text(&r, chunk);
+        print_text(&r, chunk, front);
     if (svg)
         ok = tool_sim_svg(svg, a->noperands > 1 ? "merged traces"
                                                 : tool_input_name(a->file),
@@ -365,6 +428,7 @@ int cmd_sim(int argc, char **argv)
         {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
         {"points", required_argument, NULL, OPT_POINTS},
         {"svg", required_argument, NULL, OPT_SVG},
+        {"l1", required_argument, NULL, OPT_L1},
         {NULL, 0, NULL, 0}};
     sim_opts o = {0};
     tool_keyops_init(&o.ops, argc);

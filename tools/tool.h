@@ -511,6 +511,23 @@ int tool_keys_finish(tool_inputs *in, tool_keyops *o, const char *cmd,
 /* The points lct mrc prints and draws (the library's). */
 typedef lct_mrc_curve tool_curve;
 
+/* What lct mrc prints: the samples' totals and the curve, and by the
+ * prefix rule each point's token hit ratio; with an L1 in front, the
+ * curve is L2's, l1 says what L1 did, and both tiers' ratios at each
+ * point (combined_*); chunk_size 0 when unknown. */
+typedef struct tool_mrc_view {
+    const lct_mrc_totals *t;
+    unsigned k;
+    const tool_curve *c;
+    const double *token_hit;
+    const lct_l1_stats *l1;
+    const double *combined_hit, *combined_token_hit;
+    uint64_t chunk_size;
+} tool_mrc_view;
+
+/* The table, or CSV or JSON as the arguments ask (mrc_out.c). */
+void tool_mrc_print(const tool_args *a, const tool_mrc_view *v);
+
 /* Write the chart (title already XML-escaped); a curve of no points
  * says in words that there was nothing to draw. */
 void tool_svg_curve(FILE *f, const tool_curve *c, const char *title);
