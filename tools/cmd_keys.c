@@ -162,9 +162,7 @@ static bool write_oracle(keys_opts *o, lct_output *out)
 int cmd_keys(int argc, char **argv)
 {
     static const struct option own[] = {
-        {"read", required_argument, NULL, OPT_READ},
-        TOOL_SELECT_OPTIONS,
-        {"write", required_argument, NULL, OPT_WRITE},
+        TOOL_KEYS_OPTIONS(OPT_READ, OPT_WRITE),
         {"all", no_argument, NULL, OPT_ALL},
         {"oracle-general", required_argument, NULL, OPT_ORACLE},
         {NULL, 0, NULL, 0}};

@@ -88,11 +88,7 @@ static void help(void)
            "               store, with both tiers' hit ratios (implies\n"
            "               --prefix)\n"
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
-           "  --qualname PAT, --since T, --until T, --range A:B   only those\n"
-           "               records, as dump takes them (--range reads with\n"
-           "               one thread)\n"
-           "  --read PAT, --write PAT   which calls are reads and writes\n"
-           "               (default submit_prefetch_task, reserve_write)\n"
+           TOOL_HELP_KEYS
            "  --csv, --json  other formats\n"
            "  -j N         read the trace with N threads (default: all CPUs\n"
            "               for files of 64 MiB or more)\n"
@@ -214,6 +210,25 @@ static double *token_hits(const lct_mrc *m, const tool_curve *c)
     return v;
 }
 
+/* The options that go together, and the samples' default. */
+static void check_options(mrc_opts *o)
+{
+    if (o->samples > 1 && !(o->sample < 1))
+        tool_usage_error("mrc", "--samples needs --sample R below 1: an "
+                         "exact curve has no spread");
+    if (o->prefix && o->sample < 1)
+        tool_usage_error("mrc", "--prefix and --l1 need every key of a "
+                         "call: they take no --sample");
+    if ((o->ops.lookups_only || o->chunk_size) && !o->prefix)
+        tool_usage_error("mrc", "--lookups-only and --chunk-size go with "
+                         "--prefix");
+    /* One salted sample is often unlucky on skewed traces (0.030 mean
+     * absolute error at rate 0.1, 0.054 at 0.01); the mean of 9 is 0.011
+     * and 0.017 (bench/shards-error). */
+    if (!o->samples)
+        o->samples = o->sample < 1 ? 9 : 1;
+}
+
 /* Replace the gathered stream by what an L2 behind o's L1 sees. */
 static bool behind_l1(mrc_opts *o, lct_l1_stats *st)
 {
@@ -267,9 +282,7 @@ static void say_empty(const lct_mrc_totals *t)
 int cmd_mrc(int argc, char **argv)
 {
     static const struct option own[] = {
-        {"read", required_argument, NULL, OPT_READ},
-        TOOL_SELECT_OPTIONS,
-        {"write", required_argument, NULL, OPT_WRITE},
+        TOOL_KEYS_OPTIONS(OPT_READ, OPT_WRITE),
         {"sample", required_argument, NULL, OPT_SAMPLE},
         {"svg", required_argument, NULL, OPT_SVG},
         {"requests", required_argument, NULL, OPT_REQUESTS},
@@ -289,22 +302,7 @@ int cmd_mrc(int argc, char **argv)
                     .help = help, .min_operands = 1};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
-    if (o.samples > 1 && !(o.sample < 1))
-        tool_usage_error("mrc", "--samples needs --sample R below 1: an "
-                         "exact curve has no spread");
-    if (o.prefix && o.sample < 1)
-        tool_usage_error("mrc", "--prefix needs every key of a call: it "
-                         "takes no --sample");
-    if (o.l1 && o.sample < 1)
-        tool_usage_error("mrc", "--l1 takes no --sample");
-    if ((o.ops.lookups_only || o.chunk_size) && !o.prefix)
-        tool_usage_error("mrc", "--lookups-only and --chunk-size go with "
-                         "--prefix");
-    /* One salted sample is often unlucky on skewed traces (0.030 mean
-     * absolute error at rate 0.1, 0.054 at 0.01); the mean of 9 is 0.011
-     * and 0.017 (bench/shards-error). */
-    if (!o.samples)
-        o.samples = o.sample < 1 ? 9 : 1;
+    check_options(&o);
     lct_output *svg;
     tool_inputs in;
     if (!tool_keys_start("mrc", "--svg", o.svg, &a, &o.ops, &svg, &in))

@@ -63,10 +63,7 @@ static void help(void)
            "  --svg FILE   also draw the seven panels as an SVG chart\n"
            "  --csv        the distributions as a table\n"
            "  --json       everything, the series included\n"
-           "  --qualname PAT, --since T, --until T, --range A:B   only those\n"
-           "               records, as dump takes them\n"
-           "  --read PAT, --write PAT   which calls are lookups and stores\n"
-           "               (default submit_prefetch_task, reserve_write)\n"
+           TOOL_HELP_KEYS
            "  -j N         read the trace with N threads\n"
            TOOL_HELP_READING);
 }
@@ -420,9 +417,7 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
 int cmd_sim(int argc, char **argv)
 {
     static const struct option own[] = {
-        {"read", required_argument, NULL, OPT_READ},
-        TOOL_SELECT_OPTIONS,
-        {"write", required_argument, NULL, OPT_WRITE},
+        TOOL_KEYS_OPTIONS(OPT_READ, OPT_WRITE),
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"lookups-only", no_argument, NULL, OPT_LOOKUPS_ONLY},
         {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},

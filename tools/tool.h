@@ -454,6 +454,19 @@ typedef enum tool_key_op {
     TOOL_KEY_OTHER /* --all: op is the qualname */
 } tool_key_op;
 
+/* The options that choose a key stream's calls and records, for the
+ * commands that read one (keys, mrc, sim): their getopt entries, given
+ * the command's codes for --read and --write, and their --help lines. */
+#define TOOL_KEYS_OPTIONS(read_code, write_code)                            \
+    {"read", required_argument, NULL, (read_code)}, TOOL_SELECT_OPTIONS,     \
+    {"write", required_argument, NULL, (write_code)}
+#define TOOL_HELP_KEYS                                                      \
+    "  --qualname PAT, --since T, --until T, --range A:B   only those\n"     \
+    "               records, as dump takes them (--range reads with\n"      \
+    "               one thread)\n"                                          \
+    "  --read PAT, --write PAT   which calls are reads and writes\n"        \
+    "               (default submit_prefetch_task, reserve_write)\n"
+
 /* Room for as many patterns as there are arguments. */
 void tool_keyops_init(tool_keyops *o, int argc);
 void tool_keyops_add(tool_keyops *o, bool write, const char *pattern);

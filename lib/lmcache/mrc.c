@@ -10,6 +10,11 @@
  * to it (a key counts only when every key before it in its call hits), so
  * the same pass and the same histogram give that curve too, and a second
  * histogram, over the last key of each chunk position, its tokens.
+ *
+ * Long because the pass (two tree kinds, compaction, the prefix rule's
+ * running maxima, SHARDS) and the readers of its curves share the
+ * pass's and the curve's private state, and split they would call each
+ * other.
  */
 #include "base/error_internal.h"
 #include "lmcache/refs_internal.h"

@@ -12,13 +12,13 @@
  */
 #include "base/error_internal.h"
 #include "lmcache/refs_internal.h"
+#include "lmcache/lru_internal.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NIL UINT32_MAX
 #define RATE_BINS 10001 /* per-call hit ratios to 0.01% */
 
 /* MARK: histograms exact below 64, within 1/64 above */
@@ -94,20 +94,10 @@ static void hist_report(const hist *h, lct_sim_dist *d)
 
 /* MARK: the LRU cache and the depth of a key in it */
 
-/* An LRU cache of keys numbered 0..n-1, most recent first, in keys or
- * bytes; a key heavier than the whole cache is not inserted. */
-typedef struct lru {
-    uint32_t *prev, *next, head, tail;
-    bool *in;
-    uint64_t *size, used, capacity; /* used: keys or bytes held */
-    bool in_bytes;
-    uint64_t evictions, bypassed;
-} lru;
-
 typedef struct sim {
     const lct_sim_options *o;
     lct_sim_report *r;
-    lru cache;
+    lct__lru cache;
     /* stack depth (the LRU position at a reference): a Fenwick tree of
      * live positions, compacted when full (as mrc.c's) */
     uint32_t *last, *key_at, *tree;
@@ -122,70 +112,6 @@ typedef struct sim {
     hist leading_h, call_h, span_h, depth_h;
     uint64_t *rate_bins;
 } sim;
-
-static bool lru_alloc(lru *c, size_t nkeys, uint64_t capacity, bool in_bytes)
-{
-    size_t m = nkeys ? nkeys : 1;
-    *c = (lru){.head = NIL, .tail = NIL, .capacity = capacity,
-               .in_bytes = in_bytes};
-    c->prev = reallocarray(NULL, m, sizeof *c->prev);
-    c->next = reallocarray(NULL, m, sizeof *c->next);
-    c->in = calloc(m, sizeof *c->in);
-    c->size = calloc(m, sizeof *c->size);
-    return c->prev && c->next && c->in && c->size;
-}
-
-static void lru_free(lru *c)
-{
-    free(c->prev), free(c->next), free(c->in), free(c->size);
-}
-
-static void lru_unlink(lru *c, uint32_t k)
-{
-    if (c->prev[k] != NIL)
-        c->next[c->prev[k]] = c->next[k];
-    else
-        c->head = c->next[k];
-    if (c->next[k] != NIL)
-        c->prev[c->next[k]] = c->prev[k];
-    else
-        c->tail = c->prev[k];
-    c->in[k] = false;
-    c->used -= c->in_bytes ? c->size[k] : 1;
-}
-
-static void lru_push(lru *c, uint32_t k)
-{
-    c->prev[k] = NIL;
-    c->next[k] = c->head;
-    if (c->head != NIL)
-        c->prev[c->head] = k;
-    c->head = k;
-    if (c->tail == NIL)
-        c->tail = k;
-    c->in[k] = true;
-    c->used += c->in_bytes ? c->size[k] : 1;
-}
-
-/* k becomes the most recent: moved, or inserted and the least recent
- * evicted until it fits; a key larger than the whole cache bypasses it. */
-static void lru_touch(lru *c, uint32_t k, uint64_t bytes)
-{
-    if (c->in[k])
-        lru_unlink(c, k);
-    if (bytes)
-        c->size[k] = bytes;
-    uint64_t weight = c->in_bytes ? c->size[k] : 1;
-    if (weight > c->capacity) {
-        c->bypassed++;
-        return;
-    }
-    while (c->used + weight > c->capacity && c->tail != NIL) {
-        lru_unlink(c, c->tail);
-        c->evictions++;
-    }
-    lru_push(c, k);
-}
 
 static void tree_add(uint32_t *t, uint64_t n, uint64_t pos, uint32_t d)
 {
@@ -320,7 +246,7 @@ static void step(sim *s, const lct__ref *ref, uint32_t k, uint64_t bytes)
         }
     }
     s->seen[k] = s->index++;
-    lru_touch(&s->cache, k, bytes);
+    lct__lru_touch(&s->cache, k, bytes);
 }
 
 /* MARK: running it */
@@ -329,7 +255,7 @@ static bool sim_alloc(sim *s, size_t nkeys, uint64_t n)
 {
     size_t m = nkeys ? nkeys : 1;
     s->cap = 2 * (uint64_t)nkeys > n ? n : 2 * (uint64_t)nkeys;
-    bool cache = lru_alloc(&s->cache, nkeys, s->o->capacity, s->o->in_bytes);
+    bool cache = lct__lru_alloc(&s->cache, nkeys, s->o->capacity, s->o->in_bytes);
     s->last = calloc(m, sizeof *s->last);
     s->hits = calloc(m, sizeof *s->hits);
     s->seen = calloc(m, sizeof *s->seen);
@@ -346,7 +272,7 @@ static bool sim_alloc(sim *s, size_t nkeys, uint64_t n)
 
 static void sim_free(sim *s)
 {
-    lru_free(&s->cache);
+    lct__lru_free(&s->cache);
     free(s->last), free(s->hits), free(s->seen), free(s->key_at);
     free(s->tree), free(s->rate_bins);
     free(s->leading_h.n), free(s->call_h.n), free(s->span_h.n);
@@ -465,89 +391,4 @@ void lct_sim_report_free(lct_sim_report *r)
     free(r->series);
     r->series = NULL;
     r->nseries = 0;
-}
-
-/* MARK: an L1 in front: the stream its L2 sees */
-
-/* Append ref to out as it was, with flags (the call's first key, a chunk
- * position's last) of its own. */
-static lct_status add_flagged(lct_refs *out, const lct__ref *ref,
-                              uint64_t bytes, uint32_t flags)
-{
-    lct_status rc = lct_refs_add(out, ref->obj_id, bytes, ref->seconds,
-                                 lct__ref_is_read(ref));
-    if (rc == LCT_OK && out->nparts) {
-        lct__refs_part *p = &out->parts[out->nparts - 1];
-        lct__part_at(p, p->n - 1)->size |= flags;
-        p->call = p->n; /* calls are marked here, not by end_call */
-    }
-    return rc;
-}
-
-/* One reference through L1: counted, sent on to L2 when L2 sees it. */
-static lct_status l1_step(lru *l1, const lct__ref *ref, uint32_t k,
-                          uint64_t bytes, lct_refs *l2, lct_l1_stats *st,
-                          bool *read_call, bool *leading, bool *first)
-{
-    if (ref->size & LCT__REF_CALL) {
-        *read_call = lct__ref_is_read(ref);
-        *leading = *first = true;
-    }
-    bool lookup = *read_call && lct__ref_is_read(ref);
-    bool position = (ref->size & LCT__REF_POSITION) != 0;
-    lct_status rc = LCT_OK;
-    if (lookup) {
-        st->keys++;
-        st->positions += position;
-        *leading = *leading && l1->in[k];
-        if (*leading) {
-            st->keys_hit++;
-            st->positions_hit += position;
-        } else { /* from the first miss on, the call asks L2 */
-            st->keys_to_l2++;
-            rc = add_flagged(l2, ref, bytes,
-                             (*first ? LCT__REF_CALL : 0) |
-                                 (position ? LCT__REF_POSITION : 0));
-            *first = false;
-        }
-    } else if (!lct__ref_is_read(ref)) { /* stores are written through */
-        st->writes++;
-        rc = add_flagged(l2, ref, bytes, ref->size & LCT__REF_CALL);
-    }
-    lru_touch(l1, k, bytes);
-    return rc;
-}
-
-lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
-                              bool in_bytes, lct_refs *l2, lct_l1_stats *st,
-                              lct_error *err)
-{
-    if (st)
-        memset(st, 0, sizeof *st);
-    if (!refs || !l2 || !st || !capacity || refs->threshold ||
-        l2->n || l2->threshold)
-        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "lct_refs_behind_l1: an exact stream, an empty "
-                         "one for L2, stats, and a capacity above 0");
-    st->capacity = capacity;
-    st->in_bytes = in_bytes;
-    uint32_t *key = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *key);
-    size_t nkeys = 0;
-    lru l1 = {0};
-    bool ok = key && lct__refs_number(refs, key, &nkeys) &&
-              lru_alloc(&l1, nkeys, capacity, in_bytes);
-    bool read_call = false, leading = false, first = false;
-    for (LCT__EACH_REF(refs, c)) {
-        if (!ok)
-            break;
-        ok = l1_step(&l1, c.ref, key[c.i], lct__cursor_bytes(&c), l2, st,
-                     &read_call, &leading, &first) == LCT_OK;
-    }
-    st->evictions = l1.evictions;
-    st->bypassed = l1.bypassed;
-    lru_free(&l1);
-    free(key);
-    return ok ? LCT_OK
-              : lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                          "out of memory simulating an L1");
 }

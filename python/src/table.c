@@ -1021,6 +1021,30 @@ static PyObject *curve(lct_mrc *const *ms, unsigned k, bool prefix)
     return out;
 }
 
+/* The curve's dict, with "totals": a dict per sample. */
+static PyObject *curve_with_totals(lct_mrc *const *ms, unsigned samples,
+                                   bool prefix)
+{
+    PyObject *c = curve(ms, samples, prefix), *out = NULL;
+    PyObject *totals = PyList_New(samples);
+    for (unsigned s = 0; totals && s < samples; s++) {
+        lct_mrc_totals t;
+        lct_mrc_totals_get(ms[s], &t);
+        PyObject *d = totals_dict(&t);
+        if (!d)
+            Py_CLEAR(totals);
+        else
+            PyList_SET_ITEM(totals, s, d);
+    }
+    if (c && totals && PyDict_SetItemString(c, "totals", totals) == 0) {
+        out = c;
+        c = NULL;
+    }
+    Py_XDECREF(c);
+    Py_XDECREF(totals);
+    return out;
+}
+
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -1081,23 +1105,7 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_MemoryError, err.message);
         goto done;
     }
-    PyObject *c = curve(ms, samples, prefix);
-    PyObject *totals = PyList_New(samples);
-    for (unsigned s = 0; totals && s < samples; s++) {
-        lct_mrc_totals t;
-        lct_mrc_totals_get(ms[s], &t);
-        PyObject *d = totals_dict(&t);
-        if (!d)
-            Py_CLEAR(totals);
-        else
-            PyList_SET_ITEM(totals, s, d);
-    }
-    if (c && totals && PyDict_SetItemString(c, "totals", totals) == 0) {
-        out = c;
-        c = NULL;
-    }
-    Py_XDECREF(c);
-    Py_XDECREF(totals);
+    out = curve_with_totals(ms, samples, prefix);
 done:
     for (unsigned s = 0; s < LCT_MRC_CURVE_MAX_SAMPLES; s++)
         lct_mrc_free(ms[s]);
