@@ -73,7 +73,7 @@ def main():
 
 
 COMMANDS = ("info", "dump", "check", "stat", "gen", "sql", "keys", "mrc", "sim",
-            "replay", "index")
+            "replay", "index", "import")
 
 
 def stale_options(src, docs, env):

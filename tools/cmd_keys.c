@@ -1,7 +1,8 @@
 /*
  * cmd_keys.c - `lct keys`: the key reference stream of a trace, one row
  * per key a read or write call carried, in trace order (JSONL, --csv), or
- * libCacheSim's oracleGeneral binary (--oracle-general OUT).
+ * libCacheSim's oracleGeneral binary (--oracle-general OUT), or LMCache's
+ * lookup-hash log lines (--lookup-jsonl OUT, lookup_log.c).
  */
 #include "tool.h"
 
@@ -10,11 +11,15 @@
 #include <inttypes.h>
 #include <string.h>
 
-enum { OPT_READ = 300, OPT_WRITE, OPT_ALL, OPT_ORACLE };
+enum { OPT_READ = 300, OPT_WRITE, OPT_ALL, OPT_ORACLE, OPT_LOOKUP_JSONL,
+       OPT_CHUNK_SIZE };
 
 typedef struct keys_opts {
     tool_keyops ops;
     const char *oracle;  /* --oracle-general OUT */
+    const char *lookups; /* --lookup-jsonl OUT */
+    uint64_t chunk_size; /* --chunk-size */
+    tool_lookup_log log;
     bool csv;
     lct_refs *refs;      /* gathered for --oracle-general */
     bool failed;
@@ -26,7 +31,8 @@ static void help(void)
     printf("usage: lct keys [-q] [--csv] [--read PAT] [--write PAT] [--all]\n"
            "                [--qualname PAT] [--since T] [--until T]\n"
            "                [--range A:B]\n"
-           "                [--oracle-general OUT [-j N]] FILE...\n"
+           "                [--oracle-general OUT [-j N]]\n"
+           "                [--lookup-jsonl OUT [--chunk-size N]] FILE...\n"
            "\n"
            "One row per key reference, in trace order: idx (record number),\n"
            "t_mono, op (read, write), chunk_hash (hex), model_name, kv_rank,\n"
@@ -49,6 +55,11 @@ static void help(void)
            "               one thread)\n"
            "  --csv        CSV with a header line\n"
            "  --json       JSON lines (the default)\n"
+           "  --lookup-jsonl OUT\n"
+           "               write LMCache's lookup-hash JSONL to OUT (one\n"
+           "               line per read call, as LookupHashLoggingSubscriber\n"
+           "               writes them) instead of rows\n"
+           "  --chunk-size N  its chunk_size (default: the header's)\n"
            "  --oracle-general OUT\n"
            "               write libCacheSim's oracleGeneral binary to OUT\n"
            "               (24 bytes per reference) instead of rows; read\n"
@@ -68,6 +79,15 @@ static void on_option(void *ctx, int c, const char *arg)
         o->ops.all = true;
     else if (c == OPT_ORACLE)
         o->oracle = arg;
+    else if (c == OPT_LOOKUP_JSONL)
+        o->lookups = arg;
+    else if (c == OPT_CHUNK_SIZE) {
+        long long n = tool_parse_count("keys", "--chunk-size", arg);
+        if (n < 1)
+            tool_usage_error("keys", "--chunk-size is 1 or more, not '%s'",
+                             arg);
+        o->chunk_size = (uint64_t)n;
+    }
 }
 
 static void put_hex(const unsigned char *p, size_t n)
@@ -118,6 +138,11 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
                   tool_key_op op, const lct_object_key *key, uint64_t bytes)
 {
     keys_opts *o = ctx;
+    if (o->lookups) {
+        if (op == TOOL_KEY_READ)
+            tool_lookup_log_key(&o->log, rec, idx, key);
+        return o->log.failed;
+    }
     lct_str name;
     name.ptr = tool_key_op_name(op, rec->qualname, &name.len);
     if (o->csv)
@@ -151,6 +176,8 @@ static bool write_oracle(keys_opts *o, lct_output *out)
     int e = errno;
     fclose(f);
     lct_output_abort(out);
+    if (st == LCT_ERR_SYS && e == EPIPE)
+        return true; /* the reader went away (| head): not a failure */
     if (st == LCT_ERR_SYS)
         fprintf(stderr, "%s keys: writing the output failed: %s\n",
                 tool_name, strerror(e ? e : EIO));
@@ -159,12 +186,47 @@ static bool write_oracle(keys_opts *o, lct_output *out)
     return false;
 }
 
+/* --lookup-jsonl OUT: a line per read call, written whole or not at all. */
+static int lookup_jsonl(keys_opts *o, const tool_args *a)
+{
+    lct_output *out;
+    tool_inputs in;
+    if (!tool_keys_start("keys", "--lookup-jsonl", o->lookups, a, &o->ops,
+                         &out, &in))
+        return EXIT_REFUSED;
+    o->log.f = tool_output_stream("keys", out);
+    o->log.chunk_size = o->chunk_size ? o->chunk_size
+                                      : tool_chunk_size(in.r);
+    bool whole = true, ok = o->log.f != NULL;
+    if (ok) {
+        whole = tool_keys_walk(&in, &o->ops, "keys", on_key, o);
+        tool_lookup_log_flush(&o->log);
+        ok = !o->log.failed;
+    }
+    if (ok)
+        ok = tool_output_finish("keys", out, o->log.f);
+    else {
+        if (o->log.f)
+            fclose(o->log.f);
+        lct_output_abort(out);
+        fprintf(stderr, "%s keys: out of memory writing the lookup log\n",
+                tool_name);
+    }
+    if (ok && !a->quiet)
+        fprintf(stderr, "%s keys: %" PRIu64 " lookups written\n", tool_name,
+                o->log.lines);
+    tool_lookup_log_free(&o->log);
+    return tool_keys_finish(&in, &o->ops, "keys", a->quiet, ok, whole);
+}
+
 int cmd_keys(int argc, char **argv)
 {
     static const struct option own[] = {
         TOOL_KEYS_OPTIONS(OPT_READ, OPT_WRITE),
         {"all", no_argument, NULL, OPT_ALL},
         {"oracle-general", required_argument, NULL, OPT_ORACLE},
+        {"lookup-jsonl", required_argument, NULL, OPT_LOOKUP_JSONL},
+        {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
         {NULL, 0, NULL, 0}};
     keys_opts o = {0};
     tool_keyops_init(&o.ops, argc);
@@ -175,6 +237,13 @@ int cmd_keys(int argc, char **argv)
                     .help = help, .min_operands = 1};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
+    if (o.oracle && o.lookups)
+        tool_usage_error("keys", "--oracle-general and --lookup-jsonl: one "
+                         "output at a time");
+    if (o.chunk_size && !o.lookups)
+        tool_usage_error("keys", "--chunk-size goes with --lookup-jsonl");
+    if (o.lookups)
+        return lookup_jsonl(&o, &a);
     lct_output *out;
     tool_inputs in;
     if (!tool_keys_start("keys", "--oracle-general", o.oracle, &a, &o.ops,

@@ -29,6 +29,7 @@ static void usage(FILE *f)
             "  replay drive a storage backend with the trace's calls (--json, --csv)\n"
             "  index  write a trace's sidecar index, for record N at once\n"
             "  gen    write a realistic synthetic storage-level trace\n"
+            "  import LMCache's lookup-hash logs as a trace (lookup-logs)\n"
             "\n"
             "Every command that reads a trace takes -q and -j N (all but sql\n"
             "--mmap or --stream too; index no -j); dump, stat, keys and mrc\n"
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
                     {"keys", cmd_keys},
                     {"mrc", cmd_mrc},
                     {"sim", cmd_sim},
+                    {"import", cmd_import},
                     {"replay", cmd_replay},
                     {"index", cmd_index}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

@@ -202,6 +202,10 @@ bool tool_output_finish(const char *cmd, lct_output *o, FILE *f)
     if (f && fclose(f) != 0)
         e = errno;
     lct_error err;
+    if (e == EPIPE) { /* the reader went away (| head): not a failure */
+        lct_output_abort(o);
+        return true;
+    }
     if (e) {
         lct_output_abort(o);
         fprintf(stderr, "%s %s: writing the output failed: %s\n", tool_name,

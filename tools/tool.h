@@ -499,6 +499,33 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
 bool tool_keys_collect(tool_inputs *in, tool_keyops *o, const char *cmd,
                        const tool_args *a, lct_refs *out, bool *whole);
 
+/* LMCache's lookup-hash log lines being written (lookup_log.c): keys of
+ * one lookup gathered, then its line. */
+typedef struct tool_lookup_log {
+    FILE *f;
+    uint64_t chunk_size; /* tokens a key holds (0: unknown) */
+    bool open, failed;
+    uint64_t idx, keys, lines;
+    char *head, *layout, *hashes;
+    size_t hashes_len, hashes_cap;
+} tool_lookup_log;
+/* A key of lookup record idx: a new idx ends the previous line. */
+void tool_lookup_log_key(tool_lookup_log *l, const lct_record *rec,
+                         uint64_t idx, const lct_object_key *k);
+/* Write the line gathered (if any). */
+void tool_lookup_log_flush(tool_lookup_log *l);
+void tool_lookup_log_free(tool_lookup_log *l);
+
+/* The log files paths name (a directory: its lookup_hashes_*.jsonl,
+ * sorted), into g (globfree it); false if memory ran out. */
+#include <glob.h>
+bool tool_lookup_logs_files(char **paths, int n, glob_t *g);
+/* The files' events, sorted by timestamp (stable), as a trace of
+ * submit_prefetch_task records written to fd; malformed lines are warned
+ * about with file:line and skipped (*bad).  False after a message. */
+bool tool_lookup_logs_import(const glob_t *files, int fd, bool quiet,
+                             uint64_t *events, uint64_t *bad);
+
 /* The chunk size in tokens the header's sm_config_json states
  * (chunk_size), or 0 when it states none. */
 uint64_t tool_chunk_size(const lct_reader *r);
@@ -615,6 +642,7 @@ int cmd_sql(int argc, char **argv);
 int cmd_keys(int argc, char **argv);
 int cmd_mrc(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 

@@ -172,11 +172,20 @@ lct_status lct_output_open(const char *path, const char *const *inputs,
     bool exists = stat(path, &st) == 0;
     /* Write through a link to what it names; a device, a FIFO or a
      * terminal is written in place (there is nothing to rename over). */
-    o->final = exists ? realpath(path, NULL) : strdup(path);
+    /* Only a regular file is renamed over, so only its links need
+     * following; /dev/stdout on a pipe has no path realpath can give. */
+    errno = ENOMEM;
+    o->final = exists && S_ISREG(st.st_mode) ? realpath(path, NULL)
+                                             : strdup(path);
     if (!o->final) {
+        int e = errno;
+        char shown[256];
+        lct__vis_name(shown, sizeof shown, path);
         free(o);
-        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                         "lct_output_open: out of memory");
+        return e == ENOMEM ? lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                                       "lct_output_open: out of memory")
+                           : lct__fail(err, LCT_ERR_SYS, e, 0,
+                                       "output '%s': %s", shown, strerror(e));
     }
     if (exists && !S_ISREG(st.st_mode)) {
         o->fd = open(path, O_WRONLY | O_CLOEXEC);
