@@ -11,7 +11,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-enum { OPT_READ = 300, OPT_WRITE, OPT_ALL, OPT_ORACLE, OPT_LOOKUP_JSONL,
+enum { OPT_ALL = 300, OPT_ORACLE, OPT_LOOKUP_JSONL,
        OPT_CHUNK_SIZE };
 
 typedef struct keys_opts {
@@ -73,9 +73,7 @@ static void on_option(void *ctx, int c, const char *arg)
     keys_opts *o = ctx;
     if (tool_keyops_select(&o->ops, "keys", c, arg))
         return;
-    if (c == OPT_READ || c == OPT_WRITE)
-        tool_keyops_add(&o->ops, c == OPT_WRITE, arg);
-    else if (c == OPT_ALL)
+    if (c == OPT_ALL)
         o->ops.all = true;
     else if (c == OPT_ORACLE)
         o->oracle = arg;
@@ -222,21 +220,16 @@ static int lookup_jsonl(keys_opts *o, const tool_args *a)
 int cmd_keys(int argc, char **argv)
 {
     static const struct option own[] = {
-        TOOL_KEYS_OPTIONS(OPT_READ, OPT_WRITE),
+        TOOL_KEYS_OPTIONS,
         {"all", no_argument, NULL, OPT_ALL},
         {"oracle-general", required_argument, NULL, OPT_ORACLE},
         {"lookup-jsonl", required_argument, NULL, OPT_LOOKUP_JSONL},
         {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
         {NULL, 0, NULL, 0}};
     keys_opts o = {0};
-    tool_keyops_init(&o.ops, argc);
-    tool_cmd cmd = {.name = "keys",
-                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
-                              TOOL_SRC,
-                    .own = own, .on_option = on_option, .ctx = &o,
-                    .help = help, .min_operands = 1};
     tool_args a;
-    tool_parse_args(&cmd, argc, argv, &a);
+    tool_keys_parse("keys", own, on_option, &o, help, &o.ops, argc, argv,
+                    &a);
     if (o.oracle && o.lookups)
         tool_usage_error("keys", "--oracle-general and --lookup-jsonl: one "
                          "output at a time");

@@ -15,8 +15,7 @@
 #include <string.h>
 
 enum {
-    OPT_READ = 300,
-    OPT_WRITE,
+    OPT_FIRST = 300,
     OPT_SAMPLE,
     OPT_SVG,
     OPT_REQUESTS,
@@ -115,8 +114,6 @@ static void on_option(void *ctx, int c, const char *arg)
             tool_usage_error("mrc", "--chunk-size is 1 or more, not '%s'",
                              arg);
         o->chunk_size = (uint64_t)n;
-    } else if (c == OPT_READ || c == OPT_WRITE) {
-        tool_keyops_add(&o->ops, c == OPT_WRITE, arg);
     } else if (c == OPT_SVG) {
         o->svg = arg;
     } else if (c == OPT_REQUESTS) {
@@ -282,7 +279,7 @@ static void say_empty(const lct_mrc_totals *t)
 int cmd_mrc(int argc, char **argv)
 {
     static const struct option own[] = {
-        TOOL_KEYS_OPTIONS(OPT_READ, OPT_WRITE),
+        TOOL_KEYS_OPTIONS,
         {"sample", required_argument, NULL, OPT_SAMPLE},
         {"svg", required_argument, NULL, OPT_SVG},
         {"requests", required_argument, NULL, OPT_REQUESTS},
@@ -294,14 +291,9 @@ int cmd_mrc(int argc, char **argv)
         {"l1", required_argument, NULL, OPT_L1},
         {NULL, 0, NULL, 0}};
     mrc_opts o = {.sample = 1, .seed = 1};
-    tool_keyops_init(&o.ops, argc);
-    tool_cmd cmd = {.name = "mrc",
-                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
-                              TOOL_SRC,
-                    .own = own, .on_option = on_option, .ctx = &o,
-                    .help = help, .min_operands = 1};
     tool_args a;
-    tool_parse_args(&cmd, argc, argv, &a);
+    tool_keys_parse("mrc", own, on_option, &o, help, &o.ops, argc, argv,
+                    &a);
     check_options(&o);
     lct_output *svg;
     tool_inputs in;

@@ -12,8 +12,7 @@
 #include <string.h>
 
 enum {
-    OPT_READ = 300,
-    OPT_WRITE,
+    OPT_FIRST = 300,
     OPT_CAPACITY,
     OPT_LOOKUPS_ONLY,
     OPT_CHUNK_SIZE,
@@ -73,9 +72,7 @@ static void on_option(void *ctx, int c, const char *arg)
     sim_opts *o = ctx;
     if (tool_keyops_select(&o->ops, "sim", c, arg))
         return;
-    if (c == OPT_READ || c == OPT_WRITE) {
-        tool_keyops_add(&o->ops, c == OPT_WRITE, arg);
-    } else if (c == OPT_CAPACITY) {
+    if (c == OPT_CAPACITY) {
         o->have_capacity = tool_parse_capacity("sim", "--capacity", arg,
                                                &o->sim.in_bytes,
                                                &o->sim.capacity);
@@ -417,7 +414,7 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
 int cmd_sim(int argc, char **argv)
 {
     static const struct option own[] = {
-        TOOL_KEYS_OPTIONS(OPT_READ, OPT_WRITE),
+        TOOL_KEYS_OPTIONS,
         {"capacity", required_argument, NULL, OPT_CAPACITY},
         {"lookups-only", no_argument, NULL, OPT_LOOKUPS_ONLY},
         {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
@@ -426,15 +423,10 @@ int cmd_sim(int argc, char **argv)
         {"l1", required_argument, NULL, OPT_L1},
         {NULL, 0, NULL, 0}};
     sim_opts o = {0};
-    tool_keyops_init(&o.ops, argc);
-    o.ops.calls = true;
-    tool_cmd cmd = {.name = "sim",
-                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
-                              TOOL_SRC,
-                    .own = own, .on_option = on_option, .ctx = &o,
-                    .help = help, .min_operands = 1};
     tool_args a;
-    tool_parse_args(&cmd, argc, argv, &a);
+    tool_keys_parse("sim", own, on_option, &o, help, &o.ops, argc, argv,
+                    &a);
+    o.ops.calls = true;
     if (!o.have_capacity)
         tool_usage_error("sim", "--capacity CAP is needed (keys, or bytes "
                          "such as 64G)");

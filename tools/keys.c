@@ -37,9 +37,25 @@ bool tool_keyops_select(tool_keyops *o, const char *cmd, int c,
         tool_window_set(&o->window, cmd, c == TOOL_OPT_UNTIL_VAL, arg);
     else if (c == TOOL_OPT_RANGE_VAL)
         tool_range_set(&o->range, cmd, arg);
+    else if (c == TOOL_OPT_READ_VAL || c == TOOL_OPT_WRITE_VAL)
+        tool_keyops_add(o, c == TOOL_OPT_WRITE_VAL, arg);
     else
         return false;
     return true;
+}
+
+void tool_keys_parse(const char *name, const struct option *own,
+                     void (*on_option)(void *, int, const char *), void *ctx,
+                     void (*help)(void), tool_keyops *ops, int argc,
+                     char **argv, tool_args *a)
+{
+    tool_keyops_init(ops, argc);
+    tool_cmd cmd = {.name = name,
+                    .shared = TOOL_Q | TOOL_J | TOOL_CSV | TOOL_JSON |
+                              TOOL_SRC,
+                    .own = own, .on_option = on_option, .ctx = ctx,
+                    .help = help, .min_operands = 1};
+    tool_parse_args(&cmd, argc, argv, a);
 }
 
 void tool_keyops_defaults(tool_keyops *o)

@@ -80,7 +80,9 @@ enum {
     TOOL_OPT_QUALNAME_VAL,
     TOOL_OPT_SINCE_VAL,
     TOOL_OPT_UNTIL_VAL,
-    TOOL_OPT_RANGE_VAL
+    TOOL_OPT_RANGE_VAL,
+    TOOL_OPT_READ_VAL,  /* --read, --write: the key commands' */
+    TOOL_OPT_WRITE_VAL
 };
 
 /* --qualname, --since, --until, --range for a command's own option
@@ -455,11 +457,12 @@ typedef enum tool_key_op {
 } tool_key_op;
 
 /* The options that choose a key stream's calls and records, for the
- * commands that read one (keys, mrc, sim): their getopt entries, given
- * the command's codes for --read and --write, and their --help lines. */
-#define TOOL_KEYS_OPTIONS(read_code, write_code)                            \
-    {"read", required_argument, NULL, (read_code)}, TOOL_SELECT_OPTIONS,     \
-    {"write", required_argument, NULL, (write_code)}
+ * commands that read one (keys, mrc, sim; tool_keyops_select takes them):
+ * their getopt entries and their --help lines. */
+#define TOOL_KEYS_OPTIONS                                                   \
+    {"read", required_argument, NULL, TOOL_OPT_READ_VAL},                    \
+    TOOL_SELECT_OPTIONS,                                                     \
+    {"write", required_argument, NULL, TOOL_OPT_WRITE_VAL}
 #define TOOL_HELP_KEYS                                                      \
     "  --qualname PAT, --since T, --until T, --range A:B   only those\n"     \
     "               records, as dump takes them (--range reads with\n"      \
@@ -470,7 +473,13 @@ typedef enum tool_key_op {
 /* Room for as many patterns as there are arguments. */
 void tool_keyops_init(tool_keyops *o, int argc);
 void tool_keyops_add(tool_keyops *o, bool write, const char *pattern);
-/* Take a TOOL_SELECT_OPTIONS option; false if c is not one. */
+/* Parse a key command's arguments (its own options, the shared ones,
+ * TOOL_KEYS_OPTIONS into ops): one or more FILEs. */
+void tool_keys_parse(const char *name, const struct option *own,
+                     void (*on_option)(void *, int, const char *), void *ctx,
+                     void (*help)(void), tool_keyops *ops, int argc,
+                     char **argv, tool_args *a);
+/* Take a TOOL_KEYS_OPTIONS option; false if c is not one. */
 bool tool_keyops_select(tool_keyops *o, const char *cmd, int c,
                         const char *arg);
 /* The defaults for a side given no pattern. */

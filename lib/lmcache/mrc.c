@@ -246,6 +246,33 @@ static void compact(pass *p)
     }
 }
 
+/* A request whose key was seen, at key distance d (and byte distance
+ * *b, kept for the byte curve, when given), counted per key or by the
+ * prefix rule. */
+static bool count_request(pass *p, const lct__ref *r, uint64_t d,
+                          uint64_t *b)
+{
+    bool hits = !p->prefix || run_up(p, r, &d, b);
+    if (hits && b)
+        p->m->bytes[p->m->nbytes++] = *b;
+    p->m->never += !hits;
+    return (!hits || count_distance(p, d)) &&
+           (!p->prefix || count_position(p, r, hits));
+}
+
+/* A key's first reference: a compulsory miss when a request, and under
+ * the prefix rule the end of its call's hits. */
+static bool first_reference(pass *p, const lct__ref *r, bool request)
+{
+    p->live++;
+    p->m->totals.compulsory_misses += request;
+    p->m->never += request;
+    if (!request || !p->prefix)
+        return true;
+    run_up(p, r, NULL, NULL);
+    return count_position(p, r, false);
+}
+
 /* One kept reference, of key k: its distances, then it becomes the most
  * recent. */
 static bool step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
@@ -274,23 +301,11 @@ static bool step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
         if (request) {
             double scaled = (double)others * m->scale + (double)size;
             uint64_t b = scaled >= 1.8e19 ? UINT64_MAX : (uint64_t)scaled;
-            bool hits = !p->prefix || run_up(p, r, &d, &b);
-            if (hits)
-                m->bytes[m->nbytes++] = b;
-            m->never += !hits;
-            if ((hits && !count_distance(p, d)) ||
-                (p->prefix && !count_position(p, r, hits)))
+            if (!count_request(p, r, d, &b))
                 return false;
         }
-    } else {
-        p->live++;
-        m->totals.compulsory_misses += request;
-        m->never += request;
-        if (request && p->prefix) {
-            run_up(p, r, NULL, NULL);
-            if (!count_position(p, r, false))
-                return false;
-        }
+    } else if (!first_reference(p, r, request)) {
+        return false;
     }
     tree_add(p->tree, p->cap, p->pos, 1, size);
     p->live_bytes += size;
@@ -313,22 +328,10 @@ static bool step_uniform(pass *p, const lct__ref *r, uint32_t k)
         uint64_t last = p->last[k] - 1;
         uint64_t d = p->live - ctree_prefix(p->ctree, last);
         ctree_add(p->ctree, p->cap, last, UINT32_MAX);
-        if (request) {
-            bool hits = !p->prefix || run_up(p, r, &d, NULL);
-            m->never += !hits;
-            if ((hits && !count_distance(p, d)) ||
-                (p->prefix && !count_position(p, r, hits)))
-                return false;
-        }
-    } else {
-        p->live++;
-        m->totals.compulsory_misses += request;
-        m->never += request;
-        if (request && p->prefix) {
-            run_up(p, r, NULL, NULL);
-            if (!count_position(p, r, false))
-                return false;
-        }
+        if (request && !count_request(p, r, d, NULL))
+            return false;
+    } else if (!first_reference(p, r, request)) {
+        return false;
     }
     ctree_add(p->ctree, p->cap, p->pos, 1);
     p->key_at[p->pos] = k;
