@@ -1183,3 +1183,67 @@ Test(tiers, an_l2_behind_an_l1_equals_two_lru_lists_at_every_pair)
     lct_refs_free(r);
     free(c.v), free(c.start), free(c.len), free(c.per_position);
 }
+
+/* MARK: byte curves where libCacheSim counts differently */
+
+/* A key whose size changes between references: a lookup finds it as it
+ * was held, at its size then, and the reference makes it weigh its new
+ * size (LMCache replaces an object stored again with another layout).
+ * A4 B4 A8 B4 at 10 bytes: A hits (4 + 4 fit), then weighs 8, so B (8 +
+ * 4) no longer fits: one hit in four.  libCacheSim's LRU keeps the size A
+ * was inserted with, so B hits too there (miss ratio 0.5, here 0.75). */
+Test(mrc, a_key_is_found_at_its_held_size_then_weighs_its_new_one)
+{
+    uint64_t A = id_of(41), B = id_of(42);
+    uint64_t ids[] = {A, B, A, B}, sizes[] = {4, 4, 8, 4};
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(lct_refs_add(r, ids[i], sizes[i], 0, true), LCT_OK);
+        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+    }
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(r, 1, &m, NULL), LCT_OK);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 10), 1.0 / 4);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 12), 2.0 / 4); /* 8 + 4 fit */
+    lct_mrc_free(m);
+    /* lct sim, a real LRU list, counts the same */
+    lct_sim_options o = {.capacity = 10, .in_bytes = true};
+    lct_sim_report rep;
+    cr_assert_eq(lct_sim_run(r, &o, &rep, NULL), LCT_OK);
+    cr_expect_eq(rep.keys_hit, 1);
+    lct_sim_report_free(&rep);
+    o.capacity = 12;
+    cr_assert_eq(lct_sim_run(r, &o, &rep, NULL), LCT_OK);
+    cr_expect_eq(rep.keys_hit, 2);
+    lct_sim_report_free(&rep);
+    lct_refs_free(r);
+}
+
+/* A4 B20 A4 at 10 bytes: lct sim does not insert B (heavier than the
+ * cache), so A hits, as libCacheSim counts (miss ratio 2/3); lct mrc's
+ * byte curve, one pass for every capacity, counts B as filling the
+ * cache below its size (docs/cache.md says so). */
+Test(mrc, a_key_heavier_than_the_cache_bypasses_lct_sim)
+{
+    uint64_t A = id_of(51), B = id_of(52);
+    uint64_t ids[] = {A, B, A}, sizes[] = {4, 20, 4};
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(lct_refs_add(r, ids[i], sizes[i], 0, true), LCT_OK);
+        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+    }
+    lct_sim_options o = {.capacity = 10, .in_bytes = true};
+    lct_sim_report rep;
+    cr_assert_eq(lct_sim_run(r, &o, &rep, NULL), LCT_OK);
+    cr_expect_eq(rep.keys_hit, 1);
+    cr_expect_eq(rep.bypassed, 1);
+    lct_sim_report_free(&rep);
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(r, 1, &m, NULL), LCT_OK);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 10), 0);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 24), 1.0 / 3);
+    lct_mrc_free(m);
+    lct_refs_free(r);
+}

@@ -15,7 +15,8 @@ static void help(void)
 {
     printf("usage: lct gen -n N [--seed S] [--max-keys K] [--docs D]\n"
            "               [--shape qwen|llama] [--model NAME]\n"
-           "               [--cache-salt S] [--kv-ranks N] [--groups N] OUT\n"
+           "               [--cache-salt S] [--kv-ranks N] [--groups N]\n"
+           "               [--sizes N] OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
            "for standard output): prefetches and writes of 1 to K (default\n"
@@ -38,11 +39,14 @@ static void help(void)
            "  --kv-ranks N     key i of a call has kv_rank i mod N (1-1024)\n"
            "  --groups N       object_group_id chunk mod N (1-1024); with\n"
            "                   0 the field is left out\n"
+           "  --sizes N        key sizes that vary: a document's keys weigh\n"
+           "                   256 x (1 to N) tokens of layout (1-64;\n"
+           "                   default 1: every key the same)\n"
            "  -h, --help       this text\n");
 }
 
 typedef struct gen_opts {
-    long long records, seed, max_keys, docs;
+    long long records, seed, max_keys, docs, sizes;
     gen_shape shape;
     gen_keys fields; /* what --model, --cache-salt, ... said */
     bool set[4];     /* which of them were given */
@@ -56,7 +60,8 @@ enum {
     OPT_MODEL,
     OPT_SALT,
     OPT_KV_RANKS,
-    OPT_GROUPS
+    OPT_GROUPS,
+    OPT_SIZES
 };
 
 /* The options that set one field of the keys. */
@@ -103,6 +108,10 @@ static void gen_option(void *ctx, int c, const char *arg)
                                              : GEN_SHAPE_QWEN;
     } else if (key_option(&o->fields, c, arg)) {
         o->set[c - OPT_MODEL] = true;
+    } else if (c == OPT_SIZES) {
+        o->sizes = tool_parse_count("gen", "--sizes", arg);
+        if (o->sizes < 1 || o->sizes > 64)
+            tool_usage_error("gen", "--sizes is 1 to 64");
     } else if (c == OPT_DOCS) {
         o->docs = tool_parse_count("gen", "--docs", arg);
         if (o->docs > 1000000)
@@ -122,6 +131,7 @@ int cmd_gen(int argc, char **argv)
         {"cache-salt", required_argument, NULL, OPT_SALT},
         {"kv-ranks", required_argument, NULL, OPT_KV_RANKS},
         {"groups", required_argument, NULL, OPT_GROUPS},
+        {"sizes", required_argument, NULL, OPT_SIZES},
         {NULL, 0, NULL, 0}};
     gen_opts o = {.records = -1, .seed = 1, .max_keys = 32, .docs = 1000};
     tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",
@@ -143,6 +153,7 @@ int cmd_gen(int argc, char **argv)
     if (o.set[OPT_GROUPS - OPT_MODEL])
         k.groups = o.fields.groups;
     gen_set_keys(&k);
+    gen_set_sizes((unsigned)o.sizes);
     /* Written whole under a temporary name, then renamed: an interrupted
      * run leaves no half trace, and what was at OUT stays until then. */
     tool_args none = {0};

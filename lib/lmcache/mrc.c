@@ -299,7 +299,10 @@ static bool step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
         tree_add(p->tree, p->cap, last, UINT64_MAX, ~old + 1);
         p->live_bytes -= old;
         if (request) {
-            double scaled = (double)others * m->scale + (double)size;
+            /* A lookup finds the key as it was held, at its size then;
+             * the reference then makes it weigh its new one. */
+            double held = (double)(old ? old : size);
+            double scaled = (double)others * m->scale + held;
             uint64_t b = scaled >= 1.8e19 ? UINT64_MAX : (uint64_t)scaled;
             if (!count_request(p, r, d, &b))
                 return false;

@@ -14,6 +14,7 @@
 
 static uint64_t rng_state;
 static gen_keys keys = {"Qwen/Qwen3-8B", NULL, 2, 0};
+static unsigned sizes; /* gen_set_sizes: key sizes that vary, 0 or 1: one */
 
 gen_keys gen_shape_keys(gen_shape s)
 {
@@ -27,6 +28,11 @@ gen_keys gen_shape_keys(gen_shape s)
 void gen_set_shape(gen_shape s)
 {
     keys = gen_shape_keys(s);
+}
+
+void gen_set_sizes(unsigned n)
+{
+    sizes = n;
 }
 
 void gen_set_keys(const gen_keys *k)
@@ -77,8 +83,13 @@ static void object_keys(lct_writer *w, unsigned n, uint64_t first)
     }
 }
 
-static void layout_desc(lct_writer *w)
+/* The layout of a call whose keys start at chunk `first`: 256 tokens a
+ * chunk, or with gen_set_sizes(n) 256 x (1 + its stream's number mod n),
+ * so keys weigh differently from stream to stream but each key always
+ * the same. */
+static void layout_desc(lct_writer *w, uint64_t first)
 {
+    uint64_t tokens = 256 * (1 + (sizes > 1 ? (first / 131) % sizes : 0));
     lct_writer_codec(w, "MemoryLayoutDesc");
     lct_writer_map(w, 2);
     lct_writer_cstr(w, "shapes");
@@ -86,7 +97,7 @@ static void layout_desc(lct_writer *w)
     lct_writer_array(w, 5);
     lct_writer_uint(w, 2);
     lct_writer_uint(w, 32);
-    lct_writer_uint(w, 256);
+    lct_writer_uint(w, tokens);
     lct_writer_uint(w, 8);
     lct_writer_uint(w, 128);
     lct_writer_cstr(w, "dtypes");
@@ -169,7 +180,7 @@ static void prefetch_args(lct_writer *w, unsigned nkeys, uint64_t first,
     lct_writer_cstr(w, "keys");
     object_keys(w, nkeys, first);
     lct_writer_cstr(w, "layout_desc");
-    layout_desc(w);
+    layout_desc(w, first);
     lct_writer_cstr(w, "extra_count");
     lct_writer_uint(w, 0);
     lct_writer_cstr(w, "external_request_id");
@@ -201,7 +212,7 @@ static void step_args(lct_writer *w, bool prefetch, int step, unsigned nkeys,
         lct_writer_cstr(w, "keys");
         object_keys(w, nkeys, first);
         lct_writer_cstr(w, "layout_desc");
-        layout_desc(w);
+        layout_desc(w, first);
         lct_writer_cstr(w, "mode");
         enum_value(w, "PrefetchMode", "LOOKUP");
     } else {

@@ -39,6 +39,11 @@ gen_keys gen_shape_keys(gen_shape shape);
 /* Use these fields (copied; the strings must outlive the generation). */
 void gen_set_keys(const gen_keys *keys);
 
+/* Key sizes that vary: the keys of a stream of chunks (a document, or a
+ * request's own) weigh 256 x (1 to n) tokens of layout, n distinct sizes
+ * (0 or 1: every key 256 tokens, as before). */
+void gen_set_sizes(unsigned n);
+
 int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
               uint64_t seed);
 
