@@ -1681,7 +1681,13 @@ void lct_mrc_totals_get(const lct_mrc *mrc, lct_mrc_totals *out);
 /** Hit ratio of an LRU cache of @p keys keys (0 when there are no reads). */
 double lct_mrc_hit_ratio(const lct_mrc *mrc, uint64_t keys);
 
-/** Hit ratio of an LRU cache of @p bytes bytes. */
+/** Hit ratio of an LRU cache of @p bytes bytes.  A key heavier than the
+ *  cache is not inserted (it bypasses it, as libCacheSim's LRU does);
+ *  exact at every capacity when keys have at most 16 distinct sizes (one
+ *  more pass in lct_mrc_compute for each size below the largest), else
+ *  counted as if heavier keys filled the cache below the largest size.
+ *  A lookup finds a key at the size it was held with; the reference then
+ *  makes it weigh its new size. */
 double lct_mrc_byte_hit_ratio(const lct_mrc *mrc, uint64_t bytes);
 
 /** Under the prefix rule, the share of the calls' chunk positions whose

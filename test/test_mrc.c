@@ -1220,11 +1220,10 @@ Test(mrc, a_key_is_found_at_its_held_size_then_weighs_its_new_one)
     lct_refs_free(r);
 }
 
-/* A4 B20 A4 at 10 bytes: lct sim does not insert B (heavier than the
- * cache), so A hits, as libCacheSim counts (miss ratio 2/3); lct mrc's
- * byte curve, one pass for every capacity, counts B as filling the
- * cache below its size (docs/cache.md says so). */
-Test(mrc, a_key_heavier_than_the_cache_bypasses_lct_sim)
+/* A4 B20 A4 at 10 bytes: B is heavier than the cache and bypasses it, so
+ * A hits, as libCacheSim counts (miss ratio 2/3), in lct mrc's byte
+ * curve and in lct sim alike. */
+Test(mrc, a_key_heavier_than_the_cache_bypasses_it)
 {
     uint64_t A = id_of(51), B = id_of(52);
     uint64_t ids[] = {A, B, A}, sizes[] = {4, 20, 4};
@@ -1242,8 +1241,92 @@ Test(mrc, a_key_heavier_than_the_cache_bypasses_lct_sim)
     lct_sim_report_free(&rep);
     lct_mrc *m;
     cr_assert_eq(lct_mrc_compute(r, 1, &m, NULL), LCT_OK);
-    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 10), 0);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 3), 0);       /* A does not fit */
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 10), 1.0 / 3); /* B bypasses */
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 23), 0);      /* B pushes A out */
     cr_expect_eq(lct_mrc_byte_hit_ratio(m, 24), 1.0 / 3);
     lct_mrc_free(m);
     lct_refs_free(r);
+}
+
+/* Read hits of a byte LRU of `cap` bytes where a key heavier than the
+ * cache is not inserted (libCacheSim's rule), simulated on a list. */
+static uint64_t brute_bypass(const ref *v, size_t n, uint64_t cap)
+{
+    lru l = {calloc(n + 1, 8), calloc(n + 1, 8), 0, 0};
+    uint64_t hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool hit = false;
+        for (size_t j = 0; j < l.len; j++)
+            hit |= l.id[j] == v[i].id;
+        hits += v[i].read && hit;
+        if (v[i].bytes <= cap)
+            lru_access(&l, v[i].id, v[i].bytes, cap, true);
+    }
+    free(l.id), free(l.size);
+    return hits;
+}
+
+Test(mrc, byte_curves_with_few_sizes_bypass_heavier_keys_at_every_capacity)
+{
+    static const uint64_t sizes[] = {3, 10, 40, 160};
+    for (uint64_t seed = 1; seed <= 2; seed++) {
+        size_t n = 1500;
+        ref *v = stream(n, 80, seed);
+        for (size_t i = 0; i < n; i++)
+            v[i].bytes = sizes[v[i].id % 4]; /* each key one size */
+        lct_refs *r = refs_of(v, n);
+        lct_mrc *m;
+        cr_assert_eq(lct_mrc_compute(r, 1.0, &m, NULL), LCT_OK);
+        uint64_t reads = reads_of(v, n);
+        for (uint64_t b = 0; b <= 2600; b += b < 200 ? 1 : 13)
+            cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
+                         (double)brute_bypass(v, n, b) / (double)reads,
+                         "seed %llu, %llu bytes", (unsigned long long)seed,
+                         (unsigned long long)b);
+        lct_mrc_free(m);
+        lct_refs_free(r);
+        free(v);
+    }
+}
+
+/* The prefix rule over a byte LRU that heavier keys bypass: a call's
+ * leading run, each key looked up in turn, at one capacity. */
+static uint64_t brute_prefix_bypass(const calls *c, uint64_t cap)
+{
+    lru l = {calloc(c->n + 1, 8), calloc(c->n + 1, 8), 0, 0};
+    uint64_t hits = 0;
+    for (size_t k = 0; k < c->ncalls; k++) {
+        bool leading = true;
+        for (size_t j = 0; j < c->len[k]; j++) {
+            const ref *x = &c->v[c->start[k] + j];
+            bool hit = false;
+            for (size_t i = 0; i < l.len; i++)
+                hit |= l.id[i] == x->id;
+            leading = leading && hit;
+            hits += x->read && leading;
+            if (x->bytes <= cap)
+                lru_access(&l, x->id, x->bytes, cap, true);
+        }
+    }
+    free(l.id), free(l.size);
+    return hits;
+}
+
+Test(mrc, prefix_byte_curves_bypass_heavier_keys_too)
+{
+    static const uint64_t sizes[] = {3, 10, 40, 160};
+    calls c = call_stream(300, 50, 21);
+    for (size_t i = 0; i < c.n; i++)
+        c.v[i].bytes = sizes[c.v[i].id % 4];
+    lct_refs *r = refs_of_calls(&c);
+    lct_mrc *m = prefix_curve(r);
+    uint64_t reads = reads_of(c.v, c.n);
+    for (uint64_t b = 0; b <= 2600; b += b < 200 ? 1 : 13)
+        cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
+                     (double)brute_prefix_bypass(&c, b) / (double)reads,
+                     "%llu bytes", (unsigned long long)b);
+    lct_mrc_free(m);
+    lct_refs_free(r);
+    free(c.v), free(c.start), free(c.len), free(c.per_position);
 }

@@ -11,10 +11,14 @@
  * the same pass and the same histogram give that curve too, and a second
  * histogram, over the last key of each chunk position, its tokens.
  *
+ * Byte capacities below the largest key size are served by one more pass
+ * a size (keys heavier than the cache bypass it, so each size range has
+ * its own stack).
+ *
  * Long because the pass (two tree kinds, compaction, the prefix rule's
- * running maxima, SHARDS) and the readers of its curves share the
- * pass's and the curve's private state, and split they would call each
- * other.
+ * running maxima, SHARDS, the size bands) and the readers of its curves
+ * share the pass's and the curve's private state, and split they would
+ * call each other.
  */
 #include "base/error_internal.h"
 #include "lmcache/refs_internal.h"
@@ -22,6 +26,11 @@
 
 #include <errno.h>
 #include <math.h>
+
+/* Key sizes a byte curve handles exactly at every capacity (one more pass
+ * a size below the largest); with more, capacities below the largest key
+ * size are counted as if heavier keys filled the cache. */
+#define LCT__MRC_BANDS 15
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +49,14 @@ struct lct_mrc {
     uint64_t *pcum;      /* prefix: pcum[d] positions hit at distance <= d */
     uint64_t npcum;
     uint64_t never;      /* requests no capacity serves */
+    /* Byte capacities below the largest key size, where keys heavier
+     * than the cache bypass it: band[j] holds the byte distances below
+     * band[j].hi of a pass over the keys of size <= band[j].lo, which is
+     * exact for capacities in [lo, hi); below band[0].lo nothing fits. */
+    struct band {
+        uint64_t lo, hi, *d, n;
+    } band[LCT__MRC_BANDS];
+    unsigned nbands;
 };
 
 /* Fenwick tree over positions 1..n: a count and a byte sum per node, in
@@ -445,6 +462,94 @@ static double adjusted(const lct_mrc *m, double hits)
     return ratio < 0 ? 0 : ratio > 1 ? 1 : ratio;
 }
 
+/* The distinct sizes kept references weigh (0: unknown included),
+ * ascending, up to LCT__MRC_BANDS + 1; false when there are more. */
+static bool distinct_sizes(const lct_refs *refs, const lct_mrc_options *o,
+                           bool all, uint64_t threshold, uint64_t *v,
+                           unsigned *nv)
+{
+    *nv = 0;
+    for (LCT__EACH_REF(refs, c)) {
+        if (!(all || sampled(c.ref->obj_id, o->seed, threshold)))
+            continue;
+        uint64_t b = lct__cursor_bytes(&c);
+        unsigned i = 0;
+        while (i < *nv && v[i] < b)
+            i++;
+        if (i < *nv && v[i] == b)
+            continue;
+        if (*nv == LCT__MRC_BANDS + 1)
+            return false;
+        memmove(v + i + 1, v + i, (*nv - i) * sizeof *v);
+        v[i] = b;
+        ++*nv;
+    }
+    return true;
+}
+
+/* One band: the pass over the keys that weigh at most b->lo (a reference
+ * of a key heavier than that bypasses the cache, and ends its call's
+ * leading run), keeping the byte distances below b->hi, sorted. */
+static bool band_pass(const lct_refs *refs, const uint32_t *key,
+                      size_t nkeys, const lct_mrc_options *o,
+                      const pass *main, uint64_t threshold, bool all,
+                      struct band *b)
+{
+    pass q = {.every = main->every, .prefix = main->prefix};
+    uint64_t *known = calloc(nkeys ? nkeys : 1, sizeof *known);
+    bool ok = known && (q.m = calloc(1, sizeof *q.m)) &&
+              pass_alloc(&q, nkeys, main->m->totals.kept_references,
+                         main->m->totals.reads, 0);
+    if (ok)
+        q.m->scale = main->m->scale;
+    for (LCT__EACH_REF(refs, c)) {
+        const lct__ref *r = c.ref;
+        if (!ok || !(all || sampled(r->obj_id, o->seed, threshold)))
+            continue;
+        uint64_t bytes = lct__cursor_bytes(&c);
+        uint32_t k = key[c.i];
+        known[k] = bytes ? bytes : known[k];
+        if (known[k] <= b->lo)
+            ok = step(&q, r, bytes, k);
+        else if (q.prefix && (q.every || lct__ref_is_read(r)))
+            run_up(&q, r, NULL, NULL); /* a miss: the run ends */
+    }
+    ok = ok && finish(&q);
+    if (ok) {
+        uint64_t n = 0;
+        while (n < q.m->nbytes && q.m->bytes[n] < b->hi)
+            n++;
+        b->d = q.m->bytes;
+        b->n = n;
+        q.m->bytes = NULL;
+    }
+    free(q.tree), free(q.size_at), free(q.hist), free(q.phist);
+    free(q.last), free(q.key_at), free(known);
+    lct_mrc_free(q.m);
+    return ok;
+}
+
+/* The bands below the largest key size, when key sizes differ and are
+ * few enough; none otherwise. */
+static bool bands(const lct_refs *refs, const uint32_t *key, size_t nkeys,
+                  const lct_mrc_options *o, pass *p, uint64_t threshold,
+                  bool all)
+{
+    uint64_t v[LCT__MRC_BANDS + 1];
+    unsigned nv;
+    if (p->m->uniform_size ||
+        !distinct_sizes(refs, o, all, threshold, v, &nv) || nv < 2)
+        return true;
+    for (unsigned j = 0; j + 1 < nv; j++) {
+        struct band *b = &p->m->band[j];
+        *b = (struct band){.lo = v[j], .hi = v[j + 1]};
+        if (!band_pass(refs, key, nkeys, o, p, threshold, all, b))
+            return false;
+        p->m->nbands = j + 1;
+    }
+    return true;
+}
+
 lct_status lct_mrc_compute(const lct_refs *refs, double rate, lct_mrc **out,
                            lct_error *err)
 {
@@ -500,7 +605,7 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
                            : step(&p, r, lct__cursor_bytes(&c), key[c.i])))
             break;
     }
-    ok = ok && finish(&p);
+    ok = ok && finish(&p) && bands(refs, key, nkeys, o, &p, threshold, all);
     if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */
         p.m->adjust = (double)all_requests * rate - (double)p.m->totals.reads;
         p.m->totals.adjustment = p.m->adjust;
@@ -568,6 +673,22 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
 {
     if (!m || !m->totals.reads)
         return 0;
+    if (m->nbands && bytes < m->band[m->nbands - 1].hi) {
+        if (bytes < m->band[0].lo)
+            return adjusted(m, 0); /* no key fits */
+        const struct band *b = &m->band[0];
+        while (bytes >= b->hi)
+            b++;
+        uint64_t lo = 0, hi = b->n; /* first distance above bytes */
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (b->d[mid] <= bytes)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return adjusted(m, (double)lo);
+    }
     if (m->uniform_size) { /* the reads at key distances whose bytes fit */
         uint64_t lo = 0, hi = m->ncum; /* first d whose bytes exceed */
         while (lo < hi) {
@@ -604,5 +725,7 @@ void lct_mrc_free(lct_mrc *m)
     free(m->cum);
     free(m->pcum);
     free(m->bytes);
+    for (unsigned j = 0; j < m->nbands; j++)
+        free(m->band[j].d);
     free(m);
 }
