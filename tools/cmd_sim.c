@@ -160,7 +160,7 @@ static void print_aggregate(const lct_sim_report *r, uint64_t chunk)
     if (r->in_bytes)
         printf("%.2f GiB  (%.0f keys x %.0f bytes/key)\n",
                (double)r->capacity / 1073741824.0,
-               r->mean_key_bytes ? (double)r->capacity / r->mean_key_bytes
+               r->mean_key_bytes > 0 ? (double)r->capacity / r->mean_key_bytes
                                  : 0, r->mean_key_bytes);
     else
         printf("%" PRIu64 " keys\n", r->capacity);
