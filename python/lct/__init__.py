@@ -38,7 +38,8 @@ except ImportError as _e:  # pragma: no cover - depends on the install
 
 __all__ = [
     "TraceReader", "Header", "Record", "ObjectKey", "LayoutDesc", "Ext",
-    "read_table", "read_pandas", "keys", "mrc", "MAGIC", "FORMAT_VERSION",
+    "read_table", "read_pandas", "keys", "mrc", "sim", "MAGIC",
+    "FORMAT_VERSION",
     "__version__",
 ]
 
@@ -664,3 +665,87 @@ def _header_chunk_size(path):
     n = config.get("chunk_size") if isinstance(config, dict) else None
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 \
         else None
+
+
+def _capacity(name, v):
+    """(value, in_bytes) from an int (keys) or a str as lct takes it:
+    "1000", "1000keys", or bytes with B, K, M, G or T (powers of 1024),
+    optionally followed by iB or B ("64G", "1.5TiB")."""
+    import re
+    if isinstance(v, bool):
+        raise TypeError(f"{name} wants keys (an int) or a size text")
+    if isinstance(v, int):
+        if v < 1:
+            raise ValueError(f"{name} is 1 key or more, got {v}")
+        return v, False
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)(keys|[BKMGT](?:iB|B)?)?",
+                     str(v).strip())
+    if not m or (m.group(2) or "").startswith("B") and m.group(2) not in (
+            "B",):
+        raise ValueError(f"{name} {v!r} is not a capacity: keys (1000, "
+                         "1000keys) or bytes with B, K, M, G or T (64G)")
+    unit = m.group(2) or "keys"
+    if unit == "keys":
+        if "." in m.group(1) or int(m.group(1)) < 1:
+            raise ValueError(f"{name} {v!r}: a whole number of keys")
+        return int(m.group(1)), False
+    scaled = float(m.group(1)) * 1024 ** "BKMGT".index(unit[0])
+    if scaled < 1:
+        raise ValueError(f"{name} {v!r} is below one byte")
+    return int(scaled), True
+
+
+def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
+        until=None, lookups_only: bool = False, l1=None, chunk_size=None,
+        points: int = 100):
+    """LMCache's cache simulator at one capacity (``lct sim``), as a pandas
+    DataFrame of its distributions, one row each (hit_prefix_chunks,
+    request_chunks, chunk_reuse, span, lru_position: count, mean, max,
+    p25 to p99, LMCache's percentiles), with the report in ``df.attrs``:
+    requests, chunks and hit_chunks, tokens (chunks x chunk_size: the
+    argument, else the header's sm_config_json, else None), hit_tokens,
+    token_hit_rate, evictions, occupancy, the per-request hit rates, the
+    cumulative hit rate at 10-100% of requests, ``series`` (a DataFrame of
+    the cumulative rate over t_mono, ``points`` rows) and, with ``l1``,
+    what an L1 of that capacity in front did (the cache simulated is then
+    the L2 behind it).  capacity and l1: keys (an int, or "1000keys") or
+    bytes ("64G", "1.5TiB").
+    """
+    pd = _pandas()
+    cap, in_bytes = _capacity("capacity", capacity)
+    l1_cap, l1_bytes = (0, False) if l1 is None else _capacity("l1", l1)
+    points = _whole("points", points, 1, 100000)
+    s, u, ws, wu = _bounds(since, until)
+    try:
+        raw = _lct.sim(_os.fspath(path), cap, in_bytes, _patterns(read),
+                       _patterns(write), _patterns(qualname), s, u, ws, wu,
+                       bool(lookups_only), l1_cap, l1_bytes, points,
+                       _log_for("sim", path))
+    except _lct.OpenError as e:
+        raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
+    dists = raw.pop("distributions")
+    df = pd.DataFrame.from_dict(
+        {k: {c: v[c] for c in ("count", "mean", "max", "p25", "p50", "p75",
+                               "p90", "p99")} for k, v in dists.items()},
+        orient="index")
+    df.index.name = "distribution"
+    if chunk_size is None:
+        chunk_size = _header_chunk_size(path)
+    else:
+        chunk_size = _whole("chunk_size", chunk_size, 1, 2**62)
+    series = pd.DataFrame(raw.pop("series"))
+    raw["token_hit_rate"] = (raw["hit_chunks"] / raw["chunks"]
+                             if raw["chunks"] else 0.0)
+    raw["chunk_size"] = chunk_size
+    raw["tokens"] = raw["chunks"] * chunk_size if chunk_size else None
+    raw["hit_tokens"] = raw["hit_chunks"] * chunk_size if chunk_size \
+        else None
+    if "l1" in raw:
+        front = raw["l1"]
+        raw["both_token_hit_rate"] = (
+            (front["hit_chunks"] + raw["hit_chunks"]) / front["chunks"]
+            if front["chunks"] else 0.0)
+    df.attrs.update(raw, series=series, path=_os.fsdecode(path),
+                    log2_bins={k: v["log2_bins"] for k, v in dists.items()})
+    return df
+

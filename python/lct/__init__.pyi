@@ -97,3 +97,8 @@ def mrc(path: Path, read: Pattern = ..., write: Pattern = ...,
         samples: Optional[int] = ..., *, prefix: bool = ...,
         lookups_only: bool = ...,
         chunk_size: Optional[int] = ...) -> pandas.DataFrame: ...
+def sim(path: Path, capacity: Union[int, str], *, read: Pattern = ...,
+        write: Pattern = ..., qualname: Pattern = ..., since: Bound = ...,
+        until: Bound = ..., lookups_only: bool = ...,
+        l1: Union[int, str, None] = ..., chunk_size: Optional[int] = ...,
+        points: int = ...) -> pandas.DataFrame: ...

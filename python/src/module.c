@@ -58,6 +58,8 @@ static PyMethodDef methods[] = {
      METH_VARARGS | METH_KEYWORDS, NULL},
     {"mrc", (PyCFunction)(void (*)(void))lctpy_mrc,
      METH_VARARGS | METH_KEYWORDS, NULL},
+    {"sim", (PyCFunction)(void (*)(void))lctpy_sim,
+     METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {

@@ -1045,6 +1045,26 @@ static PyObject *curve_with_totals(lct_mrc *const *ms, unsigned samples,
     return out;
 }
 
+lct_refs *lctpy_gather_calls(const char *path, PyObject *log, PyObject *quals,
+                             PyObject *since, PyObject *until,
+                             PyObject *wsince, PyObject *wuntil,
+                             PyObject *reads, PyObject *writes,
+                             bool lookups_only)
+{
+    keywalk w = {.calls = true, .lookups_only = lookups_only};
+    lct_refs *out = NULL;
+    if (lct_refs_new(&w.refs) != LCT_OK)
+        PyErr_NoMemory();
+    else if (keywalk_args(&w, quals, since, until, wsince, wuntil, reads,
+                          writes) &&
+             walk(path, log, &w, 0, 0, NULL)) {
+        out = w.refs;
+        w.refs = NULL;
+    }
+    keywalk_free(&w);
+    return out;
+}
+
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;

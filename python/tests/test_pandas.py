@@ -165,6 +165,44 @@ def test_the_first_things_a_new_user_meets():
     assert repr(r).endswith(" closed>")
 
 
+def test_sim_is_lct_sims_report():
+    pd()
+    import json
+    import subprocess
+    from support import LCT
+    if not os.path.exists(LCT):
+        raise Skip(f"no lct tool at {LCT}")
+    for cli, kw in ((["--capacity", "4GiB"], {"capacity": "4GiB"}),
+                    (["--capacity", "128", "--l1", "64"],
+                     {"capacity": 128, "l1": 64}),
+                    (["--capacity", "100", "--lookups-only"],
+                     {"capacity": "100keys", "lookups_only": True})):
+        want = json.loads(subprocess.run(
+            [LCT, "sim", "-q", "--json", *cli, SAMPLE], check=True,
+            capture_output=True, text=True).stdout)
+        df = lct.sim(SAMPLE, **kw)
+        a = df.attrs
+        for k in ("requests", "evictions", "occupancy_keys", "chunks",
+                  "hit_chunks"):
+            assert a[k] == want[k], (cli, k)
+        assert a["token_hit_rate"] == want["token_hit_rate"], cli
+        assert a["tokens"] == want["total_tokens"], cli
+        for name in ("hit_prefix_chunks", "chunk_reuse", "span",
+                     "lru_position"):
+            for c in ("count", "max", "p25", "p50", "p99"):
+                assert df.loc[name, c] == want[name][c], (cli, name, c)
+        assert list(a["series"]["token_hit_rate"]) == \
+            [p["token_hit_rate"] for p in want["series"]]
+        if "l1" in kw:
+            assert a["both_token_hit_rate"] == want["both_token_hit_rate"]
+    for bad in (0, -3, "64X", "1.5keys", True, "2BB"):
+        try:
+            lct.sim(SAMPLE, bad)
+        except (ValueError, TypeError):
+            continue
+        raise AssertionError(f"capacity {bad!r} should be refused")
+
+
 def dask_ready():
     pd()
     try:

@@ -1,0 +1,178 @@
+/*
+ * sim.c - lct.sim for Python: LMCache's cache simulator at one capacity
+ * (lct_sim_run, with an L1 in front through lct_refs_behind_l1) over a
+ * trace's key stream, its report as plain dicts and lists that the Python
+ * layer makes DataFrames of.  The GIL is released while it simulates.
+ */
+#include "lctpy.h"
+
+#include <stdbool.h>
+
+static PyObject *dist_dict(const lct_sim_dist *d)
+{
+    int last = 64;
+    while (last > 0 && !d->bins[last])
+        last--;
+    PyObject *bins = PyList_New(last + 1);
+    for (int i = 0; bins && i <= last; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(d->bins[i]);
+        if (!v)
+            Py_CLEAR(bins);
+        else
+            PyList_SET_ITEM(bins, i, v);
+    }
+    if (!bins)
+        return NULL;
+    PyObject *out = Py_BuildValue(
+        "{sKsdsKsKsKsKsKsKsN}", "count", (unsigned long long)d->count,
+        "mean", d->mean, "max", (unsigned long long)d->max, "p25",
+        (unsigned long long)d->p25, "p50", (unsigned long long)d->p50,
+        "p75", (unsigned long long)d->p75, "p90", (unsigned long long)d->p90,
+        "p99", (unsigned long long)d->p99, "log2_bins", bins);
+    return out;
+}
+
+static PyObject *series_lists(const lct_sim_report *r)
+{
+    PyObject *calls = PyList_New((Py_ssize_t)r->nseries);
+    PyObject *secs = PyList_New((Py_ssize_t)r->nseries);
+    PyObject *rate = PyList_New((Py_ssize_t)r->nseries);
+    for (size_t i = 0; calls && secs && rate && i < r->nseries; i++) {
+        PyList_SET_ITEM(calls, (Py_ssize_t)i,
+                        PyLong_FromUnsignedLongLong(r->series[i].calls));
+        PyList_SET_ITEM(secs, (Py_ssize_t)i,
+                        PyFloat_FromDouble(r->series[i].seconds));
+        PyList_SET_ITEM(rate, (Py_ssize_t)i,
+                        PyFloat_FromDouble(r->series[i].hit_ratio));
+    }
+    if (PyErr_Occurred() || !calls || !secs || !rate) {
+        Py_XDECREF(calls), Py_XDECREF(secs), Py_XDECREF(rate);
+        return NULL;
+    }
+    return Py_BuildValue("{sNsNsN}", "requests", calls, "t_mono", secs,
+                         "token_hit_rate", rate);
+}
+
+static PyObject *report_dict(const lct_sim_report *r)
+{
+    PyObject *dists = Py_BuildValue(
+        "{sNsNsNsNsN}", "hit_prefix_chunks", dist_dict(&r->leading),
+        "request_chunks", dist_dict(&r->call_positions), "chunk_reuse",
+        dist_dict(&r->reuse), "span", dist_dict(&r->span), "lru_position",
+        dist_dict(&r->lru_position));
+    PyObject *cum = Py_BuildValue(
+        "[(Kd)(Kd)(Kd)(Kd)(Kd)]",
+        (unsigned long long)r->cumulative_calls[0], r->cumulative[0],
+        (unsigned long long)r->cumulative_calls[1], r->cumulative[1],
+        (unsigned long long)r->cumulative_calls[2], r->cumulative[2],
+        (unsigned long long)r->cumulative_calls[3], r->cumulative[3],
+        (unsigned long long)r->cumulative_calls[4], r->cumulative[4]);
+    PyObject *pcts = Py_BuildValue("(ddddd)", r->call_hit_p[0],
+                                   r->call_hit_p[1], r->call_hit_p[2],
+                                   r->call_hit_p[3], r->call_hit_p[4]);
+    if (!dists || !cum || !pcts) {
+        Py_XDECREF(dists), Py_XDECREF(cum), Py_XDECREF(pcts);
+        return NULL;
+    }
+    return Py_BuildValue(
+        "{sKsOsKsKsKsKsKsKsKsKsdsKsKsKsKsdsNsNsNsN}", "capacity",
+        (unsigned long long)r->capacity, "in_bytes",
+        r->in_bytes ? Py_True : Py_False, "requests",
+        (unsigned long long)r->calls, "keys", (unsigned long long)r->keys,
+        "keys_hit", (unsigned long long)r->keys_hit, "chunks",
+        (unsigned long long)r->positions, "hit_chunks",
+        (unsigned long long)r->positions_hit, "occupancy_keys",
+        (unsigned long long)r->occupancy_keys, "occupancy_bytes",
+        (unsigned long long)r->occupancy_bytes, "evictions",
+        (unsigned long long)r->evictions, "mean_key_bytes",
+        r->mean_key_bytes, "bypassed", (unsigned long long)r->bypassed,
+        "requests_no_hit", (unsigned long long)r->calls_no_hit,
+        "requests_all_hit", (unsigned long long)r->calls_all_hit,
+        "distinct_keys", (unsigned long long)r->distinct_keys,
+        "request_hit_rate_mean", r->call_hit_mean,
+        "request_hit_rate_percentiles", pcts, "distributions", dists,
+        "cumulative", cum, "series", series_lists(r));
+}
+
+static PyObject *l1_dict(const lct_l1_stats *l1)
+{
+    return Py_BuildValue("{sKsOsKsKsKsKsKsKsK}", "capacity",
+                         (unsigned long long)l1->capacity, "in_bytes",
+                         l1->in_bytes ? Py_True : Py_False, "keys",
+                         (unsigned long long)l1->keys, "keys_hit",
+                         (unsigned long long)l1->keys_hit, "chunks",
+                         (unsigned long long)l1->positions, "hit_chunks",
+                         (unsigned long long)l1->positions_hit, "keys_to_l2",
+                         (unsigned long long)l1->keys_to_l2,
+                         "writes_through", (unsigned long long)l1->writes,
+                         "evictions", (unsigned long long)l1->evictions);
+}
+
+/* The simulation itself, the GIL released; false with err filled. */
+static bool simulate(lct_refs **refs, const lct_sim_options *o,
+                     uint64_t l1_capacity, bool l1_bytes, lct_l1_stats *l1,
+                     lct_sim_report *r, lct_error *err)
+{
+    bool ok = true;
+    Py_BEGIN_ALLOW_THREADS
+    if (l1_capacity) {
+        lct_refs *l2 = NULL;
+        ok = lct_refs_new(&l2) == LCT_OK &&
+             lct_refs_behind_l1(*refs, l1_capacity, l1_bytes, l2, l1, err) ==
+                 LCT_OK;
+        lct_refs_free(*refs);
+        *refs = l2;
+    }
+    ok = ok && *refs && lct_sim_run(*refs, o, r, err) == LCT_OK;
+    Py_END_ALLOW_THREADS
+    return ok;
+}
+
+PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    static char *kwnames[] = {"path", "capacity", "in_bytes", "read",
+                              "write", "qualname", "since", "until",
+                              "wall_since", "wall_until", "lookups_only",
+                              "l1_capacity", "l1_in_bytes", "points", "log",
+                              NULL};
+    PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
+             *since = Py_None, *until = Py_None, *wsince = Py_None,
+             *wuntil = Py_None, *log = Py_None;
+    unsigned long long capacity = 0, l1_capacity = 0;
+    int in_bytes = 0, lookups_only = 0, l1_bytes = 0;
+    unsigned points = 0;
+    if (!PyArg_ParseTupleAndKeywords(
+            args, kw, "O&K|pOOOOOOOpKpIO", kwnames, PyUnicode_FSConverter,
+            &path_obj, &capacity, &in_bytes, &reads, &writes, &quals, &since,
+            &until, &wsince, &wuntil, &lookups_only, &l1_capacity, &l1_bytes,
+            &points, &log))
+        return NULL;
+    lct_refs *refs = lctpy_gather_calls(PyBytes_AS_STRING(path_obj), log,
+                                        quals, since, until, wsince, wuntil,
+                                        reads, writes, lookups_only);
+    Py_DECREF(path_obj);
+    if (!refs)
+        return NULL;
+    lct_sim_options o = {.capacity = capacity, .in_bytes = in_bytes,
+                         .series_points = points};
+    lct_l1_stats l1;
+    lct_sim_report r;
+    lct_error err = {0};
+    PyObject *out = NULL;
+    if (!simulate(&refs, &o, l1_capacity, l1_bytes, &l1, &r, &err))
+        PyErr_SetString(err.code == LCT_ERR_NOMEM ? PyExc_MemoryError
+                                                  : PyExc_ValueError,
+                        err.message);
+    else {
+        out = report_dict(&r);
+        PyObject *front = out && l1_capacity ? l1_dict(&l1) : NULL;
+        if (out && l1_capacity &&
+            (!front || PyDict_SetItemString(out, "l1", front) != 0))
+            Py_CLEAR(out);
+        Py_XDECREF(front);
+        lct_sim_report_free(&r);
+    }
+    lct_refs_free(refs);
+    return out;
+}
