@@ -1744,7 +1744,13 @@ void lct_mrc_curve_free(lct_mrc_curve *curve);
 typedef struct lct_sim_options {
     uint64_t capacity;       /**< keys, or bytes with in_bytes; above 0 */
     bool in_bytes;
-    unsigned series_points;  /**< the cumulative series' points (0: 100) */
+    unsigned series_points;  /**< the cumulative series' points at most
+                                  (0: 100), evenly spaced over the calls */
+    /** Above 0: an LRU L1 of this many keys (bytes with l1_in_bytes) in
+     *  front, as lct_refs_behind_l1 models it; the cache simulated is
+     *  then the L2 behind it, and the report's l1 says what L1 did. */
+    uint64_t l1_capacity;
+    bool l1_in_bytes;
 } lct_sim_options;
 
 /**
@@ -1767,6 +1773,17 @@ typedef struct lct_sim_point {
     double seconds;
     double hit_ratio;
 } lct_sim_point;
+
+/** What an L1 did in front of an L2 (lct_refs_behind_l1). */
+typedef struct lct_l1_stats {
+    uint64_t capacity;            /**< keys, or bytes with in_bytes */
+    bool in_bytes;
+    uint64_t keys, keys_hit;      /**< lookups' keys; served by L1 */
+    uint64_t positions, positions_hit; /**< chunk positions; by L1 */
+    uint64_t keys_to_l2;          /**< lookups' keys asked of L2 */
+    uint64_t writes;              /**< stores written through to L2 */
+    uint64_t evictions, bypassed; /**< L1's */
+} lct_l1_stats;
 
 /**
  * LMCache's `cache-simulator` report at one capacity, by the prefix rule.
@@ -1801,16 +1818,44 @@ typedef struct lct_sim_report {
     lct_sim_dist lru_position;    /**< the key's LRU position at each hit
                                        (0: the most recent) */
     double cumulative[5];         /**< the token hit ratio so far after */
-    uint64_t cumulative_calls[5]; /**< 10, 25, 50, 75, 100% of lookups */
-    lct_sim_point *series;        /**< evenly spaced over the lookups */
+    uint64_t cumulative_calls[5]; /**< about 10, 25, 50, 75 and 100% of
+                                       the lookups: the series' points at
+                                       or before them */
+    lct_sim_point *series;        /**< evenly spaced over the lookups,
+                                       the last one the whole run's */
     size_t nseries;
+    bool has_l1;                  /**< an L1 was in front: */
+    lct_l1_stats l1;              /**< what it did */
 } lct_sim_report;
 
 /**
- * Simulate @p opts's cache over @p refs (its calls ended with
- * lct_refs_end_call; not a sampled stream).  Memory: about 60 bytes a
- * distinct key and fixed histograms, whatever the number of references.
- * Free the report's series with lct_sim_report_free().
+ * A simulation fed a reference at a time, in memory that grows with the
+ * distinct keys (about 60 bytes a key, 90 with an L1) and the longest
+ * call, not with the references: lct_sim_new(), then for each call its
+ * keys in order with lct_sim_add() and lct_sim_end_call() (its chunk
+ * positions: keys_per_position keys each), then lct_sim_finish() and
+ * lct_sim_free().
+ */
+typedef struct lct_sim lct_sim;
+
+/** @return LCT_OK, LCT_ERR_INVALID (no capacity), LCT_ERR_NOMEM. */
+lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
+                       lct_error *err);
+/** A key of the call under way.  @return LCT_OK, LCT_ERR_NOMEM. */
+lct_status lct_sim_add(lct_sim *sim, uint64_t obj_id, uint64_t bytes,
+                       double t_mono, bool is_read);
+/** The call's keys are all added: simulate them.
+ *  @return LCT_OK, LCT_ERR_INVALID (keys_per_position 0), LCT_ERR_NOMEM. */
+lct_status lct_sim_end_call(lct_sim *sim, unsigned keys_per_position);
+/** The report (a call still open is ended first); free its series with
+ *  lct_sim_report_free().  @return LCT_OK, LCT_ERR_NOMEM. */
+lct_status lct_sim_finish(lct_sim *sim, lct_sim_report *out,
+                          lct_error *err);
+void lct_sim_free(lct_sim *sim);
+
+/**
+ * lct_sim_new and lct_sim_finish over a whole stream whose calls were
+ * ended with lct_refs_end_call (not a sampled stream).
  * @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM.
  */
 lct_status lct_sim_run(const lct_refs *refs, const lct_sim_options *opts,
@@ -1820,16 +1865,6 @@ void lct_sim_report_free(lct_sim_report *report);
 
 /* MARK: - Two tiers: the stream an L2 behind an L1 sees */
 
-/** What an L1 did in front of an L2 (lct_refs_behind_l1). */
-typedef struct lct_l1_stats {
-    uint64_t capacity;            /**< keys, or bytes with in_bytes */
-    bool in_bytes;
-    uint64_t keys, keys_hit;      /**< lookups' keys; served by L1 */
-    uint64_t positions, positions_hit; /**< chunk positions; by L1 */
-    uint64_t keys_to_l2;          /**< lookups' keys asked of L2 */
-    uint64_t writes;              /**< stores written through to L2 */
-    uint64_t evictions, bypassed; /**< L1's */
-} lct_l1_stats;
 
 /**
  * The stream an L2 sees behind an LRU L1 of @p capacity keys (bytes with

@@ -1330,3 +1330,50 @@ Test(mrc, prefix_byte_curves_bypass_heavier_keys_too)
     lct_refs_free(r);
     free(c.v), free(c.start), free(c.len), free(c.per_position);
 }
+
+/* Fed a call at a time, the simulation gives what the whole stream gives,
+ * and its series stays within its points, evenly spaced, ending at the
+ * whole run. */
+Test(sim, fed_a_call_at_a_time_it_is_the_whole_streams)
+{
+    calls c = call_stream(400, 40, 9);
+    lct_refs *r = refs_of_calls(&c);
+    lct_sim_options o = {.capacity = 20, .series_points = 8, .l1_capacity = 5};
+    lct_sim_report whole, fed;
+    cr_assert_eq(lct_sim_run(r, &o, &whole, NULL), LCT_OK);
+    lct_sim *s;
+    cr_assert_eq(lct_sim_new(&o, &s, NULL), LCT_OK);
+    for (size_t k = 0; k < c.ncalls; k++) {
+        for (size_t j = 0; j < c.len[k]; j++) {
+            const ref *x = &c.v[c.start[k] + j];
+            cr_assert_eq(lct_sim_add(s, x->id, x->bytes, 0, x->read), LCT_OK);
+        }
+        cr_assert_eq(lct_sim_end_call(s, c.per_position[k]), LCT_OK);
+    }
+    cr_assert_eq(lct_sim_finish(s, &fed, NULL), LCT_OK);
+    lct_sim_free(s);
+    cr_expect_eq(fed.calls, whole.calls);
+    cr_expect_eq(fed.keys_hit, whole.keys_hit);
+    cr_expect_eq(fed.positions_hit, whole.positions_hit);
+    cr_expect_eq(fed.evictions, whole.evictions);
+    cr_expect_eq(fed.l1.keys_hit, whole.l1.keys_hit);
+    cr_expect_eq(fed.lru_position.p50, whole.lru_position.p50);
+    cr_expect(fed.has_l1);
+    cr_expect(fed.nseries >= 4 && fed.nseries <= 9, "%zu points", fed.nseries);
+    cr_expect_eq(fed.series[fed.nseries - 1].calls, fed.calls);
+    for (size_t i = 1; i + 1 < fed.nseries; i++)
+        cr_expect_eq(fed.series[i].calls - fed.series[i - 1].calls,
+                     fed.series[1].calls - fed.series[0].calls);
+    cr_expect_eq(fed.cumulative_calls[4], fed.calls);
+    cr_expect_eq(fed.cumulative[4], (double)fed.positions_hit /
+                                        (double)fed.positions);
+    /* both tiers: the L2's own and L1's add up to what two lists give */
+    uint64_t l1_hits, positions_hit;
+    uint64_t want = brute_tiers(&c, 5, 20, &l1_hits, &positions_hit);
+    cr_expect_eq(fed.l1.keys_hit + fed.keys_hit, want);
+    cr_expect_eq(fed.l1.positions_hit + fed.positions_hit, positions_hit);
+    lct_sim_report_free(&whole);
+    lct_sim_report_free(&fed);
+    lct_refs_free(r);
+    free(c.v), free(c.start), free(c.len), free(c.per_position);
+}

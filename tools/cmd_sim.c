@@ -63,7 +63,7 @@ static void help(void)
            "  --csv        the distributions as a table\n"
            "  --json       everything, the series included\n"
            TOOL_HELP_KEYS
-           "  -j N         read the trace with N threads\n"
+           "  -j N         taken, not used: sim reads in one pass, in order\n"
            TOOL_HELP_READING);
 }
 
@@ -363,32 +363,65 @@ static void print_csv(const lct_sim_report *r)
 
 /* MARK: the command */
 
+/* The trace's keys fed to the simulation a record at a time: a record's
+ * keys are one call, its chunk positions as many keys as it has kv ranks
+ * (as lct mrc --prefix counts them). */
+typedef struct feed {
+    lct_sim *sim;
+    uint64_t idx;
+    bool open, failed;
+    int64_t ranks[64];
+    unsigned nranks;
+} feed;
+
+static void feed_end(feed *f)
+{
+    if (f->open && lct_sim_end_call(f->sim, f->nranks ? f->nranks : 1) !=
+                       LCT_OK)
+        f->failed = true;
+    f->open = false;
+    f->nranks = 0;
+}
+
+static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
+                  tool_key_op op, const lct_object_key *key, uint64_t bytes)
+{
+    feed *f = ctx;
+    if (op != TOOL_KEY_READ && op != TOOL_KEY_WRITE)
+        return 0;
+    if (f->open && idx != f->idx)
+        feed_end(f);
+    f->open = true;
+    f->idx = idx;
+    unsigned i = 0;
+    while (i < f->nranks && f->ranks[i] != key->kv_rank)
+        i++;
+    if (i == f->nranks && f->nranks < 64)
+        f->ranks[f->nranks++] = key->kv_rank;
+    if (lct_sim_add(f->sim, lct_object_key_hash(key), bytes, rec->t_mono,
+                    op == TOOL_KEY_READ) != LCT_OK)
+        f->failed = true;
+    return f->failed;
+}
+
 static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
                     lct_output *svg, bool *whole)
 {
-    lct_refs *refs;
-    if (lct_refs_new(&refs) != LCT_OK)
-        tool_usage_error("sim", "out of memory");
-    bool ok = tool_keys_collect(in, &o->ops, "sim", a, refs, whole);
     lct_sim_report r;
     lct_error err;
-    lct_l1_stats l1;
-    if (ok && o->l1) {
-        lct_refs *l2;
-        ok = lct_refs_new(&l2) == LCT_OK &&
-             lct_refs_behind_l1(refs, o->l1_capacity, o->l1_bytes, l2, &l1,
-                                &err) == LCT_OK;
-        lct_refs_free(refs);
-        refs = l2;
-        if (!ok)
-            fprintf(stderr, "%s sim: out of memory\n", tool_name);
-    }
-    if (ok && lct_sim_run(refs, &o->sim, &r, &err) != LCT_OK) {
-        fprintf(stderr, "%s sim: %s\n", tool_name, err.message);
-        ok = false;
-    }
-    lct_refs_free(refs);
+    o->sim.l1_capacity = o->l1 ? o->l1_capacity : 0;
+    o->sim.l1_in_bytes = o->l1_bytes;
+    feed f = {0};
+    if (lct_sim_new(&o->sim, &f.sim, &err) != LCT_OK)
+        tool_usage_error("sim", "%s", err.message);
+    /* one pass, in trace order: memory grows with the keys, not the
+     * references */
+    *whole = tool_keys_walk(in, &o->ops, "sim", on_key, &f);
+    feed_end(&f);
+    bool ok = !f.failed && lct_sim_finish(f.sim, &r, &err) == LCT_OK;
+    lct_sim_free(f.sim);
     if (!ok) {
+        fprintf(stderr, "%s sim: out of memory\n", tool_name);
         lct_output_abort(svg);
         return false;
     }
@@ -396,7 +429,7 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     if (!r.calls && !a->quiet)
         fprintf(stderr, "%s sim: no lookups: the trace (or --read) "
                 "selected none\n", tool_name);
-    const lct_l1_stats *front = o->l1 ? &l1 : NULL;
+    const lct_l1_stats *front = r.has_l1 ? &r.l1 : NULL;
     if (a->json)
         print_json(&r, chunk, front);
     else if (a->csv)

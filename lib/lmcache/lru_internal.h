@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define LCT__LRU_NIL UINT32_MAX
 
@@ -33,6 +34,29 @@ static inline bool lct__lru_alloc(lct__lru *c, size_t nkeys, uint64_t capacity, 
     c->in = calloc(m, sizeof *c->in);
     c->size = calloc(m, sizeof *c->size);
     return c->prev && c->next && c->in && c->size;
+}
+
+/* Grow the array *pp of `had` elements of `size` bytes to `cap`, the new
+ * ones zeroed; false (the array unchanged) when memory ran out. */
+static inline bool lct__grow_zeroed(void *pp, size_t had, size_t cap,
+                                    size_t size)
+{
+    void **p = pp;
+    void *g = reallocarray(*p, cap, size);
+    if (!g)
+        return false;
+    memset((char *)g + had * size, 0, (cap - had) * size);
+    *p = g;
+    return true;
+}
+
+/* Room for keys 0..nkeys-1 (from `had`), new keys out of the cache. */
+static inline bool lct__lru_grow(lct__lru *c, size_t had, size_t nkeys)
+{
+    return lct__grow_zeroed(&c->prev, had, nkeys, sizeof *c->prev) &&
+           lct__grow_zeroed(&c->next, had, nkeys, sizeof *c->next) &&
+           lct__grow_zeroed(&c->in, had, nkeys, sizeof *c->in) &&
+           lct__grow_zeroed(&c->size, had, nkeys, sizeof *c->size);
 }
 
 static inline void lct__lru_free(lct__lru *c)

@@ -35,14 +35,14 @@ extern PyTypeObject lctpy_owner_type;
 PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *lctpy_keys(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw);
-/* The key stream of path's selected records, each record's keys ended as
- * a call (lct_refs_end_call): what lct sim simulates; NULL with an
- * exception. */
-lct_refs *lctpy_gather_calls(const char *path, PyObject *log, PyObject *quals,
-                             PyObject *since, PyObject *until,
-                             PyObject *wsince, PyObject *wuntil,
-                             PyObject *reads, PyObject *writes,
-                             bool lookups_only);
+/* Every key of path's selected records fed to sim, each record's keys a
+ * call (its chunk positions as many keys as it has kv ranks); false
+ * with an exception. */
+#include <stdbool.h>
+bool lctpy_feed_sim(const char *path, PyObject *log, PyObject *quals,
+                    PyObject *since, PyObject *until, PyObject *wsince,
+                    PyObject *wuntil, PyObject *reads, PyObject *writes,
+                    bool lookups_only, lct_sim *sim);
 PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw);
 
 /* The exception an open that the library refused raises: args are

@@ -1,8 +1,8 @@
 /*
  * sim.c - lct.sim for Python: LMCache's cache simulator at one capacity
- * (lct_sim_run, with an L1 in front through lct_refs_behind_l1) over a
- * trace's key stream, its report as plain dicts and lists that the Python
- * layer makes DataFrames of.  The GIL is released while it simulates.
+ * (lct_sim_new: fed a record at a time, an L1 in front when asked) over a
+ * trace's keys, its report as plain dicts and lists that the Python layer
+ * makes DataFrames of.  The GIL is released while the trace is read.
  */
 #include "lctpy.h"
 
@@ -108,26 +108,6 @@ static PyObject *l1_dict(const lct_l1_stats *l1)
                          "evictions", (unsigned long long)l1->evictions);
 }
 
-/* The simulation itself, the GIL released; false with err filled. */
-static bool simulate(lct_refs **refs, const lct_sim_options *o,
-                     uint64_t l1_capacity, bool l1_bytes, lct_l1_stats *l1,
-                     lct_sim_report *r, lct_error *err)
-{
-    bool ok = true;
-    Py_BEGIN_ALLOW_THREADS
-    if (l1_capacity) {
-        lct_refs *l2 = NULL;
-        ok = lct_refs_new(&l2) == LCT_OK &&
-             lct_refs_behind_l1(*refs, l1_capacity, l1_bytes, l2, l1, err) ==
-                 LCT_OK;
-        lct_refs_free(*refs);
-        *refs = l2;
-    }
-    ok = ok && *refs && lct_sim_run(*refs, o, r, err) == LCT_OK;
-    Py_END_ALLOW_THREADS
-    return ok;
-}
-
 PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -148,31 +128,35 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
             &until, &wsince, &wuntil, &lookups_only, &l1_capacity, &l1_bytes,
             &points, &log))
         return NULL;
-    lct_refs *refs = lctpy_gather_calls(PyBytes_AS_STRING(path_obj), log,
-                                        quals, since, until, wsince, wuntil,
-                                        reads, writes, lookups_only);
-    Py_DECREF(path_obj);
-    if (!refs)
-        return NULL;
     lct_sim_options o = {.capacity = capacity, .in_bytes = in_bytes,
-                         .series_points = points};
-    lct_l1_stats l1;
+                         .series_points = points,
+                         .l1_capacity = l1_capacity, .l1_in_bytes = l1_bytes};
+    lct_sim *sim;
     lct_sim_report r;
     lct_error err = {0};
     PyObject *out = NULL;
-    if (!simulate(&refs, &o, l1_capacity, l1_bytes, &l1, &r, &err))
-        PyErr_SetString(err.code == LCT_ERR_NOMEM ? PyExc_MemoryError
-                                                  : PyExc_ValueError,
-                        err.message);
-    else {
+    if (lct_sim_new(&o, &sim, &err) != LCT_OK) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, err.message);
+        return NULL;
+    }
+    /* fed a record at a time (the walk releases the GIL): memory grows
+     * with the keys, not the references */
+    bool ok = lctpy_feed_sim(PyBytes_AS_STRING(path_obj), log, quals, since,
+                             until, wsince, wuntil, reads, writes,
+                             lookups_only, sim);
+    Py_DECREF(path_obj);
+    if (ok && lct_sim_finish(sim, &r, &err) != LCT_OK)
+        PyErr_SetString(PyExc_MemoryError, err.message);
+    else if (ok) {
         out = report_dict(&r);
-        PyObject *front = out && l1_capacity ? l1_dict(&l1) : NULL;
-        if (out && l1_capacity &&
+        PyObject *front = out && r.has_l1 ? l1_dict(&r.l1) : NULL;
+        if (out && r.has_l1 &&
             (!front || PyDict_SetItemString(out, "l1", front) != 0))
             Py_CLEAR(out);
         Py_XDECREF(front);
         lct_sim_report_free(&r);
     }
-    lct_refs_free(refs);
+    lct_sim_free(sim);
     return out;
 }

@@ -668,6 +668,7 @@ typedef struct keywalk {
     int64_t ranks[64];      /* the record's kv ranks so far (up to 64) */
     unsigned nranks;
     lct_refs *refs;         /* for mrc: the references instead of rows */
+    lct_sim *sim;           /* for sim: fed instead, a record a call */
     bool failed;
     char error[LCT_ERROR_MESSAGE_SIZE + 64];
 } keywalk;
@@ -720,6 +721,15 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
     while ((rc = lct_key_iter_next(&it, &key, &bytes, &err)) == 1) {
         w->references++;
         uint64_t id = lct_object_key_hash(&key);
+        if (w->sim) {
+            if (op > 1)
+                continue;
+            note_rank(w, key.kv_rank);
+            if (lct_sim_add(w->sim, id, bytes, rec->t_mono, op == 0) !=
+                LCT_OK)
+                return false;
+            continue;
+        }
         if (w->refs) {
             if (op > 1)
                 continue;
@@ -745,6 +755,8 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
             return false;
     }
     /* The record's keys are one call, chunk positions of its kv ranks. */
+    if (w->sim && op <= 1)
+        return lct_sim_end_call(w->sim, w->nranks ? w->nranks : 1) == LCT_OK;
     return !(w->refs && w->calls && op <= 1) ||
            lct_refs_end_call(w->refs, w->nranks ? w->nranks : 1) == LCT_OK;
 }
@@ -1045,24 +1057,17 @@ static PyObject *curve_with_totals(lct_mrc *const *ms, unsigned samples,
     return out;
 }
 
-lct_refs *lctpy_gather_calls(const char *path, PyObject *log, PyObject *quals,
-                             PyObject *since, PyObject *until,
-                             PyObject *wsince, PyObject *wuntil,
-                             PyObject *reads, PyObject *writes,
-                             bool lookups_only)
+bool lctpy_feed_sim(const char *path, PyObject *log, PyObject *quals,
+                    PyObject *since, PyObject *until, PyObject *wsince,
+                    PyObject *wuntil, PyObject *reads, PyObject *writes,
+                    bool lookups_only, lct_sim *sim)
 {
-    keywalk w = {.calls = true, .lookups_only = lookups_only};
-    lct_refs *out = NULL;
-    if (lct_refs_new(&w.refs) != LCT_OK)
-        PyErr_NoMemory();
-    else if (keywalk_args(&w, quals, since, until, wsince, wuntil, reads,
-                          writes) &&
-             walk(path, log, &w, 0, 0, NULL)) {
-        out = w.refs;
-        w.refs = NULL;
-    }
+    keywalk w = {.calls = true, .lookups_only = lookups_only, .sim = sim};
+    bool ok = keywalk_args(&w, quals, since, until, wsince, wuntil, reads,
+                           writes) &&
+              walk(path, log, &w, 0, 0, NULL);
     keywalk_free(&w);
-    return out;
+    return ok;
 }
 
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
