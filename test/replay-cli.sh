@@ -108,7 +108,7 @@ cat "$sample" | "$lct" replay -q --speed 0 --compare mem:10 mem:20 - \
 # A control byte in a backend's argument is escaped in the message.
 "$lct" replay -q --speed 0 --backend "$(printf 'mem:\033[31m')" "$sample" \
     >/dev/null 2>"$tmp/esc.err"
-[ $? -eq 1 ] || fail "a bad mem: capacity should exit 1"
+[ $? -eq 2 ] || fail "a bad mem: capacity is a usage error (2)"
 grep -q "$(printf '\033')" "$tmp/esc.err" && fail "an escape byte reached stderr"
 grep -q 'CAPACITY' "$tmp/esc.err" || fail "no message: $(cat "$tmp/esc.err")"
 
@@ -146,9 +146,13 @@ grep -q "not a directory (nothing was replayed)" "$tmp/od.err" ||
 for args in "--backend null --compare null null" "--backend s3://x" \
             "--backend null --value-bytes 1K --scale 2" "--speed -1 --backend null" \
             "--backend null --store-at later" "--backend null --csv --json" \
-            "--speed 1e-300 --backend null" "--speed 1e7 --backend null"; do
+            "--speed 1e-300 --backend null" "--speed 1e7 --backend null" \
+            "--backend mem:" "--backend mem:0" "--backend mem:10X" \
+            "--backend dir:" "--backend null:x" "--backend redis://h:99999"; do
     # shellcheck disable=SC2086
     "$lct" replay $args "$sample" >/dev/null 2>&1
     [ $? -eq 2 ] || fail "'$args' should be a usage error"
 done
+"$lct" replay --backend s3://x "$sample" 2>&1 >/dev/null |
+    grep -q 'redis://HOST:PORT' || fail "an unknown backend's message lacks redis://"
 echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage"

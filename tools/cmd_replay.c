@@ -228,14 +228,19 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
     const char *arg;
     lct_error err;
     if (lct_backend_find(uri, extra, 1, &ops, &arg, &err) != LCT_OK)
-        tool_usage_error("replay", "%s", err.message);
+        tool_usage_error("replay", "%s: the backends are null, "
+                         "mem:CAPACITY, dir:PATH and redis://HOST:PORT",
+                         err.message);
     out->backend = uri;
     out->file = file;
     out->opts = o->run;
     lct_backend_config cfg = o->cfg;
     cfg.workers = lct_replay_workers(&o->run);
     void *state = NULL;
-    if (ops->open(arg, &cfg, &state, &err) != LCT_OK) {
+    lct_status opened = ops->open(arg, &cfg, &state, &err);
+    if (opened == LCT_ERR_INVALID) /* the URI's argument is malformed */
+        tool_usage_error("replay", "%s", err.message);
+    if (opened != LCT_OK) {
         say_failure(&err);
         return false;
     }

@@ -109,6 +109,5 @@ lct_status lct_backend_find(const char *uri,
     char shown[128];
     lct__vis_name(shown, sizeof shown, uri);
     return lct__fail(err, LCT_ERR_NOT_FOUND, 0, 0,
-                     "unknown backend '%s' (null, mem:CAPACITY, dir:PATH%s)",
-                     shown, n ? ", or a plug-in's" : "");
+                     "unknown backend '%s'", shown);
 }
