@@ -153,6 +153,9 @@ for args in "--backend null --compare null null" "--backend s3://x" \
     "$lct" replay $args "$sample" >/dev/null 2>&1
     [ $? -eq 2 ] || fail "'$args' should be a usage error"
 done
+# Standard input is named as every command names it.
+"$lct" replay --speed 0 --backend null - <"$sample" 2>/dev/null | head -1 |
+    grep -q '^replay of <stdin> against null' || fail "the banner should say <stdin>"
 "$lct" replay --backend s3://x "$sample" 2>&1 >/dev/null |
     grep -q 'redis://HOST:PORT' || fail "an unknown backend's message lacks redis://"
 echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage"

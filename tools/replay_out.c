@@ -106,8 +106,9 @@ static void print_calls(FILE *f, const lct_replay_report *r)
 void replay_print_table(FILE *f, const replay_run *run)
 {
     const lct_replay_report *r = &run->report;
+    const char *file = tool_input_name(run->file); /* "-": <stdin> */
     fprintf(f, "replay of ");
-    tool_put_vis(f, run->file, strlen(run->file));
+    tool_put_vis(f, file, strlen(file));
     fprintf(f, " against ");
     tool_put_vis(f, run->backend, strlen(run->backend));
     if (run->opts.speed > 0)
