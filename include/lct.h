@@ -1963,6 +1963,10 @@ typedef struct lct_backend_config {
                                pipeline over, by key (0: 1), as
                                redis-benchmark's -c spreads its load */
     double timeout;    /**< seconds to connect / wait for an answer */
+    uint64_t value_bytes; /**< mem: every value's weight when the run fixes
+                               it (--value-bytes), so a key capacity is
+                               checked against memory at open (0: each
+                               key's own, checked as keys are stored) */
     /** Give up a long open (redis's clean-up of an earlier run's keys)
      *  when *stop becomes non-zero; NULL: never. */
     const volatile int *stop;
@@ -2000,7 +2004,12 @@ typedef struct lct_backend_ops {
 
 /** The built-in backends: "null" (no I/O), "mem:CAPACITY" (an LRU that
  *  holds the bytes; CAPACITY a key count, or bytes with a B, K, M, G or T
- *  suffix), "dir:PATH" (one file per key). */
+ *  suffix), "dir:PATH" (one file per key).  mem never holds more than 4/5
+ *  of the memory available when it opens (MemAvailable, or RLIMIT_AS if
+ *  lower): a byte capacity over that, or a key count times a fixed
+ *  value_bytes over it, is refused at open (LCT_ERR_RANGE); with a key
+ *  count alone, a store that would pass it fails (LCT_ERR_SYS, ENOMEM)
+ *  with the arithmetic, rather than the kernel killing the process. */
 const lct_backend_ops *lct_backend_null(void);
 const lct_backend_ops *lct_backend_mem(void);
 const lct_backend_ops *lct_backend_dir(void);

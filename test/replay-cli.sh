@@ -158,4 +158,27 @@ done
     grep -q '^replay of <stdin> against null' || fail "the banner should say <stdin>"
 "$lct" replay --backend s3://x "$sample" 2>&1 >/dev/null |
     grep -q 'redis://HOST:PORT' || fail "an unknown backend's message lacks redis://"
+# 7. mem: never holds more than 4/5 of the memory there is: a capacity
+# that cannot fit is refused at open with the arithmetic (exit 1); a key
+# count whose values outgrow it fails the store that would pass it, and
+# the run still stops with its reports (a key of 32 MiB each, in 1.5 GB
+# of address space; not under ASan, whose shadow memory needs more).
+for cap in "mem:64T" "mem:1000 --value-bytes 1G"; do
+    # shellcheck disable=SC2086
+    "$lct" replay -q --speed 0 --backend $cap "$sample" >/dev/null \
+        2>"$tmp/cap.err"
+    [ $? -eq 1 ] || fail "$cap should be refused (1)"
+    grep -q 'GiB available): give at most mem:[0-9]*M' "$tmp/cap.err" ||
+        fail "$cap: no arithmetic: $(cat "$tmp/cap.err")"
+done
+if ! grep -q __asan_init "$lct"; then
+    "$lct" gen -n 400 "$tmp/big.lct" || fail "gen"
+    (ulimit -v 1500000
+     "$lct" replay -q --speed 0 --backend mem:1000 --max-errors 1 \
+         --output-dir "$tmp/budget" "$tmp/big.lct" >/dev/null)
+    [ $? -eq 1 ] || fail "mem:1000 past the budget should exit 1"
+    grep -q '"first": "mem: [0-9]* keys hold .* give at most mem:' \
+        "$tmp/budget/trace_replay_summary.json" ||
+        fail "mem:1000 past the budget: no ENOMEM with the arithmetic"
+fi
 echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage"

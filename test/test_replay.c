@@ -461,6 +461,25 @@ Test(replay, backend_uris)
                  LCT_ERR_INVALID);
 }
 
+/* mem: refuses at open what memory cannot hold, and says why in bytes;
+ * 64 keys of 1 KiB are fine whatever the machine. */
+Test(replay, mem_refuses_a_capacity_memory_cannot_hold)
+{
+    const lct_backend_ops *mem = lct_backend_mem();
+    void *state = NULL;
+    lct_error err;
+    cr_expect_eq(mem->open("1024T", NULL, &state, &err), LCT_ERR_RANGE);
+    cr_expect(strstr(err.message, "GiB available"), "%s", err.message);
+    lct_backend_config cfg = {.workers = 1, .value_bytes = 1ull << 40};
+    cr_expect_eq(mem->open("1000", &cfg, &state, &err), LCT_ERR_RANGE);
+    cr_expect(strstr(err.message, "1000 keys x 1099511627776 bytes"), "%s",
+              err.message);
+    cfg.value_bytes = 1024;
+    cr_assert_eq(mem->open("64", &cfg, &state, &err), LCT_OK, "%s",
+                 err.message);
+    mem->close(state);
+}
+
 /* A pipelining backend that notes the most value bytes one call held and
  * answers every lookup as a hit (so loads follow). */
 static uint64_t piped_max_bytes, piped_ops;

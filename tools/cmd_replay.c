@@ -236,6 +236,7 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
     out->opts = o->run;
     lct_backend_config cfg = o->cfg;
     cfg.workers = lct_replay_workers(&o->run);
+    cfg.value_bytes = o->run.value_bytes;
     void *state = NULL;
     lct_status opened = ops->open(arg, &cfg, &state, &err);
     if (opened == LCT_ERR_INVALID) /* the URI's argument is malformed */

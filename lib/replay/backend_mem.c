@@ -5,11 +5,21 @@
  * the least recent.  Under one mutex: it stands for a cache, not for a
  * scalable store.  With a key count it is the cache `lct mrc
  * --every-reference` models (test_replay holds them equal).
+ *
+ * It never holds more than a budget, 4/5 of the memory available at
+ * open: a key count says nothing of bytes, and 1000 keys of 32 MiB once
+ * grew past the machine's memory until the kernel killed the replay with
+ * no report.  Over the budget a store fails with the arithmetic, so the
+ * run stops on --max-errors and still writes its reports.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "base/error_internal.h"
 #include "lct.h"
@@ -26,6 +36,8 @@ typedef struct mem_store {
     pthread_mutex_t lock;
     bool by_bytes;
     uint64_t capacity; /* keys, or bytes */
+    uint64_t budget;   /* bytes it may hold, whatever the capacity */
+    uint64_t available; /* the memory the budget was taken from */
     uint64_t keys, bytes;
     mem_node **buckets;
     size_t nbuckets; /* a power of two */
@@ -125,6 +137,40 @@ static bool parse_capacity(const char *arg, mem_store *m)
     return v > 0;
 }
 
+/* Bytes this process could still allocate: the kernel's MemAvailable
+ * (free memory plus what it can reclaim), or the address-space limit if
+ * one is set and lower. */
+static uint64_t memory_available(void)
+{
+    uint64_t avail = 0;
+    FILE *f = fopen("/proc/meminfo", "re");
+    if (f) {
+        char line[128];
+        unsigned long long kb;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+                avail = (uint64_t)kb * 1024u;
+                break;
+            }
+        fclose(f);
+    }
+    if (!avail) {
+        long pages = sysconf(_SC_AVPHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+        avail = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size
+                                      : UINT64_MAX;
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)rl.rlim_cur < avail)
+        avail = (uint64_t)rl.rlim_cur;
+    return avail;
+}
+
+static double gib(uint64_t bytes)
+{
+    return (double)bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
 static lct_status mem_open(const char *arg, const lct_backend_config *cfg,
                            void **state, lct_error *err)
 {
@@ -137,6 +183,32 @@ static lct_status mem_open(const char *arg, const lct_backend_config *cfg,
         return lct__fail(err, LCT_ERR_INVALID, 0, 0,
                          "mem:CAPACITY wants a key count (1000, 1000keys) "
                          "or bytes (64M, 2G), got '%s'", arg ? arg : "");
+    }
+    m->available = memory_available();
+    m->budget = m->available / 5 * 4;
+    uint64_t need = m->capacity;
+    if (!m->by_bytes)
+        need = cfg && cfg->value_bytes && m->capacity <= UINT64_MAX /
+                                                             cfg->value_bytes
+                   ? m->capacity * cfg->value_bytes
+                   : cfg && cfg->value_bytes ? UINT64_MAX : 0;
+    if (need > m->budget) {
+        char what[96];
+        if (m->by_bytes)
+            snprintf(what, sizeof what, "%.1f GiB", gib(need));
+        else
+            snprintf(what, sizeof what,
+                     "%" PRIu64 " keys x %" PRIu64 " bytes = %.1f GiB",
+                     m->capacity, cfg->value_bytes, gib(need));
+        lct__fail(err, LCT_ERR_RANGE, 0, 0,
+                  "mem:%s would hold %s, more than the %.1f GiB it may "
+                  "(4/5 of the %.1f GiB available): give at most mem:%" PRIu64
+                  "M%s",
+                  arg, what, gib(m->budget), gib(m->available),
+                  m->budget >> 20, m->by_bytes ? "" : " or a smaller "
+                                                     "--value-bytes");
+        free(m);
+        return LCT_ERR_RANGE;
     }
     m->nbuckets = 1024;
     m->buckets = calloc(m->nbuckets, sizeof *m->buckets);
@@ -197,6 +269,17 @@ static lct_status mem_store_key(void *state, unsigned worker,
     }
     while (!fits(m, len) && m->tail)
         drop(m, m->tail);
+    if (m->bytes + len > m->budget) {
+        uint64_t keys = m->keys, held = m->bytes;
+        pthread_mutex_unlock(&m->lock);
+        free(n);
+        return lct__fail(err, LCT_ERR_SYS, ENOMEM, 0,
+                         "mem: %" PRIu64 " keys hold %.1f GiB of %.1f "
+                         "available; %zu bytes more pass 4/5 of it: give "
+                         "at most mem:%" PRIu64 "M or --value-bytes",
+                         keys, gib(held), gib(m->available), len,
+                         m->budget >> 20);
+    }
     if (m->keys >= m->nbuckets)
         grow(m); /* a failed grow only lengthens chains */
     mem_node **p = find(m, key->id);
