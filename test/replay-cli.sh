@@ -89,6 +89,21 @@ grep -q 'offset' "$tmp/dmg.err" || fail "damage not said: $(cat "$tmp/dmg.err")"
     "$sample" >"$tmp/cmp.txt" || fail "compare"
 head -n 1 "$tmp/cmp.txt" | grep -q 'mem:2000.*mem:50' || fail "compare header"
 grep -q '^lookup hit ratio' "$tmp/cmp.txt" || fail "compare rows"
+# A long name is shown whole; --json is one document, an array A then B;
+# --output-dir has each backend's reports under its own name.
+long="dir:$tmp/a-backend-name-well-over-fourteen-bytes"
+"$lct" replay -q --speed 0 --value-bytes 1K --compare mem:2000 "$long" \
+    "$sample" | head -n 1 | grep -qF "$long" || fail "compare cut $long"
+"$lct" replay -q --speed 0 --value-bytes 1K --compare mem:2000 mem:50 \
+    --json --output-dir "$tmp/cmpdir" "$sample" >"$tmp/cmp.json" ||
+    fail "compare --json --output-dir"
+py 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["backend"] for r in d] == ["mem:2000", "mem:50"], d
+for i, name in enumerate(["A-mem_2000", "B-mem_50"]):
+    s = json.load(open(sys.argv[2] + "/" + name + "/trace_replay_summary.json"))
+    assert s["backend"] == d[i]["backend"] and s["hits"] == d[i]["hits"], name
+' "$tmp/cmp.json" "$tmp/cmpdir" || fail "compare --json / --output-dir"
 
 # --csv: the ops CSV on stdout; with --compare, a backend column first.
 "$lct" replay -q --speed 0 --value-bytes 1K --backend mem:100 --csv \
@@ -148,7 +163,8 @@ for args in "--backend null --compare null null" "--backend s3://x" \
             "--backend null --store-at later" "--backend null --csv --json" \
             "--speed 1e-300 --backend null" "--speed 1e7 --backend null" \
             "--backend mem:" "--backend mem:0" "--backend mem:10X" \
-            "--backend dir:" "--backend null:x" "--backend redis://h:99999"; do
+            "--backend dir:" "--backend null:x" "--backend redis://h:99999" \
+            "--compare null null --jsonl-out $tmp/x.jsonl"; do
     # shellcheck disable=SC2086
     "$lct" replay $args "$sample" >/dev/null 2>&1
     [ $? -eq 2 ] || fail "'$args' should be a usage error"

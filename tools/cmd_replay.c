@@ -7,6 +7,7 @@
 #include "replay.h"
 #include "tool.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -78,9 +79,12 @@ static void help(void)
         "  --max-errors N       stop issuing after N errors (default 1000;\n"
         "                       0 never)\n"
         "  --output-dir DIR     write DIR/trace_replay_ops.csv and\n"
-        "                       DIR/trace_replay_summary.json\n"
-        "  --jsonl-out PATH     one JSON line per operation\n"
+        "                       DIR/trace_replay_summary.json (--compare:\n"
+        "                       in DIR/A-<uri>/ and DIR/B-<uri>/, the URI's\n"
+        "                       other than [A-Za-z0-9._-] made _)\n"
+        "  --jsonl-out PATH     one JSON line per operation (not --compare)\n"
         "  --json               print the summary JSON instead of the table\n"
+        "                       (--compare: an array of the two)\n"
         "  --csv                print the ops CSV instead (--compare: with a\n"
         "                       backend column first)\n"
         "  -q                   no progress or warnings on stderr\n"
@@ -285,14 +289,14 @@ static bool prepare_output_dir(const char *dir)
     return false;
 }
 
-static bool write_reports(const replay_opts *o, const replay_run *run,
+static bool write_reports(const char *dir, const replay_run *run,
                           const tool_args *a)
 {
     static const char *const names[] = {"trace_replay_ops.csv",
                                         "trace_replay_summary.json"};
     for (int i = 0; i < 2; i++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", o->output_dir, names[i]);
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         lct_output *out = tool_output_open("replay", "--output-dir", path, a);
         FILE *f = out ? tool_output_stream("replay", out) : NULL;
         if (!f)
@@ -334,9 +338,10 @@ static void check_usage(const replay_opts *o, const tool_args *a)
                              "be a regular file, not standard input or a "
                              "pipe");
     }
-    if (o->compare && (o->output_dir || o->jsonl_out))
-        tool_usage_error("replay", "--output-dir and --jsonl-out report one "
-                         "backend, not --compare");
+    if (o->compare && o->jsonl_out)
+        tool_usage_error("replay", "--jsonl-out follows one backend, not "
+                         "--compare (its --output-dir has each backend's "
+                         "reports)");
     if (o->run.value_bytes && o->run.scale > 0)
         tool_usage_error("replay", "--value-bytes and --scale both say what "
                          "a key weighs: give one");
@@ -372,9 +377,25 @@ static int replay_one(replay_opts *o, tool_inputs *in, const tool_args *a)
         replay_write_ops_csv(stdout, &run);
     else
         replay_print_table(stdout, &run);
-    if (o->output_dir && !write_reports(o, &run, a))
+    if (o->output_dir && !write_reports(o->output_dir, &run, a))
         return EXIT_REFUSED;
     return exit_for(&run);
+}
+
+/* --compare --output-dir D: backend A's reports in D/A-<uri>, B's in
+ * D/B-<uri>, the URI with anything but letters, digits, '.', '-' and '_'
+ * made '_' (so "mem:2000" gives D/A-mem_2000). */
+static void compare_dir(char *out, size_t size, const char *dir, int which,
+                        const char *uri)
+{
+    int n = snprintf(out, size, "%s/%c-", dir, which ? 'B' : 'A');
+    for (size_t i = 0; uri[i] && n >= 0 && (size_t)n + 1 < size && i < 64;
+         i++) {
+        unsigned char c = (unsigned char)uri[i];
+        out[n++] = isalnum(c) || c == '.' || c == '-' || c == '_' ? (char)c
+                                                                 : '_';
+        out[n] = '\0';
+    }
 }
 
 static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
@@ -382,6 +403,23 @@ static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
 {
     replay_run runs[2] = {{0}};
     const char *uris[2] = {o->compare, b};
+    char dirs[2][4096];
+    if (o->output_dir) {
+        if (!prepare_output_dir(o->output_dir))
+            return EXIT_REFUSED;
+        for (int i = 0; i < 2; i++) {
+            compare_dir(dirs[i], sizeof dirs[i], o->output_dir, i, uris[i]);
+            if (!prepare_output_dir(dirs[i]))
+                return EXIT_REFUSED;
+        }
+    }
+    /* Ctrl-C during A leaves B unrun: reported, empty and partial. */
+    for (int i = 0; i < 2; i++) {
+        runs[i].backend = uris[i];
+        runs[i].file = o->trace;
+        runs[i].opts = o->run;
+        runs[i].report.partial = true;
+    }
     for (int i = 0; i < 2; i++) {
         if (i && in->merge)
             lct_merge_rewind(in->merge);
@@ -393,13 +431,15 @@ static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
             break;
     }
     if (a->json) {
-        replay_write_summary_json(stdout, &runs[0]);
-        replay_write_summary_json(stdout, &runs[1]);
+        replay_write_compare_json(stdout, &runs[0], &runs[1]);
     } else if (a->csv) {
         replay_write_compare_csv(stdout, &runs[0], &runs[1]);
     } else {
         replay_print_compare(stdout, &runs[0], &runs[1]);
     }
+    for (int i = 0; i < 2 && o->output_dir; i++)
+        if (!write_reports(dirs[i], &runs[i], a))
+            return EXIT_REFUSED;
     int rc0 = exit_for(&runs[0]), rc1 = exit_for(&runs[1]);
     return rc0 == EXIT_REFUSED || rc1 == EXIT_REFUSED ? EXIT_REFUSED
                                                       : rc0 ? rc0 : rc1;

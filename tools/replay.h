@@ -29,6 +29,8 @@ void replay_write_ops_csv(FILE *f, const replay_run *run);
 /* LMCache's trace_replay_summary.json (duration_s, ops), indent 2 and
  * keys sorted as json.dump writes it, with what LMCache's lacks beside. */
 void replay_write_summary_json(FILE *f, const replay_run *run);
+void replay_write_compare_json(FILE *f, const replay_run *a,
+                               const replay_run *b);
 void replay_print_compare(FILE *f, const replay_run *a, const replay_run *b);
 /* The ops CSV of both, a backend column first. */
 void replay_write_compare_csv(FILE *f, const replay_run *a,

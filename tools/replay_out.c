@@ -317,32 +317,50 @@ static void json_head(jw *w, const replay_run *run)
     juint(w, "lookups", r->lookups);
 }
 
-void replay_write_summary_json(FILE *f, const replay_run *run)
+/* One run's summary object, at w's depth. */
+static void summary_object(jw *w, const replay_run *run)
 {
     const lct_replay_report *r = &run->report;
-    jw w = {.f = f};
-    jbegin(&w);
-    json_head(&w, run);
-    json_ops(&w, r);
-    jkey(&w, "partial");
-    fputs(r->partial ? "true" : "false", f);
-    jdouble(&w, "percentile_error", LCT_REPLAY_HIST_ERROR);
-    juint(&w, "records", r->records);
+    jbegin(w);
+    json_head(w, run);
+    json_ops(w, r);
+    jkey(w, "partial");
+    fputs(r->partial ? "true" : "false", w->f);
+    jdouble(w, "percentile_error", LCT_REPLAY_HIST_ERROR);
+    juint(w, "records", r->records);
     double ref = replay_reference_hit_ratio(r);
-    jratio(&w, "reference_hit_ratio", ref, ref >= 0 ? 1 : 0);
-    json_throughput(&w, r);
-    jstr(&w, "trace", run->file);
-    jend(&w);
+    jratio(w, "reference_hit_ratio", ref, ref >= 0 ? 1 : 0);
+    json_throughput(w, r);
+    jstr(w, "trace", run->file);
+    jend(w);
+}
+
+void replay_write_summary_json(FILE *f, const replay_run *run)
+{
+    jw w = {.f = f};
+    summary_object(&w, run);
     fputc('\n', f);
 }
 
-static void compare_row(FILE *f, const char *what, double a, double b,
-                        const char *fmt)
+/* --compare --json: one document, the two summaries in an array, A
+ * first, so a JSON reader takes the output whole. */
+void replay_write_compare_json(FILE *f, const replay_run *a,
+                               const replay_run *b)
 {
-    fprintf(f, "%-28s ", what);
-    fprintf(f, fmt, a);
-    fputc(' ', f);
-    fprintf(f, fmt, b);
+    jw w = {.f = f, .depth = 1};
+    fputs("[\n  ", f);
+    summary_object(&w, a);
+    fputs(",\n  ", f);
+    summary_object(&w, b);
+    fputs("\n]\n", f);
+}
+
+/* A row of --compare's table: both columns as wide as the longer
+ * backend name, so neither is cut. */
+static void compare_row(FILE *f, const char *what, double a, double b,
+                        int width, int prec)
+{
+    fprintf(f, "%-28s %*.*f %*.*f", what, width, prec, a, width, prec, b);
     if (a > 0 && b >= 0)
         fprintf(f, "  %8.2fx", b / a);
     fputc('\n', f);
@@ -351,9 +369,15 @@ static void compare_row(FILE *f, const char *what, double a, double b,
 void replay_print_compare(FILE *f, const replay_run *a, const replay_run *b)
 {
     const lct_replay_report *x = &a->report, *y = &b->report;
-    fprintf(f, "%-28s %14.14s %14.14s  %9s\n", "", a->backend, b->backend,
-            "B/A");
-    compare_row(f, "duration (s)", x->duration, y->duration, "%14.3f");
+    size_t la = strlen(a->backend), lb = strlen(b->backend);
+    int w = (int)(la > lb ? la : lb);
+    w = w < 14 ? 14 : w > 200 ? 200 : w;
+    fprintf(f, "%-28s %*s", "", w - (int)la, "");
+    tool_put_vis(f, a->backend, la);
+    fprintf(f, " %*s", w - (int)lb, "");
+    tool_put_vis(f, b->backend, lb);
+    fprintf(f, "  %9s\n", "B/A");
+    compare_row(f, "duration (s)", x->duration, y->duration, w, 3);
     for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++) {
         if (x->latency[k].count + y->latency[k].count == 0)
             continue;
@@ -361,26 +385,26 @@ void replay_print_compare(FILE *f, const replay_run *a, const replay_run *b)
         const char *name = lct_replay_kind_name((lct_replay_kind)k);
         snprintf(what, sizeof what, "%s count", name);
         compare_row(f, what, (double)x->latency[k].count,
-                    (double)y->latency[k].count, "%14.0f");
+                    (double)y->latency[k].count, w, 0);
         snprintf(what, sizeof what, "%s p50 (ms)", name);
         compare_row(f, what, x->latency[k].p50 * 1e3,
-                    y->latency[k].p50 * 1e3, "%14.3f");
+                    y->latency[k].p50 * 1e3, w, 3);
         snprintf(what, sizeof what, "%s p99 (ms)", name);
         compare_row(f, what, x->latency[k].p99 * 1e3,
-                    y->latency[k].p99 * 1e3, "%14.3f");
+                    y->latency[k].p99 * 1e3, w, 3);
         snprintf(what, sizeof what, "%s ops/s", name);
         compare_row(f, what, per_s((double)x->latency[k].count, x->duration),
                     per_s((double)y->latency[k].count, y->duration),
-                    "%14.0f");
+                    w, 0);
         snprintf(what, sizeof what, "%s errors", name);
         compare_row(f, what, (double)x->errors[k], (double)y->errors[k],
-                    "%14.0f");
+                    w, 0);
     }
     compare_row(f, "lookup hit ratio",
                 x->lookups ? (double)x->hits / (double)x->lookups : 0,
                 y->lookups ? (double)y->hits / (double)y->lookups : 0,
-                "%14.4f");
+                w, 4);
     if (x->paced)
         compare_row(f, "schedule lag p99 (ms)", x->lag.p99 * 1e3,
-                    y->lag.p99 * 1e3, "%14.3f");
+                    y->lag.p99 * 1e3, w, 3);
 }
