@@ -27,7 +27,12 @@ extern "C" {
 /** Connections a worker may spread its pipeline over, at most. */
 #define LCT_REDIS_MAX_CONNECTIONS 64
 
-/** "redis": the URI redis://HOST:PORT (PORT defaults to 6379). */
+/** "redis": the URI redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (PORT
+ *  defaults to 6379, DB to 0).  Each connection sends AUTH (PASSWORD, or
+ *  USER PASSWORD for an ACL user; taken as written, not percent-decoded)
+ *  and SELECT DB when asked, then PING: a server that wants a password,
+ *  refuses it, or is not redis fails the open with a message that says
+ *  so and never shows the password. */
 const lct_backend_ops *lct_backend_redis(void);
 
 #ifdef __cplusplus

@@ -90,23 +90,18 @@ redis-cli -p "$port" config set maxmemory 0 >/dev/null
 redis-cli -p "$port" flushall >/dev/null
 
 # A server that stops answering (SIGSTOP; connections still accepted):
-# each pipeline gives up after --timeout, its commands counted as timed
-# out, and --max-errors ends the run; no hang.
+# told at the start, within --timeout; no hang.
 kill -STOP "$pid"
 start=$(date +%s)
-"$lct" replay -q --speed 0 --connections 2 --pipeline 4 --timeout 0.5 \
-    --max-errors 8 --keep --value-bytes 4096 \
+"$lct" replay -q --speed 0 --timeout 0.5 --keep --value-bytes 4096 \
     --backend "redis://127.0.0.1:$port" "$sample" >"$tmp/stopped.txt" 2>&1
 rc=$?
 took=$(( $(date +%s) - start ))
 kill -CONT "$pid"
 [ $rc -eq 1 ] || fail "a silent server: exit $rc, want 1: $(cat "$tmp/stopped.txt")"
-grep -q '^errors: ETIMEDOUT' "$tmp/stopped.txt" ||
-    fail "timeouts not counted: $(cat "$tmp/stopped.txt")"
-# the commands after a timeout, on the connection it lost, say why
-! grep -q '^errors: EIO' "$tmp/stopped.txt" ||
-    fail "a lost connection's later commands counted as EIO: $(cat "$tmp/stopped.txt")"
-[ $took -le 10 ] || fail "a silent server took ${took}s"
+grep -q "PING: no answer within --timeout (0.5 s)" "$tmp/stopped.txt" ||
+    fail "a silent server not said: $(cat "$tmp/stopped.txt")"
+[ $took -le 5 ] || fail "a silent server took ${took}s"
 redis-cli -p "$port" flushall >/dev/null
 
 # Killed mid-run: errors counted, reports written, exit 1, no hang.
@@ -175,6 +170,79 @@ grep -q "interrupted while removing an earlier run's lct:\* keys (0 removed" "$t
     fail "interrupted clean-up not said: $(cat "$tmp/slow.txt")"
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
+# One that answers PING, then no command (the mute fake): each pipeline
+# gives up after --timeout, its commands counted as timed out, and
+# --max-errors ends the run; no hang.
+fake mute
+start=$(date +%s)
+"$lct" replay -q --speed 0 --connections 2 --pipeline 4 --timeout 0.5 \
+    --max-errors 8 --keep --value-bytes 4096 \
+    --backend "redis://127.0.0.1:$port" "$sample" >"$tmp/mute.txt" 2>&1
+rc=$?
+took=$(( $(date +%s) - start ))
+[ $rc -eq 1 ] || fail "a mute server: exit $rc, want 1: $(cat "$tmp/mute.txt")"
+grep -q '^errors: ETIMEDOUT' "$tmp/mute.txt" ||
+    fail "timeouts not counted: $(cat "$tmp/mute.txt")"
+# the commands after a timeout, on the connection it lost, say why
+! grep -q '^errors: EIO' "$tmp/mute.txt" ||
+    fail "a lost connection's later commands counted as EIO: $(cat "$tmp/mute.txt")"
+[ $took -le 10 ] || fail "a mute server took ${took}s"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
+# Not redis at all (an HTTP server): told so at the start, exit 1.
+fake http
+"$lct" replay -q --speed 0 --backend "redis://127.0.0.1:$port" "$sample" \
+    >"$tmp/http.txt" 2>&1
+rc=$?
+[ $rc -eq 1 ] || fail "an HTTP server: exit $rc, want 1: $(cat "$tmp/http.txt")"
+grep -q "redis://127.0.0.1:$port: PING: .*is this a redis server?" "$tmp/http.txt" ||
+    fail "an HTTP server not told apart: $(cat "$tmp/http.txt")"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
+# AUTH and a database: a server with a password refuses a URI without
+# one (with the hint) or with a wrong one; with it, the keys land in the
+# database the URI names; an ACL user works the same; the password is
+# shown as *** in the banner and the summary, never in a message.
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --requirepass sekret --daemonize no >"$tmp/redis.log" 2>&1 &
+pid=$!
+i=0
+until redis-cli -p "$port" -a sekret --no-auth-warning ping >/dev/null 2>&1; do
+    i=$((i + 1))
+    [ $i -lt 100 ] || fail "redis-server with a password did not start"
+    sleep 0.05
+done
+rcli() { redis-cli -p "$port" -a sekret --no-auth-warning "$@"; }
+"$lct" replay -q --speed 0 --value-bytes 1K \
+    --backend "redis://127.0.0.1:$port" "$sample" >"$tmp/noauth.txt" 2>&1
+[ $? -eq 1 ] && grep -q 'wants a password: give redis://:PASSWORD@' "$tmp/noauth.txt" ||
+    fail "no password: $(cat "$tmp/noauth.txt")"
+"$lct" replay -q --speed 0 --value-bytes 1K \
+    --backend "redis://:wrong@127.0.0.1:$port" "$sample" >"$tmp/wrong.txt" 2>&1
+[ $? -eq 1 ] && grep -q 'AUTH: WRONGPASS' "$tmp/wrong.txt" ||
+    fail "a wrong password: $(cat "$tmp/wrong.txt")"
+! grep -q wrong "$tmp/wrong.txt" || fail "the password was shown"
+"$lct" replay --speed 0 --value-bytes 1K --json \
+    --backend "redis://:sekret@127.0.0.1:$port/3" "$sample" >"$tmp/auth.json" \
+    2>"$tmp/auth.err" || fail "AUTH + SELECT 3: $(cat "$tmp/auth.err")"
+[ "$(hits "$tmp/auth.json")" = "$(hits "$tmp/mem.json")" ] ||
+    fail "AUTH: hits $(hits "$tmp/auth.json") != mem's $(hits "$tmp/mem.json")"
+grep -q "\"backend\": \"redis://:\*\*\*@127.0.0.1:$port/3\"" "$tmp/auth.json" ||
+    fail "the summary's backend: $(grep backend "$tmp/auth.json")"
+! grep -q sekret "$tmp/auth.json" "$tmp/auth.err" || fail "the password was shown"
+[ "$(rcli -n 3 dbsize)" -gt 0 ] && [ "$(rcli -n 0 dbsize)" -eq 0 ] ||
+    fail "keys not in database 3: db3 $(rcli -n 3 dbsize), db0 $(rcli -n 0 dbsize)"
+rcli ACL SETUSER bench on '>benchpw' '~lct:*' '+@all' >/dev/null
+"$lct" replay -q --speed 0 --value-bytes 1K --json \
+    --backend "redis://bench:benchpw@127.0.0.1:$port" "$sample" \
+    >"$tmp/acl.json" || fail "ACL user"
+[ "$(hits "$tmp/acl.json")" = "$(hits "$tmp/mem.json")" ] || fail "ACL user's hits"
+"$lct" replay -q --speed 0 --value-bytes 1K \
+    --backend "redis://:sekret@127.0.0.1:$port/99" "$sample" >"$tmp/db.txt" 2>&1
+[ $? -eq 1 ] && grep -q 'SELECT 99: ERR' "$tmp/db.txt" ||
+    fail "database 99: $(cat "$tmp/db.txt")"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
 # Unreachable: fails at the start within seconds, naming the address.
 start=$(date +%s)
 "$lct" replay -q --speed 0 --backend "redis://127.0.0.1:$port" "$sample" \
@@ -184,4 +252,4 @@ took=$(( $(date +%s) - start ))
 [ $rc -eq 1 ] || fail "unreachable: exit $rc"
 grep -q "127.0.0.1:$port" "$tmp/none.txt" || fail "address not named: $(cat "$tmp/none.txt")"
 [ $took -le 5 ] || fail "unreachable took ${took}s"
-echo "replay-redis: hits match mem, LMCache's files written, a killed server and an unreachable one end cleanly"
+echo "replay-redis: hits match mem, LMCache's files written, AUTH (password, ACL user) and a database, a killed server, one that is not redis and an unreachable one end cleanly"

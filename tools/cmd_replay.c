@@ -54,7 +54,9 @@ static void help(void)
         "t_wall and paced by t_wall from the first record.\n"
         "\n"
         "URI: null (no I/O), mem:CAPACITY (an LRU in memory: keys, or bytes\n"
-        "with B/K/M/G/T), dir:PATH (a file per key), redis://HOST:PORT\n"
+        "with B/K/M/G/T), dir:PATH (a file per key),\n"
+        "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (reports show the\n"
+        "password as ***)\n"
         "\n"
         "  --backend URI        the store to drive\n"
         "  --compare A B        run A then B on the same trace, side by side\n"
@@ -221,6 +223,32 @@ static void say_failure(const lct_error *err)
     fputc('\n', stderr);
 }
 
+/* The URI as reports show it: a password (redis://USER:PASSWORD@...)
+ * as "***", so a report or a banner can be shared.  Kept until exit. */
+static char *shown_kept[8]; /* reachable, so not a leak */
+static unsigned shown_nkept;
+
+static const char *shown_uri(const char *uri)
+{
+    const char *start = strstr(uri, "://");
+    const char *at = start ? strrchr(start, '@') : NULL;
+    if (!at)
+        return uri;
+    start += 3;
+    const char *colon = memchr(start, ':', (size_t)(at - start));
+    const char *secret = colon ? colon + 1 : start;
+    size_t head = (size_t)(secret - uri);
+    char *s = malloc(head + 3 + strlen(at) + 1);
+    if (!s)
+        tool_usage_error("replay", "out of memory");
+    memcpy(s, uri, head);
+    strcpy(s + head, "***");
+    strcpy(s + head + 3, at);
+    if (shown_nkept < 8) /* --compare asks for each URI twice */
+        shown_kept[shown_nkept++] = s;
+    return s;
+}
+
 /* Open the backend a URI names, replay the inputs on it, close it.  False
  * (after a message) when the backend could not be opened or the run
  * failed. */
@@ -235,7 +263,7 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
         tool_usage_error("replay", "%s: the backends are null, "
                          "mem:CAPACITY, dir:PATH and redis://HOST:PORT",
                          err.message);
-    out->backend = uri;
+    out->backend = shown_uri(uri);
     out->file = file;
     out->opts = o->run;
     lct_backend_config cfg = o->cfg;
@@ -415,7 +443,7 @@ static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
     }
     /* Ctrl-C during A leaves B unrun: reported, empty and partial. */
     for (int i = 0; i < 2; i++) {
-        runs[i].backend = uris[i];
+        runs[i].backend = shown_uri(uris[i]);
         runs[i].file = o->trace;
         runs[i].opts = o->run;
         runs[i].report.partial = true;

@@ -1,5 +1,6 @@
 /*
- * backend_redis.c - "redis://HOST:PORT" through hiredis: one blocking
+ * backend_redis.c - "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]" through
+ * hiredis: one blocking
  * connection per worker, opened at the start (so an unreachable server
  * fails the run at once, naming the address), commands one at a time or
  * pipelined, and every failure turned into an lct_error that names the
@@ -30,6 +31,9 @@ typedef struct redis_conn {
 typedef struct redis_store {
     char host[256];
     int port;
+    char user[128], password[256]; /* AUTH's, when the URI gives them */
+    bool auth;
+    long db; /* SELECTed on every connection when not 0 */
     struct timeval timeout;
     unsigned nconn, per_worker;
     unsigned window; /* commands a connection has outstanding */
@@ -43,23 +47,62 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* "//[[USER]:PASSWORD@]HOST[:PORT][/DB]": the userinfo up to the last
+ * '@' (a password may hold '@' and ':'; taken as written, not
+ * percent-decoded), the database a decimal number. */
 static bool parse_address(const char *arg, redis_store *r)
 {
     if (strncmp(arg, "//", 2) == 0)
         arg += 2;
-    const char *colon = strrchr(arg, ':');
-    size_t hostlen = colon ? (size_t)(colon - arg) : strlen(arg);
+    const char *at = strrchr(arg, '@');
+    if (at) {
+        const char *colon = memchr(arg, ':', (size_t)(at - arg));
+        size_t ulen = colon ? (size_t)(colon - arg) : 0;
+        const char *pw = colon ? colon + 1 : arg;
+        size_t plen = (size_t)(at - pw);
+        if (ulen >= sizeof r->user || plen == 0 ||
+            plen >= sizeof r->password)
+            return false;
+        memcpy(r->user, arg, ulen);
+        r->user[ulen] = '\0';
+        memcpy(r->password, pw, plen);
+        r->password[plen] = '\0';
+        r->auth = true;
+        arg = at + 1;
+    }
+    const char *slash = strchr(arg, '/');
+    size_t addrlen = slash ? (size_t)(slash - arg) : strlen(arg);
+    r->db = 0;
+    if (slash) {
+        char *end;
+        errno = 0;
+        r->db = strtol(slash + 1, &end, 10);
+        if (end == slash + 1 || *end || errno || r->db < 0 ||
+            r->db > 1000000 || slash[1] == '-' || slash[1] == '+')
+            return false;
+    }
+    const char *colon = NULL;
+    for (size_t i = addrlen; i-- > 0 && !colon;)
+        if (arg[i] == ':')
+            colon = arg + i;
+    size_t hostlen = colon ? (size_t)(colon - arg) : addrlen;
     if (hostlen == 0 || hostlen >= sizeof r->host)
         return false;
     memcpy(r->host, arg, hostlen);
     r->host[hostlen] = '\0';
     r->port = 6379;
     if (colon) {
-        char *end;
-        long port = strtol(colon + 1, &end, 10);
-        if (end == colon + 1 || *end || port < 1 || port > 65535)
+        char port[8];
+        size_t plen = addrlen - hostlen - 1;
+        if (plen == 0 || plen >= sizeof port)
             return false;
-        r->port = (int)port;
+        memcpy(port, colon + 1, plen);
+        port[plen] = '\0';
+        char *end;
+        long v = strtol(port, &end, 10);
+        if (*end || v < 1 || v > 65535 || port[0] == '-' || port[0] == '+')
+            return false;
+        r->port = (int)v;
     }
     return true;
 }
@@ -78,9 +121,80 @@ static lct_status conn_fail(const redis_store *r, const redisContext *c,
     else if (c->err == REDIS_ERR_TIMEOUT)
         e = ETIMEDOUT;
 #endif
+    /* a blocking read past its timeout fails with EAGAIN */
+    if (e == EAGAIN || e == EWOULDBLOCK) {
+        e = ETIMEDOUT;
+        return lct__fail(err, LCT_ERR_SYS, e, 0,
+                         "redis://%s:%d: %s: no answer within --timeout "
+                         "(%.1f s)",
+                         r->host, r->port, doing,
+                         (double)r->timeout.tv_sec +
+                             (double)r->timeout.tv_usec / 1e6);
+    }
     const char *why = c && c->errstr[0] ? c->errstr : strerror(e ? e : EIO);
     return lct__fail(err, e ? LCT_ERR_SYS : LCT_ERR_BACKEND, e, 0,
                      "redis://%s:%d: %s: %s", r->host, r->port, doing, why);
+}
+
+/* A reply to a set-up command: LCT_OK when it is the status wanted,
+ * else the message (the password is never in it). */
+static lct_status expect_status(const redis_store *r, redisContext *c,
+                                redisReply *reply, const char *doing,
+                                const char *want, lct_error *err)
+{
+    lct_status st = LCT_OK;
+    if (!reply) {
+        st = c->err == REDIS_ERR_PROTOCOL
+                 ? lct__fail(err, LCT_ERR_BACKEND, 0, 0,
+                             "redis://%s:%d: %s: %s: is this a redis "
+                             "server?",
+                             r->host, r->port, doing, c->errstr)
+                 : conn_fail(r, c, errno, doing, err);
+    } else if (reply->type == REDIS_REPLY_ERROR &&
+               strncmp(reply->str, "NOAUTH", 6) == 0) {
+        st = lct__fail(err, LCT_ERR_BACKEND, 0, 0,
+                       "redis://%s:%d: the server wants a password: give "
+                       "redis://:PASSWORD@HOST:PORT (or USER:PASSWORD@ for "
+                       "an ACL user)",
+                       r->host, r->port);
+    } else if (reply->type == REDIS_REPLY_ERROR) {
+        st = lct__fail(err, LCT_ERR_BACKEND, 0, 0, "redis://%s:%d: %s: %.200s",
+                       r->host, r->port, doing, reply->str);
+    } else if (reply->type != REDIS_REPLY_STATUS ||
+               strcmp(reply->str, want) != 0) {
+        st = lct__fail(err, LCT_ERR_BACKEND, 0, 0,
+                       "redis://%s:%d: %s: not the +%s redis answers: is "
+                       "this a redis server?",
+                       r->host, r->port, doing, want);
+    }
+    if (reply)
+        freeReplyObject(reply);
+    return st;
+}
+
+/* AUTH and SELECT as the URI asks, then PING: a server that is not redis
+ * (or wants a password) is told apart from one that is, at the start. */
+static lct_status set_up(const redis_store *r, redisContext *c,
+                         lct_error *err)
+{
+    lct_status st = LCT_OK;
+    if (r->auth)
+        st = expect_status(r, c,
+                           r->user[0] ? redisCommand(c, "AUTH %s %s", r->user,
+                                                     r->password)
+                                      : redisCommand(c, "AUTH %s",
+                                                     r->password),
+                           "AUTH", "OK", err);
+    if (st == LCT_OK && r->db) {
+        char doing[32];
+        snprintf(doing, sizeof doing, "SELECT %ld", r->db);
+        st = expect_status(r, c, redisCommand(c, "SELECT %ld", r->db), doing,
+                           "OK", err);
+    }
+    if (st == LCT_OK)
+        st = expect_status(r, c, redisCommand(c, "PING"), "PING", "PONG",
+                           err);
+    return st;
 }
 
 static lct_status connect_one(redis_store *r, redis_conn *k, lct_error *err)
@@ -95,6 +209,11 @@ static lct_status connect_one(redis_store *r, redis_conn *k, lct_error *err)
         return st;
     }
     redisSetTimeout(c, r->timeout);
+    lct_status st = set_up(r, c, err);
+    if (st != LCT_OK) {
+        redisFree(c);
+        return st;
+    }
     k->c = c;
     return LCT_OK;
 }
@@ -234,9 +353,14 @@ static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     if (!arg || !parse_address(arg, r)) {
         free(r);
+        bool secret = arg && strchr(arg, '@');
         return lct__fail(err, LCT_ERR_INVALID, 0, 0,
-                         "redis URI wants redis://HOST:PORT, got 'redis:%s'",
-                         arg ? arg : "");
+                         "redis URI wants redis://[[USER]:PASSWORD@]HOST"
+                         "[:PORT][/DB], got %s%s%s",
+                         secret ? "one that does not parse (not shown: it "
+                                  "may hold a password)"
+                                : "'redis:",
+                         secret ? "" : arg ? arg : "", secret ? "" : "'");
     }
     double t = cfg && cfg->timeout > 0 ? cfg->timeout : 2.0;
     r->timeout.tv_sec = (time_t)t;

@@ -3,6 +3,8 @@ misbehaves, for lct replay's tests (no real server does these):
 
   fake_redis.py PORT endless   SCAN's cursor never comes back to 0
   fake_redis.py PORT slow      each SCAN page takes 0.3 s, for ever
+  fake_redis.py PORT http      not redis at all: an HTTP 400 to anything
+  fake_redis.py PORT mute      answers PING, then never a SET, EXISTS or GET
 
 It prints "ready" once listening and serves until killed."""
 import socket
@@ -30,7 +32,13 @@ def serve(conn, mode):
     f = conn.makefile("rb")
     for args in commands(f):
         name = args[0].upper() if args else b""
-        if name == b"DBSIZE":
+        if mode == "http":
+            out = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"
+        elif mode == "mute" and name not in (b"PING", b"DBSIZE", b"SCAN"):
+            continue
+        elif name == b"PING":
+            out = b"+PONG\r\n"
+        elif name == b"DBSIZE":
             out = b":3\r\n"
         elif name == b"SCAN":
             if mode == "slow":
