@@ -44,6 +44,12 @@ hits() { sed -n 's/^  "hits": \([0-9]*\),$/\1/p' "$1"; }
     >"$tmp/threads.json" || fail "threaded redis replay failed"
 [ "$(hits "$tmp/threads.json")" = "$(hits "$tmp/mem.json")" ] ||
     fail "2 workers: hits $(hits "$tmp/threads.json") != mem's $(hits "$tmp/mem.json")"
+# The banner names operations (handed to the backend) and commands (on
+# the wire) apart.
+"$lct" replay -q --speed 0 --connections 2 --pipeline 8 --value-bytes 4096 \
+    --backend "redis://127.0.0.1:$port" "$sample" | head -n 1 |
+    grep -q 'operations outstanding [0-9]*, 1 worker; commands on the wire at most 8 a connection, 2 connections a worker$' ||
+    fail "the banner does not tell operations from commands"
 # One worker, four connections with 16 commands outstanding on each (the
 # connections answer independently): the same hits.
 "$lct" replay -q --speed 0 --connections 4 --pipeline 16 \

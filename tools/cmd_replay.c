@@ -63,7 +63,7 @@ static void help(void)
         "  --speed S            1 as recorded (default), 2 twice as fast,\n"
         "                       0 as fast as the backend allows (0, or\n"
         "                       0.001 to 1000000)\n"
-        "  -c N                 operations in flight at most (default 1, or\n"
+        "  -c N                 operations outstanding at most (default 1, or\n"
         "                       what --pipeline and --connections keep busy)\n"
         "  --workers N          threads (default: N, or 1 with --pipeline)\n"
         "  --pipeline P         redis: commands a connection has outstanding\n"
@@ -264,6 +264,10 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
                          "mem:CAPACITY, dir:PATH and redis://HOST:PORT",
                          err.message);
     out->backend = shown_uri(uri);
+    if (strcmp(ops->name, "redis") == 0) {
+        out->wire_pipeline = o->cfg.pipeline ? o->cfg.pipeline : 1;
+        out->wire_connections = o->cfg.connections ? o->cfg.connections : 1;
+    }
     out->file = file;
     out->opts = o->run;
     lct_backend_config cfg = o->cfg;

@@ -17,6 +17,9 @@ typedef struct replay_run {
     lct_replay_options opts;
     lct_replay_report report;
     bool interrupted;
+    /* redis: commands a connection keeps outstanding, connections a
+     * worker has (0: not a pipelining backend) */
+    unsigned wire_pipeline, wire_connections;
 } replay_run;
 
 /* Hit ratio over every reference whose outcome is known (lookups, and

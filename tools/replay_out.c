@@ -61,7 +61,7 @@ static void print_extras(FILE *f, const lct_replay_report *r)
     if (r->fills)
         fprintf(f, "stores on a miss (--fill-on-miss): %" PRIu64 "\n",
                 r->fills);
-    fprintf(f, "in flight at most: %" PRIu64 " (%u worker%s)\n",
+    fprintf(f, "operations outstanding at most: %" PRIu64 " (%u worker%s)\n",
             r->inflight_max, r->workers, r->workers == 1 ? "" : "s");
     fprintf(f, "causal waits: %" PRIu64 ", %.3f ms in all, max %.3f ms\n",
             r->causal.count, r->causal.total * 1e3, r->causal.max * 1e3);
@@ -115,9 +115,17 @@ void replay_print_table(FILE *f, const replay_run *run)
         fprintf(f, " at speed %g", run->opts.speed);
     else
         fprintf(f, " as fast as it goes");
-    fprintf(f, ", in flight %u, %u worker%s\n",
+    /* Operations are what the engine hands the backend; commands are
+     * what a pipelining backend has sent and not yet had answered. */
+    fprintf(f, ", operations outstanding %u, %u worker%s",
             run->opts.inflight ? run->opts.inflight : 1, run->report.workers,
             run->report.workers == 1 ? "" : "s");
+    if (run->wire_pipeline)
+        fprintf(f, "; commands on the wire at most %u a connection, %u "
+                "connection%s a worker",
+                run->wire_pipeline, run->wire_connections,
+                run->wire_connections == 1 ? "" : "s");
+    fputc('\n', f);
     fprintf(f, "records: %" PRIu64 " read, %" PRIu64
             " gave operations; %.3f s\n", r->records, r->records_issued,
             r->duration);
