@@ -461,6 +461,37 @@ Test(replay, backend_uris)
                  LCT_ERR_INVALID);
 }
 
+/* A full mem: store copies into evicted keys' buffers: what a load
+ * returns is still the last bytes stored under that key, whatever sizes
+ * came and went before (a buffer twice too big is not reused). */
+Test(replay, mem_reused_buffers_hold_each_keys_own_bytes)
+{
+    const lct_backend_ops *mem = lct_backend_mem();
+    void *state = NULL;
+    lct_error err;
+    lct_backend_config cfg = {.workers = 1};
+    cr_assert_eq(mem->open("2", &cfg, &state, &err), LCT_OK);
+    static const size_t sizes[] = {1000, 1000, 600, 3000, 1000, 400, 0, 999};
+    unsigned char data[3000], got[3000];
+    for (unsigned i = 0; i < 40; i++) {
+        size_t len = sizes[i % 8];
+        lct_backend_key k = {.id = 100 + i % 5};
+        memset(data, (int)(i + 1), sizeof data);
+        int replaced;
+        cr_assert_eq(mem->store(state, 0, &k, data, len, &replaced, &err),
+                     LCT_OK);
+        size_t n;
+        bool present;
+        memset(got, 0, sizeof got);
+        cr_assert_eq(mem->load(state, 0, &k, got, sizeof got, &n, &present,
+                               &err), LCT_OK);
+        cr_assert(present);
+        cr_assert_eq(n, len, "store %u: %zu bytes back of %zu", i, n, len);
+        cr_assert_eq(memcmp(got, data, len), 0, "store %u: other bytes", i);
+    }
+    mem->close(state);
+}
+
 /* mem: refuses at open what memory cannot hold, and says why in bytes;
  * 64 keys of 1 KiB are fine whatever the machine. */
 Test(replay, mem_refuses_a_capacity_memory_cannot_hold)
