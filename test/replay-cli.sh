@@ -189,6 +189,7 @@ for cap in "mem:64T" "mem:1000 --value-bytes 1G"; do
 done
 if ! grep -q __asan_init "$lct"; then
     "$lct" gen -n 400 "$tmp/big.lct" || fail "gen"
+    # shellcheck disable=SC3045 # dash, Debian's sh, has ulimit -v
     (ulimit -v 1500000
      "$lct" replay -q --speed 0 --backend mem:1000 --max-errors 1 \
          --output-dir "$tmp/budget" "$tmp/big.lct" >/dev/null)
