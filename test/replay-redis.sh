@@ -136,6 +136,8 @@ grep -q '"errors_by_kind": {' "$tmp/killed/trace_replay_summary.json" ||
 # earlier run's keys gives up in bounded pages, says so, exit 1.  One
 # that pages slowly for ever is given up on SIGTERM.
 fake() { # fake MODE: a misbehaving server on $port
+    # the last fake's "ready" must not be read before this one's truncation
+    rm -f "$tmp/fake.out"
     ${PYTHON:-python3} "$LCT_SRCDIR/test/support/fake_redis.py" "$port" "$1" \
         >"$tmp/fake.out" 2>&1 &
     pid=$!
