@@ -3,6 +3,11 @@
  * calls (the library's replay engine) and report latency, schedule lag,
  * throughput and hit ratio, in LMCache's replay files as well; or two
  * backends side by side (--compare).
+ *
+ * Long because the options, their usage checks, the one-backend run and
+ * the --compare run (its output directories, the URIs as reports show
+ * them) share replay_opts and run_backend; split, each piece would call
+ * back into this file.
  */
 #include "replay.h"
 #include "tool.h"
