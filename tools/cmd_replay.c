@@ -229,8 +229,9 @@ static void say_failure(const lct_error *err)
 }
 
 /* The URI as reports show it: a password (redis://USER:PASSWORD@...)
- * as "***", so a report or a banner can be shared.  Kept until exit. */
-static char *shown_kept[8]; /* reachable, so not a leak */
+ * as "***", so a report or a banner can be shared.  Kept until exit;
+ * asked once for each backend, at most two. */
+static char *shown_kept[2]; /* reachable, so not a leak */
 static unsigned shown_nkept;
 
 static const char *shown_uri(const char *uri)
@@ -249,16 +250,25 @@ static const char *shown_uri(const char *uri)
     memcpy(s, uri, head);
     strcpy(s + head, "***");
     strcpy(s + head + 3, at);
-    if (shown_nkept < 8) /* --compare asks for each URI twice */
+    if (shown_nkept < 2)
         shown_kept[shown_nkept++] = s;
     return s;
 }
 
-/* Open the backend a URI names, replay the inputs on it, close it.  False
- * (after a message) when the backend could not be opened or the run
- * failed. */
+/* A run of backend uri not yet made: what its reports say if it never
+ * is (an interrupted --compare's B), and what run_backend starts from. */
+static void run_init(replay_run *run, const replay_opts *o, const char *uri)
+{
+    *run = (replay_run){.backend = shown_uri(uri), .file = o->trace,
+                        .opts = o->run};
+    run->report.partial = true; /* until the run fills the report */
+}
+
+/* Open the backend a URI names, replay the inputs on it into out (made
+ * by run_init), close it.  False (after a message) when the backend
+ * could not be opened or the run failed. */
 static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
-                        const char *file, bool quiet, replay_run *out)
+                        bool quiet, replay_run *out)
 {
     const lct_backend_ops *extra[] = {lct_backend_redis()};
     const lct_backend_ops *ops;
@@ -268,13 +278,10 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
         tool_usage_error("replay", "%s: the backends are null, "
                          "mem:CAPACITY, dir:PATH and redis://HOST:PORT",
                          err.message);
-    out->backend = shown_uri(uri);
     if (strcmp(ops->name, "redis") == 0) {
         out->wire_pipeline = o->cfg.pipeline ? o->cfg.pipeline : 1;
         out->wire_connections = o->cfg.connections ? o->cfg.connections : 1;
     }
-    out->file = file;
-    out->opts = o->run;
     lct_backend_config cfg = o->cfg;
     cfg.workers = lct_replay_workers(&o->run);
     cfg.value_bytes = o->run.value_bytes;
@@ -398,8 +405,9 @@ static int replay_one(replay_opts *o, tool_inputs *in, const tool_args *a)
         o->run.on_op = on_op_jsonl;
         o->run.on_op_ctx = jf;
     }
-    replay_run run = {0};
-    bool ok = run_backend(o, o->backend, in, o->trace, a->quiet, &run);
+    replay_run run;
+    run_init(&run, o, o->backend);
+    bool ok = run_backend(o, o->backend, in, a->quiet, &run);
     if (jout && !tool_output_finish("replay", jout, jf))
         ok = false;
     if (!ok)
@@ -438,7 +446,7 @@ static void compare_dir(char *out, size_t size, const char *dir, int which,
 static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
                           const tool_args *a)
 {
-    replay_run runs[2] = {{0}};
+    replay_run runs[2];
     const char *uris[2] = {o->compare, b};
     char dirs[2][4096];
     if (o->output_dir) {
@@ -451,18 +459,14 @@ static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
         }
     }
     /* Ctrl-C during A leaves B unrun: reported, empty and partial. */
-    for (int i = 0; i < 2; i++) {
-        runs[i].backend = shown_uri(uris[i]);
-        runs[i].file = o->trace;
-        runs[i].opts = o->run;
-        runs[i].report.partial = true;
-    }
+    for (int i = 0; i < 2; i++)
+        run_init(&runs[i], o, uris[i]);
     for (int i = 0; i < 2; i++) {
         if (i && in->merge)
             lct_merge_rewind(in->merge);
         else if (i)
             lct_reader_rewind(in->r);
-        if (!run_backend(o, uris[i], in, o->trace, a->quiet, &runs[i]))
+        if (!run_backend(o, uris[i], in, a->quiet, &runs[i]))
             return EXIT_REFUSED;
         if (tool_interrupted)
             break;

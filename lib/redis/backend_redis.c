@@ -1,10 +1,9 @@
 /*
  * backend_redis.c - "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]" through
- * hiredis: one blocking
- * connection per worker, opened at the start (so an unreachable server
- * fails the run at once, naming the address), commands one at a time or
- * pipelined, and every failure turned into an lct_error that names the
- * server and says what hiredis said.
+ * hiredis: one blocking connection per worker, opened at the start (so an
+ * unreachable server fails the run at once, naming the address), commands
+ * one at a time or pipelined, and every failure turned into an lct_error
+ * that names the server and says what hiredis said.
  *
  * Long because the connections, their pipeline windows and the clean-up
  * at open share the connection state and its error words.

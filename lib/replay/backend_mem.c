@@ -226,12 +226,12 @@ static lct_status mem_open(const char *arg, const lct_backend_config *cfg,
     }
     m->available = memory_available();
     m->budget = m->available / 5 * 4;
-    uint64_t need = m->capacity;
+    /* What the capacity holds at most, when that is known at open */
+    uint64_t each = cfg ? cfg->value_bytes : 0, need = m->capacity;
     if (!m->by_bytes)
-        need = cfg && cfg->value_bytes && m->capacity <= UINT64_MAX /
-                                                             cfg->value_bytes
-                   ? m->capacity * cfg->value_bytes
-                   : cfg && cfg->value_bytes ? UINT64_MAX : 0;
+        need = each == 0                        ? 0
+               : m->capacity > UINT64_MAX / each ? UINT64_MAX
+                                                 : m->capacity * each;
     if (need > m->budget) {
         char what[96];
         if (m->by_bytes)
@@ -239,7 +239,7 @@ static lct_status mem_open(const char *arg, const lct_backend_config *cfg,
         else
             snprintf(what, sizeof what,
                      "%" PRIu64 " keys x %" PRIu64 " bytes = %.1f GiB",
-                     m->capacity, cfg->value_bytes, gib(need));
+                     m->capacity, each, gib(need));
         lct__fail(err, LCT_ERR_RANGE, 0, 0,
                   "mem:%s would hold %s, more than the %.1f GiB it may "
                   "(4/5 of the %.1f GiB available): give at most mem:%" PRIu64
