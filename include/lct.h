@@ -1545,6 +1545,21 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
  */
 lct_status lct_refs_end_call(lct_refs *refs, unsigned keys_per_position);
 
+/** Kv ranks a call may have that lct_kv_ranks tells apart. */
+#define LCT_KV_RANKS_MAX 64
+
+/** A call's distinct kv ranks, noted as its keys come: lct_kv_ranks_count
+ *  is the keys_per_position that lct_refs_end_call and lct_sim_end_call
+ *  take (a chunk position is a key per kv rank).  Start each call from
+ *  {0}; ranks past LCT_KV_RANKS_MAX distinct ones are not counted. */
+typedef struct lct_kv_ranks {
+    int64_t rank[LCT_KV_RANKS_MAX];
+    unsigned n;
+} lct_kv_ranks;
+void lct_kv_ranks_add(lct_kv_ranks *ranks, int64_t kv_rank);
+/** The distinct ranks noted, or 1 when none were. */
+unsigned lct_kv_ranks_count(const lct_kv_ranks *ranks);
+
 /**
  * Gather for SHARDS curves only (before the first lct_refs_add): from now
  * on a reference is kept only when one of @p samples samples at @p rate,

@@ -845,6 +845,23 @@ Test(mrc, prefix_curve_equals_a_brute_force_lru_at_every_capacity)
     }
 }
 
+/* A call's keys per chunk position are its distinct kv ranks: repeats
+ * count once, a call with none counts 1, and past the maximum the rest
+ * are not counted. */
+Test(mrc, kv_ranks_count_each_rank_once)
+{
+    lct_kv_ranks ranks = {0};
+    cr_expect_eq(lct_kv_ranks_count(&ranks), 1u);
+    static const int64_t seen[] = {0, 1, 0, 1, -3, 1, 0};
+    for (size_t i = 0; i < sizeof seen / sizeof *seen; i++)
+        lct_kv_ranks_add(&ranks, seen[i]);
+    cr_expect_eq(lct_kv_ranks_count(&ranks), 3u);
+    ranks = (lct_kv_ranks){0};
+    for (int64_t r = 0; r < LCT_KV_RANKS_MAX + 10; r++)
+        lct_kv_ranks_add(&ranks, r);
+    cr_expect_eq(lct_kv_ranks_count(&ranks), (unsigned)LCT_KV_RANKS_MAX);
+}
+
 Test(mrc, prefix_rule_on_lookups_alone_is_lmcache_simulators)
 {
     calls c = call_stream(500, 50, 7);

@@ -370,17 +370,16 @@ typedef struct feed {
     lct_sim *sim;
     uint64_t idx;
     bool open, failed;
-    int64_t ranks[64];
-    unsigned nranks;
+    lct_kv_ranks ranks;
 } feed;
 
 static void feed_end(feed *f)
 {
-    if (f->open && lct_sim_end_call(f->sim, f->nranks ? f->nranks : 1) !=
-                       LCT_OK)
+    if (f->open &&
+        lct_sim_end_call(f->sim, lct_kv_ranks_count(&f->ranks)) != LCT_OK)
         f->failed = true;
     f->open = false;
-    f->nranks = 0;
+    f->ranks.n = 0;
 }
 
 static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
@@ -393,11 +392,7 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
         feed_end(f);
     f->open = true;
     f->idx = idx;
-    unsigned i = 0;
-    while (i < f->nranks && f->ranks[i] != key->kv_rank)
-        i++;
-    if (i == f->nranks && f->nranks < 64)
-        f->ranks[f->nranks++] = key->kv_rank;
+    lct_kv_ranks_add(&f->ranks, key->kv_rank);
     if (lct_sim_add(f->sim, lct_object_key_hash(key), bytes, rec->t_mono,
                     op == TOOL_KEY_READ) != LCT_OK)
         f->failed = true;

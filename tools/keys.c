@@ -256,21 +256,10 @@ typedef struct keys_lane {
     uint64_t unread; /* as tool_keyops's */
     char unread_tag[64];
     uint64_t idx; /* records seen: their numbers, when one thread reads */
-    /* The kv ranks of the record's keys so far (up to 64), for its chunk
-     * positions under the prefix rule. */
-    int64_t ranks[64];
-    unsigned nranks;
+    /* The kv ranks of the record's keys so far, for its chunk positions
+     * under the prefix rule. */
+    lct_kv_ranks ranks;
 } keys_lane;
-
-/* Note a key's kv rank among the record's. */
-static void note_rank(keys_lane *l, int64_t rank)
-{
-    for (unsigned i = 0; i < l->nranks; i++)
-        if (l->ranks[i] == rank)
-            return;
-    if (l->nranks < sizeof l->ranks / sizeof *l->ranks)
-        l->ranks[l->nranks++] = rank;
-}
 
 static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
                     tool_key_op op, const lct_object_key *key, uint64_t bytes)
@@ -278,7 +267,7 @@ static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
     (void)idx;
     keys_lane *l = ctx;
     if (shared.ops->calls)
-        note_rank(l, key->kv_rank);
+        lct_kv_ranks_add(&l->ranks, key->kv_rank);
     if (lct_refs_add(l->refs, lct_object_key_hash(key), bytes, rec->t_mono,
                      op == TOOL_KEY_READ) == LCT_OK)
         return 0;
@@ -306,13 +295,13 @@ static int lane_record(void *state, const lct_record *rec)
                               l->hits + o->read.n + o->write.n);
     if (op == TOOL_KEY_NONE)
         return 0;
-    l->nranks = 0;
+    l->ranks.n = 0;
     long given = record_keys(shared.inputs->current, rec, 0, op, shared.cmd,
                              lane_key, l);
     if (given == 0)
         note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
     if (given > 0 && o->calls &&
-        lct_refs_end_call(l->refs, l->nranks ? l->nranks : 1) != LCT_OK)
+        lct_refs_end_call(l->refs, lct_kv_ranks_count(&l->ranks)) != LCT_OK)
         l->failed = true;
     return given < 0 || l->failed ? 1 : 0;
 }

@@ -138,6 +138,20 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
     return LCT_OK;
 }
 
+void lct_kv_ranks_add(lct_kv_ranks *ranks, int64_t kv_rank)
+{
+    for (unsigned i = 0; i < ranks->n; i++)
+        if (ranks->rank[i] == kv_rank)
+            return;
+    if (ranks->n < LCT_KV_RANKS_MAX)
+        ranks->rank[ranks->n++] = kv_rank;
+}
+
+unsigned lct_kv_ranks_count(const lct_kv_ranks *ranks)
+{
+    return ranks->n ? ranks->n : 1;
+}
+
 lct_status lct_refs_end_call(lct_refs *refs, unsigned keys_per_position)
 {
     if (!refs || keys_per_position == 0)

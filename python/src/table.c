@@ -665,23 +665,12 @@ typedef struct keywalk {
     progress_cell progress;
     bool calls;             /* mrc's prefix rule: each record ends a call */
     bool lookups_only;      /* mrc: write calls give no references */
-    int64_t ranks[64];      /* the record's kv ranks so far (up to 64) */
-    unsigned nranks;
+    lct_kv_ranks ranks;     /* the record's kv ranks so far */
     lct_refs *refs;         /* for mrc: the references instead of rows */
     lct_sim *sim;           /* for sim: fed instead, a record a call */
     bool failed;
     char error[LCT_ERROR_MESSAGE_SIZE + 64];
 } keywalk;
-
-/* Note a key's kv rank among its record's. */
-static void note_rank(keywalk *w, int64_t rank)
-{
-    for (unsigned i = 0; i < w->nranks; i++)
-        if (w->ranks[i] == rank)
-            return;
-    if (w->nranks < sizeof w->ranks / sizeof *w->ranks)
-        w->ranks[w->nranks++] = rank;
-}
 
 /* The op of a call (0 read, 1 write, else its qualname's id), or -1. */
 static long op_of(keywalk *w, const lct_record *rec)
@@ -710,7 +699,7 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         return true;
     if (op < -1)
         return false;
-    w->nranks = 0;
+    w->ranks.n = 0;
     lct_key_iter it;
     lct_error err;
     lct_object_key key;
@@ -724,7 +713,7 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         if (w->sim) {
             if (op > 1)
                 continue;
-            note_rank(w, key.kv_rank);
+            lct_kv_ranks_add(&w->ranks, key.kv_rank);
             if (lct_sim_add(w->sim, id, bytes, rec->t_mono, op == 0) !=
                 LCT_OK)
                 return false;
@@ -733,7 +722,7 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         if (w->refs) {
             if (op > 1)
                 continue;
-            note_rank(w, key.kv_rank);
+            lct_kv_ranks_add(&w->ranks, key.kv_rank);
             if (lct_refs_add(w->refs, id, bytes, rec->t_mono, op == 0) !=
                 LCT_OK)
                 return false;
@@ -756,9 +745,10 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
     }
     /* The record's keys are one call, chunk positions of its kv ranks. */
     if (w->sim && op <= 1)
-        return lct_sim_end_call(w->sim, w->nranks ? w->nranks : 1) == LCT_OK;
+        return lct_sim_end_call(w->sim, lct_kv_ranks_count(&w->ranks)) ==
+               LCT_OK;
     return !(w->refs && w->calls && op <= 1) ||
-           lct_refs_end_call(w->refs, w->nranks ? w->nranks : 1) == LCT_OK;
+           lct_refs_end_call(w->refs, lct_kv_ranks_count(&w->ranks)) == LCT_OK;
 }
 
 /* The key references of one byte range (lct.dask), record numbers from
