@@ -1468,6 +1468,13 @@ typedef struct lct_key_iter {
     bool has_layout;
     uint64_t layout_bytes;     /* its bytes (0: none, or not computable) */
     uint32_t index;            /**< position of the next key in its list */
+    /* What submit_prefetch_task was told to do with the keys, as
+     * recorded (flat arguments, the PrefetchRequestSpec or the
+     * PrefetchTaskSpec's fetching_policy); empty when absent, which
+     * LMCache reads as its defaults, PREFIX and LOOKUP. */
+    lct_str policy;            /**< TrimPolicy or fetching_policy name */
+    lct_str mode;              /**< PrefetchMode name */
+    bool skip_l2;              /**< the skip_l2 argument, false if absent */
 } lct_key_iter;
 
 /**
@@ -1913,7 +1920,20 @@ lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
  *   - `...finish_write` (keys): each noted key is STOREd with its bytes
  *     (a finish of a key never reserved is counted, not issued);
  *   - `...submit_prefetch_task` (keys, a PrefetchRequestSpec or a
- *     PrefetchTaskSpec): each key is LOOKed UP, and LOADed when present;
+ *     PrefetchTaskSpec): each key is LOOKed UP; when the call's lookups
+ *     have all answered, the keys its rule keeps are LOADed, as
+ *     LMCache's StorageManager plans its L2 loads: under TrimPolicy
+ *     PREFIX (the default, and fetching_policy "prefix") every key of
+ *     the chunks before the first chunk with a key not found (a key's
+ *     chunk is its place among the call's keys of its kv rank and
+ *     object group), under any other policy every found key; with
+ *     skip_l2 nothing is issued (the call is counted in calls_skip_l2);
+ *     PrefetchMode WARM asks every key of the backend, L1 or not;
+ *   - with an L1 (lct_replay_options.l1_capacity) a lookup's leading
+ *     run of keys in L1 is served there and only its keys from L1's
+ *     first miss on are looked up; every store is written through; L1
+ *     is the model of lct_refs_behind_l1, so the backend sees the
+ *     stream whose curve `lct mrc --l1` draws;
  *   - every other call is counted per qualname, not issued.
  *
  * Operations are paced from t_mono (the pacer's rule: never early) and
@@ -2066,6 +2086,10 @@ typedef struct lct_replay_options {
     /** Called from the reading thread about every 4096 records. */
     void (*progress)(void *ctx, uint64_t records, uint64_t offset);
     void *progress_ctx;
+    /** Above 0: an LRU L1 of this many keys (bytes with l1_in_bytes) in
+     *  front of the backend, as the mapping above says. */
+    uint64_t l1_capacity;
+    bool l1_in_bytes;
 } lct_replay_options;
 
 /** Threads a run uses at most. */
@@ -2107,6 +2131,20 @@ typedef struct lct_replay_report {
     bool paced;
     lct_replay_dist causal; /**< waits for the key's operation before */
     uint64_t lookups, hits; /**< lookups that found the key */
+    uint64_t kept;          /**< found keys the calls' rules kept, and
+                                 loaded: kept / lookups is the backend's
+                                 hit ratio under the prefix rule */
+    uint64_t chunks, chunks_hit; /**< the chunks of the keys looked up
+                                 (per call, from its first to its last);
+                                 those before each call's first chunk with
+                                 a key not found: chunks_hit / chunks is
+                                 the backend's token hit ratio under the
+                                 prefix rule, whatever the calls' policy */
+    uint64_t calls_skip_l2; /**< prefetch calls with skip_l2: none issued */
+    uint64_t calls_sparse;  /**< prefetch calls under a policy not PREFIX */
+    uint64_t calls_warm;    /**< prefetch calls in PrefetchMode WARM */
+    bool has_l1;            /**< an L1 was in front: */
+    lct_l1_stats l1;        /**< what it did */
     uint64_t loads_missing; /**< loads of a key gone since its lookup */
     uint64_t corrupt;       /**< loads whose bytes were not the stored ones */
     uint64_t stores_known, stores_replaced; /**< stores that said whether

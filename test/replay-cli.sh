@@ -198,4 +198,42 @@ if ! grep -q __asan_init "$lct"; then
         "$tmp/budget/trace_replay_summary.json" ||
         fail "mem:1000 past the budget: no ENOMEM with the arithmetic"
 fi
-echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage"
+# 13. --l1: the backend behind it hits as lct mrc --l1's curve says at
+# each L2 capacity (token hit ratio: the prefix rule over chunks); the
+# banner says which model runs; a capacity of 0 or none is usage (2).
+"$lct" mrc -q --l1 64 --json "$sample" >"$tmp/l1.json" || fail "mrc --l1"
+py 'import json, sys
+for p in json.load(open(sys.argv[1]))["curve"][2:7]:
+    print(p["keys"], repr(p["token_hit_ratio"]))' "$tmp/l1.json" \
+    >"$tmp/l1points"
+[ "$(wc -l <"$tmp/l1points")" -eq 5 ] || fail "too few --l1 curve points"
+while read -r keys want; do
+    "$lct" replay -q --speed 0 --backend "mem:$keys" --l1 64 --value-bytes 64 \
+        --store-at reserve --fill-on-miss --json "$sample" >"$tmp/r.json" ||
+        fail "replay --l1 64 mem:$keys"
+    py 'import json, sys
+d = json.load(open(sys.argv[1]))
+got, want = d["token_hit_ratio"], float(sys.argv[2])
+assert d["l1"]["keys_to_backend"] == d["lookups"], d["l1"]
+sys.exit(0 if abs(got - want) < 1e-12 else
+         "--l1 64 mem:%s token hit ratio %r, lct mrc --l1 %r"
+         % (sys.argv[3], got, want))' "$tmp/r.json" "$want" "$keys" ||
+        fail "--l1 token hit ratios differ"
+done <"$tmp/l1points"
+"$lct" replay --speed 0 --backend null --l1 16G "$sample" >"$tmp/l1.txt" ||
+    fail "replay --l1 16G"
+grep -q '^an L1 of 17179869184 bytes in front' "$tmp/l1.txt" ||
+    fail "no L1 banner: $(head -3 "$tmp/l1.txt")"
+grep -q '^L1 of 17179869184 bytes: served' "$tmp/l1.txt" || fail "no L1 line"
+"$lct" replay --speed 0 --backend null "$sample" >"$tmp/nol1.txt" ||
+    fail "replay null"
+grep -q '^no L1: every lookup reaches the backend' "$tmp/nol1.txt" ||
+    fail "no 'no L1' banner"
+grep -q 'prefix rule: [0-9]* of [0-9]* chunks hit' "$tmp/nol1.txt" ||
+    fail "no prefix-rule line"
+for bad in 0 x ""; do
+    "$lct" replay -q --speed 0 --backend null --l1 "$bad" "$sample" \
+        >/dev/null 2>&1
+    [ $? -eq 2 ] || fail "--l1 '$bad' should be a usage error (2)"
+done
+echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage, --l1"

@@ -32,7 +32,7 @@ enum {
     OPT_BACKEND = 300, OPT_SPEED, OPT_WORKERS, OPT_PIPELINE, OPT_VALUE_BYTES,
     OPT_SCALE, OPT_FSYNC, OPT_DIRECT, OPT_KEEP, OPT_TIMEOUT, OPT_FILL,
     OPT_STORE_AT, OPT_MAX_ERRORS, OPT_OUTPUT_DIR, OPT_JSONL_OUT, OPT_COMPARE,
-    OPT_CONNECTIONS
+    OPT_CONNECTIONS, OPT_L1
 };
 
 typedef struct replay_opts {
@@ -51,8 +51,12 @@ static void help(void)
         "\n"
         "Replay the trace's storage calls against a backend: a finish_write\n"
         "stores its keys (with the bytes their reserve_write's layout gives),\n"
-        "a submit_prefetch_task looks its keys up and loads those found;\n"
-        "other calls are counted, not issued. Prints per-operation latency\n"
+        "a submit_prefetch_task looks its keys up and then loads those its\n"
+        "policy keeps, as LMCache does (PREFIX, the default: the chunks before\n"
+        "the first chunk with a key not found; SPARSE: every found key;\n"
+        "skip_l2: nothing); other calls are counted, not issued. With --l1\n"
+        "the backend is an L2: an L1 serves each lookup's leading run of its\n"
+        "keys and stores are written through. Prints per-operation latency\n"
         "(count, errors, mean, p50, p90, p99, min, max in ms), throughput,\n"
         "schedule lag, hit ratio, in-flight high-water mark, causal waits and\n"
         "errors by kind.  Several FILEs (one per server) are merged by\n"
@@ -80,6 +84,8 @@ static void help(void)
         "                       most 1 GiB: heavier keys are stored as 1 GiB)\n"
         "  --store-at reserve   store at reserve_write (default: finish)\n"
         "  --fill-on-miss       a lookup that misses stores the key\n"
+        "  --l1 CAP             an LRU L1 of CAP keys, or bytes (64G), in\n"
+        "                       front of the backend (lct mrc --l1's model)\n"
         "  --fsync, --direct    dir: fsync each file; O_DIRECT\n"
         "  --keep               dir: keep what an earlier run stored\n"
         "  --timeout SECONDS    connect / answer timeout (redis; default 2)\n"
@@ -166,6 +172,12 @@ static void on_option(void *ctx, int c, const char *arg)
         o->cfg.timeout = parse_positive("--timeout", arg);
         break;
     case OPT_FILL: r->fill_on_miss = true; break;
+    case OPT_L1:
+        tool_parse_capacity("replay", "--l1", arg, &r->l1_in_bytes,
+                            &r->l1_capacity);
+        if (r->l1_capacity == 0)
+            tool_usage_error("replay", "--l1 '%s' must be above 0", arg);
+        break;
     case OPT_STORE_AT:
         if (strcmp(arg, "reserve") != 0 && strcmp(arg, "finish") != 0)
             tool_usage_error("replay", "--store-at '%s' is not reserve or "
@@ -523,6 +535,7 @@ int cmd_replay(int argc, char **argv)
         {"keep", no_argument, NULL, OPT_KEEP},
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"fill-on-miss", no_argument, NULL, OPT_FILL},
+        {"l1", required_argument, NULL, OPT_L1},
         {"store-at", required_argument, NULL, OPT_STORE_AT},
         {"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
         {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},

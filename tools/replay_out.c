@@ -51,9 +51,32 @@ static void print_extras(FILE *f, const lct_replay_report *r)
                 r->lag.p50 * 1e3, r->lag.p99 * 1e3, r->lag.max * 1e3);
     else
         fprintf(f, "schedule lag: not paced (--speed 0)\n");
-    if (r->lookups)
+    if (r->lookups) {
         fprintf(f, "lookups: %" PRIu64 ", hits %" PRIu64 " (hit ratio %.4f)\n",
                 r->lookups, r->hits, (double)r->hits / (double)r->lookups);
+        fprintf(f, "loaded by the calls' policies: %" PRIu64 " keys (%.4f of "
+                "the lookups); prefix rule: %" PRIu64 " of %" PRIu64
+                " chunks hit (token hit ratio %.4f)\n", r->kept,
+                (double)r->kept / (double)r->lookups, r->chunks_hit,
+                r->chunks,
+                r->chunks ? (double)r->chunks_hit / (double)r->chunks : 0);
+    }
+    if (r->calls_sparse || r->calls_warm || r->calls_skip_l2)
+        fprintf(f, "prefetch calls: %" PRIu64 " not PREFIX (every found key "
+                "loaded), %" PRIu64 " WARM (every key asked), %" PRIu64
+                " skip_l2 (nothing asked)\n", r->calls_sparse, r->calls_warm,
+                r->calls_skip_l2);
+    if (r->has_l1) {
+        const lct_l1_stats *l1 = &r->l1;
+        fprintf(f, "L1 of %" PRIu64 " %s: served %" PRIu64 " of %" PRIu64
+                " looked-up keys (%.4f) and %" PRIu64 " of %" PRIu64
+                " chunk positions; asked the backend %" PRIu64
+                " keys; wrote %" PRIu64 " stores through\n",
+                l1->capacity, l1->in_bytes ? "bytes" : "keys", l1->keys_hit,
+                l1->keys,
+                l1->keys ? (double)l1->keys_hit / (double)l1->keys : 0,
+                l1->positions_hit, l1->positions, l1->keys_to_l2, l1->writes);
+    }
     double ref = replay_reference_hit_ratio(r);
     if (ref >= 0)
         fprintf(f, "every reference (lookups and stores): hit ratio %.4f\n",
@@ -126,6 +149,13 @@ void replay_print_table(FILE *f, const replay_run *run)
                 run->wire_pipeline, run->wire_connections,
                 run->wire_connections == 1 ? "" : "s");
     fputc('\n', f);
+    if (run->opts.l1_capacity)
+        fprintf(f, "an L1 of %" PRIu64 " %s in front: lookups from its first "
+                "miss on reach the backend; stores are written through\n",
+                run->opts.l1_capacity, run->opts.l1_in_bytes ? "bytes" : "keys");
+    else
+        fprintf(f, "no L1: every lookup reaches the backend; loads follow "
+                "each call's policy (PREFIX: the leading chunks found)\n");
     fprintf(f, "records: %" PRIu64 " read, %" PRIu64
             " gave operations; %.3f s\n", r->records, r->records_issued,
             r->duration);
@@ -298,6 +328,8 @@ static void json_head(jw *w, const replay_run *run)
     jdouble(w, "max_ms", r->causal.max * 1e3);
     jdouble(w, "total_ms", r->causal.total * 1e3);
     jend(w);
+    juint(w, "chunks", r->chunks);
+    juint(w, "chunks_hit", r->chunks_hit);
     jdouble(w, "duration_s", r->duration);
     jkey(w, "errors_by_kind");
     jbegin(w);
@@ -312,6 +344,20 @@ static void json_head(jw *w, const replay_run *run)
     jratio(w, "hit_ratio", (double)r->hits, (double)r->lookups);
     juint(w, "hits", r->hits);
     juint(w, "inflight_max", r->inflight_max);
+    juint(w, "keys_loaded", r->kept);
+    if (r->has_l1) {
+        jkey(w, "l1");
+        jbegin(w);
+        juint(w, "capacity", r->l1.capacity);
+        jstr(w, "capacity_unit", r->l1.in_bytes ? "bytes" : "keys");
+        juint(w, "keys", r->l1.keys);
+        juint(w, "keys_hit", r->l1.keys_hit);
+        juint(w, "keys_to_backend", r->l1.keys_to_l2);
+        juint(w, "positions", r->l1.positions);
+        juint(w, "positions_hit", r->l1.positions_hit);
+        juint(w, "writes", r->l1.writes);
+        jend(w);
+    }
     jkey(w, "lag");
     if (r->paced) {
         jbegin(w);
@@ -335,10 +381,17 @@ static void summary_object(jw *w, const replay_run *run)
     jkey(w, "partial");
     fputs(r->partial ? "true" : "false", w->f);
     jdouble(w, "percentile_error", LCT_REPLAY_HIST_ERROR);
+    jkey(w, "prefetch_calls");
+    jbegin(w);
+    juint(w, "not_prefix", r->calls_sparse);
+    juint(w, "skip_l2", r->calls_skip_l2);
+    juint(w, "warm", r->calls_warm);
+    jend(w);
     juint(w, "records", r->records);
     double ref = replay_reference_hit_ratio(r);
     jratio(w, "reference_hit_ratio", ref, ref >= 0 ? 1 : 0);
     json_throughput(w, r);
+    jratio(w, "token_hit_ratio", (double)r->chunks_hit, (double)r->chunks);
     jstr(w, "trace", run->file);
     jend(w);
 }
@@ -411,6 +464,10 @@ void replay_print_compare(FILE *f, const replay_run *a, const replay_run *b)
     compare_row(f, "lookup hit ratio",
                 x->lookups ? (double)x->hits / (double)x->lookups : 0,
                 y->lookups ? (double)y->hits / (double)y->lookups : 0,
+                w, 4);
+    compare_row(f, "token hit ratio",
+                x->chunks ? (double)x->chunks_hit / (double)x->chunks : 0,
+                y->chunks ? (double)y->chunks_hit / (double)y->chunks : 0,
                 w, 4);
     if (x->paced)
         compare_row(f, "schedule lag p99 (ms)", x->lag.p99 * 1e3,

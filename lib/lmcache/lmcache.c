@@ -697,10 +697,17 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
                              lct_error *err)
 {
     memset(it, 0, sizeof *it);
-    static const char *const names[] = {"keys", "layout_desc"};
-    lct_value f[2], v, array;
+    static const char *const names[] = {"keys", "layout_desc", "policy",
+                                        "mode", "skip_l2"};
+    lct_value f[5], v, array;
     lct_status st;
-    fields_of(rec->args, names, 2, f);
+    fields_of(rec->args, names, 5, f);
+    if (f[2].ptr)
+        enum_name(f[2], &it->policy);
+    if (f[3].ptr)
+        enum_name(f[3], &it->mode);
+    if (f[4].ptr && lct_value_get_bool(f[4], &it->skip_l2) != LCT_OK)
+        it->skip_l2 = false;
     if (f[0].ptr && !lct_value_is_nil(f[0])) {
         if ((st = lct_list_get(f[0], &array, NULL, err)) != LCT_OK)
             return st;
@@ -720,6 +727,8 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
             if ((st = lct_prefetch_task_get(v, &task, err)) != LCT_OK)
                 return st;
             it->from_task = true;
+            if (task.fetching_policy_name.len)
+                it->policy = task.fetching_policy_name;
             it->keys = (lct_iter){0}; /* empty: next() opens the first group */
             return lct_array_iter_init(task.key_groups, &it->groups);
         }
@@ -728,6 +737,10 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
         if ((st = lct_prefetch_spec_get(v, &it->spec, err)) != LCT_OK)
             return st;
         it->from_spec = true;
+        if (it->spec.policy.len)
+            it->policy = it->spec.policy;
+        if (it->spec.mode.len)
+            it->mode = it->spec.mode;
         return lct_array_iter_init(it->spec.keys, &it->keys);
     }
     return LCT_OK;

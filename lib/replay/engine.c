@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,22 +237,83 @@ static void tally_op(lct__engine *e, lct__worker *w, size_t i, uint64_t began,
     }
 }
 
-/* Run slots [0, n): then the loads of lookups that found their key, and
- * (fill_on_miss) the stores of those that did not. */
+/* A lookup of a prefetch call answered: note what it found.  True when
+ * it was the call's last, so the call's loads are due.  (The count is
+ * taken after the found flag is written, so whoever sees it reach 0
+ * sees every flag.) */
+static bool call_answered(const lct__rop *p, const lct_backend_op *op)
+{
+    lct__pcall *c = p->call;
+    bool found = op->status == LCT_OK && op->present;
+    c->found[p->pos] = found;
+    if (!found) {
+        unsigned gap = atomic_load(&c->first_gap);
+        while (p->chunk < gap &&
+               !atomic_compare_exchange_weak(&c->first_gap, &gap, p->chunk))
+            ;
+    }
+    return atomic_fetch_sub(&c->remaining, 1) == 1;
+}
+
+/* The loads a prefetch call's rule keeps, a pipeline (at most
+ * ISSUE_BYTES) at a time; then the call goes back to the pool. */
+static void run_loads(lct__engine *e, lct__worker *w, lct__pcall *c)
+{
+    unsigned gap = atomic_load(&c->first_gap);
+    w->tally->chunks += c->last_chunk - c->first_chunk + 1;
+    if (gap > c->first_chunk)
+        w->tally->chunks_hit += (gap <= c->last_chunk ? gap : c->last_chunk + 1) -
+                                c->first_chunk;
+    size_t k = 0;
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i <= c->n; i++) {
+        bool keep = i < c->n && (c->sparse ? c->found[i] != 0
+                                           : c->keys[i].chunk < gap);
+        uint64_t b = keep ? c->keys[i].bytes : 0;
+        if (k && (i == c->n || k == e->pipeline || bytes + b > ISSUE_BYTES)) {
+            issue(e, w, k, w->began);
+            for (size_t j = 0; j < k; j++)
+                tally_op(e, w, j, w->began[j], false);
+            trim_slots(w, e->pipeline);
+            k = 0;
+            bytes = 0;
+        }
+        if (!keep)
+            continue;
+        w->tally->kept++;
+        if (prepare(w, k, &c->keys[i], LCT_REPLAY_LOAD)) {
+            k++;
+            bytes += b;
+        } else {
+            w->failed = LCT_ERR_NOMEM;
+        }
+    }
+    lct__engine_call_done(e, c);
+}
+
+/* Run slots [0, n): then (fill_on_miss) the stores of lookups that did
+ * not find their key, and the loads of the prefetch calls whose last
+ * lookup this was. */
 static void run_slots(lct__engine *e, lct__worker *w, size_t n)
 {
     uint64_t *began = w->began;
     issue(e, w, n, began);
     lct__rop next[n ? n : 1];
     lct_replay_kind next_kind[n ? n : 1];
-    size_t m = 0;
+    lct__pcall *ready[n ? n : 1];
+    size_t m = 0, nready = 0;
     for (size_t i = 0; i < n; i++) {
         tally_op(e, w, i, began[i], false);
         const lct_backend_op *op = &w->ops[i];
-        if (op->kind != LCT_REPLAY_LOOKUP || op->status != LCT_OK)
+        const lct__rop *p = &w->planned[i];
+        if (op->kind != LCT_REPLAY_LOOKUP)
             continue;
-        if (op->present || e->opts->fill_on_miss) {
-            next[m] = w->planned[i];
+        if (p->call && call_answered(p, op))
+            ready[nready++] = p->call;
+        if (op->status != LCT_OK)
+            continue;
+        if (op->present ? !p->call : e->opts->fill_on_miss) {
+            next[m] = *p;
             next_kind[m++] = op->present ? LCT_REPLAY_LOAD : LCT_REPLAY_STORE;
         }
     }
@@ -278,6 +340,59 @@ static void run_slots(lct__engine *e, lct__worker *w, size_t n)
             w->failed = LCT_ERR_NOMEM;
         }
     }
+    for (size_t i = 0; i < nready; i++)
+        run_loads(e, w, ready[i]);
+}
+
+lct__pcall *lct__engine_call_take(lct__engine *e)
+{
+    pthread_mutex_lock(&e->calls_lock);
+    lct__pcall *c = e->free_calls;
+    if (c) {
+        e->free_calls = c->next_free;
+    } else if ((c = calloc(1, sizeof *c))) {
+        c->next_all = e->all_calls;
+        e->all_calls = c;
+    }
+    pthread_mutex_unlock(&e->calls_lock);
+    if (c) {
+        c->n = 0;
+        c->sparse = false;
+        atomic_store(&c->remaining, 0);
+        atomic_store(&c->first_gap, UINT_MAX);
+    }
+    return c;
+}
+
+bool lct__pcall_add(lct__pcall *c, const lct__rop *lookup)
+{
+    if (c->n == c->cap) {
+        if (c->cap > UINT32_MAX / 2)
+            return false;
+        uint32_t cap = c->cap ? c->cap * 2 : 16;
+        lct__rop *keys = reallocarray(c->keys, cap, sizeof *keys);
+        if (keys)
+            c->keys = keys;
+        unsigned char *found = keys ? realloc(c->found, cap) : NULL;
+        if (!found)
+            return false;
+        c->found = found;
+        c->cap = cap;
+    }
+    if (c->n == 0 || lookup->chunk < c->first_chunk)
+        c->first_chunk = lookup->chunk;
+    if (c->n == 0 || lookup->chunk > c->last_chunk)
+        c->last_chunk = lookup->chunk;
+    c->keys[c->n++] = *lookup;
+    return true;
+}
+
+void lct__engine_call_done(lct__engine *e, lct__pcall *c)
+{
+    pthread_mutex_lock(&e->calls_lock);
+    c->next_free = e->free_calls;
+    e->free_calls = c;
+    pthread_mutex_unlock(&e->calls_lock);
 }
 
 /* Operations completed: note them (a worker waiting to run the next
@@ -549,6 +664,7 @@ lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
     e->pending = calloc(e->pending_cap, sizeof *e->pending);
     pthread_mutex_init(&e->lock, NULL);
     pthread_mutex_init(&e->report_lock, NULL);
+    pthread_mutex_init(&e->calls_lock, NULL);
     pthread_cond_init(&e->can_take, NULL);
     pthread_cond_init(&e->can_put, NULL);
     pthread_cond_init(&e->store_done, NULL);
@@ -615,6 +731,13 @@ void lct__engine_free(lct__engine *e)
     free(e->ring);
     free(e->pending);
     lct__u64map_free(&e->done);
+    for (lct__pcall *c = e->all_calls, *next; c; c = next) {
+        next = c->next_all;
+        free(c->keys);
+        free(c->found);
+        free(c);
+    }
+    pthread_mutex_destroy(&e->calls_lock);
     pthread_mutex_destroy(&e->lock);
     pthread_mutex_destroy(&e->report_lock);
     pthread_cond_destroy(&e->can_take);
@@ -649,6 +772,9 @@ void lct__engine_report(const lct__engine *e, lct_replay_report *r)
         lct__hist_merge(&sum->causal, &t->causal);
         r->lookups += t->lookups;
         r->hits += t->hits;
+        r->kept += t->kept;
+        r->chunks += t->chunks;
+        r->chunks_hit += t->chunks_hit;
         r->loads_missing += t->loads_missing;
         r->corrupt += t->corrupt;
         r->stores_known += t->stores_known;

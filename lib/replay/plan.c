@@ -32,6 +32,8 @@ typedef struct planner {
     double due;       /* the record's, in seconds after the start */
     bool waited;      /* this record's due time has been slept to */
     bool nomem;
+    bool has_l1;
+    lct__l1 l1;       /* with has_l1: the L1 in front */
 } planner;
 
 /* Whether q is `name` or ends in "." and it: lct_qualname_match's rule
@@ -126,42 +128,54 @@ static void sleep_until_due(planner *p)
             return;
 }
 
-static bool push(planner *p, lct_replay_kind kind, uint64_t id,
-                 uint64_t bytes)
+/* Hand op over (its seq, due time and causal wait filled in). */
+static bool push_op(planner *p, lct__rop *op)
 {
     if (p->e->paced && !p->waited) {
         sleep_until_due(p);
         p->waited = true;
     }
-    lct__rop op = {.seq = ++p->seq, .id = id, .bytes = bytes,
-                   .due = p->due, .kind = (uint8_t)kind};
+    op->seq = ++p->seq;
+    op->due = p->due;
     if (p->e->nworkers > 1) { /* one worker keeps trace order itself */
         bool added;
-        lct__u64map_entry *last = lct__u64map_get(&p->last_op, id, &added);
+        lct__u64map_entry *last =
+            lct__u64map_get(&p->last_op, op->id, &added);
         if (!last)
             return !(p->nomem = true);
-        op.wait_seq = last->value;
-        last->value = op.seq;
+        op->wait_seq = last->value;
+        last->value = op->seq;
     }
-    if (!lct__engine_put(p->e, &op))
+    if (!lct__engine_put(p->e, op))
         return !(p->nomem = true);
     return true;
 }
 
-/* One key of a call: what it makes. */
+/* A store: written through the L1 when there is one. */
+static bool push_store(planner *p, uint64_t id, uint64_t bytes)
+{
+    if (p->has_l1) {
+        uint32_t k;
+        if (!lct__l1_number(&p->l1, id, &k))
+            return !(p->nomem = true);
+        lct__lru_touch(&p->l1.lru, k, bytes);
+        p->r->l1.writes++;
+    }
+    lct__rop op = {.id = id, .bytes = bytes, .kind = LCT_REPLAY_STORE};
+    return push_op(p, &op);
+}
+
+/* One key of a write call: what it makes. */
 static bool plan_key(planner *p, enum call call, uint64_t id,
                      uint64_t layout_bytes, bool *issued)
 {
     bool added;
     lct__u64map_entry *res;
     switch (call) {
-    case CALL_PREFETCH:
-        *issued = true;
-        return push(p, LCT_REPLAY_LOOKUP, id, key_bytes(p, layout_bytes));
     case CALL_RESERVE:
         if (p->o->store_at_reserve) {
             *issued = true;
-            return push(p, LCT_REPLAY_STORE, id, key_bytes(p, layout_bytes));
+            return push_store(p, id, key_bytes(p, layout_bytes));
         }
         if (!(res = lct__u64map_get(&p->reserved, id, &added)))
             return !(p->nomem = true);
@@ -177,34 +191,137 @@ static bool plan_key(planner *p, enum call call, uint64_t id,
         uint64_t bytes = res->value - 1;
         lct__u64map_remove(&p->reserved, res);
         *issued = true;
-        return push(p, LCT_REPLAY_STORE, id, bytes);
+        return push_store(p, id, bytes);
     default:
         return true;
     }
 }
 
+/* Whether L1 serves this key of a lookup: it is in L1's leading run
+ * (lct_refs_behind_l1's model: the run is the call's keys up to L1's
+ * first miss; every key becomes L1's most recent). */
+static bool l1_serves(planner *p, uint64_t id, uint64_t bytes, bool *leading)
+{
+    uint32_t k;
+    if (!lct__l1_number(&p->l1, id, &k)) {
+        p->nomem = true;
+        return false;
+    }
+    lct_l1_stats *st = &p->r->l1;
+    st->keys++;
+    *leading = *leading && p->l1.lru.in[k];
+    lct__lru_touch(&p->l1.lru, k, bytes);
+    st->keys_hit += *leading;
+    return *leading;
+}
+
+/* A prefetch call's keys: the L1's, then the lookups of the rest as one
+ * call (lct__pcall) whose rule decides its loads.  Returns the key
+ * iterator's last answer (0, or an error), or 1 when memory ran out. */
+static int plan_prefetch(planner *p, lct_key_iter *it, bool *issued,
+                         bool *handled)
+{
+    lct__pcall *c = lct__engine_call_take(p->e);
+    if (!c)
+        return (p->nomem = true);
+    bool warm = lct_str_eq(it->mode, "WARM");
+    c->sparse = it->policy.len && !lct_str_eq(it->policy, "PREFIX") &&
+                !lct_str_eq(it->policy, "prefix");
+    p->r->calls_sparse += c->sparse;
+    p->r->calls_warm += warm;
+    p->r->calls_skip_l2 += it->skip_l2;
+    bool leading = !warm; /* WARM asks every key of L2 */
+    /* L1's chunk positions: the call's, and those before the chunk of
+     * its first key L1 did not serve */
+    uint32_t first = UINT32_MAX, last = 0, served_until = UINT32_MAX;
+    lct__chunk_rows rows;
+    rows.n = rows.last = 0;
+    rows.count[LCT__ROWS] = 0;
+    lct_object_key key;
+    uint64_t layout;
+    int rc;
+    while ((rc = lct_key_iter_next(it, &key, &layout, NULL)) == 1) {
+        uint64_t id = lct_object_key_hash(&key), bytes = key_bytes(p, layout);
+        /* the call's chunks, L1's keys counted: what L2 is asked keeps
+         * the call's chunk boundaries, as the two-tier curve keeps them */
+        uint32_t chunk = lct__chunk_of(&rows, &key);
+        *handled = true;
+        first = chunk < first ? chunk : first;
+        last = chunk > last ? chunk : last;
+        if (p->has_l1 && l1_serves(p, id, bytes, &leading))
+            continue;
+        if (served_until == UINT32_MAX)
+            served_until = chunk;
+        if (p->nomem)
+            break;
+        if (it->skip_l2)
+            continue;
+        p->r->l1.keys_to_l2 += p->has_l1;
+        lct__rop op = {.id = id, .bytes = bytes, .call = c, .pos = c->n,
+                       .chunk = chunk,
+                       .kind = LCT_REPLAY_LOOKUP};
+        if (!lct__pcall_add(c, &op)) {
+            p->nomem = true;
+            break;
+        }
+    }
+    if (p->has_l1 && first != UINT32_MAX) {
+        p->r->l1.positions += last - first + 1;
+        p->r->l1.positions_hit += served_until == UINT32_MAX
+                                      ? last - first + 1
+                                      : served_until - first;
+    }
+    uint32_t n = c->n;
+    if (n == 0 || p->nomem) {
+        lct__engine_call_done(p->e, c);
+        return p->nomem ? 1 : rc;
+    }
+    atomic_store(&c->remaining, n);
+    *issued = true;
+    /* After the last is handed over the call is the workers': it may
+     * be answered, loaded and reused before push_op returns. */
+    for (uint32_t i = 0; i < n; i++)
+        if (!push_op(p, &c->keys[i]))
+            return 1;
+    return rc;
+}
+
+/* A write call's keys. */
+static int plan_writes(planner *p, enum call call, lct_key_iter *it,
+                       bool *issued)
+{
+    lct_object_key key;
+    uint64_t bytes;
+    int rc;
+    while ((rc = lct_key_iter_next(it, &key, &bytes, NULL)) == 1)
+        if (!plan_key(p, call, lct_object_key_hash(&key), bytes, issued))
+            return 1;
+    return rc;
+}
+
 static bool plan_record(planner *p, const lct_record *rec)
 {
     enum call call = classify(rec->qualname);
-    bool issued = false;
+    /* handled: a prefetch call with keys, even if L1 served them all or
+     * skip_l2 asked nothing (not a call with no operation) */
+    bool issued = false, handled = false;
     if (call != CALL_OTHER) {
         p->due = p->e->paced ? lct_pacer_offset(p->pacer, rec->t_mono) : 0;
         p->waited = false;
         lct_key_iter it;
-        lct_object_key key;
-        uint64_t bytes;
         int rc = lct_key_iter_init(rec, &it, NULL);
-        if (rc == LCT_OK)
-            while ((rc = lct_key_iter_next(&it, &key, &bytes, NULL)) == 1)
-                if (!plan_key(p, call, lct_object_key_hash(&key), bytes,
-                              &issued))
-                    return false;
+        if (rc == LCT_OK && call == CALL_PREFETCH)
+            rc = plan_prefetch(p, &it, &issued, &handled); else if (rc == LCT_OK) {
+            rc = plan_writes(p, call, &it, &issued);
+        }
+        if (rc == 1)
+            return false;
         if (rc < 0)
             p->r->keys_unreadable++;
     }
     if (issued)
         p->r->records_issued++;
-    else
+    else if (!handled)
         count_call(p->r, rec->qualname);
     return true;
 }
@@ -277,8 +394,12 @@ static lct_status replay(source *src, const lct_backend_ops *ops,
                          "report, or a negative speed");
     memset(report, 0, sizeof *report);
     lct__engine e;
-    planner p = {.e = &e, .o = opts, .r = report};
+    planner p = {.e = &e, .o = opts, .r = report,
+                 .has_l1 = opts->l1_capacity > 0};
     lct_status st = lct__engine_init(&e, ops, state, opts, err);
+    if (st == LCT_OK && p.has_l1 &&
+        !lct__l1_init(&p.l1, opts->l1_capacity, opts->l1_in_bytes))
+        st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     if (st == LCT_OK && e.paced &&
         lct_pacer_new(opts->speed, &p.pacer) != LCT_OK)
         st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
@@ -309,6 +430,14 @@ static lct_status replay(source *src, const lct_backend_ops *ops,
         lct_merge_stats(src->merge, &report->read);
     else
         lct_reader_stats(src->reader, &report->read);
+    if (p.has_l1) {
+        report->has_l1 = true;
+        report->l1.capacity = opts->l1_capacity;
+        report->l1.in_bytes = opts->l1_in_bytes;
+        report->l1.evictions = p.l1.lru.evictions;
+        report->l1.bypassed = p.l1.lru.bypassed;
+        lct__l1_free(&p.l1);
+    }
     lct__u64map_free(&p.reserved);
     lct__u64map_free(&p.last_op);
     lct_pacer_free(p.pacer);

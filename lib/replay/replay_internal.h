@@ -1,9 +1,10 @@
 /*
- * replay_internal.h - what the replay's two halves share: the planner
- * (plan.c: records to operations, pacing, the dispatch loop) hands
- * operations to the executor (engine.c: workers, the in-flight limit,
- * causal waits, timing), which keeps per-worker tallies merged into the
- * report at the end.
+ * replay_internal.h - what the replay's parts share: the planner
+ * (plan.c: records to operations, the L1 in front (l1.c), a prefetch
+ * call's chunks (chunks.c), pacing, the dispatch loop) hands operations
+ * to the executor (engine.c: workers, the in-flight limit, causal waits,
+ * timing, a prefetch call's loads once its lookups have answered),
+ * which keeps per-worker tallies merged into the report at the end.
  */
 #ifndef LCT_REPLAY_INTERNAL_H
 #define LCT_REPLAY_INTERNAL_H
@@ -15,25 +16,49 @@
 
 #include "base/u64map_internal.h"
 #include "lct.h"
+#include "lmcache/lru_internal.h"
 #include "replay/hist_internal.h"
 
-/* One operation as planned: a store or a lookup (a load follows a lookup
- * that found its key, on the same worker). */
+typedef struct lct__pcall lct__pcall;
+
+/* One operation as planned: a store or a lookup (the loads of a
+ * prefetch call follow its lookups: see lct__pcall). */
 typedef struct lct__rop {
     uint64_t seq;      /* dispatch order, from 1 */
     uint64_t id;       /* the key */
     uint64_t bytes;    /* what it weighs */
     uint64_t wait_seq; /* the key's operation before it (0: none) */
     double due;        /* seconds after the start (paced), else 0 */
+    lct__pcall *call;  /* a lookup's prefetch call */
+    uint32_t pos;      /* a lookup's place among its call's keys */
+    uint32_t chunk;    /* and its chunk: the prefix rule counts chunks */
     uint8_t kind;      /* LCT_REPLAY_STORE or LCT_REPLAY_LOOKUP */
 } lct__rop;
+
+/* A prefetch call whose lookups are out: the worker that answers the
+ * last one issues the loads the call's rule keeps, as LMCache plans its
+ * loads from the whole lookup phase (TrimPolicy.PREFIX: every key of the
+ * chunks before the first chunk with a key not found; SPARSE: every
+ * found key).  The planner fills one from the engine's pool, sets
+ * remaining and then hands its lookups over; it is not touched after. */
+struct lct__pcall {
+    atomic_uint remaining; /* lookups not answered yet */
+    atomic_uint first_gap; /* the lowest chunk with a key not found */
+    bool sparse;           /* keep every found key, not the leading run */
+    uint32_t n, cap;
+    uint32_t first_chunk, last_chunk; /* of the keys looked up */
+    lct__rop *keys;        /* the lookups as planned */
+    unsigned char *found;  /* what each answered */
+    lct__pcall *next_free; /* in the pool */
+    lct__pcall *next_all;  /* every call made, freed at the end */
+};
 
 /* A worker's tallies: written by its thread alone, merged at the end. */
 typedef struct lct__tally {
     lct__hist latency[LCT_REPLAY_KINDS];
     lct__hist lag, causal;
     uint64_t errors[LCT_REPLAY_KINDS], bytes[LCT_REPLAY_KINDS];
-    uint64_t lookups, hits, loads_missing, corrupt;
+    uint64_t lookups, hits, kept, chunks, chunks_hit, loads_missing, corrupt;
     uint64_t stores_known, stores_replaced, fills;
     lct_replay_error_kind kinds[LCT_REPLAY_ERROR_KINDS];
     unsigned nkinds;
@@ -86,6 +111,11 @@ struct lct__engine {
     size_t take_max;      /* a worker's batch at most */
     lct__u64map done;     /* key -> seq of its latest completed op */
 
+    /* Prefetch calls, reused: taken by the planner, given back by the
+     * worker that issued their loads. */
+    pthread_mutex_t calls_lock;
+    lct__pcall *free_calls, *all_calls;
+
     atomic_uint_fast64_t errors; /* for max_errors */
     pthread_mutex_t report_lock; /* on_op calls */
     lct__worker *workers;
@@ -103,6 +133,12 @@ lct_status lct__engine_start(lct__engine *e, lct_error *err);
  * its batch is full); else queue it, waiting while inflight_limit are
  * out.  False when a buffer could not grow. */
 bool lct__engine_put(lct__engine *e, const lct__rop *op);
+/* A prefetch call to fill (empty, rule PREFIX), or NULL when memory ran
+ * out; lct__pcall_add appends a lookup to it (false: no memory).  An
+ * empty call goes back with lct__engine_call_done. */
+lct__pcall *lct__engine_call_take(lct__engine *e);
+bool lct__pcall_add(lct__pcall *c, const lct__rop *lookup);
+void lct__engine_call_done(lct__engine *e, lct__pcall *c);
 /* Run what an inline batch holds (before the planner sleeps). */
 void lct__engine_flush(lct__engine *e);
 /* No more operations: drain, join the threads. */
@@ -114,6 +150,33 @@ static inline uint64_t lct__due_ns(const lct__engine *e, double due)
 }
 /* The merged tallies into the report. */
 void lct__engine_report(const lct__engine *e, lct_replay_report *r);
+
+/* A call's rows (kv rank, object group) and the keys each has had: a
+ * key's chunk is its place in its row, whatever order the form lists
+ * them in (chunk-major flat keys, or a task spec's row after row).
+ * Rows past LCT__ROWS share one count.  Start with n = last = 0 and
+ * count[LCT__ROWS] = 0. */
+#define LCT__ROWS 256
+typedef struct lct__chunk_rows {
+    int64_t rank[LCT__ROWS], group[LCT__ROWS];
+    uint32_t count[LCT__ROWS + 1];
+    unsigned n, last;
+} lct__chunk_rows;
+
+/* The chunk of a call's next key (its place in its row). */
+uint32_t lct__chunk_of(lct__chunk_rows *r, const lct_object_key *key);
+
+/* The replay's L1 (l1.c): lct__lru over keys numbered as they come. */
+typedef struct lct__l1 {
+    lct__lru lru;
+    lct__u64map ids; /* key -> its number + 1 */
+    uint32_t n, cap; /* numbered; room in lru */
+} lct__l1;
+
+bool lct__l1_init(lct__l1 *l1, uint64_t capacity, bool in_bytes);
+/* The key's number, given one when new; false when memory ran out. */
+bool lct__l1_number(lct__l1 *l1, uint64_t id, uint32_t *k);
+void lct__l1_free(lct__l1 *l1);
 
 static inline uint64_t lct__now_ns(void)
 {

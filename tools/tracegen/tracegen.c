@@ -192,7 +192,7 @@ static void prefetch_args(lct_writer *w, unsigned nkeys, uint64_t first,
     lct_writer_cstr(w, "skip_l2");
     lct_writer_bool(w, false);
     lct_writer_cstr(w, "mode");
-    enum_value(w, "PrefetchMode", "PREFIX");
+    enum_value(w, "PrefetchMode", "LOOKUP");
 }
 
 /* The args of step `step` of a prefetch (4 calls) or a write (2 calls). */

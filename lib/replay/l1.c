@@ -1,0 +1,47 @@
+/*
+ * l1.c - the replay's L1: an LRU of keys or bytes in front of the
+ * backend.  It is the list lct_refs_behind_l1 keeps
+ * (lib/lmcache/lru_internal.h), so a replay's backend sees the stream
+ * whose curve `lct mrc --l1` draws; keys are numbered as they first come,
+ * since a replay streams and cannot number them beforehand.
+ */
+#include <stdlib.h>
+
+#include "replay/replay_internal.h"
+
+bool lct__l1_init(lct__l1 *l1, uint64_t capacity, bool in_bytes)
+{
+    *l1 = (lct__l1){0};
+    l1->cap = 1024;
+    return lct__lru_alloc(&l1->lru, l1->cap, capacity, in_bytes);
+}
+
+bool lct__l1_number(lct__l1 *l1, uint64_t id, uint32_t *k)
+{
+    bool added;
+    lct__u64map_entry *e = lct__u64map_get(&l1->ids, id, &added);
+    if (!e)
+        return false;
+    if (!added) {
+        *k = (uint32_t)(e->value - 1);
+        return true;
+    }
+    if (l1->n == UINT32_MAX - 1)
+        return false;
+    if (l1->n == l1->cap) {
+        size_t cap = l1->cap * 2 < UINT32_MAX ? (size_t)l1->cap * 2
+                                              : UINT32_MAX;
+        if (!lct__lru_grow(&l1->lru, l1->cap, cap))
+            return false;
+        l1->cap = (uint32_t)cap;
+    }
+    *k = l1->n++;
+    e->value = (uint64_t)*k + 1;
+    return true;
+}
+
+void lct__l1_free(lct__l1 *l1)
+{
+    lct__lru_free(&l1->lru);
+    lct__u64map_free(&l1->ids);
+}
