@@ -2044,7 +2044,10 @@ typedef struct lct_backend_ops {
  *  lower): a byte capacity over that, or a key count times a fixed
  *  value_bytes over it, is refused at open (LCT_ERR_RANGE); with a key
  *  count alone, a store that would pass it fails (LCT_ERR_SYS, ENOMEM)
- *  with the arithmetic, rather than the kernel killing the process. */
+ *  with the arithmetic, rather than the kernel killing the process.  dir
+ *  likewise holds at most 4/5 of the space free in PATH at open: a
+ *  value_bytes over that is refused at open (LCT_ERR_RANGE), a store past
+ *  it fails (LCT_ERR_SYS, ENOSPC) with the arithmetic. */
 const lct_backend_ops *lct_backend_null(void);
 const lct_backend_ops *lct_backend_mem(void);
 const lct_backend_ops *lct_backend_dir(void);

@@ -236,4 +236,29 @@ for bad in 0 x ""; do
         >/dev/null 2>&1
     [ $? -eq 2 ] || fail "--l1 '$bad' should be a usage error (2)"
 done
-echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage, --l1"
+# 14. dir: never fills its disk: on an 8 MiB tmpfs (a mount namespace of
+# our own, where the kernel allows one) a 16 MiB value is refused at
+# open, and 1 MiB values fail once 4/5 of it is held, with the
+# arithmetic, the reports still written.
+mkdir "$tmp/small"
+if unshare -rm true 2>/dev/null; then
+    LCT="$lct" SAMPLE="$sample" SMALL="$tmp/small" unshare -rm sh -c '
+        mount -t tmpfs -o size=8m tmpfs "$SMALL" || exit 9
+        "$LCT" replay -q --speed 0 --value-bytes 16M \
+            --backend "dir:$SMALL/kv" "$SAMPLE" 2>"$SMALL/open.err"
+        [ $? -eq 1 ] || exit 10
+        grep -q "passes 4/5 of the 8.00 MiB free there" "$SMALL/open.err" ||
+            exit 11
+        "$LCT" replay -q --speed 0 --value-bytes 1M --max-errors 1 \
+            --output-dir "$SMALL/out" --backend "dir:$SMALL/kv" "$SAMPLE" \
+            >/dev/null
+        [ $? -eq 1 ] || exit 12
+        grep -q "\"first\": \"dir:.*MiB stored, 1048576 bytes more pass 4/5" \
+            "$SMALL/out/trace_replay_summary.json" || exit 13
+        [ "$(ls "$SMALL/kv" | wc -l)" -le 6 ] || exit 14'
+    rc=$?
+    [ $rc -eq 0 ] || fail "dir: on a small disk (step $rc)"
+else
+    echo "replay-cli: no mount namespace here: dir:'s disk budget not run"
+fi
+echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage, --l1, dir: budget"

@@ -5,6 +5,12 @@
  * .kv files an earlier run left are removed at open unless keep is set;
  * no other file in PATH is touched.  With direct, files are opened
  * O_DIRECT: writes go out rounded up to 4096 bytes then are cut to size.
+ *
+ * It never fills the disk: it holds at most 4/5 of the space free at
+ * open (after the earlier run's files went).  A fixed value_bytes over
+ * that is refused at open; a store that would pass it fails (ENOSPC)
+ * with the arithmetic, so the run stops on --max-errors and still
+ * writes its reports, and the disk keeps room for them.
  */
 #define _GNU_SOURCE /* O_DIRECT */
 #include <dirent.h>
@@ -14,7 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "base/error_internal.h"
@@ -25,8 +34,63 @@
 typedef struct dir_store {
     int fd; /* the directory */
     bool fsync, direct;
+    int64_t budget;      /* bytes it may add, 4/5 of those free at open */
+    uint64_t free;       /* free at open */
+    atomic_int_fast64_t held; /* added since open (less what it removed) */
     char shown[256]; /* the path, escaped, for messages */
 } dir_store;
+
+/* Bytes as "12.50 GiB", or in MiB below a GiB. */
+static const char *size_text(char buf[32], double bytes)
+{
+    if (bytes >= 1024.0 * 1024 * 1024)
+        snprintf(buf, 32, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+    else
+        snprintf(buf, 32, "%.2f MiB", bytes / (1024.0 * 1024));
+    return buf;
+}
+
+/* The budget from the space free for an unprivileged writer; a fixed
+ * value size that cannot fit once is refused now, not a run later. */
+static lct_status set_budget(dir_store *d, const lct_backend_config *cfg,
+                             lct_error *err)
+{
+    struct statvfs fs;
+    if (fstatvfs(d->fd, &fs) != 0)
+        return lct__fail(err, LCT_ERR_SYS, errno, 0, "dir:%s: statvfs: %s",
+                         d->shown, strerror(errno));
+    d->free = (uint64_t)fs.f_bavail * fs.f_frsize;
+    d->budget = (int64_t)(d->free / 5 * 4);
+    uint64_t value = cfg ? cfg->value_bytes : 0;
+    char free_text[32];
+    if (value > (uint64_t)d->budget)
+        return lct__fail(err, LCT_ERR_RANGE, 0, 0,
+                         "dir:%s: one value of --value-bytes %" PRIu64
+                         " passes 4/5 of the %s free there: give a "
+                         "smaller --value-bytes or another PATH",
+                         d->shown, value,
+                         size_text(free_text, (double)d->free));
+    return LCT_OK;
+}
+
+/* Room for delta more bytes, taken; false (errno ENOSPC, the message
+ * in err) when it would pass the budget. */
+static bool take_room(dir_store *d, int64_t delta, const lct_backend_key *key,
+                      lct_error *err)
+{
+    int64_t now = atomic_fetch_add(&d->held, delta) + delta;
+    if (delta <= 0 || now <= d->budget)
+        return true;
+    atomic_fetch_sub(&d->held, delta);
+    char held_text[32], free_text[32];
+    lct__fail(err, LCT_ERR_SYS, ENOSPC, 0,
+              "dir:%s: %s.kv: %s stored, %" PRId64 " bytes more pass 4/5 "
+              "of the %s free at the start: give --value-bytes, --scale or "
+              "another PATH",
+              d->shown, key->name, size_text(held_text, (double)(now - delta)),
+              delta, size_text(free_text, (double)d->free));
+    return false;
+}
 
 static bool is_key_file(const char *name)
 {
@@ -91,6 +155,8 @@ static lct_status dir_open(const char *arg, const lct_backend_config *cfg,
         return st;
     }
     lct_status st = (cfg && cfg->keep) ? LCT_OK : clear_keys(d, err);
+    if (st == LCT_OK)
+        st = set_budget(d, cfg, err);
     if (st != LCT_OK) {
         close(d->fd);
         free(d);
@@ -153,9 +219,14 @@ static lct_status dir_store_key(void *state, unsigned worker,
     snprintf(name, sizeof name, "%s.kv", key->name);
     struct stat sb;
     *replaced = fstatat(d->fd, name, &sb, 0) == 0;
+    int64_t old = *replaced ? (int64_t)sb.st_size : 0;
+    if (!take_room(d, (int64_t)len - old, key, err))
+        return LCT_ERR_SYS;
     int fd = open_key(d, key, O_WRONLY | O_CREAT | O_TRUNC);
-    if (fd < 0)
+    if (fd < 0) {
+        atomic_fetch_sub(&d->held, (int64_t)len - old);
         return sys_fail(d, err, "creating", key);
+    }
     /* O_DIRECT writes whole blocks: the engine's buffers have room. */
     size_t out = d->direct ? (len + DIRECT_ALIGN - 1) / DIRECT_ALIGN *
                                  DIRECT_ALIGN
@@ -168,6 +239,7 @@ static lct_status dir_store_key(void *state, unsigned worker,
     if (!ok) {
         errno = saved;
         unlinkat(d->fd, name, 0); /* no half-written value stays */
+        atomic_fetch_sub(&d->held, (int64_t)len);
         errno = saved;
         return sys_fail(d, err, "writing", key);
     }
@@ -230,8 +302,11 @@ static lct_status dir_remove(void *state, unsigned worker,
     dir_store *d = state;
     char name[24];
     snprintf(name, sizeof name, "%s.kv", key->name);
+    struct stat sb;
+    int64_t had = fstatat(d->fd, name, &sb, 0) == 0 ? (int64_t)sb.st_size : 0;
     if (unlinkat(d->fd, name, 0) != 0 && errno != ENOENT)
         return sys_fail(d, err, "removing", key);
+    atomic_fetch_sub(&d->held, had);
     return LCT_OK;
 }
 
