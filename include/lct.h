@@ -1457,6 +1457,10 @@ lct_status lct_prefetch_task_get(lct_value v, lct_prefetch_task *out,
  */
 bool lct_record_unread_keys(const lct_record *rec, lct_str *tag);
 
+/** Keys of a flat `keys` list that lct_key_iter_init reads on its way
+ *  past the list (a longer list's rest is read by lct_key_iter_next). */
+#define LCT_KEY_ITER_CACHE 64
+
 /** Iterates the ObjectKeys a record carries. */
 typedef struct lct_key_iter {
     lct_iter keys;             /* the keys array being walked */
@@ -1464,8 +1468,7 @@ typedef struct lct_key_iter {
     bool from_task;
     lct_prefetch_spec spec;    /* when they come from a spec */
     bool from_spec;
-    lct_layout_desc layout;    /* the call's layout_desc argument */
-    bool has_layout;
+    bool has_layout;           /* the call has a layout_desc argument */
     uint64_t layout_bytes;     /* its bytes (0: none, or not computable) */
     uint32_t index;            /**< position of the next key in its list */
     /* What submit_prefetch_task was told to do with the keys, as
@@ -1475,6 +1478,13 @@ typedef struct lct_key_iter {
     lct_str policy;            /**< TrimPolicy or fetching_policy name */
     lct_str mode;              /**< PrefetchMode name */
     bool skip_l2;              /**< the skip_l2 argument, false if absent */
+    /* A flat `keys` list's first keys, read while the arguments were
+     * scanned for what follows the list (layout_desc, policy, ...), so
+     * a call's keys are walked once; handed out before it->keys goes
+     * on.  (About 4 KiB: keep the iterator on the stack, not in a
+     * per-record copy.) */
+    uint32_t ncached, next_cached;
+    lct_object_key cached[LCT_KEY_ITER_CACHE];
 } lct_key_iter;
 
 /**

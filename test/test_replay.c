@@ -563,3 +563,43 @@ Test(replay, a_pipeline_holds_bounded_bytes_whatever_the_values)
                   "two values go in one call");
     lct_close(r);
 }
+
+/* One clock read an operation: run flat out on one thread, operations go
+ * to a backend back to back and the reading that ends one starts the
+ * next (fill_on_miss keeps each store right after its own lookup, so it
+ * issues them one at a time, two readings each). */
+typedef struct op_times {
+    uint64_t prev_done;
+    size_t ops, chained;
+} op_times;
+
+static void note_times(void *ctx, const lct_backend_op *op, double t_sched,
+                       double lag_s, double latency_s)
+{
+    (void)t_sched, (void)lag_s;
+    op_times *t = ctx;
+    double began = (double)op->done_ns - latency_s * 1e9;
+    if (t->ops && fabs(began - (double)t->prev_done) < 2)
+        t->chained++;
+    t->ops++;
+    t->prev_done = op->done_ns;
+}
+
+Test(replay, back_to_back_operations_share_a_clock_reading)
+{
+    for (int fill = 0; fill < 2; fill++) {
+        op_times t = {0};
+        lct_replay_options o = {.speed = 0, .value_bytes = 64,
+                                .fill_on_miss = fill, .on_op = note_times,
+                                .on_op_ctx = &t};
+        lct_backend_config cfg = {.workers = 1};
+        lct_replay_report rep;
+        replay_on(lct_backend_mem(), "100", &cfg, &o, &rep);
+        cr_assert_gt(t.ops, 4000);
+        double share = (double)t.chained / (double)t.ops;
+        if (fill)
+            cr_expect_lt(share, 0.05, "one at a time: %.3f chained", share);
+        else
+            cr_expect_gt(share, 0.8, "back to back: %.3f chained", share);
+    }
+}

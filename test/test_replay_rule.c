@@ -468,3 +468,73 @@ Test(replay_rule, key_iter_reports_policy_mode_and_skip_l2)
     unlink(path);
     free(path);
 }
+
+/* A key in another field order than the encoder's: the iterator's
+ * general path reads it. */
+static void odd_key(lct_writer *w, key_spec k)
+{
+    lct_writer_codec(w, "ObjectKey");
+    lct_writer_map(w, 3);
+    lct_writer_cstr(w, "model_name");
+    lct_writer_cstr(w, "m");
+    lct_writer_cstr(w, "kv_rank");
+    lct_writer_int(w, k.rank);
+    lct_writer_cstr(w, "chunk_hash");
+    unsigned char hash[32] = {(unsigned char)k.hash,
+                              (unsigned char)(k.hash >> 8), 9};
+    lct_writer_bin(w, hash, sizeof hash);
+}
+
+/* Lists longer than the keys the iterator reads on its way past them,
+ * and lists with a key off the usual shape before or after that point,
+ * give every key, in order, as the list's own elements decode. */
+Test(replay_rule, key_iter_gives_every_key_of_long_and_odd_lists)
+{
+    unsigned sizes[] = {1, 64, 65, 200}, odd_at[] = {UINT32_MAX, 0, 10, 70};
+    for (size_t s = 0; s < 4; s++)
+        for (size_t o = 0; o < 4; o++) {
+            char *path;
+            lct_writer *w = tmp_trace_writer(&path);
+            const char *q = "S.submit_prefetch_task";
+            lct_writer_record_begin(w, 0, 0, q, strlen(q));
+            lct_writer_map(w, 2);
+            lct_writer_cstr(w, "keys");
+            lct_writer_array(w, sizes[s]);
+            for (unsigned i = 0; i < sizes[s]; i++)
+                (i == odd_at[o] ? odd_key : object_key)(
+                    w, (key_spec){i * 7 + 1, (int)(i % 3)});
+            lct_writer_cstr(w, "policy"); /* after the list */
+            lct_writer_cstr(w, "SPARSE");
+            cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+            lct_writer_close(w);
+            lct_reader *r;
+            cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+            lct_record rec;
+            cr_assert_eq(lct_next(r, &rec), 1);
+            lct_value keys, array, elem;
+            cr_assert_eq(lct_map_find(rec.args, "keys", &keys), LCT_OK);
+            cr_assert_eq(lct_list_get(keys, &array, NULL, NULL), LCT_OK);
+            lct_iter plain;
+            cr_assert_eq(lct_array_iter_init(array, &plain), LCT_OK);
+            lct_key_iter it;
+            cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK);
+            cr_expect(lct_str_eq(it.policy, "SPARSE"));
+            lct_object_key got, want;
+            uint64_t bytes;
+            unsigned n = 0;
+            while (lct_key_iter_next(&it, &got, &bytes, NULL) == 1) {
+                cr_assert_eq(lct_array_iter_next(&plain, &elem), 1);
+                cr_assert_eq(lct_object_key_get(elem, &want, NULL), LCT_OK);
+                cr_expect_eq(lct_object_key_hash(&got),
+                             lct_object_key_hash(&want),
+                             "%u keys, odd at %u: key %u", sizes[s],
+                             odd_at[o], n);
+                n++;
+            }
+            cr_expect_eq(n, sizes[s], "%u keys, odd at %u", sizes[s],
+                         odd_at[o]);
+            lct_close(r);
+            unlink(path);
+            free(path);
+        }
+}

@@ -14,6 +14,7 @@
 #include "base/error_internal.h"
 #include "msgpack/msgpack_internal.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -533,6 +534,19 @@ lct_status lct_prefetch_handle_get(lct_value v, lct_prefetch_handle *out,
  * is a wrapped or a bare str, else an empty name (the view says what). */
 static void enum_name(lct_value v, lct_str *name)
 {
+    /* The encoder's usual form first, {"__t__": fixstr, "v": fixstr}:
+     * every prefetch call has two (policy, mode). */
+    const unsigned char *p = v.ptr;
+    if (v.len >= 11 && p[0] == 0x82 && memcmp(p + 1, "\xa5__t__", 6) == 0 &&
+        (p[7] & 0xe0) == 0xa0) {
+        size_t at = 8 + (p[7] & 0x1fu);
+        if (at + 3 <= v.len && p[at] == 0xa1 && p[at + 1] == 'v' &&
+            (p[at + 2] & 0xe0) == 0xa0 &&
+            at + 3 + (p[at + 2] & 0x1fu) == v.len) {
+            *name = (lct_str){(const char *)p + at + 3, p[at + 2] & 0x1fu};
+            return;
+        }
+    }
     lct_value payload;
     *name = (lct_str){0};
     if (!lct_value_codec(v, NULL, &payload))
@@ -665,87 +679,6 @@ static int next_group(lct_key_iter *it, lct_error *err)
  * of a repeated key; all zero when the map cannot be walked): a call's
  * keys come before its layout_desc, and each lookup stepped over every
  * key again, a tenth of `lct keys`. */
-static lct_status fields_of(lct_value m, const char *const *names, size_t n,
-                            lct_value *out)
-{
-    lct_iter it;
-    lct_value k, v;
-    memset(out, 0, n * sizeof *out);
-    int rc = lct_map_iter_init(m, &it);
-    while (rc == LCT_OK && (rc = lct_map_iter_next(&it, &k, &v)) == 1) {
-        for (size_t i = 0; i < n; i++)
-            if (lct_value_str_eq(k, names[i]))
-                out[i] = v;
-        rc = LCT_OK;
-    }
-    if (rc < 0)
-        memset(out, 0, n * sizeof *out);
-    return rc < 0 ? rc : LCT_OK;
-}
-
-static void call_layout(lct_value v, lct_key_iter *it)
-{
-    if (!v.ptr || lct_value_is_nil(v) ||
-        lct_layout_desc_get(v, &it->layout, NULL) != LCT_OK)
-        return;
-    it->has_layout = true;
-    if (lct_layout_bytes(&it->layout, &it->layout_bytes, NULL) != LCT_OK)
-        it->layout_bytes = 0; /* present but not sizable: unknown */
-}
-
-lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
-                             lct_error *err)
-{
-    memset(it, 0, sizeof *it);
-    static const char *const names[] = {"keys", "layout_desc", "policy",
-                                        "mode", "skip_l2"};
-    lct_value f[5], v, array;
-    lct_status st;
-    fields_of(rec->args, names, 5, f);
-    if (f[2].ptr)
-        enum_name(f[2], &it->policy);
-    if (f[3].ptr)
-        enum_name(f[3], &it->mode);
-    if (f[4].ptr && lct_value_get_bool(f[4], &it->skip_l2) != LCT_OK)
-        it->skip_l2 = false;
-    if (f[0].ptr && !lct_value_is_nil(f[0])) {
-        if ((st = lct_list_get(f[0], &array, NULL, err)) != LCT_OK)
-            return st;
-        call_layout(f[1], it);
-        return lct_array_iter_init(array, &it->keys);
-    }
-    lct_iter args;
-    lct_value k;
-    if (lct_map_iter_init(rec->args, &args) != LCT_OK)
-        return LCT_OK; /* no args map: no keys */
-    while (lct_map_iter_next(&args, &k, &v) == 1) {
-        lct_str tag;
-        if (!lct_value_codec(v, &tag, NULL))
-            continue;
-        if (lct_str_eq(tag, "PrefetchTaskSpec")) {
-            lct_prefetch_task task;
-            if ((st = lct_prefetch_task_get(v, &task, err)) != LCT_OK)
-                return st;
-            it->from_task = true;
-            if (task.fetching_policy_name.len)
-                it->policy = task.fetching_policy_name;
-            it->keys = (lct_iter){0}; /* empty: next() opens the first group */
-            return lct_array_iter_init(task.key_groups, &it->groups);
-        }
-        if (!lct_str_eq(tag, "PrefetchRequestSpec"))
-            continue;
-        if ((st = lct_prefetch_spec_get(v, &it->spec, err)) != LCT_OK)
-            return st;
-        it->from_spec = true;
-        if (it->spec.policy.len)
-            it->policy = it->spec.policy;
-        if (it->spec.mode.len)
-            it->mode = it->spec.mode;
-        return lct_array_iter_init(it->spec.keys, &it->keys);
-    }
-    return LCT_OK;
-}
-
 /*
  * The key at it->cur when it has the encoder's usual shape
  * (lct__objectkey_pairs, then lct__objectkey_usual_read's pairs, then at
@@ -800,6 +733,195 @@ static bool usual_key(lct_iter *it, lct_object_key *key)
     return true;
 }
 
+/* The last layout_desc this thread sized, by its bytes: a trace's calls
+ * mostly share one layout, and decoding it cost more than walking the
+ * call's keys. */
+static _Thread_local struct {
+    unsigned char bytes[256];
+    size_t len; /* 0: none */
+    uint64_t layout_bytes;
+} last_layout;
+
+static void call_layout(lct_value v, lct_key_iter *it)
+{
+    if (!v.ptr || lct_value_is_nil(v))
+        return;
+    if (last_layout.len && v.len == last_layout.len &&
+        memcmp(v.ptr, last_layout.bytes, v.len) == 0) {
+        it->has_layout = true;
+        it->layout_bytes = last_layout.layout_bytes;
+        return;
+    }
+    lct_layout_desc layout;
+    if (lct_layout_desc_get(v, &layout, NULL) != LCT_OK)
+        return;
+    it->has_layout = true;
+    if (lct_layout_bytes(&layout, &it->layout_bytes, NULL) != LCT_OK)
+        it->layout_bytes = 0; /* present but not sizable: unknown */
+    if (v.len <= sizeof last_layout.bytes) {
+        memcpy(last_layout.bytes, v.ptr, v.len);
+        last_layout.len = v.len;
+        last_layout.layout_bytes = it->layout_bytes;
+    }
+}
+
+/* A `keys` value at a->cur that is an array: its keys read into
+ * it->cached while the encoder's usual shape lasts (at most
+ * LCT_KEY_ITER_CACHE), it->keys left at the first key not read, and *v
+ * the whole value (stepped over only past what was read).  False
+ * (nothing changed) when the value is not a plain array. */
+static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
+{
+    const unsigned char *p = a->cur, *end = a->end;
+    if (p >= end)
+        return false;
+    uint32_t count;
+    size_t head;
+    if ((*p & 0xf0) == 0x90)
+        count = *p & 0x0fu, head = 1;
+    else if (*p == 0xdc && end - p >= 3)
+        count = be16dec(p + 1), head = 3;
+    else if (*p == 0xdd && end - p >= 5)
+        count = be32dec(p + 1), head = 5;
+    else
+        return false;
+    lct_iter keys = {.cur = p + head, .end = end, .remaining = count,
+                     .count = count};
+    uint32_t n = 0;
+    while (n < LCT_KEY_ITER_CACHE && usual_key(&keys, &it->cached[n]))
+        n++;
+    const unsigned char *after = keys.cur;
+    if (keys.remaining &&
+        lct__mp_walk(p, end, LCT__WALK_SKIP, &after, NULL, NULL) != LCT_OK)
+        return false;
+    it->ncached = n;
+    it->keys = keys;
+    *v = (lct_value){p, (size_t)(after - p)};
+    a->cur = after;
+    return true;
+}
+
+/* Which of keys, layout_desc, policy, mode, skip_l2 (0 to 4) a map key
+ * names, or -1: the encoder writes names as fixstr, so a look at the
+ * length and the bytes, not lct_value_str_eq's general decode. */
+static int arg_name(lct_value k)
+{
+    static const char *const names[] = {"keys", "layout_desc", "policy",
+                                        "mode", "skip_l2"};
+    const unsigned char *p = k.ptr;
+    if (k.len == 0 || (p[0] & 0xe0) != 0xa0) { /* not a fixstr */
+        for (int i = 0; i < 5; i++)
+            if (lct_value_str_eq(k, names[i]))
+                return i;
+        return -1;
+    }
+    static const size_t lens[] = {4, 11, 6, 4, 7};
+    size_t n = p[0] & 0x1fu;
+    for (int i = 0; i < 5; i++)
+        if (lens[i] == n && n + 1 == k.len && memcmp(p + 1, names[i], n) == 0)
+            return i;
+    return -1;
+}
+
+/* The flat arguments a key iterator reads (names[i] into f[i]), in one
+ * pass over the args map; a `keys` array's keys are read on the way
+ * (read_keys_array), *keys_read saying so.  A repeated name's last value
+ * wins; a malformed map gives none. */
+static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
+                      bool *keys_read)
+{
+    memset(f, 0, 5 * sizeof *f);
+    *keys_read = false;
+    lct_iter a;
+    if (lct_map_iter_init(args, &a) != LCT_OK)
+        return;
+    while (a.remaining) {
+        const unsigned char *after;
+        if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
+                         NULL) != LCT_OK)
+            goto bad;
+        lct_value k = {a.cur, (size_t)(after - a.cur)}, v;
+        a.cur = after;
+        int which = arg_name(k);
+        if (which == 0 && read_keys_array(&a, it, &v)) {
+            *keys_read = true;
+        } else {
+            if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
+                             NULL) != LCT_OK)
+                goto bad;
+            v = (lct_value){a.cur, (size_t)(after - a.cur)};
+            a.cur = after;
+            if (which == 0)
+                *keys_read = false, it->ncached = 0;
+        }
+        if (which >= 0)
+            f[which] = v;
+        a.remaining--;
+    }
+    return;
+bad:
+    memset(f, 0, 5 * sizeof *f);
+    *keys_read = false;
+    it->ncached = 0;
+}
+
+lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
+                             lct_error *err)
+{
+    memset(it, 0, offsetof(lct_key_iter, cached));
+    lct_value f[5], v, array;
+    lct_status st;
+    bool keys_read;
+    scan_args(rec->args, it, f, &keys_read);
+    if (f[2].ptr)
+        enum_name(f[2], &it->policy);
+    if (f[3].ptr)
+        enum_name(f[3], &it->mode);
+    if (f[4].ptr && lct_value_get_bool(f[4], &it->skip_l2) != LCT_OK)
+        it->skip_l2 = false;
+    if (f[0].ptr && !lct_value_is_nil(f[0])) {
+        call_layout(f[1], it);
+        if (keys_read)
+            return LCT_OK;
+        it->keys = (lct_iter){0};
+        if ((st = lct_list_get(f[0], &array, NULL, err)) != LCT_OK)
+            return st;
+        return lct_array_iter_init(array, &it->keys);
+    }
+    it->ncached = 0;
+    it->keys = (lct_iter){0};
+    lct_iter args;
+    lct_value k;
+    if (lct_map_iter_init(rec->args, &args) != LCT_OK)
+        return LCT_OK; /* no args map: no keys */
+    while (lct_map_iter_next(&args, &k, &v) == 1) {
+        lct_str tag;
+        if (!lct_value_codec(v, &tag, NULL))
+            continue;
+        if (lct_str_eq(tag, "PrefetchTaskSpec")) {
+            lct_prefetch_task task;
+            if ((st = lct_prefetch_task_get(v, &task, err)) != LCT_OK)
+                return st;
+            it->from_task = true;
+            if (task.fetching_policy_name.len)
+                it->policy = task.fetching_policy_name;
+            it->keys = (lct_iter){0}; /* empty: next() opens the first group */
+            return lct_array_iter_init(task.key_groups, &it->groups);
+        }
+        if (!lct_str_eq(tag, "PrefetchRequestSpec"))
+            continue;
+        if ((st = lct_prefetch_spec_get(v, &it->spec, err)) != LCT_OK)
+            return st;
+        it->from_spec = true;
+        if (it->spec.policy.len)
+            it->policy = it->spec.policy;
+        if (it->spec.mode.len)
+            it->mode = it->spec.mode;
+        return lct_array_iter_init(it->spec.keys, &it->keys);
+    }
+    return LCT_OK;
+}
+
 /* The next key of one list: 1, 0 at its end, or a failure. */
 static int next_key(lct_iter *keys, lct_object_key *key, lct_error *err)
 {
@@ -818,7 +940,13 @@ static int next_key(lct_iter *keys, lct_object_key *key, lct_error *err)
 int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
                       lct_error *err)
 {
-    int rc = it->keys.end ? next_key(&it->keys, key, err) : 0;
+    int rc;
+    if (it->next_cached < it->ncached) {
+        *key = it->cached[it->next_cached++];
+        rc = 1;
+    } else {
+        rc = it->keys.end ? next_key(&it->keys, key, err) : 0;
+    }
     while (rc == 0 && it->from_task) { /* the next group's keys */
         int g = next_group(it, err);
         if (g <= 0)

@@ -31,6 +31,9 @@
 #ifndef SPINS
 #define SPINS 64
 #endif
+/* Operations one inline issue runs back to back (see lct__engine_init);
+ * at most take_max. */
+#define GROUP 64
 
 static void key_of(uint64_t id, lct_backend_key *key)
 {
@@ -128,13 +131,18 @@ static void count_error(lct__tally *t, const lct_backend_op *op)
 static bool prepare(lct__worker *w, size_t n, const lct__rop *p,
                     lct_replay_kind kind)
 {
-    /* A lookup moves no bytes. */
-    if (kind != LCT_REPLAY_LOOKUP && !slot_room(w, n, p->bytes))
-        return false;
+    /* A lookup moves no bytes; the others take the next buffer, not
+     * slot n's, so an issue of many lookups and a few stores keeps
+     * reusing the same few buffers. */
     lct_backend_op *op = &w->ops[n];
+    op->buf = NULL;
+    if (kind != LCT_REPLAY_LOOKUP) {
+        if (!slot_room(w, w->nbuf, p->bytes))
+            return false;
+        op->buf = w->bufs[w->nbuf++];
+    }
     op->kind = kind;
     key_of(p->id, &op->key);
-    op->buf = w->bufs[n];
     op->cap = (size_t)p->bytes;
     op->len = kind == LCT_REPLAY_STORE ? (size_t)p->bytes : 0;
     op->status = LCT_OK;
@@ -266,17 +274,19 @@ static void run_loads(lct__engine *e, lct__worker *w, lct__pcall *c)
                                 c->first_chunk;
     size_t k = 0;
     uint64_t bytes = 0;
+    w->nbuf = 0;
     for (uint32_t i = 0; i <= c->n; i++) {
         bool keep = i < c->n && (c->sparse ? c->found[i] != 0
                                            : c->keys[i].chunk < gap);
         uint64_t b = keep ? c->keys[i].bytes : 0;
-        if (k && (i == c->n || k == e->pipeline || bytes + b > ISSUE_BYTES)) {
+        if (k && (i == c->n || k == e->slots || bytes + b > ISSUE_BYTES)) {
             issue(e, w, k, w->began);
             for (size_t j = 0; j < k; j++)
                 tally_op(e, w, j, w->began[j], false);
-            trim_slots(w, e->pipeline);
+            trim_slots(w, e->slots);
             k = 0;
             bytes = 0;
+            w->nbuf = 0;
         }
         if (!keep)
             continue;
@@ -317,7 +327,8 @@ static void run_slots(lct__engine *e, lct__worker *w, size_t n)
             next_kind[m++] = op->present ? LCT_REPLAY_LOAD : LCT_REPLAY_STORE;
         }
     }
-    trim_slots(w, e->pipeline);
+    trim_slots(w, e->slots);
+    w->nbuf = 0;
     size_t k = 0;
     uint64_t bytes = 0;
     for (size_t i = 0; i <= m; i++) {
@@ -327,9 +338,10 @@ static void run_slots(lct__engine *e, lct__worker *w, size_t n)
             for (size_t j = 0; j < k; j++)
                 tally_op(e, w, j, began[j],
                          w->ops[j].kind == LCT_REPLAY_STORE);
-            trim_slots(w, e->pipeline);
+            trim_slots(w, e->slots);
             k = 0;
             bytes = 0;
+            w->nbuf = 0;
         }
         if (i == m)
             break;
@@ -454,6 +466,7 @@ static void run_batch(lct__engine *e, lct__worker *w)
 {
     size_t n = 0;
     uint64_t bytes = 0;
+    w->nbuf = 0;
     for (size_t i = 0; i < w->nbatch; i++) {
         const lct__rop *p = &w->batch[i];
         uint64_t b = slot_bytes(p, (lct_replay_kind)p->kind);
@@ -471,7 +484,7 @@ static void run_batch(lct__engine *e, lct__worker *w)
             continue;
         }
         bytes += b;
-        if (++n == e->pipeline) {
+        if (++n == e->slots) {
             run_slots(e, w, n);
             n = 0;
             bytes = 0;
@@ -567,9 +580,12 @@ bool lct__engine_put(lct__engine *e, const lct__rop *op)
     if (e->inline_run) {
         lct__worker *w = &e->workers[0];
         w->batch[w->nbatch++] = *op;
-        if (w->nbatch > e->inflight_max)
-            e->inflight_max = w->nbatch;
-        if (w->nbatch == e->pipeline)
+        /* Queued in a batch is not yet outstanding: a backend without a
+         * pipeline has one operation out at a time. */
+        size_t out = w->nbatch < e->pipeline ? w->nbatch : e->pipeline;
+        if (out > e->inflight_max)
+            e->inflight_max = out;
+        if (w->nbatch == e->slots)
             run_batch(e, w);
         return w->failed == LCT_OK;
     }
@@ -611,7 +627,7 @@ static void tally_init(lct__tally *t)
 
 static bool worker_alloc(lct__engine *e, lct__worker *w, unsigned index)
 {
-    size_t p = e->pipeline;
+    size_t p = e->slots;
     w->engine = e;
     w->index = index;
     w->tally = malloc(sizeof *w->tally);
@@ -661,6 +677,15 @@ lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
     if (e->pending_cap < e->pipeline)
         e->pending_cap = e->pipeline;
     e->take_max = e->pipeline > 64 ? e->pipeline : 64;
+    /* Run flat out on one thread against a backend that takes one
+     * operation at a time, operations are issued GROUP back to back: the
+     * clock read that ends one starts the next, one read an operation,
+     * not two.  (Not paced: a due time is waited for alone; not with
+     * fill_on_miss: its store must follow its own lookup at once.) */
+    e->slots = e->pipeline;
+    if (e->inline_run && !e->paced && e->pipeline == 1 && !ops->pipeline &&
+        !opts->fill_on_miss)
+        e->slots = GROUP;
     e->pending = calloc(e->pending_cap, sizeof *e->pending);
     pthread_mutex_init(&e->lock, NULL);
     pthread_mutex_init(&e->report_lock, NULL);
@@ -716,7 +741,7 @@ void lct__engine_free(lct__engine *e)
 {
     for (unsigned i = 0; e->workers && i < e->nworkers; i++) {
         lct__worker *w = &e->workers[i];
-        for (unsigned k = 0; w->bufs && k < e->pipeline; k++)
+        for (unsigned k = 0; w->bufs && k < e->slots; k++)
             if (w->bufs[k])
                 munmap(w->bufs[k], w->caps[k]);
         free(w->bufs);

@@ -67,8 +67,8 @@ typedef struct lct__tally {
 
 typedef struct lct__engine lct__engine;
 
-/* One worker: its number, thread, tallies and buffers (one per
- * pipeline slot, 4096-aligned, grown to the largest value seen). */
+/* One worker: its number, thread, tallies and buffers (one per slot,
+ * 4096-aligned, grown to the largest value seen). */
 typedef struct lct__worker {
     lct__engine *engine;
     unsigned index;
@@ -77,8 +77,9 @@ typedef struct lct__worker {
     lct_backend_op *ops;   /* pipeline slots */
     lct__rop *planned;     /* what each slot came from */
     uint64_t *began;       /* when each slot was issued */
-    void **bufs;
-    size_t *caps;
+    void **bufs;           /* taken in order by the operations that */
+    size_t *caps;          /* move bytes, nbuf of them so far */
+    size_t nbuf;
     uint64_t held;         /* the sum of caps */
     lct__rop *batch;       /* taken from the queue */
     size_t nbatch;
@@ -90,6 +91,8 @@ struct lct__engine {
     void *state;
     const lct_replay_options *opts;
     unsigned nworkers, pipeline, inflight_limit;
+    unsigned slots;  /* operations a worker issues at once: pipeline, or
+                        GROUP back to back inline (engine.c) */
     bool paced;
     bool inline_run; /* the one worker runs on the planner's thread */
     int spins;       /* looks before sleeping on a condition */
