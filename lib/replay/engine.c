@@ -263,41 +263,56 @@ static bool call_answered(const lct__rop *p, const lct_backend_op *op)
     return atomic_fetch_sub(&c->remaining, 1) == 1;
 }
 
-/* The loads a prefetch call's rule keeps, a pipeline (at most
- * ISSUE_BYTES) at a time; then the call goes back to the pool. */
-static void run_loads(lct__engine *e, lct__worker *w, lct__pcall *c)
+/* Operations that follow a run of slots (fills, a call's loads),
+ * prepared into the slots from 0 and issued a pipeline (at most
+ * ISSUE_BYTES) at a time: the loads of every call the run finished go
+ * out together, as a pipelining backend wants them. */
+typedef struct followups {
+    size_t k;       /* slots prepared */
+    uint64_t bytes; /* they move */
+} followups;
+
+static void followups_flush(lct__engine *e, lct__worker *w, followups *f)
+{
+    if (f->k == 0)
+        return;
+    issue(e, w, f->k, w->began);
+    for (size_t j = 0; j < f->k; j++)
+        tally_op(e, w, j, w->began[j], w->ops[j].kind == LCT_REPLAY_STORE);
+    trim_slots(w, e->slots);
+    *f = (followups){0};
+    w->nbuf = 0;
+}
+
+static void followups_add(lct__engine *e, lct__worker *w, followups *f,
+                          const lct__rop *p, lct_replay_kind kind)
+{
+    uint64_t b = slot_bytes(p, kind);
+    if (f->k && (f->k == e->slots || f->bytes + b > ISSUE_BYTES))
+        followups_flush(e, w, f);
+    if (prepare(w, f->k, p, kind)) {
+        f->k++;
+        f->bytes += b;
+    } else {
+        w->failed = LCT_ERR_NOMEM;
+    }
+}
+
+/* The loads a prefetch call's rule keeps, added to f; the call is then
+ * done with (prepare copied what the loads need) and goes back. */
+static void add_loads(lct__engine *e, lct__worker *w, followups *f,
+                      lct__pcall *c)
 {
     unsigned gap = atomic_load(&c->first_gap);
     w->tally->chunks += c->last_chunk - c->first_chunk + 1;
     if (gap > c->first_chunk)
         w->tally->chunks_hit += (gap <= c->last_chunk ? gap : c->last_chunk + 1) -
                                 c->first_chunk;
-    size_t k = 0;
-    uint64_t bytes = 0;
-    w->nbuf = 0;
-    for (uint32_t i = 0; i <= c->n; i++) {
-        bool keep = i < c->n && (c->sparse ? c->found[i] != 0
-                                           : c->keys[i].chunk < gap);
-        uint64_t b = keep ? c->keys[i].bytes : 0;
-        if (k && (i == c->n || k == e->slots || bytes + b > ISSUE_BYTES)) {
-            issue(e, w, k, w->began);
-            for (size_t j = 0; j < k; j++)
-                tally_op(e, w, j, w->began[j], false);
-            trim_slots(w, e->slots);
-            k = 0;
-            bytes = 0;
-            w->nbuf = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->sparse ? c->found[i] != 0 : c->keys[i].chunk < gap) {
+            w->tally->kept++;
+            followups_add(e, w, f, &c->keys[i], LCT_REPLAY_LOAD);
         }
-        if (!keep)
-            continue;
-        w->tally->kept++;
-        if (prepare(w, k, &c->keys[i], LCT_REPLAY_LOAD)) {
-            k++;
-            bytes += b;
-        } else {
-            w->failed = LCT_ERR_NOMEM;
-        }
-    }
     lct__engine_call_done(e, c);
 }
 
@@ -308,8 +323,8 @@ static void run_slots(lct__engine *e, lct__worker *w, size_t n)
 {
     uint64_t *began = w->began;
     issue(e, w, n, began);
-    lct__rop next[n ? n : 1];
-    lct_replay_kind next_kind[n ? n : 1];
+    lct__rop fills[n ? n : 1];
+    lct_replay_kind fill_kind[n ? n : 1];
     lct__pcall *ready[n ? n : 1];
     size_t m = 0, nready = 0;
     for (size_t i = 0; i < n; i++) {
@@ -323,37 +338,18 @@ static void run_slots(lct__engine *e, lct__worker *w, size_t n)
         if (op->status != LCT_OK)
             continue;
         if (op->present ? !p->call : e->opts->fill_on_miss) {
-            next[m] = *p;
-            next_kind[m++] = op->present ? LCT_REPLAY_LOAD : LCT_REPLAY_STORE;
+            fills[m] = *p;
+            fill_kind[m++] = op->present ? LCT_REPLAY_LOAD : LCT_REPLAY_STORE;
         }
     }
     trim_slots(w, e->slots);
     w->nbuf = 0;
-    size_t k = 0;
-    uint64_t bytes = 0;
-    for (size_t i = 0; i <= m; i++) {
-        uint64_t b = i < m ? slot_bytes(&next[i], next_kind[i]) : 0;
-        if (k && (i == m || bytes + b > ISSUE_BYTES)) {
-            issue(e, w, k, began);
-            for (size_t j = 0; j < k; j++)
-                tally_op(e, w, j, began[j],
-                         w->ops[j].kind == LCT_REPLAY_STORE);
-            trim_slots(w, e->slots);
-            k = 0;
-            bytes = 0;
-            w->nbuf = 0;
-        }
-        if (i == m)
-            break;
-        if (prepare(w, k, &next[i], next_kind[i])) {
-            k++;
-            bytes += b;
-        } else {
-            w->failed = LCT_ERR_NOMEM;
-        }
-    }
+    followups f = {0};
+    for (size_t i = 0; i < m; i++)
+        followups_add(e, w, &f, &fills[i], fill_kind[i]);
     for (size_t i = 0; i < nready; i++)
-        run_loads(e, w, ready[i]);
+        add_loads(e, w, &f, ready[i]);
+    followups_flush(e, w, &f);
 }
 
 lct__pcall *lct__engine_call_take(lct__engine *e)
