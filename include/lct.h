@@ -1469,6 +1469,9 @@ typedef struct lct_key_iter {
     lct_prefetch_spec spec;    /* when they come from a spec */
     bool from_spec;
     bool has_layout;           /* the call has a layout_desc argument */
+    bool spec_group_known;     /* a spec's last key group sized: */
+    int64_t spec_group;
+    uint64_t spec_group_bytes;
     uint64_t layout_bytes;     /* its bytes (0: none, or not computable) */
     uint32_t index;            /**< position of the next key in its list */
     /* What submit_prefetch_task was told to do with the keys, as

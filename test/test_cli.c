@@ -2522,6 +2522,39 @@ Test(cli, gen_key_fields_one_by_one)
     free(path);
 }
 
+/* gen --spec writes prefetches as newer LMCache records them: a
+ * PrefetchRequestSpec with attn_desc and per-group layouts, whose keys
+ * and sizes read as the flat form's do (the same seed, the same keys). */
+Test(cli, gen_spec_writes_prefetches_as_request_specs)
+{
+    char *flat = tmp_file_with("", 0), *spec = tmp_file_with("", 0);
+    run g = run_lct(NULL, "gen", "-n", "80", "--shape", "llama", flat, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    g = run_lct(NULL, "gen", "-n", "80", "--shape", "llama", "--spec", spec,
+                NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    run d = run_lct(NULL, "dump", "--qualname", "*submit_prefetch_task",
+                    spec, NULL);
+    cr_expect(strstr(d.out, "\"spec\":{\"__t__\":\"PrefetchRequestSpec\""),
+              "%.400s", d.out);
+    cr_expect(strstr(d.out, "\"world_size\":8"), "%.400s", d.out);
+    cr_expect(strstr(d.out, "\"group_layout_descs\":{\"0\":"), "layouts");
+    run_free(&d);
+    run a = run_lct(NULL, "keys", "--csv", flat, NULL);
+    run b = run_lct(NULL, "keys", "--csv", spec, NULL);
+    cr_expect_eq(a.status, 0);
+    cr_expect_eq(b.status, 0);
+    cr_expect_str_eq(b.out, a.out, "the spec's keys and sizes are the flat form's");
+    run_free(&a);
+    run_free(&b);
+    unlink(flat);
+    unlink(spec);
+    free(flat);
+    free(spec);
+}
+
 /* gen --shape llama writes keys as a multi-tenant server records them: a
  * 32-byte model name, kv ranks past 1, object groups, a cache_salt. */
 Test(cli, gen_shape_llama_writes_the_keys_users_record)

@@ -16,7 +16,7 @@ static void help(void)
     printf("usage: lct gen -n N [--seed S] [--max-keys K] [--docs D]\n"
            "               [--shape qwen|llama] [--model NAME]\n"
            "               [--cache-salt S] [--kv-ranks N] [--groups N]\n"
-           "               [--sizes N] OUT\n"
+           "               [--sizes N] [--spec] OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
            "for standard output): prefetches and writes of 1 to K (default\n"
@@ -42,12 +42,16 @@ static void help(void)
            "  --sizes N        key sizes that vary: a document's keys weigh\n"
            "                   256 x (1 to N) tokens of layout (1-64;\n"
            "                   default 1: every key the same)\n"
+           "  --spec           prefetches in newer LMCache's form: a\n"
+           "                   PrefetchRequestSpec with attn_desc (world_size\n"
+           "                   the kv ranks) and a layout per object group\n"
            "  -h, --help       this text\n");
 }
 
 typedef struct gen_opts {
     long long records, seed, max_keys, docs, sizes;
     gen_shape shape;
+    bool spec;
     gen_keys fields; /* what --model, --cache-salt, ... said */
     bool set[4];     /* which of them were given */
 } gen_opts;
@@ -61,7 +65,8 @@ enum {
     OPT_SALT,
     OPT_KV_RANKS,
     OPT_GROUPS,
-    OPT_SIZES
+    OPT_SIZES,
+    OPT_SPEC
 };
 
 /* The options that set one field of the keys. */
@@ -112,6 +117,8 @@ static void gen_option(void *ctx, int c, const char *arg)
         o->sizes = tool_parse_count("gen", "--sizes", arg);
         if (o->sizes < 1 || o->sizes > 64)
             tool_usage_error("gen", "--sizes is 1 to 64");
+    } else if (c == OPT_SPEC) {
+        o->spec = true;
     } else if (c == OPT_DOCS) {
         o->docs = tool_parse_count("gen", "--docs", arg);
         if (o->docs > 1000000)
@@ -132,6 +139,7 @@ int cmd_gen(int argc, char **argv)
         {"kv-ranks", required_argument, NULL, OPT_KV_RANKS},
         {"groups", required_argument, NULL, OPT_GROUPS},
         {"sizes", required_argument, NULL, OPT_SIZES},
+        {"spec", no_argument, NULL, OPT_SPEC},
         {NULL, 0, NULL, 0}};
     gen_opts o = {.records = -1, .seed = 1, .max_keys = 32, .docs = 1000};
     tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",
@@ -154,6 +162,7 @@ int cmd_gen(int argc, char **argv)
         k.groups = o.fields.groups;
     gen_set_keys(&k);
     gen_set_sizes((unsigned)o.sizes);
+    gen_set_spec(o.spec);
     /* Written whole under a temporary name, then renamed: an interrupted
      * run leaves no half trace, and what was at OUT stays until then. */
     tool_args none = {0};

@@ -959,11 +959,20 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
     it->index++;
     uint64_t weight = it->layout_bytes;
     lct_layout_desc layout;
-    if (it->from_spec &&
-        (lct_prefetch_spec_layout(&it->spec, key->object_group_id, &layout,
-                                  NULL) != LCT_OK ||
-         lct_layout_bytes(&layout, &weight, NULL) != LCT_OK))
-        weight = 0;
+    /* A spec's keys come group by group or round the groups: the last
+     * group's size is kept, not the layout decoded per key. */
+    if (it->from_spec && it->spec_group_known &&
+        it->spec_group == key->object_group_id) {
+        weight = it->spec_group_bytes;
+    } else if (it->from_spec) {
+        if (lct_prefetch_spec_layout(&it->spec, key->object_group_id,
+                                     &layout, NULL) != LCT_OK ||
+            lct_layout_bytes(&layout, &weight, NULL) != LCT_OK)
+            weight = 0;
+        it->spec_group_known = true;
+        it->spec_group = key->object_group_id;
+        it->spec_group_bytes = weight;
+    }
     if (bytes)
         *bytes = weight;
     return 1;

@@ -15,6 +15,7 @@
 static uint64_t rng_state;
 static gen_keys keys = {"Qwen/Qwen3-8B", NULL, 2, 0};
 static unsigned sizes; /* gen_set_sizes: key sizes that vary, 0 or 1: one */
+static bool spec_form; /* gen_set_spec: prefetches as a PrefetchRequestSpec */
 
 gen_keys gen_shape_keys(gen_shape s)
 {
@@ -33,6 +34,11 @@ void gen_set_shape(gen_shape s)
 void gen_set_sizes(unsigned n)
 {
     sizes = n;
+}
+
+void gen_set_spec(bool on)
+{
+    spec_form = on;
 }
 
 void gen_set_keys(const gen_keys *k)
@@ -195,11 +201,57 @@ static void prefetch_args(lct_writer *w, unsigned nkeys, uint64_t first,
     enum_value(w, "PrefetchMode", "LOOKUP");
 }
 
+/* submit_prefetch_task's args in newer LMCache's form: the request as a
+ * PrefetchRequestSpec (keys, readers, policy, the attention windows of
+ * each object group with the kv ranks as world_size, a layout per
+ * group, mode) beside the request id and skip_l2. */
+static void prefetch_spec_args(lct_writer *w, unsigned nkeys, uint64_t first,
+                               uint64_t request)
+{
+    char ext_id[32], group[16];
+    unsigned groups = keys.groups ? keys.groups : 1;
+    snprintf(ext_id, sizeof ext_id, "req-%llu", (unsigned long long)request);
+    lct_writer_map(w, 3);
+    lct_writer_cstr(w, "spec");
+    lct_writer_codec(w, "PrefetchRequestSpec");
+    lct_writer_map(w, 6);
+    lct_writer_cstr(w, "keys");
+    object_keys(w, nkeys, first);
+    lct_writer_cstr(w, "num_kv_readers");
+    lct_writer_uint(w, 1);
+    lct_writer_cstr(w, "policy");
+    enum_value(w, "TrimPolicy", "PREFIX");
+    lct_writer_cstr(w, "attn_desc");
+    lct_writer_codec(w, "AttnWindowDesc");
+    lct_writer_map(w, 2);
+    lct_writer_cstr(w, "num_chunks_in_sw");
+    lct_writer_array(w, groups);
+    for (unsigned g = 0; g < groups; g++)
+        lct_writer_int(w, -1);
+    lct_writer_cstr(w, "world_size");
+    lct_writer_uint(w, keys.kv_ranks);
+    lct_writer_cstr(w, "group_layout_descs");
+    lct_writer_map(w, groups);
+    for (unsigned g = 0; g < groups; g++) {
+        snprintf(group, sizeof group, "%u", g);
+        lct_writer_cstr(w, group);
+        layout_desc(w, first);
+    }
+    lct_writer_cstr(w, "mode");
+    enum_value(w, "PrefetchMode", "LOOKUP");
+    lct_writer_cstr(w, "external_request_id");
+    lct_writer_cstr(w, ext_id);
+    lct_writer_cstr(w, "skip_l2");
+    lct_writer_bool(w, false);
+}
+
 /* The args of step `step` of a prefetch (4 calls) or a write (2 calls). */
 static void step_args(lct_writer *w, bool prefetch, int step, unsigned nkeys,
                       uint64_t first, uint64_t request)
 {
-    if (prefetch && step == 0) {
+    if (prefetch && step == 0 && spec_form) {
+        prefetch_spec_args(w, nkeys, first, request);
+    } else if (prefetch && step == 0) {
         prefetch_args(w, nkeys, first, request);
     } else if (prefetch && step == 3) {
         lct_writer_map(w, 2);
@@ -213,8 +265,8 @@ static void step_args(lct_writer *w, bool prefetch, int step, unsigned nkeys,
         object_keys(w, nkeys, first);
         lct_writer_cstr(w, "layout_desc");
         layout_desc(w, first);
-        lct_writer_cstr(w, "mode");
-        enum_value(w, "PrefetchMode", "LOOKUP");
+        lct_writer_cstr(w, "mode"); /* reserve_write's: new, update, all */
+        lct_writer_cstr(w, "new");
     } else {
         lct_writer_map(w, 1);
         lct_writer_cstr(w, "keys");

@@ -7,6 +7,7 @@
 #ifndef LCT_TRACEGEN_H
 #define LCT_TRACEGEN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "lct.h"
@@ -43,6 +44,11 @@ void gen_set_keys(const gen_keys *keys);
  * request's own) weigh 256 x (1 to n) tokens of layout, n distinct sizes
  * (0 or 1: every key 256 tokens, as before). */
 void gen_set_sizes(unsigned n);
+
+/* Prefetches in newer LMCache's form, a PrefetchRequestSpec argument
+ * with attn_desc and a layout per object group (false: the flat
+ * arguments, as before). */
+void gen_set_spec(bool on);
 
 int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
               uint64_t seed);
