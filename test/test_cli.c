@@ -2577,3 +2577,65 @@ Test(cli, gen_shape_llama_writes_the_keys_users_record)
     unlink(path);
     free(path);
 }
+
+/* dump --csv's bytes, pinned: on every fixture and the sample they hash
+ * as test/golden/dump-csv.sha256 says (written before the CSV fast
+ * path), and on strings with quotes, commas, a backslash, UTF-8, a
+ * control byte and a bidi control they are test/golden's file. */
+Test(cli, dump_csv_bytes_stay_as_they_were)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/..' && while read -r sum file; do "
+             "got=$('%s/tools/lct' dump --csv \"$file\" 2>/dev/null | "
+             "sha256sum | cut -d' ' -f1); [ \"$got\" = \"$sum\" ] || "
+             "{ echo \"differs: $file\"; exit 1; }; done "
+             "< test/golden/dump-csv.sha256",
+             LCT_FIXTURES_DIR "/..", getenv("LCT_BUILDDIR"));
+    cr_expect_eq(system(cmd), 0, "a file's CSV differs from before");
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    const char *qs[] = {"S.plain", "S.with,comma", "S.\"quoted\"",
+                        "S.tab\there"};
+    const char *vals[] = {"a \"quote\", a comma", "back\\slash \"q\"",
+                          "caf\xc3\xa9 \"x\"", "ctl\x01 \"y\"",
+                          "bidi\xe2\x80\xae \"z\""};
+    for (int i = 0; i < 5; i++) {
+        const char *q = qs[i % 4];
+        lct_writer_record_begin(w, i, i, q, strlen(q));
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "s");
+        lct_writer_str(w, vals[i], strlen(vals[i]));
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    run r = run_lct(NULL, "dump", "--csv", path, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    size_t len;
+    char *want = read_whole_file(LCT_FIXTURES_DIR
+                                 "/../golden/dump-csv-hostile.csv", &len);
+    cr_assert(want);
+    cr_expect_str_eq(r.out, want);
+    free(want);
+    run_free(&r);
+    unlink(path);
+    free(path);
+    /* A field longer than the buffer the fast path fills at a time. */
+    w = tmp_trace_writer(&path);
+    static char longer[10001];
+    memset(longer, 'x', 10000);
+    lct_writer_record_begin(w, 0, 0, "S.long", 6);
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "s");
+    lct_writer_cstr(w, longer);
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    lct_writer_close(w);
+    r = run_lct(NULL, "dump", "--csv", "--fields", "args", path, NULL);
+    static char expect[10100];
+    snprintf(expect, sizeof expect, "args\r\n\"{\"\"s\"\":\"\"%s\"\"}\"\r\n",
+             longer);
+    cr_expect_str_eq(r.out, expect);
+    run_free(&r);
+    unlink(path);
+    free(path);
+}
