@@ -412,16 +412,86 @@ lct_status lct_attn_window_get(lct_value v, lct_attn_window *out,
                      &out->world_size, err);
 }
 
-static lct_status spec_readers(lct_value m, lct_prefetch_spec *out,
+/* An optional field that may be nil: *out zero when absent or nil. */
+static bool present(lct_value m, const char *key, lct_value *out)
+{
+    return field(m, key, out) == LCT_OK && !lct_value_is_nil(*out);
+}
+
+/* A spec's optional int v (a zero view: absent, 0). */
+static lct_status spec_int(lct_value v, const char *what, int64_t *out,
+                           lct_error *err)
+{
+    *out = 0;
+    if (v.ptr && lct_value_get_int64(v, out) != LCT_OK)
+        return wrong(err, what, "an int", v);
+    return LCT_OK;
+}
+
+enum {
+    S_KEYS, S_READERS, S_EXTRA, S_GROUPS, S_LAYOUT, S_POLICY, S_MODE,
+    S_ATTN, S_GEN, S_COUNT
+};
+
+static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v);
+
+/* The fields of a spec map, in one pass (a field per lct_map_find
+ * walked the keys list once a field); a repeated name's last value
+ * wins.  With it, a keys array's first keys are read into it on the way
+ * (*keys_read says so), as lct_key_iter_init reads flat keys.  False
+ * when the map is malformed. */
+static bool spec_fields(lct_value m, lct_value *f, lct_key_iter *it,
+                        bool *keys_read)
+{
+    static const char *const names[S_COUNT] = {
+        "keys", "num_kv_readers", "extra_count", "group_layout_descs",
+        "layout_desc", "policy", "mode", "attn_desc", "generation"};
+    memset(f, 0, S_COUNT * sizeof *f);
+    lct_iter a;
+    if (lct_map_iter_init(m, &a) != LCT_OK)
+        return false;
+    while (a.remaining) {
+        const unsigned char *after;
+        if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
+                         NULL) != LCT_OK)
+            return false;
+        lct_value k = {a.cur, (size_t)(after - a.cur)}, v;
+        a.cur = after;
+        int which = -1;
+        for (int i = 0; i < S_COUNT && which < 0; i++)
+            if (lct_value_str_eq(k, names[i]))
+                which = i;
+        if (which == S_KEYS && it && read_keys_array(&a, it, &v)) {
+            *keys_read = true;
+        } else {
+            if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
+                             NULL) != LCT_OK)
+                return false;
+            v = (lct_value){a.cur, (size_t)(after - a.cur)};
+            a.cur = after;
+            if (which == S_KEYS && it)
+                *keys_read = false, it->ncached = 0;
+        }
+        if (which >= 0)
+            f[which] = v;
+        a.remaining--;
+    }
+    return true;
+}
+
+/* num_kv_readers, or in older traces extra_count + 1. */
+static lct_status spec_readers(const lct_value *f, lct_prefetch_spec *out,
                                lct_error *err)
 {
-    lct_value v;
-    if (field(m, "num_kv_readers", &v) == LCT_OK)
-        return int_field(m, "PrefetchRequestSpec num_kv_readers",
-                         "num_kv_readers", true, &out->num_kv_readers, err);
+    if (f[S_READERS].ptr) {
+        if (lct_value_get_int64(f[S_READERS], &out->num_kv_readers) != LCT_OK)
+            return wrong(err, "PrefetchRequestSpec num_kv_readers", "an int",
+                         f[S_READERS]);
+        return LCT_OK;
+    }
     int64_t extra;
-    lct_status st = int_field(m, "PrefetchRequestSpec extra_count",
-                              "extra_count", false, &extra, err);
+    lct_status st = spec_int(f[S_EXTRA], "PrefetchRequestSpec extra_count",
+                             &extra, err);
     if (st == LCT_OK && extra == INT64_MAX)
         return lct__fail(err, LCT_ERR_RANGE, 0, 0,
                          "PrefetchRequestSpec: extra_count too large");
@@ -429,55 +499,64 @@ static lct_status spec_readers(lct_value m, lct_prefetch_spec *out,
     return st;
 }
 
-/* An optional field that may be nil: *out zero when absent or nil. */
-static bool present(lct_value m, const char *key, lct_value *out)
-{
-    return field(m, key, out) == LCT_OK && !lct_value_is_nil(*out);
-}
-
-static lct_status spec_layouts(lct_value m, lct_prefetch_spec *out,
+static lct_status spec_layouts(const lct_value *f, lct_prefetch_spec *out,
                                lct_error *err)
 {
-    lct_value v;
-    if (present(m, "group_layout_descs", &v)) {
+    lct_value v = f[S_GROUPS];
+    if (v.ptr && !lct_value_is_nil(v)) {
         if (lct_value_type(v) != LCT_TYPE_MAP)
             return wrong(err, "PrefetchRequestSpec group_layout_descs",
                          "a map", v);
         out->group_layouts = v;
     }
-    if (present(m, "layout_desc", &v))
-        out->layout = v;
+    if (f[S_LAYOUT].ptr && !lct_value_is_nil(f[S_LAYOUT]))
+        out->layout = f[S_LAYOUT];
     return LCT_OK;
+}
+
+/* lct_prefetch_spec_get, reading the first keys into it (may be NULL)
+ * on the way: *keys_read says so. */
+static lct_status spec_get(lct_value v, lct_prefetch_spec *out,
+                           lct_key_iter *it, bool *keys_read, lct_error *err)
+{
+    lct_value m, f[S_COUNT];
+    bool read = false;
+    memset(out, 0, sizeof *out);
+    if (keys_read)
+        *keys_read = false;
+    lct_status st = map_payload(v, "PrefetchRequestSpec", &m, err);
+    if (st != LCT_OK)
+        return st;
+    bool whole = spec_fields(m, f, it, &read);
+    if (keys_read)
+        *keys_read = whole && read;
+    if (!whole || !f[S_KEYS].ptr)
+        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
+                         "PrefetchRequestSpec: no field `keys`");
+    if ((st = lct_list_get(f[S_KEYS], &out->keys, NULL, err)) != LCT_OK ||
+        (st = spec_readers(f, out, err)) != LCT_OK ||
+        (st = spec_layouts(f, out, err)) != LCT_OK)
+        return st;
+    lct_value p = f[S_POLICY], mode = f[S_MODE], attn = f[S_ATTN];
+    if (p.ptr && !lct_value_is_nil(p) &&
+        (st = lct_enum_get(p, "TrimPolicy", &out->policy, err)) != LCT_OK)
+        return st;
+    if (mode.ptr && !lct_value_is_nil(mode) &&
+        (st = lct_enum_get(mode, "PrefetchMode", &out->mode, err)) != LCT_OK)
+        return st;
+    if (attn.ptr && !lct_value_is_nil(attn)) {
+        out->has_attn = true;
+        if ((st = lct_attn_window_get(attn, &out->attn, err)) != LCT_OK)
+            return st;
+    }
+    return spec_int(f[S_GEN], "PrefetchRequestSpec generation",
+                    &out->generation, err);
 }
 
 lct_status lct_prefetch_spec_get(lct_value v, lct_prefetch_spec *out,
                                  lct_error *err)
 {
-    lct_value m, f;
-    memset(out, 0, sizeof *out);
-    lct_status st = map_payload(v, "PrefetchRequestSpec", &m, err);
-    if (st != LCT_OK)
-        return st;
-    if (field(m, "keys", &f) != LCT_OK)
-        return lct__fail(err, LCT_ERR_TYPE, 0, 0,
-                         "PrefetchRequestSpec: no field `keys`");
-    if ((st = lct_list_get(f, &out->keys, NULL, err)) != LCT_OK ||
-        (st = spec_readers(m, out, err)) != LCT_OK ||
-        (st = spec_layouts(m, out, err)) != LCT_OK)
-        return st;
-    if (present(m, "policy", &f) &&
-        (st = lct_enum_get(f, "TrimPolicy", &out->policy, err)) != LCT_OK)
-        return st;
-    if (present(m, "mode", &f) &&
-        (st = lct_enum_get(f, "PrefetchMode", &out->mode, err)) != LCT_OK)
-        return st;
-    if (present(m, "attn_desc", &f)) {
-        out->has_attn = true;
-        if ((st = lct_attn_window_get(f, &out->attn, err)) != LCT_OK)
-            return st;
-    }
-    return int_field(m, "PrefetchRequestSpec generation", "generation",
-                     false, &out->generation, err);
+    return spec_get(v, out, NULL, NULL, err);
 }
 
 lct_status lct_prefetch_spec_layout(const lct_prefetch_spec *spec,
@@ -675,10 +754,6 @@ static int next_group(lct_key_iter *it, lct_error *err)
     return st == LCT_OK ? 1 : st;
 }
 
-/* Several fields of map m in one walk, as field() gives each (the last
- * of a repeated key; all zero when the map cannot be walked): a call's
- * keys come before its layout_desc, and each lookup stepped over every
- * key again, a tenth of `lct keys`. */
 /*
  * The key at it->cur when it has the encoder's usual shape
  * (lct__objectkey_pairs, then lct__objectkey_usual_read's pairs, then at
@@ -742,27 +817,49 @@ static _Thread_local struct {
     uint64_t layout_bytes;
 } last_layout;
 
-static void call_layout(lct_value v, lct_key_iter *it)
+/* The bytes a layout_desc value describes (false: it is not one; 0: it
+ * cannot be sized), remembered by its bytes for the next call. */
+static bool layout_value_bytes(lct_value v, uint64_t *bytes)
 {
-    if (!v.ptr || lct_value_is_nil(v))
-        return;
     if (last_layout.len && v.len == last_layout.len &&
         memcmp(v.ptr, last_layout.bytes, v.len) == 0) {
-        it->has_layout = true;
-        it->layout_bytes = last_layout.layout_bytes;
-        return;
+        *bytes = last_layout.layout_bytes;
+        return true;
     }
     lct_layout_desc layout;
     if (lct_layout_desc_get(v, &layout, NULL) != LCT_OK)
-        return;
-    it->has_layout = true;
-    if (lct_layout_bytes(&layout, &it->layout_bytes, NULL) != LCT_OK)
-        it->layout_bytes = 0; /* present but not sizable: unknown */
+        return false;
+    if (lct_layout_bytes(&layout, bytes, NULL) != LCT_OK)
+        *bytes = 0; /* present but not sizable: unknown */
     if (v.len <= sizeof last_layout.bytes) {
         memcpy(last_layout.bytes, v.ptr, v.len);
         last_layout.len = v.len;
-        last_layout.layout_bytes = it->layout_bytes;
+        last_layout.layout_bytes = *bytes;
     }
+    return true;
+}
+
+static void call_layout(lct_value v, lct_key_iter *it)
+{
+    if (v.ptr && !lct_value_is_nil(v) &&
+        layout_value_bytes(v, &it->layout_bytes))
+        it->has_layout = true;
+}
+
+/* A spec's layout for a key group, sized as layout_value_bytes sizes. */
+static uint64_t spec_group_bytes(const lct_prefetch_spec *spec,
+                                 int64_t group_id)
+{
+    lct_value v = spec->layout;
+    if (spec->group_layouts.ptr) {
+        char key[24];
+        snprintf(key, sizeof key, "%lld", (long long)group_id);
+        lct_value g;
+        if (lct_map_find(spec->group_layouts, key, &g) == LCT_OK)
+            v = g;
+    }
+    uint64_t bytes;
+    return v.ptr && layout_value_bytes(v, &bytes) ? bytes : 0;
 }
 
 /* A `keys` value at a->cur that is an array: its keys read into
@@ -823,14 +920,15 @@ static int arg_name(lct_value k)
     return -1;
 }
 
-/* The flat arguments a key iterator reads (names[i] into f[i]), in one
- * pass over the args map; a `keys` array's keys are read on the way
- * (read_keys_array), *keys_read saying so.  A repeated name's last value
- * wins; a malformed map gives none. */
+/* The flat arguments a key iterator reads (names[i] into f[i], and in
+ * f[5] the first argument that is a PrefetchRequestSpec or a
+ * PrefetchTaskSpec), in one pass over the args map; a `keys` array's
+ * keys are read on the way (read_keys_array), *keys_read saying so.  A
+ * repeated name's last value wins; a malformed map gives none. */
 static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
                       bool *keys_read)
 {
-    memset(f, 0, 5 * sizeof *f);
+    memset(f, 0, 6 * sizeof *f);
     *keys_read = false;
     lct_iter a;
     if (lct_map_iter_init(args, &a) != LCT_OK)
@@ -853,6 +951,11 @@ static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
             a.cur = after;
             if (which == 0)
                 *keys_read = false, it->ncached = 0;
+            lct_str tag;
+            if (which != 0 && !f[5].ptr && lct_value_codec(v, &tag, NULL) &&
+                (lct_str_eq(tag, "PrefetchRequestSpec") ||
+                 lct_str_eq(tag, "PrefetchTaskSpec")))
+                f[5] = v;
         }
         if (which >= 0)
             f[which] = v;
@@ -860,7 +963,7 @@ static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
     }
     return;
 bad:
-    memset(f, 0, 5 * sizeof *f);
+    memset(f, 0, 6 * sizeof *f);
     *keys_read = false;
     it->ncached = 0;
 }
@@ -869,7 +972,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
                              lct_error *err)
 {
     memset(it, 0, offsetof(lct_key_iter, cached));
-    lct_value f[5], v, array;
+    lct_value f[6], v, array;
     lct_status st;
     bool keys_read;
     scan_args(rec->args, it, f, &keys_read);
@@ -890,14 +993,9 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
     }
     it->ncached = 0;
     it->keys = (lct_iter){0};
-    lct_iter args;
-    lct_value k;
-    if (lct_map_iter_init(rec->args, &args) != LCT_OK)
-        return LCT_OK; /* no args map: no keys */
-    while (lct_map_iter_next(&args, &k, &v) == 1) {
+    if ((v = f[5]).ptr) {
         lct_str tag;
-        if (!lct_value_codec(v, &tag, NULL))
-            continue;
+        lct_value_codec(v, &tag, NULL);
         if (lct_str_eq(tag, "PrefetchTaskSpec")) {
             lct_prefetch_task task;
             if ((st = lct_prefetch_task_get(v, &task, err)) != LCT_OK)
@@ -908,15 +1006,19 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
             it->keys = (lct_iter){0}; /* empty: next() opens the first group */
             return lct_array_iter_init(task.key_groups, &it->groups);
         }
-        if (!lct_str_eq(tag, "PrefetchRequestSpec"))
-            continue;
-        if ((st = lct_prefetch_spec_get(v, &it->spec, err)) != LCT_OK)
+        bool read;
+        if ((st = spec_get(v, &it->spec, it, &read, err)) != LCT_OK) {
+            it->ncached = 0;
             return st;
+        }
         it->from_spec = true;
         if (it->spec.policy.len)
             it->policy = it->spec.policy;
         if (it->spec.mode.len)
             it->mode = it->spec.mode;
+        if (read)
+            return LCT_OK;
+        it->ncached = 0;
         return lct_array_iter_init(it->spec.keys, &it->keys);
     }
     return LCT_OK;
@@ -958,17 +1060,13 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
         return rc;
     it->index++;
     uint64_t weight = it->layout_bytes;
-    lct_layout_desc layout;
     /* A spec's keys come group by group or round the groups: the last
      * group's size is kept, not the layout decoded per key. */
     if (it->from_spec && it->spec_group_known &&
         it->spec_group == key->object_group_id) {
         weight = it->spec_group_bytes;
     } else if (it->from_spec) {
-        if (lct_prefetch_spec_layout(&it->spec, key->object_group_id,
-                                     &layout, NULL) != LCT_OK ||
-            lct_layout_bytes(&layout, &weight, NULL) != LCT_OK)
-            weight = 0;
+        weight = spec_group_bytes(&it->spec, key->object_group_id);
         it->spec_group_known = true;
         it->spec_group = key->object_group_id;
         it->spec_group_bytes = weight;

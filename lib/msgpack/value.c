@@ -360,6 +360,22 @@ lct_status lct_map_find(lct_value map, const char *key, lct_value *out)
 
 bool lct_value_codec(lct_value v, lct_str *tag, lct_value *payload)
 {
+    /* The encoder's form, {"__t__": fixstr, "v": payload}: the payload is
+     * the rest of the view, found without stepping over it (it may be a
+     * call's whole request).  A view is a whole value, so the rest is
+     * exactly the payload. */
+    const unsigned char *p = v.ptr;
+    if (v.len >= 11 && p[0] == 0x82 && memcmp(p + 1, "\xa5__t__", 6) == 0 &&
+        (p[7] & 0xe0) == 0xa0) {
+        size_t at = 8 + (p[7] & 0x1fu);
+        if (at + 3 <= v.len && p[at] == 0xa1 && p[at + 1] == 'v') {
+            if (tag)
+                *tag = (lct_str){(const char *)p + 8, p[7] & 0x1fu};
+            if (payload)
+                *payload = (lct_value){p + at + 2, v.len - at - 2};
+            return true;
+        }
+    }
     lct_iter it;
     if (lct_map_iter_init(v, &it) != LCT_OK || it.count != 2)
         return false;

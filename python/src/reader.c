@@ -73,7 +73,9 @@ typedef struct reader {
     bool release_pending;
     /* qualnames repeat: the last few, as str */
     PyObject *names[16];
-    unsigned next_name;
+    const char *name_utf8[16]; /* each name's UTF-8, and its length */
+    size_t name_len[16];
+    unsigned next_name, last_name; /* last_name: the last one handed out */
 } reader;
 
 void lctpy_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
@@ -493,23 +495,31 @@ static int reader_init(reader *self, PyObject *args, PyObject *kw)
 /* The qualname as str, from the last few seen when it is one of them. */
 static PyObject *qualname_str(reader *self, lct_str q)
 {
-    for (unsigned i = 0; i < 16; i++) {
-        PyObject *s = self->names[i];
-        if (!s)
-            continue;
-        Py_ssize_t len;
-        const char *u = PyUnicode_AsUTF8AndSize(s, &len);
-        if (u && (size_t)len == q.len && memcmp(u, q.ptr, q.len) == 0) {
-            Py_INCREF(s);
-            return s;
+    /* The last name first: records of one call often come in runs. */
+    for (unsigned k = 0; k < 16; k++) {
+        unsigned i = (self->last_name + k) % 16;
+        if (self->names[i] && self->name_len[i] == q.len &&
+            memcmp(self->name_utf8[i], q.ptr, q.len) == 0) {
+            self->last_name = i;
+            Py_INCREF(self->names[i]);
+            return self->names[i];
         }
     }
     PyObject *s = PyUnicode_DecodeUTF8(q.ptr, (Py_ssize_t)q.len, NULL);
     if (!s)
         return NULL;
+    Py_ssize_t len;
+    const char *u = PyUnicode_AsUTF8AndSize(s, &len); /* kept by s */
+    if (!u) {
+        Py_DECREF(s);
+        return NULL;
+    }
     unsigned slot = self->next_name++ % 16;
     Py_INCREF(s);
     Py_XSETREF(self->names[slot], s);
+    self->name_utf8[slot] = u;
+    self->name_len[slot] = (size_t)len;
+    self->last_name = slot;
     return s;
 }
 
