@@ -860,6 +860,16 @@ typedef void (*lct_log_fn)(void *ctx, const lct_reader *reader,
  */
 void lct_reader_set_log(lct_reader *reader, lct_log_fn fn, void *ctx);
 
+/**
+ * Send only warnings of these kinds to the log function: a mask of
+ * LCT_WARN_MASK(kind) bits (the default: every kind).  A warning of
+ * another kind is counted but not even formatted, and with malformed
+ * frames left out a run of empty frames (zero bytes where frames should
+ * be) is stepped over in bulk rather than one 4-byte frame at a time.
+ */
+void lct_reader_set_log_kinds(lct_reader *reader, unsigned kinds);
+#define LCT_WARN_MASK(kind) (1u << (kind))
+
 /** The default log function, for callbacks that want to chain to it. */
 void lct_log_stderr(void *ctx, const lct_reader *reader,
                     lct_warning_kind kind, uint64_t offset,

@@ -571,3 +571,65 @@ Test(stream, the_examples_are_right_on_a_pipe, .timeout = 120)
     free(path);
     mpw_free(&t);
 }
+
+/* Runs of empty frames nobody is told about are stepped over in bulk;
+ * the records, the skips and the cut tail must be what one frame at a
+ * time gives (a counting sink sees every skip, so it takes that path). */
+static void count_skips(void *ctx, const lct_reader *r, lct_warning_kind kind,
+                        uint64_t offset, const char *message)
+{
+    (void)r, (void)offset, (void)message;
+    if (kind == LCT_WARN_MALFORMED)
+        ++*(uint64_t *)ctx;
+}
+
+Test(stream, runs_of_empty_frames_read_as_one_at_a_time)
+{
+    size_t len;
+    char *sample = read_whole_file(LCT_SAMPLE, &len);
+    cr_assert(sample);
+    /* after the header and ten records: a frame boundary */
+    size_t at = 0;
+    for (int i = 0; i < 11; i++)
+        at += 4 + ((size_t)(unsigned char)sample[at] << 24 |
+                   (size_t)(unsigned char)sample[at + 1] << 16 |
+                   (size_t)(unsigned char)sample[at + 2] << 8 |
+                   (unsigned char)sample[at + 3]);
+    size_t runs[] = {1, 2, 3, 17, 1000, 300000}, tails[] = {0, 1, 3, 6};
+    for (size_t i = 0; i < 6; i++)
+        for (size_t t = 0; t < 4; t++) {
+            size_t zeros = runs[i] * 4, n = len + zeros + tails[t];
+            char *buf = calloc(1, n);
+            memcpy(buf, sample, at);
+            memcpy(buf + at + zeros, sample + at, len - at);
+            char *path = tmp_file_with(buf, n);
+            lct_stats st[2];
+            uint64_t records[2] = {0, 0}, told = 0, sum[2] = {0, 0};
+            for (int bulk = 0; bulk < 2; bulk++) {
+                lct_reader *r;
+                cr_assert_eq(lct_open(path, LCT_STREAM, &r, NULL), LCT_OK);
+                lct_reader_set_log(r, count_skips, &told);
+                if (bulk)
+                    lct_reader_set_log_kinds(r, LCT_WARN_MASK(LCT_WARN_SHRANK));
+                lct_record rec;
+                while (lct_next(r, &rec) == 1) {
+                    records[bulk]++;
+                    sum[bulk] += rec.offset;
+                }
+                lct_reader_stats(r, &st[bulk]);
+                lct_close(r);
+            }
+            cr_expect_eq(told, runs[i] + (tails[t] >= 4), "run %zu tail %zu",
+                         runs[i], tails[t]);
+            cr_expect_eq(records[1], records[0]);
+            cr_expect_eq(sum[1], sum[0], "the same records");
+            cr_expect_eq(st[1].skipped, st[0].skipped, "run %zu tail %zu",
+                         runs[i], tails[t]);
+            cr_expect_eq(st[1].truncated, st[0].truncated);
+            cr_expect_eq(st[1].bytes_read, st[0].bytes_read);
+            unlink(path);
+            free(path);
+            free(buf);
+        }
+    free(sample);
+}

@@ -69,6 +69,8 @@ lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
         return NULL;
     }
     lct_reader_set_log(r, quiet ? tool_log_quiet : tool_log, NULL);
+    if (quiet) /* only a shrink is said: skips are not even formatted */
+        lct_reader_set_log_kinds(r, LCT_WARN_MASK(LCT_WARN_SHRANK));
     return r;
 }
 

@@ -259,7 +259,7 @@ static void capture_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
     if (kind == LCT_WARN_MALFORMED &&
         !add_skip(c->s, offset, message, strlen(message)))
         c->failed = true;
-    if (c->pass.fn)
+    if (lct__sink_wants(&c->pass, kind))
         c->pass.fn(c->pass.ctx, r, kind, offset, message);
 }
 
@@ -267,7 +267,7 @@ static void capture_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
 static lct_status index_rest(lct_reader *r, lct_sidecar *s, lct_error *err)
 {
     capture c = {.s = s, .pass = r->sink};
-    r->sink = (lct__logsink){capture_log, &c};
+    r->sink = (lct__logsink){capture_log, &c, ~0u}; /* every skip kept */
     lct_record rec;
     uint32_t hint = 0, id;
     bool ok = true;
@@ -302,7 +302,7 @@ static bool row_is_frame(lct_reader *r, const lct_sidecar *s, uint64_t i)
              t_wall = le64dec(p + 16);
     lct_str name = lct_sidecar_qualname(s, le32dec(p + 24));
     lct__logsink sink = r->sink;
-    r->sink = (lct__logsink){NULL, NULL};
+    r->sink = (lct__logsink){NULL, NULL, 0};
     lct_record rec;
     uint64_t got_mono, got_wall;
     bool ok = lct__reader_place(r, offset, 0, 0) && lct_next(r, &rec) == 1;

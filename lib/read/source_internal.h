@@ -108,6 +108,11 @@ enum {
 lct__frame_status lct__stream_frame(lct__source *src, uint64_t pos,
                                     unsigned how, lct__frame *frame);
 
+/* The bytes already read from the frame lct__stream_frame last handed
+ * out (its prefix first): *p and their count, for a look ahead that
+ * costs no read. */
+size_t lct__stream_peek(const lct__source *src, const unsigned char **p);
+
 /* Whether a seekable stream's file is now shorter than it was (at open,
  * or as far as it was read): *cut is its size.  Asked when reading ends. */
 bool lct__stream_shrank(const lct__source *src, uint64_t *cut);

@@ -269,6 +269,12 @@ static lct__frame_status doomed_body(lct__source *s, bool follow,
     return LCT__FRAME_OK;
 }
 
+size_t lct__stream_peek(const lct__source *s, const unsigned char **p)
+{
+    *p = at_start(s);
+    return have(s);
+}
+
 lct__frame_status lct__stream_frame(lct__source *s, uint64_t pos,
                                     unsigned how, lct__frame *f)
 {

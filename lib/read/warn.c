@@ -12,13 +12,15 @@
 static void emit(const lct__logsink *sink, const lct_reader *r,
                  lct_warning_kind kind, uint64_t offset, const char *message)
 {
-    if (sink->fn)
+    if (lct__sink_wants(sink, kind))
         sink->fn(sink->ctx, r, kind, offset, message);
 }
 
 void lct__say_skip(const lct__logsink *sink, const lct_reader *r,
                    uint64_t offset, const char *why)
 {
+    if (!lct__sink_wants(sink, LCT_WARN_MALFORMED))
+        return;
     char message[LCT_ERROR_MESSAGE_SIZE];
     snprintf(message, sizeof message,
              "skipping malformed record at offset %" PRIu64 ": %s", offset,

@@ -9,6 +9,8 @@
 #include <stdint.h>
 
 #include "read/frame_internal.h"
+#include <stdbool.h>
+
 #include "lct.h"
 
 /* Where a reader's warnings go: fn(ctx, reader, ...); fn NULL is
@@ -16,7 +18,15 @@
 typedef struct lct__logsink {
     lct_log_fn fn;
     void *ctx;
+    unsigned kinds; /* ~kinds: not even formatted (LCT_WARN_MASK bits) */
 } lct__logsink;
+
+/* Whether a warning of this kind reaches the sink's function. */
+static inline bool lct__sink_wants(const lct__logsink *sink,
+                                   lct_warning_kind kind)
+{
+    return sink->fn && (sink->kinds & LCT_WARN_MASK(kind));
+}
 
 /* Send one warning, about reader r, to the sink. */
 void lct__say_skip(const lct__logsink *sink, const lct_reader *r,
