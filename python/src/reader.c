@@ -165,31 +165,6 @@ static PyObject *record_type(record *rec, void *closure)
     return PyUnicode_FromString("record");
 }
 
-static PyObject *record_t_mono(record *rec, void *closure)
-{
-    (void)closure;
-    return PyFloat_FromDouble(rec->t_mono);
-}
-
-static PyObject *record_t_wall(record *rec, void *closure)
-{
-    (void)closure;
-    return PyFloat_FromDouble(rec->t_wall);
-}
-
-static PyObject *record_qualname(record *rec, void *closure)
-{
-    (void)closure;
-    Py_INCREF(rec->qualname);
-    return rec->qualname;
-}
-
-static PyObject *record_offset(record *rec, void *closure)
-{
-    (void)closure;
-    return PyLong_FromUnsignedLongLong(rec->offset);
-}
-
 static PyObject *record_op(record *rec, void *closure)
 {
     (void)closure;
@@ -327,19 +302,26 @@ static PyObject *record_richcompare(PyObject *a, PyObject *b, int op)
 
 static PyGetSetDef record_getset[] = {
     {"type", (getter)record_type, NULL, "always 'record'", NULL},
-    {"t_mono", (getter)record_t_mono, NULL,
-     "seconds since the header's t_mono_start", NULL},
-    {"t_wall", (getter)record_t_wall, NULL,
-     "Unix seconds when the call was published", NULL},
-    {"qualname", (getter)record_qualname, NULL, "the call site", NULL},
     {"args", (getter)record_args, NULL,
      "the call's arguments as msgspec decodes them (codec wrappers as "
      "plain dicts); decoded on first access, then kept", NULL},
-    {"offset", (getter)record_offset, NULL,
-     "file offset of the record's frame (liblct's addition)", NULL},
     {"op", (getter)record_op, NULL,
      "the qualname after its last dot (liblct's addition)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
+
+/* Plain fields as members, not getters: CPython specializes an
+ * attribute read of an object member (qualname) in the loop that reads
+ * it, and a loop over records reads little else. */
+static PyMemberDef record_members[] = {
+    {"t_mono", T_DOUBLE, offsetof(record, t_mono), READONLY,
+     "seconds since the header's t_mono_start"},
+    {"t_wall", T_DOUBLE, offsetof(record, t_wall), READONLY,
+     "Unix seconds when the call was published"},
+    {"qualname", T_OBJECT_EX, offsetof(record, qualname), READONLY,
+     "the call site"},
+    {"offset", T_ULONGLONG, offsetof(record, offset), READONLY,
+     "file offset of the record's frame (liblct's addition)"},
+    {NULL, 0, 0, 0, NULL}};
 
 static PyMethodDef record_methods[] = {
     {"object_keys", (PyCFunction)record_object_keys, METH_NOARGS,
@@ -365,6 +347,7 @@ PyTypeObject lctpy_record_type = {
     .tp_doc = "One captured call: type, t_mono, t_wall, qualname, args "
               "(as LMCache's Record), plus offset and op.",
     .tp_getset = record_getset,
+    .tp_members = record_members,
     .tp_methods = record_methods,
 };
 
