@@ -1949,7 +1949,8 @@ lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
  *     PREFIX (the default, and fetching_policy "prefix") every key of
  *     the chunks before the first chunk with a key not found (a key's
  *     chunk is its place among the call's keys of its kv rank and
- *     object group), under any other policy every found key; with
+ *     object group; a group with a sliding window counts as full
+ *     attention), under any other policy every found key; with
  *     skip_l2 nothing is issued (the call is counted in calls_skip_l2);
  *     PrefetchMode WARM asks every key of the backend, L1 or not;
  *   - with an L1 (lct_replay_options.l1_capacity) a lookup's leading
