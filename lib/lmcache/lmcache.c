@@ -435,18 +435,42 @@ enum {
 
 static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v);
 
-/* The fields of a spec map, in one pass (a field per lct_map_find
- * walked the keys list once a field); a repeated name's last value
- * wins.  With it, a keys array's first keys are read into it on the way
- * (*keys_read says so), as lct_key_iter_init reads flat keys.  False
- * when the map is malformed. */
-static bool spec_fields(lct_value m, lct_value *f, lct_key_iter *it,
-                        bool *keys_read)
+/* Which of names[0..n) the map key k is, or -1: the encoder writes
+ * names as fixstr, so a look at the length and the bytes first, not
+ * lct_value_str_eq's general decode. */
+static int name_index(lct_value k, const char *const *names, int n)
 {
-    static const char *const names[S_COUNT] = {
-        "keys", "num_kv_readers", "extra_count", "group_layout_descs",
-        "layout_desc", "policy", "mode", "attn_desc", "generation"};
-    memset(f, 0, S_COUNT * sizeof *f);
+    const unsigned char *p = k.ptr;
+    if (k.len == 0 || (p[0] & 0xe0) != 0xa0) { /* not a fixstr */
+        for (int i = 0; i < n; i++)
+            if (lct_value_str_eq(k, names[i]))
+                return i;
+        return -1;
+    }
+    size_t len = p[0] & 0x1fu;
+    for (int i = 0; len + 1 == k.len && i < n; i++)
+        if (names[i][0] == (char)p[1] && /* most differ there */
+            strncmp(names[i], (const char *)p + 1, len) == 0 &&
+            names[i][len] == '\0')
+            return i;
+    return -1;
+}
+
+/* One pass over map m: the value of each key names[i] into f[i] (a
+ * repeated name's last value wins).  With it, a names[0] array's first
+ * keys are read into it on the way (read_keys_array; *keys_read says
+ * so), so the list is walked once; with spec, *spec is the first other
+ * value that is a PrefetchRequestSpec or a PrefetchTaskSpec.  False when
+ * m is malformed. */
+static bool scan_map(lct_value m, const char *const *names, int n,
+                     lct_key_iter *it, lct_value *f, bool *keys_read,
+                     lct_value *spec)
+{
+    memset(f, 0, (size_t)n * sizeof *f);
+    if (spec)
+        *spec = (lct_value){0};
+    if (keys_read)
+        *keys_read = false;
     lct_iter a;
     if (lct_map_iter_init(m, &a) != LCT_OK)
         return false;
@@ -457,11 +481,8 @@ static bool spec_fields(lct_value m, lct_value *f, lct_key_iter *it,
             return false;
         lct_value k = {a.cur, (size_t)(after - a.cur)}, v;
         a.cur = after;
-        int which = -1;
-        for (int i = 0; i < S_COUNT && which < 0; i++)
-            if (lct_value_str_eq(k, names[i]))
-                which = i;
-        if (which == S_KEYS && it && read_keys_array(&a, it, &v)) {
+        int which = name_index(k, names, n);
+        if (which == 0 && it && read_keys_array(&a, it, &v)) {
             *keys_read = true;
         } else {
             if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
@@ -469,14 +490,32 @@ static bool spec_fields(lct_value m, lct_value *f, lct_key_iter *it,
                 return false;
             v = (lct_value){a.cur, (size_t)(after - a.cur)};
             a.cur = after;
-            if (which == S_KEYS && it)
+            if (which == 0 && it)
                 *keys_read = false, it->ncached = 0;
+            lct_str tag;
+            if (spec && which != 0 && !spec->ptr &&
+                lct_value_codec(v, &tag, NULL) &&
+                ((tag.len == 19 && lct_str_eq(tag, "PrefetchRequestSpec")) ||
+                 (tag.len == 16 && lct_str_eq(tag, "PrefetchTaskSpec"))))
+                *spec = v;
         }
         if (which >= 0)
             f[which] = v;
         a.remaining--;
     }
     return true;
+}
+
+/* The fields of a spec map, in one pass (a field per lct_map_find
+ * walked the keys list once a field); with it, the first keys are read
+ * into it on the way, as lct_key_iter_init reads flat keys. */
+static bool spec_fields(lct_value m, lct_value *f, lct_key_iter *it,
+                        bool *keys_read)
+{
+    static const char *const names[S_COUNT] = {
+        "keys", "num_kv_readers", "extra_count", "group_layout_descs",
+        "layout_desc", "policy", "mode", "attn_desc", "generation"};
+    return scan_map(m, names, S_COUNT, it, f, keys_read, NULL);
 }
 
 /* num_kv_readers, or in older traces extra_count + 1. */
@@ -559,19 +598,28 @@ lct_status lct_prefetch_spec_get(lct_value v, lct_prefetch_spec *out,
     return spec_get(v, out, NULL, NULL, err);
 }
 
-lct_status lct_prefetch_spec_layout(const lct_prefetch_spec *spec,
-                                    int64_t group_id, lct_layout_desc *out,
-                                    lct_error *err)
+/* The layout value of a spec's key group: group_layout_descs' entry
+ * str(group_id), else the older single layout; a zero view when none. */
+static lct_value spec_layout_value(const lct_prefetch_spec *spec,
+                                   int64_t group_id)
 {
     if (spec->group_layouts.ptr) {
         char key[24];
         snprintf(key, sizeof key, "%lld", (long long)group_id);
         lct_value v;
         if (lct_map_find(spec->group_layouts, key, &v) == LCT_OK)
-            return lct_layout_desc_get(v, out, err);
+            return v;
     }
-    if (spec->layout.ptr)
-        return lct_layout_desc_get(spec->layout, out, err);
+    return spec->layout;
+}
+
+lct_status lct_prefetch_spec_layout(const lct_prefetch_spec *spec,
+                                    int64_t group_id, lct_layout_desc *out,
+                                    lct_error *err)
+{
+    lct_value v = spec_layout_value(spec, group_id);
+    if (v.ptr)
+        return lct_layout_desc_get(v, out, err);
     memset(out, 0, sizeof *out);
     return lct__fail(err, LCT_ERR_NOT_FOUND, 0, 0,
                      "PrefetchRequestSpec: no layout for group %lld",
@@ -850,14 +898,7 @@ static void call_layout(lct_value v, lct_key_iter *it)
 static uint64_t spec_group_bytes(const lct_prefetch_spec *spec,
                                  int64_t group_id)
 {
-    lct_value v = spec->layout;
-    if (spec->group_layouts.ptr) {
-        char key[24];
-        snprintf(key, sizeof key, "%lld", (long long)group_id);
-        lct_value g;
-        if (lct_map_find(spec->group_layouts, key, &g) == LCT_OK)
-            v = g;
-    }
+    lct_value v = spec_layout_value(spec, group_id);
     uint64_t bytes;
     return v.ptr && layout_value_bytes(v, &bytes) ? bytes : 0;
 }
@@ -898,71 +939,17 @@ static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     return true;
 }
 
-/* Which of keys, layout_desc, policy, mode, skip_l2 (0 to 4) a map key
- * names, or -1: the encoder writes names as fixstr, so a look at the
- * length and the bytes, not lct_value_str_eq's general decode. */
-static int arg_name(lct_value k)
-{
-    static const char *const names[] = {"keys", "layout_desc", "policy",
-                                        "mode", "skip_l2"};
-    const unsigned char *p = k.ptr;
-    if (k.len == 0 || (p[0] & 0xe0) != 0xa0) { /* not a fixstr */
-        for (int i = 0; i < 5; i++)
-            if (lct_value_str_eq(k, names[i]))
-                return i;
-        return -1;
-    }
-    static const size_t lens[] = {4, 11, 6, 4, 7};
-    size_t n = p[0] & 0x1fu;
-    for (int i = 0; i < 5; i++)
-        if (lens[i] == n && n + 1 == k.len && memcmp(p + 1, names[i], n) == 0)
-            return i;
-    return -1;
-}
-
-/* The flat arguments a key iterator reads (names[i] into f[i], and in
- * f[5] the first argument that is a PrefetchRequestSpec or a
- * PrefetchTaskSpec), in one pass over the args map; a `keys` array's
- * keys are read on the way (read_keys_array), *keys_read saying so.  A
- * repeated name's last value wins; a malformed map gives none. */
+/* The flat arguments a key iterator reads (keys, layout_desc, policy,
+ * mode, skip_l2 into f[0..4], and in f[5] the first argument that is a
+ * PrefetchRequestSpec or a PrefetchTaskSpec), in one pass (scan_map); a
+ * malformed map gives none. */
 static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
                       bool *keys_read)
 {
-    memset(f, 0, 6 * sizeof *f);
-    *keys_read = false;
-    lct_iter a;
-    if (lct_map_iter_init(args, &a) != LCT_OK)
+    static const char *const names[] = {"keys", "layout_desc", "policy",
+                                        "mode", "skip_l2"};
+    if (scan_map(args, names, 5, it, f, keys_read, &f[5]))
         return;
-    while (a.remaining) {
-        const unsigned char *after;
-        if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
-                         NULL) != LCT_OK)
-            goto bad;
-        lct_value k = {a.cur, (size_t)(after - a.cur)}, v;
-        a.cur = after;
-        int which = arg_name(k);
-        if (which == 0 && read_keys_array(&a, it, &v)) {
-            *keys_read = true;
-        } else {
-            if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
-                             NULL) != LCT_OK)
-                goto bad;
-            v = (lct_value){a.cur, (size_t)(after - a.cur)};
-            a.cur = after;
-            if (which == 0)
-                *keys_read = false, it->ncached = 0;
-            lct_str tag;
-            if (which != 0 && !f[5].ptr && lct_value_codec(v, &tag, NULL) &&
-                (lct_str_eq(tag, "PrefetchRequestSpec") ||
-                 lct_str_eq(tag, "PrefetchTaskSpec")))
-                f[5] = v;
-        }
-        if (which >= 0)
-            f[which] = v;
-        a.remaining--;
-    }
-    return;
-bad:
     memset(f, 0, 6 * sizeof *f);
     *keys_read = false;
     it->ncached = 0;
