@@ -128,22 +128,32 @@ static void prefetch_task(lct_writer *w, const unsigned *hashes,
     cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
 }
 
-static lct_replay_report replay_file(const char *path, uint64_t l1)
+/* A replay of path against a fresh mem:CAPACITY, as o says (opened for
+ * the workers o makes). */
+static lct_replay_report replay_mem(const char *path, const char *capacity,
+                                    lct_replay_options o)
 {
     lct_reader *r;
     lct_error err;
     cr_assert_eq(lct_open(path, 0, &r, &err), LCT_OK, "%s", err.message);
     void *state;
-    lct_backend_config cfg = {.workers = 1};
+    lct_backend_config cfg = {.workers = lct_replay_workers(&o)};
     const lct_backend_ops *mem = lct_backend_mem();
-    cr_assert_eq(mem->open("1000", &cfg, &state, &err), LCT_OK);
-    lct_replay_options o = {.speed = 0, .value_bytes = 64, .l1_capacity = l1};
+    cr_assert_eq(mem->open(capacity, &cfg, &state, &err), LCT_OK, "%s",
+                 err.message);
     lct_replay_report rep;
     cr_assert_eq(lct_replay_run(r, mem, state, &o, &rep, &err), LCT_OK, "%s",
                  err.message);
     mem->close(state);
     lct_close(r);
     return rep;
+}
+
+static lct_replay_report replay_file(const char *path, uint64_t l1)
+{
+    return replay_mem(path, "1000",
+                      (lct_replay_options){.speed = 0, .value_bytes = 64,
+                                           .l1_capacity = l1});
 }
 
 /* Keys 1, 2 and 4 stored; a call asks 1, 2, 3, 4 (one kv rank). */
@@ -329,25 +339,16 @@ Test(replay_rule, backend_behind_l1_hits_as_the_two_tier_curve_says)
         lct_mrc *mrc;
         cr_assert_eq(lct_mrc_compute_with(l2, &mo, &mrc, NULL), LCT_OK);
         for (size_t j = 0; j < 3; j++) {
-            lct_reader *r;
-            cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, NULL), LCT_OK);
             char arg[32];
             snprintf(arg, sizeof arg, "%llu", (unsigned long long)l2s[j]);
-            lct_backend_config cfg = {.workers = 1};
-            void *state;
-            const lct_backend_ops *mem = lct_backend_mem();
-            cr_assert_eq(mem->open(arg, &cfg, &state, NULL), LCT_OK);
             /* The curve's L2 takes in a key it missed (the engine then
              * computes and stores it); stores count at reserve_write. */
-            lct_replay_options o = {.speed = 0, .value_bytes = 64,
-                                    .fill_on_miss = true,
-                                    .store_at_reserve = true,
-                                    .l1_capacity = l1s[i]};
-            lct_replay_report rep;
-            cr_assert_eq(lct_replay_run(r, mem, state, &o, &rep, NULL),
-                         LCT_OK);
-            mem->close(state);
-            lct_close(r);
+            lct_replay_report rep = replay_mem(
+                LCT_SAMPLE, arg,
+                (lct_replay_options){.speed = 0, .value_bytes = 64,
+                                     .fill_on_miss = true,
+                                     .store_at_reserve = true,
+                                     .l1_capacity = l1s[i]});
             cr_expect_eq(rep.l1.keys, st.keys);
             cr_expect_eq(rep.l1.keys_hit, st.keys_hit);
             cr_expect_eq(rep.l1.keys_to_l2, st.keys_to_l2);
@@ -379,21 +380,13 @@ Test(replay_rule, backend_without_l1_hits_as_the_prefix_curve_says)
     cr_assert_eq(lct_mrc_compute_with(refs, &mo, &mrc, NULL), LCT_OK);
     uint64_t l2s[] = {8, 100, 1000};
     for (size_t j = 0; j < 3; j++) {
-        lct_reader *r;
-        cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, NULL), LCT_OK);
         char arg[32];
         snprintf(arg, sizeof arg, "%llu", (unsigned long long)l2s[j]);
-        lct_backend_config cfg = {.workers = 1};
-        void *state;
-        const lct_backend_ops *mem = lct_backend_mem();
-        cr_assert_eq(mem->open(arg, &cfg, &state, NULL), LCT_OK);
-        lct_replay_options o = {.speed = 0, .value_bytes = 64,
-                                .fill_on_miss = true,
-                                .store_at_reserve = true};
-        lct_replay_report rep;
-        cr_assert_eq(lct_replay_run(r, mem, state, &o, &rep, NULL), LCT_OK);
-        mem->close(state);
-        lct_close(r);
+        lct_replay_report rep = replay_mem(
+            LCT_SAMPLE, arg,
+            (lct_replay_options){.speed = 0, .value_bytes = 64,
+                                 .fill_on_miss = true,
+                                 .store_at_reserve = true});
         cr_expect_lt(rep.kept, rep.hits, "the rule keeps fewer than found");
         double got = (double)rep.chunks_hit / (double)rep.chunks;
         double want = lct_mrc_position_hit_ratio(mrc, l2s[j]);
@@ -411,19 +404,11 @@ Test(replay_rule, several_workers_keep_what_one_keeps)
 {
     lct_replay_report one = {0};
     for (unsigned workers = 1; workers <= 4; workers *= 4) {
-        lct_reader *r;
-        cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, NULL), LCT_OK);
-        lct_backend_config cfg = {.workers = workers};
-        void *state;
-        const lct_backend_ops *mem = lct_backend_mem();
-        cr_assert_eq(mem->open("100000", &cfg, &state, NULL), LCT_OK);
-        lct_replay_options o = {.speed = 0, .value_bytes = 64,
-                                .workers = workers, .inflight = 64,
-                                .pipeline = workers == 1 ? 1 : 4};
-        lct_replay_report rep;
-        cr_assert_eq(lct_replay_run(r, mem, state, &o, &rep, NULL), LCT_OK);
-        mem->close(state);
-        lct_close(r);
+        lct_replay_report rep = replay_mem(
+            LCT_SAMPLE, "100000",
+            (lct_replay_options){.speed = 0, .value_bytes = 64,
+                                 .workers = workers, .inflight = 64,
+                                 .pipeline = workers == 1 ? 1 : 4});
         cr_assert_eq(rep.workers, workers);
         if (workers == 1) {
             one = rep;
