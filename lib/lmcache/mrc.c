@@ -669,6 +669,21 @@ static uint64_t uniform_distance(const lct_mrc *m, uint64_t d)
     return scaled >= 1.8e19 ? UINT64_MAX : (uint64_t)scaled;
 }
 
+/* The first of n sorted values above x (n if none): how many are at
+ * most x. */
+static uint64_t first_above(const uint64_t *v, uint64_t n, uint64_t x)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
 {
     if (!m || !m->totals.reads)
@@ -679,15 +694,7 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
         const struct band *b = &m->band[0];
         while (bytes >= b->hi)
             b++;
-        uint64_t lo = 0, hi = b->n; /* first distance above bytes */
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (b->d[mid] <= bytes)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        return adjusted(m, (double)lo);
+        return adjusted(m, (double)first_above(b->d, b->n, bytes));
     }
     if (m->uniform_size) { /* the reads at key distances whose bytes fit */
         uint64_t lo = 0, hi = m->ncum; /* first d whose bytes exceed */
@@ -700,15 +707,7 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
         }
         return adjusted(m, lo ? (double)m->cum[lo - 1] : 0);
     }
-    uint64_t lo = 0, hi = m->nbytes; /* first distance above bytes */
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (m->bytes[mid] <= bytes)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return adjusted(m, (double)lo);
+    return adjusted(m, (double)first_above(m->bytes, m->nbytes, bytes));
 }
 
 uint64_t lct_mrc_max_distance(const lct_mrc *m)
