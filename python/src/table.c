@@ -710,21 +710,15 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
     while ((rc = lct_key_iter_next(&it, &key, &bytes, &err)) == 1) {
         w->references++;
         uint64_t id = lct_object_key_hash(&key);
-        if (w->sim) {
+        if (w->sim || w->refs) { /* a stream: reads and writes only */
             if (op > 1)
                 continue;
             lct_kv_ranks_add(&w->ranks, key.kv_rank);
-            if (lct_sim_add(w->sim, id, bytes, rec->t_mono, op == 0) !=
-                LCT_OK)
-                return false;
-            continue;
-        }
-        if (w->refs) {
-            if (op > 1)
-                continue;
-            lct_kv_ranks_add(&w->ranks, key.kv_rank);
-            if (lct_refs_add(w->refs, id, bytes, rec->t_mono, op == 0) !=
-                LCT_OK)
+            lct_status st =
+                w->sim ? lct_sim_add(w->sim, id, bytes, rec->t_mono, op == 0)
+                       : lct_refs_add(w->refs, id, bytes, rec->t_mono,
+                                      op == 0);
+            if (st != LCT_OK)
                 return false;
             continue;
         }
