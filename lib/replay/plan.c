@@ -151,14 +151,25 @@ static bool push_op(planner *p, lct__rop *op)
     return true;
 }
 
+/* The key becomes L1's most recent; *held says whether L1 had it.
+ * False when memory ran out. */
+static bool l1_touch(planner *p, uint64_t id, uint64_t bytes, bool *held)
+{
+    uint32_t k;
+    if (!lct__l1_number(&p->l1, id, &k))
+        return !(p->nomem = true);
+    *held = p->l1.lru.in[k];
+    lct__lru_touch(&p->l1.lru, k, bytes);
+    return true;
+}
+
 /* A store: written through the L1 when there is one. */
 static bool push_store(planner *p, uint64_t id, uint64_t bytes)
 {
+    bool held;
     if (p->has_l1) {
-        uint32_t k;
-        if (!lct__l1_number(&p->l1, id, &k))
-            return !(p->nomem = true);
-        lct__lru_touch(&p->l1.lru, k, bytes);
+        if (!l1_touch(p, id, bytes, &held))
+            return false;
         p->r->l1.writes++;
     }
     lct__rop op = {.id = id, .bytes = bytes, .kind = LCT_REPLAY_STORE};
@@ -202,16 +213,12 @@ static bool plan_key(planner *p, enum call call, uint64_t id,
  * first miss; every key becomes L1's most recent). */
 static bool l1_serves(planner *p, uint64_t id, uint64_t bytes, bool *leading)
 {
-    uint32_t k;
-    if (!lct__l1_number(&p->l1, id, &k)) {
-        p->nomem = true;
+    bool held;
+    if (!l1_touch(p, id, bytes, &held))
         return false;
-    }
-    lct_l1_stats *st = &p->r->l1;
-    st->keys++;
-    *leading = *leading && p->l1.lru.in[k];
-    lct__lru_touch(&p->l1.lru, k, bytes);
-    st->keys_hit += *leading;
+    p->r->l1.keys++;
+    *leading = *leading && held;
+    p->r->l1.keys_hit += *leading;
     return *leading;
 }
 
@@ -311,9 +318,9 @@ static bool plan_record(planner *p, const lct_record *rec)
         lct_key_iter it;
         int rc = lct_key_iter_init(rec, &it, NULL);
         if (rc == LCT_OK && call == CALL_PREFETCH)
-            rc = plan_prefetch(p, &it, &issued, &handled); else if (rc == LCT_OK) {
+            rc = plan_prefetch(p, &it, &issued, &handled);
+        else if (rc == LCT_OK)
             rc = plan_writes(p, call, &it, &issued);
-        }
         if (rc == 1)
             return false;
         if (rc < 0)
