@@ -67,16 +67,38 @@ static size_t bidi_control_at(const unsigned char *p, size_t left)
     return bidi ? 3 : 0;
 }
 
+/* How many bytes at the start of p vis leaves as they are: printable
+ * ASCII, the backslash only when slash_plain; eight bytes at a time
+ * until a word holds another byte. */
+static size_t plain_prefix(const unsigned char *p, size_t len,
+                           bool slash_plain)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t x;
+        memcpy(&x, p + i, 8);
+        uint64_t del = x ^ (0x7f * ones), slash = x ^ (0x5c * ones);
+        uint64_t bad = (x & highs) | ((x - 0x20 * ones) & ~x & highs) |
+                       ((del - ones) & ~del & highs);
+        if (!slash_plain)
+            bad |= (slash - ones) & ~slash & highs;
+        if (bad)
+            break;
+    }
+    while (i < len && p[i] >= 0x20 && p[i] < 0x7f &&
+           (slash_plain || p[i] != '\\'))
+        i++;
+    return i;
+}
+
 /* tool_put_vis, or with VIS_NOSLASH tool_put_message. */
 static void put_escaped(FILE *f, const char *s, size_t len, int flags)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0, plain = 0;
-    bool slash_plain = flags & VIS_NOSLASH;
+    size_t i = 0;
     /* Printable ASCII but the backslash is what it is: the usual case. */
-    while (plain < len && p[plain] >= 0x20 && p[plain] < 0x7f &&
-           (slash_plain || p[plain] != '\\'))
-        plain++;
+    size_t plain = plain_prefix(p, len, flags & VIS_NOSLASH);
     if (plain == len) {
         fwrite(s, 1, len, f);
         return;
@@ -105,30 +127,6 @@ void tool_put_message(FILE *f, const char *message)
     put_escaped(f, message, strlen(message), VIS_NOSLASH);
 }
 
-/* Whether s is printable ASCII without a backslash, eight bytes at a
- * time: no byte under 0x20, 0x7f or over, or 0x5c. */
-static bool plain_ascii(const char *s, size_t len)
-{
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t x;
-        memcpy(&x, s + i, 8);
-        uint64_t del = x ^ (0x7f * ones), slash = x ^ (0x5c * ones);
-        uint64_t bad = (x & highs) | ((x - 0x20 * ones) & ~x & highs) |
-                       ((del - ones) & ~del & highs) |
-                       ((slash - ones) & ~slash & highs);
-        if (bad)
-            return false;
-    }
-    for (; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c >= 0x7f || c == '\\')
-            return false;
-    }
-    return true;
-}
-
 /* A quoted CSV field of printable ASCII with no backslash (what vis
  * leaves as it is): its quotes doubled into a buffer on the stack (each
  * thread of a parallel dump has its own), written a few KiB at a time.
@@ -137,7 +135,7 @@ static bool plain_ascii(const char *s, size_t len)
  * six times `dump`'s cost.) */
 static bool put_csv_plain(FILE *f, const char *s, size_t len)
 {
-    if (!plain_ascii(s, len))
+    if (plain_prefix((const unsigned char *)s, len, false) != len)
         return false;
     char buf[8192 + 2];
     char *q = buf;
