@@ -661,19 +661,6 @@ lct_status lct_prefetch_handle_get(lct_value v, lct_prefetch_handle *out,
  * is a wrapped or a bare str, else an empty name (the view says what). */
 static void enum_name(lct_value v, lct_str *name)
 {
-    /* The encoder's usual form first, {"__t__": fixstr, "v": fixstr}:
-     * every prefetch call has two (policy, mode). */
-    const unsigned char *p = v.ptr;
-    if (v.len >= 11 && p[0] == 0x82 && memcmp(p + 1, "\xa5__t__", 6) == 0 &&
-        (p[7] & 0xe0) == 0xa0) {
-        size_t at = 8 + (p[7] & 0x1fu);
-        if (at + 3 <= v.len && p[at] == 0xa1 && p[at + 1] == 'v' &&
-            (p[at + 2] & 0xe0) == 0xa0 &&
-            at + 3 + (p[at + 2] & 0x1fu) == v.len) {
-            *name = (lct_str){(const char *)p + at + 3, p[at + 2] & 0x1fu};
-            return;
-        }
-    }
     lct_value payload;
     *name = (lct_str){0};
     if (!lct_value_codec(v, NULL, &payload))
