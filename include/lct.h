@@ -1721,6 +1721,35 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
                                 const lct_mrc_options *opts, lct_mrc **out,
                                 lct_error *err);
 
+/**
+ * An exact curve computed as references arrive, without gathering them:
+ * memory grows with the distinct keys, not the references (about 100
+ * bytes a key with one key size; with several, each size below the
+ * largest adds a pass as large, up to 15, and the byte distances are
+ * kept as distinct values, 16 bytes each).  The curve equals
+ * lct_mrc_compute_with's over the same references with the same
+ * options, which must be exact (sample_rate 0 or 1).  Not for several
+ * threads at once.
+ */
+typedef struct lct_mrc_stream lct_mrc_stream;
+
+/** @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (sampling asked). */
+lct_status lct_mrc_stream_new(const lct_mrc_options *opts,
+                              lct_mrc_stream **out, lct_error *err);
+/** As lct_refs_add (no t_mono: a curve does not need it).
+ *  @return LCT_OK, LCT_ERR_NOMEM (the stream then refuses the rest). */
+lct_status lct_mrc_stream_add(lct_mrc_stream *s, uint64_t obj_id,
+                              uint64_t bytes, bool is_read);
+/** As lct_refs_end_call.  Under the prefix rule a call's references are
+ *  held until it ends.  @return as lct_mrc_stream_add. */
+lct_status lct_mrc_stream_end_call(lct_mrc_stream *s,
+                                   unsigned keys_per_position);
+/** The curve of everything added (once; the stream takes no more).
+ *  @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID. */
+lct_status lct_mrc_stream_finish(lct_mrc_stream *s, lct_mrc **out,
+                                 lct_error *err);
+void lct_mrc_stream_free(lct_mrc_stream *s);
+
 void lct_mrc_totals_get(const lct_mrc *mrc, lct_mrc_totals *out);
 
 /** Hit ratio of an LRU cache of @p keys keys (0 when there are no reads). */

@@ -1851,6 +1851,65 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
     lct_refs_free(refs);
 }
 
+/* An exact curve is computed as the trace is read (one thread, memory by
+ * keys) unless -j asks for threads, which gather the references first:
+ * the same curve in every mode, on traces of three shapes and a damaged
+ * one. */
+Test(cli, mrc_streamed_is_mrc_gathered)
+{
+    static const char *gens[][6] = {
+        {"-n", "3000", "--docs", "300", NULL},
+        {"-n", "1500", "--docs", "100", "--shape", "llama"},
+        {"-n", "1500", "--docs", "100", "--spec", NULL},
+    };
+    static const char *modes[][4] = {
+        {"--json", NULL},
+        {"--json", "--prefix", NULL},
+        {"--json", "--requests", "all", NULL},
+        {"--json", "--prefix", "--lookups-only", NULL},
+        {"--csv", "--prefix", "--requests", "all"},
+    };
+    for (int g = 0; g < 4; g++) {
+        char *path = tmp_file_with("", 0);
+        const char *const *a = gens[g < 3 ? g : 0];
+        run m = run_lct(NULL, "gen", a[0], a[1], a[2], a[3], a[4] ? a[4] : path,
+                        a[4] ? (a[5] ? a[5] : path) : NULL,
+                        a[4] && a[5] ? path : NULL, NULL);
+        cr_assert_eq(m.status, 0, "%s", m.err);
+        run_free(&m);
+        if (g == 3) { /* a frame in the middle no msgpack value starts */
+            run o = run_lct(NULL, "dump", "--fields", "offset", "--range",
+                            "1200:1201", path, NULL);
+            long long off = atoll(strchr(o.out, ':') + 1);
+            int fd = open(path, O_RDWR);
+            cr_assert(off > 0 && fd >= 0, "%s", o.out);
+            cr_assert_eq(pwrite(fd, "\xc1", 1, off + 4), 1);
+            close(fd);
+            run_free(&o);
+        }
+        for (size_t k = 0; k < sizeof modes / sizeof *modes; k++) {
+            const char *const *o = modes[k];
+            run s = run_lct(NULL, "mrc", "-q", o[0], o[1] ? o[1] : path,
+                            o[1] && o[2] ? o[2] : (o[1] ? path : NULL),
+                            o[2] && o[3] ? o[3] : (o[2] ? path : NULL),
+                            o[3] ? path : NULL, NULL);
+            run j = run_lct(NULL, "mrc", "-q", "-j", "2", o[0],
+                            o[1] ? o[1] : path,
+                            o[1] && o[2] ? o[2] : (o[1] ? path : NULL),
+                            o[2] && o[3] ? o[3] : (o[2] ? path : NULL),
+                            o[3] ? path : NULL, NULL);
+            cr_expect_eq(s.status, g == 3 ? 3 : 0, "%s", s.err);
+            cr_expect_eq(s.status, j.status);
+            cr_expect(strlen(s.out) > 200, "%s", s.out);
+            cr_expect_str_eq(s.out, j.out, "trace %d mode %zu", g, k);
+            run_free(&s);
+            run_free(&j);
+        }
+        unlink(path);
+        free(path);
+    }
+}
+
 /* Issue 19: what lct mrc counts, how it samples, and an empty curve. */
 Test(cli, mrc_requests_samples_and_nothing_to_draw)
 {

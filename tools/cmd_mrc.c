@@ -89,8 +89,12 @@ static void help(void)
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
            TOOL_HELP_KEYS
            "  --csv, --json  other formats\n"
-           "  -j N         read the trace with N threads (default: all CPUs\n"
-           "               for files of 64 MiB or more)\n"
+           "  -j N         read the trace with N threads (default: one for\n"
+           "               an exact curve without --l1, which is computed\n"
+           "               as it is read, in memory that grows with the\n"
+           "               keys; more gather the references first, 20\n"
+           "               bytes each; otherwise all CPUs for files of 64\n"
+           "               MiB or more)\n"
            TOOL_HELP_READING);
 }
 
@@ -181,9 +185,34 @@ static void new_refs(mrc_opts *o)
     }
 }
 
-/* The curves of every sample; false after a message. */
-static bool compute(const mrc_opts *o, lct_mrc **ms, unsigned k)
+/* An exact curve without an L1 is computed as the trace is read, in
+ * memory that grows with its keys, unless -j asks for threads: then the
+ * references are gathered (20 bytes each) and the curve computed after. */
+static bool start_stream(mrc_opts *o, const tool_args *a)
 {
+    if (o->sample < 1 || o->l1 || a->jobs > 1)
+        return true;
+    lct_mrc_options mo = {.every_reference = o->every, .prefix = o->prefix};
+    lct_error err;
+    if (lct_mrc_stream_new(&mo, &o->ops.stream, &err) == LCT_OK)
+        return true;
+    fprintf(stderr, "%s mrc: %s\n", tool_name, err.message);
+    return false;
+}
+
+/* The curves of every sample; false after a message. */
+static bool compute(mrc_opts *o, lct_mrc **ms, unsigned k)
+{
+    if (o->ops.stream) {
+        lct_error err;
+        lct_status st = lct_mrc_stream_finish(o->ops.stream, &ms[0], &err);
+        lct_mrc_stream_free(o->ops.stream);
+        o->ops.stream = NULL;
+        if (st == LCT_OK)
+            return true;
+        fprintf(stderr, "%s mrc: %s\n", tool_name, err.message);
+        return false;
+    }
     for (unsigned s = 0; s < k; s++) {
         lct_mrc_options mo = {.sample_rate = o->sample,
                               .every_reference = o->every,
@@ -300,10 +329,15 @@ int cmd_mrc(int argc, char **argv)
     if (!tool_keys_start("mrc", "--svg", o.svg, &a, &o.ops, &svg, &in))
         return EXIT_REFUSED;
     new_refs(&o);
-    bool whole;
+    bool whole = false;
     lct_l1_stats l1 = {0};
-    o.failed = !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole) ||
+    o.failed = !start_stream(&o, &a) ||
+               !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole) ||
                (o.l1 && !behind_l1(&o, &l1));
+    if (o.failed) { /* nothing takes the stream's curve */
+        lct_mrc_stream_free(o.ops.stream);
+        o.ops.stream = NULL;
+    }
     lct_mrc *ms[MAX_SAMPLES] = {NULL};
     lct_mrc_totals t[MAX_SAMPLES];
     tool_curve c = {0};

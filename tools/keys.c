@@ -268,8 +268,11 @@ static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
     keys_lane *l = ctx;
     if (shared.ops->calls)
         lct_kv_ranks_add(&l->ranks, key->kv_rank);
-    if (lct_refs_add(l->refs, lct_object_key_hash(key), bytes, rec->t_mono,
-                     op == TOOL_KEY_READ) == LCT_OK)
+    lct_mrc_stream *s = shared.ops->stream;
+    if (s ? lct_mrc_stream_add(s, lct_object_key_hash(key), bytes,
+                               op == TOOL_KEY_READ) == LCT_OK
+          : lct_refs_add(l->refs, lct_object_key_hash(key), bytes,
+                         rec->t_mono, op == TOOL_KEY_READ) == LCT_OK)
         return 0;
     l->failed = true;
     return 1;
@@ -300,8 +303,10 @@ static int lane_record(void *state, const lct_record *rec)
                              lane_key, l);
     if (given == 0)
         note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
+    unsigned per = lct_kv_ranks_count(&l->ranks);
     if (given > 0 && o->calls &&
-        lct_refs_end_call(l->refs, lct_kv_ranks_count(&l->ranks)) != LCT_OK)
+        (o->stream ? lct_mrc_stream_end_call(o->stream, per)
+                   : lct_refs_end_call(l->refs, per)) != LCT_OK)
         l->failed = true;
     return given < 0 || l->failed ? 1 : 0;
 }
@@ -321,8 +326,10 @@ bool tool_keys_collect(tool_inputs *in, tool_keyops *o, const char *cmd,
     shared.inputs = in;
     tool_range_start(&o->range, in->r, cmd, a->quiet, false);
     tool_run run;
-    /* Record numbers are known only in order: --range reads with one. */
-    bool ok = tool_records_in(in, o->range.set ? 1 : a->jobs, a->quiet, sizeof(keys_lane),
+    /* Record numbers are known only in order, and a streaming curve
+     * takes references in order: one thread. */
+    bool one = o->range.set || o->stream;
+    bool ok = tool_records_in(in, one ? 1 : a->jobs, a->quiet, sizeof(keys_lane),
                            lane_record, lane_reset,
                            a->quiet ? tool_log_quiet : tool_log, NULL, &run);
     for (unsigned t = 0; t < run.nstates; t++) {

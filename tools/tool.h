@@ -447,6 +447,9 @@ typedef struct tool_keyops {
     bool calls;
     /* mrc --lookups-only: write calls give no references. */
     bool lookups_only;
+    /* exact mrc: references go to this curve as they come, on one
+     * thread, and none is gathered. */
+    lct_mrc_stream *stream;
 } tool_keyops;
 
 typedef enum tool_key_op {

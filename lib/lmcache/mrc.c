@@ -15,55 +15,25 @@
  * a size (keys heavier than the cache bypass it, so each size range has
  * its own stack).
  *
+ * The pass's steps are shared with mrc_stream.c (mrc_internal.h), which
+ * drives them as references arrive instead of over a gathered stream.
+ *
  * Long because the pass (two tree kinds, compaction, the prefix rule's
  * running maxima, SHARDS, the size bands) and the readers of its curves
  * share the pass's and the curve's private state, and split they would
  * call each other.
  */
 #include "base/error_internal.h"
-#include "lmcache/refs_internal.h"
+#include "lmcache/mrc_internal.h"
 #include "base/u64map_internal.h"
 
 #include <errno.h>
 #include <math.h>
-
-/* Key sizes a byte curve handles exactly at every capacity (one more pass
- * a size below the largest); with more, capacities below the largest key
- * size are counted as if heavier keys filled the cache. */
-#define LCT__MRC_BANDS 15
 #include <stdlib.h>
 #include <string.h>
 
-struct lct_mrc {
-    lct_mrc_totals totals;
-    uint64_t *cum;       /* cum[d]: kept reads at key distance <= d */
-    uint64_t ncum;
-    uint64_t *bytes;     /* byte distances of re-reads (scaled), sorted */
-    uint64_t nbytes;
-    double scale;        /* 1 / sample rate */
-    double adjust;       /* SHARDS-adj: expected kept reads - kept reads */
-    /* Every kept reference said the same size: byte distances follow
-     * from key distances (d keys of this size, then its own), so none is
-     * kept (bytes is NULL). */
-    uint64_t uniform_size;
-    uint64_t *pcum;      /* prefix: pcum[d] positions hit at distance <= d */
-    uint64_t npcum;
-    uint64_t never;      /* requests no capacity serves */
-    /* Byte capacities below the largest key size, where keys heavier
-     * than the cache bypass it: band[j] holds the byte distances below
-     * band[j].hi of a pass over the keys of size <= band[j].lo, which is
-     * exact for capacities in [lo, hi); below band[0].lo nothing fits. */
-    struct band {
-        uint64_t lo, hi, *d, n;
-    } band[LCT__MRC_BANDS];
-    unsigned nbands;
-};
-
-/* Fenwick tree over positions 1..n: a count and a byte sum per node, in
- * one struct so a step touches one cache line. */
-typedef struct node {
-    uint64_t count, bytes;
-} node;
+typedef lct__mrc_node node;
+typedef lct__mrc_pass pass;
 
 static void tree_add(node *t, uint64_t n, uint64_t pos, uint64_t count,
                      uint64_t bytes)
@@ -102,7 +72,7 @@ static uint64_t ctree_prefix(const uint32_t *t, uint64_t pos)
 
 /* MARK: - sorting byte distances (LSD radix, 16 bits a pass) */
 
-static bool radix_sort(uint64_t *v, uint64_t n)
+bool lct__mrc_radix_sort(uint64_t *v, uint64_t n)
 {
     uint64_t *tmp = reallocarray(NULL, n ? n : 1, sizeof *tmp);
     size_t *count = calloc(65536, sizeof *count);
@@ -131,37 +101,6 @@ static bool radix_sort(uint64_t *v, uint64_t n)
 }
 
 /* MARK: - computing */
-
-/*
- * Positions are compacted: when every one of the trees' `cap` positions
- * has been used, the live ones (each key's latest) are renumbered
- * 0..live-1 in order and the trees rebuilt, so the trees hold twice the
- * keys, not one node a reference (on 9.9 M references over 540 k keys:
- * 4 MB walked instead of 40, and no memory in proportion to the stream).
- * Each compaction costs O(cap) and comes after at least cap - live new
- * positions, so O(1) a reference.  Keys are numbered first
- * (lct__refs_number, on every CPU), so what a key last was is an array
- * read, not a hash lookup.
- */
-typedef struct pass {
-    lct_mrc *m;
-    node *tree;
-    uint32_t *ctree;       /* the uniform case's tree instead */
-    uint64_t cap;          /* positions the trees hold */
-    uint64_t pos;          /* the next position */
-    uint32_t *last;        /* per key: its latest position + 1, 0: none */
-    uint32_t *key_at;      /* per position: whose reference it was */
-    uint64_t *size_at;     /* size_at[pos]: what the key there weighs */
-    uint64_t live, live_bytes;
-    uint64_t *hist;        /* hist[d]: re-reads at key distance d */
-    uint64_t nhist;
-    uint64_t *phist;       /* prefix: chunk positions at distance d */
-    uint64_t nphist;
-    bool every;            /* every reference is a request, writes too */
-    bool prefix;           /* the prefix rule: distances run up a call */
-    bool run_never;        /* a key of this call so far was never seen */
-    uint64_t run, run_bytes; /* the call's running maxima so far */
-} pass;
 
 static bool count_in(uint64_t **hist, uint64_t *nhist, uint64_t d)
 {
@@ -193,7 +132,7 @@ static bool count_distance(pass *p, uint64_t d)
  * miss at every capacity; a seen one counts at the largest distance of
  * its call so far (keys, and bytes in *bytes when given).  False when
  * this request hits at no capacity. */
-static bool run_up(pass *p, const lct__ref *r, uint64_t *d, uint64_t *bytes)
+bool lct__mrc_run_up(pass *p, const lct__ref *r, uint64_t *d, uint64_t *bytes)
 {
     if (r->size & LCT__REF_CALL) {
         p->run_never = false;
@@ -225,7 +164,7 @@ static bool count_position(pass *p, const lct__ref *r, bool hits)
 /* Renumber the live positions 0..live-1, in order, and rebuild the trees
  * over them (a Fenwick tree is built in O(cap) by pushing each node's
  * sum to its parent). */
-static void compact(pass *p)
+void lct__mrc_compact(pass *p)
 {
     uint64_t live = 0;
     for (uint64_t pos = 0; pos < p->pos; pos++) {
@@ -269,8 +208,10 @@ static void compact(pass *p)
 static bool count_request(pass *p, const lct__ref *r, uint64_t d,
                           uint64_t *b)
 {
-    bool hits = !p->prefix || run_up(p, r, &d, b);
-    if (hits && b)
+    bool hits = !p->prefix || lct__mrc_run_up(p, r, &d, b);
+    if (hits && b && p->runs && !lct__mrc_runs_add(p->runs, *b))
+        return false;
+    if (hits && b && !p->runs)
         p->m->bytes[p->m->nbytes++] = *b;
     p->m->never += !hits;
     return (!hits || count_distance(p, d)) &&
@@ -286,18 +227,18 @@ static bool first_reference(pass *p, const lct__ref *r, bool request)
     p->m->never += request;
     if (!request || !p->prefix)
         return true;
-    run_up(p, r, NULL, NULL);
+    lct__mrc_run_up(p, r, NULL, NULL);
     return count_position(p, r, false);
 }
 
 /* One kept reference, of key k: its distances, then it becomes the most
  * recent. */
-static bool step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
+bool lct__mrc_step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
 {
     lct_mrc *m = p->m;
     bool request = p->every || lct__ref_is_read(r);
     if (p->pos == p->cap)
-        compact(p);
+        lct__mrc_compact(p);
     bool added = p->last[k] == 0;
     uint64_t last = added ? 0 : p->last[k] - 1;
     uint64_t old = added ? 0 : p->size_at[last];
@@ -338,12 +279,12 @@ static bool step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
 }
 
 /* step() when every reference weighs m->uniform_size. */
-static bool step_uniform(pass *p, const lct__ref *r, uint32_t k)
+bool lct__mrc_step_uniform(pass *p, const lct__ref *r, uint32_t k)
 {
     lct_mrc *m = p->m;
     bool request = p->every || lct__ref_is_read(r);
     if (p->pos == p->cap)
-        compact(p);
+        lct__mrc_compact(p);
     if (p->last[k]) {
         uint64_t last = p->last[k] - 1;
         uint64_t d = p->live - ctree_prefix(p->ctree, last);
@@ -361,7 +302,7 @@ static bool step_uniform(pass *p, const lct__ref *r, uint32_t k)
     return true;
 }
 
-static bool finish(pass *p)
+bool lct__mrc_finish(pass *p)
 {
     lct_mrc *m = p->m;
     uint64_t n = p->nhist;
@@ -390,7 +331,103 @@ static bool finish(pass *p)
     uint64_t rereads = m->totals.reads - m->never;
     m->totals.infinite_hit_ratio =
         m->totals.reads ? (double)rereads / (double)m->totals.reads : 0;
-    return m->uniform_size || radix_sort(m->bytes, m->nbytes);
+    if (m->uniform_size)
+        return true;
+    if (!p->runs)
+        return lct__mrc_radix_sort(m->bytes, m->nbytes);
+    if (!lct__mrc_runs_flush(p->runs))
+        return false;
+    /* counts become cumulative in place: the distinct values are kept */
+    lct__mrc_runs *runs = p->runs;
+    for (uint64_t i = 1; i < runs->n; i++)
+        runs->count[i] += runs->count[i - 1];
+    free(m->bytes);
+    free(m->bytes_cum);
+    m->bytes = runs->value;
+    m->bytes_cum = runs->count;
+    m->nbytes = runs->n;
+    runs->value = runs->count = NULL;
+    runs->n = 0;
+    return true;
+}
+
+void lct__mrc_pass_free(pass *p)
+{
+    free(p->tree);
+    free(p->ctree);
+    free(p->size_at);
+    free(p->hist);
+    free(p->phist);
+    free(p->last);
+    free(p->key_at);
+    if (p->runs)
+        lct__mrc_runs_free(p->runs);
+    free(p->runs);
+    p->tree = NULL, p->ctree = NULL, p->size_at = NULL, p->hist = NULL;
+    p->phist = NULL, p->last = NULL, p->key_at = NULL, p->runs = NULL;
+}
+
+/* MARK: - byte distances as distinct values */
+
+/* Values a buffer holds before it is merged: 2 MiB, and as much again
+ * while it is sorted. */
+#define RUNS_BUFFER ((size_t)1 << 18)
+
+bool lct__mrc_runs_add(lct__mrc_runs *runs, uint64_t value)
+{
+    if (!runs->buf &&
+        !(runs->buf = reallocarray(NULL, RUNS_BUFFER, sizeof *runs->buf)))
+        return false;
+    runs->buf[runs->nbuf++] = value;
+    return runs->nbuf < RUNS_BUFFER || lct__mrc_runs_flush(runs);
+}
+
+bool lct__mrc_runs_flush(lct__mrc_runs *runs)
+{
+    size_t nb = runs->nbuf;
+    if (nb == 0)
+        return true;
+    if (!lct__mrc_radix_sort(runs->buf, nb))
+        return false;
+    uint64_t most = runs->n + nb;
+    uint64_t *value = reallocarray(NULL, most, sizeof *value);
+    uint64_t *count = reallocarray(NULL, most, sizeof *count);
+    if (!value || !count) {
+        free(value);
+        free(count);
+        return false;
+    }
+    uint64_t n = 0, i = 0;
+    size_t j = 0;
+    while (i < runs->n || j < nb) {
+        uint64_t v = j == nb || (i < runs->n && runs->value[i] <= runs->buf[j])
+                         ? runs->value[i] : runs->buf[j];
+        uint64_t c = 0;
+        for (; i < runs->n && runs->value[i] == v; i++)
+            c += runs->count[i];
+        for (; j < nb && runs->buf[j] == v; j++)
+            c++;
+        value[n] = v;
+        count[n++] = c;
+    }
+    free(runs->value);
+    free(runs->count);
+    /* only what is used stays */
+    uint64_t *v2 = reallocarray(value, n ? n : 1, sizeof *value);
+    uint64_t *c2 = reallocarray(count, n ? n : 1, sizeof *count);
+    runs->value = v2 ? v2 : value;
+    runs->count = c2 ? c2 : count;
+    runs->n = n;
+    runs->nbuf = 0;
+    return true;
+}
+
+void lct__mrc_runs_free(lct__mrc_runs *runs)
+{
+    free(runs->buf);
+    free(runs->value);
+    free(runs->count);
+    memset(runs, 0, sizeof *runs);
 }
 
 /* The pass's trees and arrays for nkeys keys over n kept references. */
@@ -493,7 +530,7 @@ static bool distinct_sizes(const lct_refs *refs, const lct_mrc_options *o,
 static bool band_pass(const lct_refs *refs, const uint32_t *key,
                       size_t nkeys, const lct_mrc_options *o,
                       const pass *main, uint64_t threshold, bool all,
-                      struct band *b)
+                      struct lct__mrc_band *b)
 {
     pass q = {.every = main->every, .prefix = main->prefix};
     uint64_t *known = calloc(nkeys ? nkeys : 1, sizeof *known);
@@ -510,11 +547,11 @@ static bool band_pass(const lct_refs *refs, const uint32_t *key,
         uint32_t k = key[c.i];
         known[k] = bytes ? bytes : known[k];
         if (known[k] <= b->lo)
-            ok = step(&q, r, bytes, k);
+            ok = lct__mrc_step(&q, r, bytes, k);
         else if (q.prefix && (q.every || lct__ref_is_read(r)))
-            run_up(&q, r, NULL, NULL); /* a miss: the run ends */
+            lct__mrc_run_up(&q, r, NULL, NULL); /* a miss: the run ends */
     }
-    ok = ok && finish(&q);
+    ok = ok && lct__mrc_finish(&q);
     if (ok) {
         uint64_t n = 0;
         while (n < q.m->nbytes && q.m->bytes[n] < b->hi)
@@ -523,8 +560,8 @@ static bool band_pass(const lct_refs *refs, const uint32_t *key,
         b->n = n;
         q.m->bytes = NULL;
     }
-    free(q.tree), free(q.size_at), free(q.hist), free(q.phist);
-    free(q.last), free(q.key_at), free(known);
+    lct__mrc_pass_free(&q);
+    free(known);
     lct_mrc_free(q.m);
     return ok;
 }
@@ -541,8 +578,8 @@ static bool bands(const lct_refs *refs, const uint32_t *key, size_t nkeys,
         !distinct_sizes(refs, o, all, threshold, v, &nv) || nv < 2)
         return true;
     for (unsigned j = 0; j + 1 < nv; j++) {
-        struct band *b = &p->m->band[j];
-        *b = (struct band){.lo = v[j], .hi = v[j + 1]};
+        struct lct__mrc_band *b = &p->m->band[j];
+        *b = (struct lct__mrc_band){.lo = v[j], .hi = v[j + 1]};
         if (!band_pass(refs, key, nkeys, o, p, threshold, all, b))
             return false;
         p->m->nbands = j + 1;
@@ -601,24 +638,18 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
             __builtin_prefetch(&p.last[key[c.i + 16]]);
         const lct__ref *r = c.ref;
         if ((all || sampled(r->obj_id, o->seed, threshold)) &&
-            !(ok = uniform ? step_uniform(&p, r, key[c.i])
-                           : step(&p, r, lct__cursor_bytes(&c), key[c.i])))
+            !(ok = uniform ? lct__mrc_step_uniform(&p, r, key[c.i])
+                           : lct__mrc_step(&p, r, lct__cursor_bytes(&c), key[c.i])))
             break;
     }
-    ok = ok && finish(&p) && bands(refs, key, nkeys, o, &p, threshold, all);
+    ok = ok && lct__mrc_finish(&p) && bands(refs, key, nkeys, o, &p, threshold, all);
     if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */
         p.m->adjust = (double)all_requests * rate - (double)p.m->totals.reads;
         p.m->totals.adjustment = p.m->adjust;
         p.m->totals.infinite_hit_ratio =
             adjusted(p.m, p.m->ncum ? (double)p.m->cum[p.m->ncum - 1] : 0);
     }
-    free(p.tree);
-    free(p.ctree);
-    free(p.size_at);
-    free(p.hist);
-    free(p.phist);
-    free(p.last);
-    free(p.key_at);
+    lct__mrc_pass_free(&p);
     free(key);
     if (!ok) {
         lct_mrc_free(p.m);
@@ -684,6 +715,15 @@ static uint64_t first_above(const uint64_t *v, uint64_t n, uint64_t x)
     return lo;
 }
 
+/* How many byte distances are at most x: v sorted, one a re-read, or
+ * distinct with cumulative counts cum. */
+static uint64_t at_most(const uint64_t *v, const uint64_t *cum, uint64_t n,
+                        uint64_t x)
+{
+    uint64_t i = first_above(v, n, x);
+    return !cum ? i : i ? cum[i - 1] : 0;
+}
+
 double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
 {
     if (!m || !m->totals.reads)
@@ -691,10 +731,10 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
     if (m->nbands && bytes < m->band[m->nbands - 1].hi) {
         if (bytes < m->band[0].lo)
             return adjusted(m, 0); /* no key fits */
-        const struct band *b = &m->band[0];
+        const struct lct__mrc_band *b = &m->band[0];
         while (bytes >= b->hi)
             b++;
-        return adjusted(m, (double)first_above(b->d, b->n, bytes));
+        return adjusted(m, (double)at_most(b->d, b->cum, b->n, bytes));
     }
     if (m->uniform_size) { /* the reads at key distances whose bytes fit */
         uint64_t lo = 0, hi = m->ncum; /* first d whose bytes exceed */
@@ -707,7 +747,8 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
         }
         return adjusted(m, lo ? (double)m->cum[lo - 1] : 0);
     }
-    return adjusted(m, (double)first_above(m->bytes, m->nbytes, bytes));
+    return adjusted(m, (double)at_most(m->bytes, m->bytes_cum, m->nbytes,
+                                       bytes));
 }
 
 uint64_t lct_mrc_max_distance(const lct_mrc *m)
@@ -724,7 +765,10 @@ void lct_mrc_free(lct_mrc *m)
     free(m->cum);
     free(m->pcum);
     free(m->bytes);
-    for (unsigned j = 0; j < m->nbands; j++)
+    free(m->bytes_cum);
+    for (unsigned j = 0; j < m->nbands; j++) {
         free(m->band[j].d);
+        free(m->band[j].cum);
+    }
     free(m);
 }

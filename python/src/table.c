@@ -667,6 +667,7 @@ typedef struct keywalk {
     bool lookups_only;      /* mrc: write calls give no references */
     lct_kv_ranks ranks;     /* the record's kv ranks so far */
     lct_refs *refs;         /* for mrc: the references instead of rows */
+    lct_mrc_stream *stream; /* for an exact mrc: fed instead of refs */
     lct_sim *sim;           /* for sim: fed instead, a record a call */
     bool failed;
     char error[LCT_ERROR_MESSAGE_SIZE + 64];
@@ -710,14 +711,16 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
     while ((rc = lct_key_iter_next(&it, &key, &bytes, &err)) == 1) {
         w->references++;
         uint64_t id = lct_object_key_hash(&key);
-        if (w->sim || w->refs) { /* a stream: reads and writes only */
+        if (w->sim || w->refs || w->stream) { /* reads and writes only */
             if (op > 1)
                 continue;
             lct_kv_ranks_add(&w->ranks, key.kv_rank);
             lct_status st =
-                w->sim ? lct_sim_add(w->sim, id, bytes, rec->t_mono, op == 0)
-                       : lct_refs_add(w->refs, id, bytes, rec->t_mono,
-                                      op == 0);
+                w->sim      ? lct_sim_add(w->sim, id, bytes, rec->t_mono,
+                                          op == 0)
+                : w->stream ? lct_mrc_stream_add(w->stream, id, bytes, op == 0)
+                            : lct_refs_add(w->refs, id, bytes, rec->t_mono,
+                                           op == 0);
             if (st != LCT_OK)
                 return false;
             continue;
@@ -741,8 +744,11 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
     if (w->sim && op <= 1)
         return lct_sim_end_call(w->sim, lct_kv_ranks_count(&w->ranks)) ==
                LCT_OK;
+    unsigned per = lct_kv_ranks_count(&w->ranks);
+    if (w->stream && w->calls && op <= 1)
+        return lct_mrc_stream_end_call(w->stream, per) == LCT_OK;
     return !(w->refs && w->calls && op <= 1) ||
-           lct_refs_end_call(w->refs, lct_kv_ranks_count(&w->ranks)) == LCT_OK;
+           lct_refs_end_call(w->refs, per) == LCT_OK;
 }
 
 /* The key references of one byte range (lct.dask), record numbers from
@@ -813,6 +819,7 @@ static void keywalk_free(keywalk *w)
     patterns_free(w->reads);
     patterns_free(w->writes);
     lct_refs_free(w->refs);
+    lct_mrc_stream_free(w->stream);
 }
 
 /* The choices keys and mrc share, from their keyword arguments. */
@@ -1092,7 +1099,10 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
     keywalk w = {.calls = prefix, .lookups_only = lookups_only};
     PyObject *out = NULL;
     lct_mrc *ms[LCT_MRC_CURVE_MAX_SAMPLES] = {NULL};
-    if (lct_refs_new(&w.refs) != LCT_OK) {
+    /* exact: computed as the trace is read, in memory by keys */
+    lct_mrc_options exact = {.every_reference = every, .prefix = prefix};
+    if (sample < 1 ? lct_refs_new(&w.refs) != LCT_OK
+                   : lct_mrc_stream_new(&exact, &w.stream, NULL) != LCT_OK) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1102,7 +1112,9 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
     lct_status rc = LCT_OK;
     lct_error err = {0};
     Py_BEGIN_ALLOW_THREADS
-    for (unsigned s = 0; s < samples && rc == LCT_OK; s++) {
+    if (w.stream)
+        rc = lct_mrc_stream_finish(w.stream, &ms[0], &err);
+    for (unsigned s = 0; !w.stream && s < samples && rc == LCT_OK; s++) {
         lct_mrc_options o = {.sample_rate = sample,
                              .every_reference = every,
                              .seed = sample < 1 ? seed + s : seed,

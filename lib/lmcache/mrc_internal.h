@@ -1,0 +1,135 @@
+/*
+ * mrc_internal.h - the stack pass behind an exact curve, shared by mrc.c
+ * (over a gathered lct_refs) and mrc_stream.c (over references as they
+ * arrive, in memory that grows with keys): the curve's private state,
+ * one pass's trees and histograms, and the steps both drive.
+ */
+#ifndef LCT_MRC_INTERNAL_H
+#define LCT_MRC_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lct.h"
+#include "lmcache/refs_internal.h"
+
+/* Key sizes a byte curve handles exactly at every capacity (one more pass
+ * a size below the largest); with more, capacities below the largest key
+ * size are counted as if heavier keys filled the cache. */
+#define LCT__MRC_BANDS 15
+
+/* Byte distances as sorted distinct values with cumulative counts
+ * (cum[i]: how many are <= value[i]): what a streaming pass keeps, since
+ * one value a re-read would grow with the references. */
+typedef struct lct__mrc_values {
+    uint64_t *value, *cum;
+    uint64_t n;
+} lct__mrc_values;
+
+struct lct_mrc {
+    lct_mrc_totals totals;
+    uint64_t *cum;       /* cum[d]: kept reads at key distance <= d */
+    uint64_t ncum;
+    /* Byte distances of re-reads (scaled), sorted: one a re-read
+     * (bytes_cum NULL), or distinct with bytes_cum[i] re-reads at most
+     * bytes[i] (a streaming pass). */
+    uint64_t *bytes, *bytes_cum;
+    uint64_t nbytes;
+    double scale;        /* 1 / sample rate */
+    double adjust;       /* SHARDS-adj: expected kept reads - kept reads */
+    /* Every kept reference said the same size: byte distances follow
+     * from key distances (d keys of this size, then its own), so none is
+     * kept (bytes is NULL). */
+    uint64_t uniform_size;
+    uint64_t *pcum;      /* prefix: pcum[d] positions hit at distance <= d */
+    uint64_t npcum;
+    uint64_t never;      /* requests no capacity serves */
+    /* Byte capacities below the largest key size, where keys heavier
+     * than the cache bypass it: band[j] holds the byte distances below
+     * band[j].hi of a pass over the keys of size <= band[j].lo, which is
+     * exact for capacities in [lo, hi); below band[0].lo nothing fits.
+     * cum as bytes_cum. */
+    struct lct__mrc_band {
+        uint64_t lo, hi, *d, *cum, n;
+    } band[LCT__MRC_BANDS];
+    unsigned nbands;
+};
+
+/* Fenwick tree over positions 1..n: a count and a byte sum per node, in
+ * one struct so a step touches one cache line. */
+typedef struct lct__mrc_node {
+    uint64_t count, bytes;
+} lct__mrc_node;
+
+/* Byte distances a streaming pass has seen: a buffer, sorted and merged
+ * into the distinct values when full. */
+typedef struct lct__mrc_runs {
+    uint64_t *buf;
+    size_t nbuf;
+    uint64_t *value, *count; /* sorted distinct, and how many of each */
+    uint64_t n;
+} lct__mrc_runs;
+
+/*
+ * Positions are compacted: when every one of the trees' `cap` positions
+ * has been used, the live ones (each key's latest) are renumbered
+ * 0..live-1 in order and the trees rebuilt, so the trees hold twice the
+ * keys, not one node a reference (on 9.9 M references over 540 k keys:
+ * 4 MB walked instead of 40, and no memory in proportion to the stream).
+ * Each compaction costs O(cap) and comes after at least cap - live new
+ * positions, so O(1) a reference.  Over a gathered stream keys are
+ * numbered first (lct__refs_number, on every CPU), so what a key last was
+ * is an array read, not a hash lookup; a streaming pass numbers them as
+ * they come and grows cap with them.
+ */
+typedef struct lct__mrc_pass {
+    lct_mrc *m;
+    lct__mrc_node *tree;
+    uint32_t *ctree;       /* the uniform case's tree instead */
+    uint64_t cap;          /* positions the trees hold */
+    uint64_t pos;          /* the next position */
+    uint32_t *last;        /* per key: its latest position + 1, 0: none */
+    uint32_t *key_at;      /* per position: whose reference it was */
+    uint64_t *size_at;     /* size_at[pos]: what the key there weighs */
+    uint64_t live, live_bytes;
+    uint64_t *hist;        /* hist[d]: re-reads at key distance d */
+    uint64_t nhist;
+    uint64_t *phist;       /* prefix: chunk positions at distance d */
+    uint64_t nphist;
+    lct__mrc_runs *runs;   /* streaming: byte distances go here */
+    bool every;            /* every reference is a request, writes too */
+    bool prefix;           /* the prefix rule: distances run up a call */
+    bool run_never;        /* a key of this call so far was never seen */
+    uint64_t run, run_bytes; /* the call's running maxima so far */
+} lct__mrc_pass;
+
+/* One kept reference of key k (bytes: what it says it weighs), with the
+ * node tree; the uniform case's, every reference weighing
+ * m->uniform_size, with the count tree.  The trees must have room (pos <
+ * cap, or compaction frees some).  false: out of memory. */
+bool lct__mrc_step(lct__mrc_pass *p, const lct__ref *r, uint64_t bytes,
+                   uint32_t k);
+bool lct__mrc_step_uniform(lct__mrc_pass *p, const lct__ref *r, uint32_t k);
+/* The prefix rule's running maxima before a request (d NULL: its key was
+ * never seen, or it bypasses the cache); false when it hits nowhere. */
+bool lct__mrc_run_up(lct__mrc_pass *p, const lct__ref *r, uint64_t *d,
+                     uint64_t *bytes);
+/* Renumber the live positions 0..live-1 and rebuild the trees over cap. */
+void lct__mrc_compact(lct__mrc_pass *p);
+/* Turn the pass's histograms into the curve's cumulative counts, and
+ * sort (or gather, from p->runs) its byte distances. */
+bool lct__mrc_finish(lct__mrc_pass *p);
+/* Free the pass's own arrays (not p->m). */
+void lct__mrc_pass_free(lct__mrc_pass *p);
+
+/* Add a byte distance to runs; false: out of memory. */
+bool lct__mrc_runs_add(lct__mrc_runs *runs, uint64_t value);
+/* Merge the buffer into the distinct values; false: out of memory. */
+bool lct__mrc_runs_flush(lct__mrc_runs *runs);
+void lct__mrc_runs_free(lct__mrc_runs *runs);
+
+/* Sort v ascending; false: out of memory. */
+bool lct__mrc_radix_sort(uint64_t *v, uint64_t n);
+
+#endif

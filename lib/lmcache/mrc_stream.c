@@ -1,0 +1,482 @@
+/*
+ * mrc_stream.c - an exact curve computed as references arrive
+ * (lct_mrc_stream): the pass of mrc.c without the gathered stream, so
+ * memory grows with the distinct keys, not the references.  Keys are
+ * numbered as they come (a map from ids to numbers); the trees grow with
+ * the live keys; a call's keys wait only until the call ends (the prefix
+ * rule's flags need its length).
+ *
+ * What lct_mrc_compute learns by reading the whole stream first, this
+ * learns as it goes:
+ * - one key size: the pass starts with the count tree, and moves to the
+ *   byte tree at the first reference of another size, its byte distances
+ *   so far following from the key distances;
+ * - the size bands (a pass over the keys up to each size below the
+ *   largest): a band starts when its size is first seen, as a copy of the
+ *   pass over the keys up to the next smaller size (the whole pass when
+ *   the new size is the largest), since before then no key had a size in
+ *   between.
+ */
+#include "base/error_internal.h"
+#include "base/u64map_internal.h"
+#include "lmcache/mrc_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef lct__mrc_pass pass;
+
+/* A reference of the call that has not ended yet. */
+typedef struct pending {
+    uint64_t id, bytes;
+    bool read;
+} pending;
+
+struct lct_mrc_stream {
+    lct_mrc_options o;
+    lct__u64map ids;     /* key id -> its number + 1 */
+    uint64_t nkeys, keycap;
+    pass main;
+    bool uniform;        /* main still has the count tree */
+    bool started;
+    /* Every distinct size references said (0 included), ascending; the
+     * bands, band[j] over the keys up to size[j], for all but the
+     * largest; none once there are more sizes than bands. */
+    uint64_t size[LCT__MRC_BANDS + 1];
+    unsigned nsizes;
+    bool too_many;
+    pass band[LCT__MRC_BANDS];
+    uint64_t *known;     /* with bands: each key's latest size */
+    bool call_asked;     /* the current call has had a request */
+    bool call_hit;       /* ... of a key seen before (uniform only) */
+    pending *call;       /* prefix: the current call's references */
+    size_t ncall, callcap;
+    uint64_t references;
+    bool failed;
+};
+
+static bool grow_to(void *pp, size_t had, size_t want, size_t size,
+                    bool zero)
+{
+    void **p = pp;
+    void *grown = reallocarray(*p, want ? want : 1, size);
+    if (!grown)
+        return false;
+    if (zero && want > had)
+        memset((char *)grown + had * size, 0, (want - had) * size);
+    *p = grown;
+    return true;
+}
+
+/* Room for one more position in p's trees: compacted, or when the live
+ * keys would fill more than half of them, grown to twice the live keys
+ * first (the compaction rebuilds the trees at their new size). */
+static bool make_room(pass *p)
+{
+    if (p->pos < p->cap)
+        return true;
+    if (2 * p->live >= p->cap) {
+        uint64_t cap = 2 * p->live + 1024;
+        if (cap >= UINT32_MAX)
+            return false;
+        bool ok = grow_to(&p->key_at, 0, cap, sizeof *p->key_at, false);
+        if (ok && p->ctree) {
+            ok = grow_to(&p->ctree, 0, cap + 1, sizeof *p->ctree, false);
+            if (ok)
+                lct__advise_huge(p->ctree, (cap + 1) * sizeof *p->ctree);
+        } else if (ok) {
+            ok = grow_to(&p->tree, 0, cap + 1, sizeof *p->tree, false) &&
+                 grow_to(&p->size_at, 0, cap, sizeof *p->size_at, false);
+            if (ok)
+                lct__advise_huge(p->tree, (cap + 1) * sizeof *p->tree);
+        }
+        if (!ok)
+            return false;
+        p->cap = cap;
+    }
+    lct__mrc_compact(p);
+    return true;
+}
+
+static bool pass_start(lct_mrc_stream *s, pass *p)
+{
+    p->every = s->o.every_reference;
+    p->prefix = s->o.prefix;
+    if (!(p->m = calloc(1, sizeof *p->m)))
+        return false;
+    p->m->scale = 1;
+    return grow_to(&p->last, 0, s->keycap, sizeof *p->last, true);
+}
+
+/* A deep copy of p into q (q's own memory). */
+static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
+{
+    *q = *p;
+    q->m = NULL, q->tree = NULL, q->ctree = NULL, q->last = NULL;
+    q->key_at = NULL, q->size_at = NULL, q->hist = NULL, q->phist = NULL;
+    q->runs = NULL;
+    bool ok = (q->m = malloc(sizeof *q->m)) &&
+              (q->last = reallocarray(NULL, s->keycap ? s->keycap : 1,
+                                      sizeof *q->last)) &&
+              (q->key_at = reallocarray(NULL, p->cap ? p->cap : 1,
+                                        sizeof *q->key_at)) &&
+              (q->tree = reallocarray(NULL, p->cap + 1, sizeof *q->tree)) &&
+              (q->size_at = reallocarray(NULL, p->cap ? p->cap : 1,
+                                         sizeof *q->size_at)) &&
+              (q->hist = reallocarray(NULL, p->nhist ? p->nhist : 1,
+                                      sizeof *q->hist)) &&
+              (q->phist = reallocarray(NULL, p->nphist ? p->nphist : 1,
+                                       sizeof *q->phist)) &&
+              (q->runs = calloc(1, sizeof *q->runs));
+    if (!ok)
+        return false;
+    *q->m = *p->m;
+    memcpy(q->last, p->last, s->keycap * sizeof *q->last);
+    memcpy(q->key_at, p->key_at, p->cap * sizeof *q->key_at);
+    memcpy(q->tree, p->tree, (p->cap + 1) * sizeof *q->tree);
+    memcpy(q->size_at, p->size_at, p->cap * sizeof *q->size_at);
+    if (p->hist)
+        memcpy(q->hist, p->hist, p->nhist * sizeof *q->hist);
+    if (p->phist)
+        memcpy(q->phist, p->phist, p->nphist * sizeof *q->phist);
+    if (!p->hist)
+        free(q->hist), q->hist = NULL;
+    if (!p->phist)
+        free(q->phist), q->phist = NULL;
+    const lct__mrc_runs *r = p->runs;
+    if (!lct__mrc_runs_flush(p->runs) ||
+        !grow_to(&q->runs->value, 0, r->n, sizeof *r->value, false) ||
+        !grow_to(&q->runs->count, 0, r->n, sizeof *r->count, false))
+        return false;
+    if (r->n) {
+        memcpy(q->runs->value, r->value, r->n * sizeof *r->value);
+        memcpy(q->runs->count, r->count, r->n * sizeof *r->count);
+    }
+    q->runs->n = r->n;
+    return true;
+}
+
+static void pass_drop(pass *p)
+{
+    lct__mrc_pass_free(p);
+    lct_mrc_free(p->m);
+    memset(p, 0, sizeof *p);
+}
+
+/* A uniform pass becomes a byte one: the byte tree from the live
+ * positions, every key at the one size; the byte distances so far from
+ * the key distances (as lct_mrc_byte_hit_ratio derives them); the
+ * running byte maximum of the call under way from its key one. */
+static bool leave_uniform(lct_mrc_stream *s)
+{
+    pass *p = &s->main;
+    uint64_t size = p->m->uniform_size;
+    p->runs = calloc(1, sizeof *p->runs);
+    p->tree = calloc(p->cap + 1, sizeof *p->tree);
+    p->size_at = reallocarray(NULL, p->cap ? p->cap : 1, sizeof *p->size_at);
+    if (!p->runs || !p->tree || !p->size_at)
+        return false;
+    for (uint64_t i = 0; i < p->cap; i++)
+        p->size_at[i] = size;
+    free(p->ctree);
+    p->ctree = NULL;
+    /* d keys of this size since, then its own: ascending in d */
+    uint64_t n = 0;
+    for (uint64_t d = 0; d < p->nhist; d++)
+        n += p->hist[d] != 0;
+    if (!grow_to(&p->runs->value, 0, n, sizeof *p->runs->value, false) ||
+        !grow_to(&p->runs->count, 0, n, sizeof *p->runs->count, false))
+        return false;
+    for (uint64_t d = 0; d < p->nhist; d++)
+        if (p->hist[d]) {
+            p->runs->value[p->runs->n] = (d + 1) * size;
+            p->runs->count[p->runs->n++] = p->hist[d];
+        }
+    if (s->call_hit)
+        p->run_bytes = (p->run + 1) * size;
+    p->live_bytes = p->live * size;
+    p->m->totals.min_key_bytes = p->m->totals.max_key_bytes = size;
+    p->m->uniform_size = 0;
+    s->uniform = false;
+    lct__mrc_compact(p); /* builds the byte tree */
+    s->size[0] = size;
+    s->nsizes = 1;
+    if (!grow_to(&s->known, 0, s->keycap, sizeof *s->known, true))
+        return false;
+    for (uint64_t k = 0; k < s->nkeys; k++)
+        s->known[k] = p->last[k] ? size : 0;
+    return true;
+}
+
+/* A size no reference said before: its band, when it is not the
+ * largest, and the band of the size below it when it is. */
+static bool new_size(lct_mrc_stream *s, uint64_t size)
+{
+    if (s->too_many)
+        return true;
+    if (s->nsizes == 0) {
+        s->size[s->nsizes++] = size;
+        return true;
+    }
+    if (s->nsizes == LCT__MRC_BANDS + 1) { /* as many as lct_mrc_compute */
+        for (unsigned j = 0; j + 1 < s->nsizes; j++)
+            pass_drop(&s->band[j]);
+        s->too_many = true;
+        return true;
+    }
+    unsigned at = 0;
+    while (at < s->nsizes && s->size[at] < size)
+        at++;
+    pass fresh;
+    bool ok;
+    if (at == s->nsizes) { /* the largest: the old largest's band is all */
+        ok = pass_copy(s, &s->main, &fresh);
+    } else if (at > 0) {   /* keys up to it were keys up to the one below */
+        ok = pass_copy(s, &s->band[at - 1], &fresh);
+    } else {               /* the least: every key so far bypassed it */
+        memset(&fresh, 0, sizeof fresh);
+        ok = pass_start(s, &fresh) &&
+             (fresh.runs = calloc(1, sizeof *fresh.runs)) != NULL;
+        fresh.run_never = s->o.prefix && s->call_asked;
+    }
+    if (!ok) {
+        pass_drop(&fresh);
+        return false;
+    }
+    /* size[j] keeps band[j] for j below the largest */
+    memmove(s->size + at + 1, s->size + at,
+            (s->nsizes - at) * sizeof *s->size);
+    s->size[at] = size;
+    unsigned bands = s->nsizes - 1; /* before this size */
+    unsigned slot = at == s->nsizes ? bands : at;
+    memmove(s->band + slot + 1, s->band + slot,
+            (bands - slot) * sizeof *s->band);
+    s->band[slot] = fresh;
+    s->nsizes++;
+    return true;
+}
+
+/* A new key: its number, every pass's arrays grown to hold it. */
+static bool number(lct_mrc_stream *s, uint64_t id, uint32_t *k)
+{
+    bool added;
+    lct__u64map_entry *e = lct__u64map_get(&s->ids, id, &added);
+    if (!e)
+        return false;
+    if (!added) {
+        *k = (uint32_t)(e->value - 1);
+        return true;
+    }
+    if (s->nkeys >= (uint64_t)INT32_MAX)
+        return false;
+    if (s->nkeys == s->keycap) {
+        uint64_t cap = s->keycap ? 2 * s->keycap : 1024;
+        bool ok = grow_to(&s->main.last, s->keycap, cap,
+                          sizeof *s->main.last, true) &&
+                  (!s->known || grow_to(&s->known, s->keycap, cap,
+                                        sizeof *s->known, true));
+        for (unsigned j = 0; ok && !s->too_many && j + 1 < s->nsizes; j++)
+            ok = grow_to(&s->band[j].last, s->keycap, cap,
+                         sizeof *s->band[j].last, true);
+        if (!ok)
+            return false;
+        s->keycap = cap;
+    }
+    *k = (uint32_t)s->nkeys;
+    e->value = ++s->nkeys;
+    return true;
+}
+
+/* The first reference: with a size, the count tree until another size
+ * comes; without, the byte tree. */
+static bool start(lct_mrc_stream *s, uint64_t bytes)
+{
+    pass *p = &s->main;
+    s->started = true;
+    s->uniform = bytes != 0;
+    p->m->uniform_size = bytes;
+    if (s->uniform)
+        return (p->ctree = calloc(1, sizeof *p->ctree)) != NULL;
+    return (p->runs = calloc(1, sizeof *p->runs)) &&
+           (p->tree = calloc(1, sizeof *p->tree)) &&
+           grow_to(&s->known, 0, s->keycap, sizeof *s->known, true) &&
+           new_size(s, 0);
+}
+
+/* One reference with its flags (LCT__REF_CALL, LCT__REF_POSITION). */
+static bool feed(lct_mrc_stream *s, uint64_t id, uint64_t bytes, bool read,
+                 uint32_t flags)
+{
+    uint32_t k;
+    if (!number(s, id, &k))
+        return false;
+    lct__ref r = {id, 0, flags | (read ? LCT__REF_READ : 0)};
+    s->references++;
+    if (!s->started && !start(s, bytes))
+        return false;
+    if (s->uniform && bytes != s->main.m->uniform_size && !leave_uniform(s))
+        return false;
+    if (flags & LCT__REF_CALL)
+        s->call_asked = s->call_hit = false;
+    bool request = s->o.every_reference || read;
+    if (s->uniform) {
+        s->call_asked |= request;
+        s->call_hit |= request && s->main.last[k] != 0;
+        return make_room(&s->main) &&
+               lct__mrc_step_uniform(&s->main, &r, k);
+    }
+    bool seen = s->too_many;
+    for (unsigned j = 0; !seen && j < s->nsizes; j++)
+        seen = s->size[j] == bytes;
+    if (!seen && !new_size(s, bytes))
+        return false;
+    if (bytes)
+        s->known[k] = bytes;
+    for (unsigned j = 0; !s->too_many && j + 1 < s->nsizes; j++) {
+        pass *b = &s->band[j];
+        if (s->known[k] <= s->size[j]) {
+            if (!make_room(b) || !lct__mrc_step(b, &r, bytes, k))
+                return false;
+        } else if (b->prefix && request) {
+            lct__mrc_run_up(b, &r, NULL, NULL); /* a miss: the run ends */
+        }
+    }
+    s->call_asked |= request;
+    return make_room(&s->main) && lct__mrc_step(&s->main, &r, bytes, k);
+}
+
+lct_status lct_mrc_stream_new(const lct_mrc_options *o, lct_mrc_stream **out,
+                              lct_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !o || !(o->sample_rate == 0 || o->sample_rate == 1))
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_mrc_stream_new: exact curves only (sample "
+                         "rate 0 or 1)");
+    lct_mrc_stream *s = calloc(1, sizeof *s);
+    if (!s || (s->o = *o, !pass_start(s, &s->main))) {
+        lct_mrc_stream_free(s);
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "out of memory starting a curve");
+    }
+    *out = s;
+    return LCT_OK;
+}
+
+lct_status lct_mrc_stream_add(lct_mrc_stream *s, uint64_t obj_id,
+                              uint64_t bytes, bool is_read)
+{
+    if (!s)
+        return LCT_ERR_INVALID;
+    if (s->failed)
+        return LCT_ERR_NOMEM;
+    if (!s->o.prefix) { /* no call flags: the pass takes it now */
+        s->failed = !feed(s, obj_id, bytes, is_read, 0);
+        return s->failed ? LCT_ERR_NOMEM : LCT_OK;
+    }
+    if (s->ncall == s->callcap &&
+        !grow_to(&s->call, 0, s->callcap ? 2 * s->callcap : 64,
+                 sizeof *s->call, false)) {
+        s->failed = true;
+        return LCT_ERR_NOMEM;
+    }
+    if (s->ncall == s->callcap)
+        s->callcap = s->callcap ? 2 * s->callcap : 64;
+    s->call[s->ncall++] = (pending){obj_id, bytes, is_read};
+    return LCT_OK;
+}
+
+/* The call's references, flagged as lct_refs_end_call flags them
+ * (per = 0: not ended, no flags). */
+static bool feed_call(lct_mrc_stream *s, unsigned per)
+{
+    size_t n = s->ncall;
+    s->ncall = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t flags = 0;
+        if (per && i == 0)
+            flags |= LCT__REF_CALL;
+        if (per && ((i + 1) % per == 0 || i + 1 == n))
+            flags |= LCT__REF_POSITION;
+        const pending *c = &s->call[i];
+        if (!feed(s, c->id, c->bytes, c->read, flags))
+            return false;
+    }
+    return true;
+}
+
+lct_status lct_mrc_stream_end_call(lct_mrc_stream *s,
+                                   unsigned keys_per_position)
+{
+    if (!s || keys_per_position == 0)
+        return LCT_ERR_INVALID;
+    if (s->failed || !s->o.prefix)
+        return s->failed ? LCT_ERR_NOMEM : LCT_OK;
+    s->failed = !feed_call(s, keys_per_position);
+    return s->failed ? LCT_ERR_NOMEM : LCT_OK;
+}
+
+/* The bands' byte distances below the next size, into the curve. */
+static bool take_bands(lct_mrc_stream *s)
+{
+    lct_mrc *m = s->main.m;
+    for (unsigned j = 0; !s->too_many && j + 1 < s->nsizes; j++) {
+        pass *b = &s->band[j];
+        if (!lct__mrc_finish(b))
+            return false;
+        struct lct__mrc_band *mb = &m->band[j];
+        *mb = (struct lct__mrc_band){.lo = s->size[j], .hi = s->size[j + 1]};
+        uint64_t n = 0;
+        while (n < b->m->nbytes && b->m->bytes[n] < mb->hi)
+            n++;
+        mb->d = b->m->bytes;
+        mb->cum = b->m->bytes_cum;
+        mb->n = n;
+        b->m->bytes = b->m->bytes_cum = NULL;
+        m->nbands = j + 1;
+    }
+    return true;
+}
+
+lct_status lct_mrc_stream_finish(lct_mrc_stream *s, lct_mrc **out,
+                                 lct_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!s || !out)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_mrc_stream_finish: no stream");
+    lct_mrc *m = s->main.m;
+    bool ok = !s->failed && feed_call(s, 0);
+    if (ok) {
+        m->totals.sample_rate = 1;
+        m->totals.every_reference = s->o.every_reference;
+        m->totals.prefix = s->o.prefix;
+        m->totals.seed = s->o.seed;
+        m->totals.references = m->totals.kept_references = s->references;
+    }
+    ok = ok && lct__mrc_finish(&s->main) &&
+         (s->uniform || s->nsizes < 2 || take_bands(s));
+    s->failed = true; /* finished: nothing more is taken */
+    if (!ok)
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "out of memory computing the miss-ratio curve");
+    *out = m;
+    s->main.m = NULL;
+    return LCT_OK;
+}
+
+void lct_mrc_stream_free(lct_mrc_stream *s)
+{
+    if (!s)
+        return;
+    pass_drop(&s->main);
+    for (unsigned j = 0; !s->too_many && j + 1 < s->nsizes; j++)
+        pass_drop(&s->band[j]);
+    lct__u64map_free(&s->ids);
+    free(s->known);
+    free(s->call);
+    free(s);
+}

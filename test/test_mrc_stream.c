@@ -1,0 +1,226 @@
+/*
+ * test_mrc_stream.c - the streaming curve (lct_mrc_stream) against the
+ * curve of the gathered stream (lct_mrc_compute_with) over the same
+ * references: equal totals and equal hit ratios at every key capacity,
+ * every chunk-position capacity, and at and around every byte capacity
+ * where a ratio can change, on streams that exercise what the stream
+ * learns late: one size then another, sizes that arrive smallest first,
+ * largest first and in between, unknown sizes, more sizes than bands,
+ * calls under the prefix rule, a call never ended, and enough re-reads
+ * to merge the byte distances several times.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lct.h"
+
+static uint64_t rng_state;
+static uint64_t rng(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static uint64_t id_of(uint64_t k)
+{
+    uint64_t z = k * 0x9e3779b97f4a7c15u + 777;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    return z ^ (z >> 31);
+}
+
+/* How a stream's sizes go. */
+typedef enum sizes {
+    ONE,          /* every reference 4096 */
+    ONE_THEN_TWO, /* 4096, then from the middle on some keys 1000 */
+    ASCENDING,    /* new sizes come largest last */
+    DESCENDING,   /* new sizes come smallest last */
+    SCATTERED,    /* a size a key, five sizes, in no order */
+    UNKNOWN,      /* some references say 0 */
+    MANY,         /* 20 sizes: more than the bands */
+} sizes;
+
+static uint64_t size_of(sizes how, uint64_t key, size_t i, size_t n)
+{
+    switch (how) {
+    case ONE:
+        return 4096;
+    case ONE_THEN_TWO:
+        return i > n / 2 && key % 3 == 0 ? 1000 : 4096;
+    case ASCENDING: /* size grows with time: each new one the largest */
+        return 100 * (1 + (uint64_t)(i * 6 / n)) * (1 + key % 2);
+    case DESCENDING:
+        return 100 * (7 - (uint64_t)(i * 6 / n)) * (1 + key % 2);
+    case SCATTERED:
+        return (uint64_t[]){300, 50, 900, 120, 700}[key % 5];
+    case UNKNOWN:
+        return rng() % 4 == 0 ? 0 : 64 * (1 + key % 3);
+    case MANY:
+        return 10 * (1 + key % 20);
+    }
+    return 1;
+}
+
+/* Both curves of one random stream: n references over `universe` keys
+ * with skewed reuse, in calls of 1 to 12 keys (ended with `per` keys a
+ * position, the last call left open when open_end). */
+static void both(size_t n, uint64_t universe, sizes how, bool prefix,
+                 bool every, unsigned per, bool open_end, uint64_t seed,
+                 lct_mrc **gathered, lct_mrc **streamed)
+{
+    rng_state = seed;
+    lct_refs *refs;
+    lct_mrc_stream *s;
+    lct_mrc_options o = {.sample_rate = 1, .every_reference = every,
+                         .prefix = prefix};
+    cr_assert_eq(lct_refs_new(&refs), LCT_OK);
+    cr_assert_eq(lct_mrc_stream_new(&o, &s, NULL), LCT_OK);
+    size_t left = 0;
+    bool read = true;
+    for (size_t i = 0; i < n; i++) {
+        if (left == 0) {
+            left = 1 + rng() % 12;
+            read = rng() % 4 != 0;
+        }
+        double u = (double)(rng() >> 11) / 9007199254740992.0;
+        uint64_t k = (uint64_t)(u * u * (double)universe);
+        uint64_t bytes = size_of(how, k, i, n);
+        cr_assert_eq(lct_refs_add(refs, id_of(k), bytes, 0, read), LCT_OK);
+        cr_assert_eq(lct_mrc_stream_add(s, id_of(k), bytes, read), LCT_OK);
+        if (--left == 0 && !(open_end && i + 1 == n)) {
+            cr_assert_eq(lct_refs_end_call(refs, per), LCT_OK);
+            cr_assert_eq(lct_mrc_stream_end_call(s, per), LCT_OK);
+        }
+    }
+    if (open_end && left == 0) { /* the last call: one more, not ended */
+        cr_assert_eq(lct_refs_add(refs, id_of(1), 4096, 0, true), LCT_OK);
+        cr_assert_eq(lct_mrc_stream_add(s, id_of(1), 4096, true), LCT_OK);
+    }
+    cr_assert_eq(lct_mrc_compute_with(refs, &o, gathered, NULL), LCT_OK);
+    cr_assert_eq(lct_mrc_stream_finish(s, streamed, NULL), LCT_OK);
+    cr_assert_eq(lct_mrc_stream_add(s, 1, 1, true), LCT_ERR_NOMEM,
+                 "a finished stream takes no more");
+    lct_mrc_stream_free(s);
+    lct_refs_free(refs);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void same_curves(const lct_mrc *a, const lct_mrc *b, const char *what)
+{
+    lct_mrc_totals ta, tb;
+    lct_mrc_totals_get(a, &ta);
+    lct_mrc_totals_get(b, &tb);
+    cr_assert_eq(memcmp(&ta, &tb, sizeof ta), 0, "%s: totals differ "
+                 "(reads %llu/%llu keys %llu/%llu min %llu/%llu max "
+                 "%llu/%llu mean %g/%g calls %llu/%llu)", what,
+                 (unsigned long long)ta.reads, (unsigned long long)tb.reads,
+                 (unsigned long long)ta.distinct_keys,
+                 (unsigned long long)tb.distinct_keys,
+                 (unsigned long long)ta.min_key_bytes,
+                 (unsigned long long)tb.min_key_bytes,
+                 (unsigned long long)ta.max_key_bytes,
+                 (unsigned long long)tb.max_key_bytes, ta.mean_key_bytes,
+                 tb.mean_key_bytes, (unsigned long long)ta.calls,
+                 (unsigned long long)tb.calls);
+    uint64_t maxd = lct_mrc_max_distance(a);
+    cr_assert_eq(maxd, lct_mrc_max_distance(b), "%s: max distance", what);
+    for (uint64_t c = 0; c <= maxd + 2; c++) {
+        cr_assert_eq(lct_mrc_hit_ratio(a, c), lct_mrc_hit_ratio(b, c),
+                     "%s: keys %llu", what, (unsigned long long)c);
+        cr_assert_eq(lct_mrc_position_hit_ratio(a, c),
+                     lct_mrc_position_hit_ratio(b, c),
+                     "%s: positions %llu", what, (unsigned long long)c);
+    }
+    /* A byte ratio changes only where a distance or a band bound is:
+     * every capacity that is a sum of sizes up to the largest distance
+     * is too many to try, so try each multiple of 10 and 64 bytes up to
+     * a bound, and the bytes the curve's own points ask. */
+    uint64_t top = (maxd + 2) * (ta.max_key_bytes + 1) + 1;
+    uint64_t step = top / 20000 + 1;
+    for (uint64_t x = 0; x <= top; x += step) {
+        uint64_t xs[] = {x, x / 10 * 10, x / 64 * 64, x + 1};
+        qsort(xs, 4, sizeof *xs, cmp_u64);
+        for (int i = 0; i < 4; i++)
+            cr_assert_eq(lct_mrc_byte_hit_ratio(a, xs[i]),
+                         lct_mrc_byte_hit_ratio(b, xs[i]),
+                         "%s: bytes %llu", what, (unsigned long long)xs[i]);
+    }
+    for (uint64_t x = 0; x < 5000; x++)
+        cr_assert_eq(lct_mrc_byte_hit_ratio(a, x),
+                     lct_mrc_byte_hit_ratio(b, x), "%s: bytes %llu", what,
+                     (unsigned long long)x);
+}
+
+static void check(size_t n, uint64_t universe, sizes how, bool prefix,
+                  bool every, unsigned per, bool open_end, uint64_t seed)
+{
+    lct_mrc *g, *s;
+    both(n, universe, how, prefix, every, per, open_end, seed, &g, &s);
+    char what[128];
+    snprintf(what, sizeof what, "sizes %d prefix %d every %d per %u "
+             "open %d seed %llu", (int)how, prefix, every, per, open_end,
+             (unsigned long long)seed);
+    same_curves(g, s, what);
+    lct_mrc_free(g);
+    lct_mrc_free(s);
+}
+
+Test(mrc_stream, equals_the_gathered_curve_in_every_mode_and_size_order)
+{
+    for (int how = ONE; how <= MANY; how++)
+        for (int mode = 0; mode < 4; mode++) {
+            bool prefix = mode & 1, every = mode & 2;
+            check(20000, 3000, (sizes)how, prefix, every, 1 + mode % 3,
+                  mode == 3, 100 + (uint64_t)how * 10 + (uint64_t)mode);
+        }
+}
+
+Test(mrc_stream, equals_it_on_tiny_streams)
+{
+    for (uint64_t seed = 1; seed <= 200; seed++)
+        check(1 + seed % 40, 1 + seed % 9, (sizes)(seed % 7), seed & 1,
+              seed & 2, 1 + (unsigned)(seed % 4), seed % 5 == 0, seed);
+}
+
+Test(mrc_stream, merges_byte_distances_many_times)
+{
+    /* over 2^18 re-reads a buffer: several merges, and a band copied
+     * after them */
+    check(1200000, 20000, ONE_THEN_TWO, false, false, 1, false, 7);
+    check(700000, 5000, SCATTERED, true, false, 2, false, 8);
+}
+
+Test(mrc_stream, an_empty_stream_gives_an_empty_curve)
+{
+    lct_mrc_options o = {.prefix = true};
+    lct_mrc_stream *s;
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_stream_new(&o, &s, NULL), LCT_OK);
+    cr_assert_eq(lct_mrc_stream_end_call(s, 1), LCT_OK);
+    cr_assert_eq(lct_mrc_stream_finish(s, &m, NULL), LCT_OK);
+    lct_mrc_totals t;
+    lct_mrc_totals_get(m, &t);
+    cr_assert_eq(t.references + t.reads + t.distinct_keys, 0);
+    cr_assert_eq(lct_mrc_hit_ratio(m, 10), 0);
+    lct_mrc_free(m);
+    lct_mrc_stream_free(s);
+}
+
+Test(mrc_stream, refuses_sampling)
+{
+    lct_mrc_options o = {.sample_rate = 0.5};
+    lct_mrc_stream *s = (lct_mrc_stream *)&o;
+    lct_error err;
+    cr_assert_eq(lct_mrc_stream_new(&o, &s, &err), LCT_ERR_INVALID);
+    cr_assert_null(s);
+    cr_assert(strstr(err.message, "exact") != NULL, "%s", err.message);
+    cr_assert_eq(lct_mrc_stream_end_call(NULL, 1), LCT_ERR_INVALID);
+    cr_assert_eq(lct_mrc_stream_add(NULL, 1, 1, true), LCT_ERR_INVALID);
+}
