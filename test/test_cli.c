@@ -1857,27 +1857,19 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
  * one. */
 Test(cli, mrc_streamed_is_mrc_gathered)
 {
-    static const char *gens[][6] = {
-        {"-n", "3000", "--docs", "300", NULL},
-        {"-n", "1500", "--docs", "100", "--shape", "llama"},
-        {"-n", "1500", "--docs", "100", "--spec", NULL},
-    };
-    static const char *modes[][4] = {
-        {"--json", NULL},
-        {"--json", "--prefix", NULL},
-        {"--json", "--requests", "all", NULL},
-        {"--json", "--prefix", "--lookups-only", NULL},
-        {"--csv", "--prefix", "--requests", "all"},
-    };
-    for (int g = 0; g < 4; g++) {
+    for (int g = 0; g < 5; g++) {
         char *path = tmp_file_with("", 0);
-        const char *const *a = gens[g < 3 ? g : 0];
-        run m = run_lct(NULL, "gen", a[0], a[1], a[2], a[3], a[4] ? a[4] : path,
-                        a[4] ? (a[5] ? a[5] : path) : NULL,
-                        a[4] && a[5] ? path : NULL, NULL);
+        run m = g == 1 ? run_lct(NULL, "gen", "-n", "1500", "--docs", "100",
+                                 "--shape", "llama", path, NULL)
+                : g == 2 ? run_lct(NULL, "gen", "-n", "1500", "--docs",
+                                   "100", "--spec", path, NULL)
+                : g == 3 ? run_lct(NULL, "gen", "-n", "3000", "--docs",
+                                   "300", "--sizes", "4", path, NULL)
+                         : run_lct(NULL, "gen", "-n", "3000", "--docs",
+                                   "300", path, NULL);
         cr_assert_eq(m.status, 0, "%s", m.err);
         run_free(&m);
-        if (g == 3) { /* a frame in the middle no msgpack value starts */
+        if (g == 4) { /* a frame in the middle no msgpack value starts */
             run o = run_lct(NULL, "dump", "--fields", "offset", "--range",
                             "1200:1201", path, NULL);
             long long off = atoll(strchr(o.out, ':') + 1);
@@ -1887,23 +1879,33 @@ Test(cli, mrc_streamed_is_mrc_gathered)
             close(fd);
             run_free(&o);
         }
-        for (size_t k = 0; k < sizeof modes / sizeof *modes; k++) {
-            const char *const *o = modes[k];
-            run s = run_lct(NULL, "mrc", "-q", o[0], o[1] ? o[1] : path,
-                            o[1] && o[2] ? o[2] : (o[1] ? path : NULL),
-                            o[2] && o[3] ? o[3] : (o[2] ? path : NULL),
-                            o[3] ? path : NULL, NULL);
-            run j = run_lct(NULL, "mrc", "-q", "-j", "2", o[0],
-                            o[1] ? o[1] : path,
-                            o[1] && o[2] ? o[2] : (o[1] ? path : NULL),
-                            o[2] && o[3] ? o[3] : (o[2] ? path : NULL),
-                            o[3] ? path : NULL, NULL);
-            cr_expect_eq(s.status, g == 3 ? 3 : 0, "%s", s.err);
-            cr_expect_eq(s.status, j.status);
-            cr_expect(strlen(s.out) > 200, "%s", s.out);
-            cr_expect_str_eq(s.out, j.out, "trace %d mode %zu", g, k);
-            run_free(&s);
-            run_free(&j);
+        for (int k = 0; k < 5; k++) {
+            run r[2];
+            for (int j = 0; j < 2; j++) {
+                const char *jobs = j ? "2" : "1";
+                r[j] = k == 1 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
+                                        "--json", "--prefix", path, NULL)
+                       : k == 2 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
+                                          "--json", "--requests", "all",
+                                          path, NULL)
+                       : k == 3 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
+                                          "--json", "--prefix",
+                                          "--lookups-only", path, NULL)
+                       : k == 4 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
+                                          "--csv", "--prefix", "--requests",
+                                          "all", path, NULL)
+                                : run_lct(NULL, "mrc", "-q", "-j", jobs,
+                                          "--json", path, NULL);
+            }
+            cr_expect_eq(r[0].status, g == 4 ? 3 : 0, "%s", r[0].err);
+            cr_expect_eq(r[0].status, r[1].status);
+            cr_expect(strlen(r[0].out) > 200, "%s", r[0].out);
+            cr_expect_str_eq(r[0].out, r[1].out, "trace %d mode %d", g, k);
+            if (g == 3 && k == 0) /* four sizes: the byte curve is shown */
+                cr_expect(strstr(r[0].out, "\"byte_hit_ratio\"") != NULL,
+                          "%.300s", r[0].out);
+            run_free(&r[0]);
+            run_free(&r[1]);
         }
         unlink(path);
         free(path);

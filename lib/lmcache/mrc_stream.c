@@ -22,16 +22,36 @@
 #include "lmcache/mrc_internal.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef lct__mrc_pass pass;
 
-/* A reference of the call that has not ended yet. */
+/* A reference on its way to the pass: its flags (LCT__REF_READ, _CALL,
+ * _POSITION), and its key's number once the pass has given it one. */
 typedef struct pending {
     uint64_t id, bytes;
-    bool read;
+    uint32_t flags, key;
 } pending;
+
+/* References go to the pass in blocks: on a thread of its own when there
+ * are CPUs for it (reading and finding keys then overlap the pass), held
+ * in a ring of a few blocks, so memory stays bounded. */
+#define BLOCK_REFS 8192
+#define BLOCKS 4
+
+typedef struct handoff {
+    pending *block[BLOCKS];
+    size_t n[BLOCKS];
+    unsigned prod, cons, filled; /* the block being filled; the next to
+                                    process; blocks handed over */
+    bool tried, threaded, done, failed; /* tried: to start the thread */
+    pthread_t worker;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} handoff;
 
 struct lct_mrc_stream {
     lct_mrc_options o;
@@ -48,6 +68,7 @@ struct lct_mrc_stream {
     bool too_many;
     pass band[LCT__MRC_BANDS];
     uint64_t *known;     /* with bands: each key's latest size */
+    handoff pipe;
     bool call_asked;     /* the current call has had a request */
     bool call_hit;       /* ... of a key seen before (uniform only) */
     pending *call;       /* prefix: the current call's references */
@@ -304,14 +325,13 @@ static bool start(lct_mrc_stream *s, uint64_t bytes)
            new_size(s, 0);
 }
 
-/* One reference with its flags (LCT__REF_CALL, LCT__REF_POSITION). */
-static bool feed(lct_mrc_stream *s, uint64_t id, uint64_t bytes, bool read,
-                 uint32_t flags)
+/* One numbered reference, through the pass and the bands. */
+static bool feed(lct_mrc_stream *s, const pending *c)
 {
-    uint32_t k;
-    if (!number(s, id, &k))
-        return false;
-    lct__ref r = {id, 0, flags | (read ? LCT__REF_READ : 0)};
+    uint32_t k = c->key, flags = c->flags;
+    uint64_t bytes = c->bytes;
+    bool read = (flags & LCT__REF_READ) != 0;
+    lct__ref r = {c->id, 0, flags};
     s->references++;
     if (!s->started && !start(s, bytes))
         return false;
@@ -346,6 +366,125 @@ static bool feed(lct_mrc_stream *s, uint64_t id, uint64_t bytes, bool read,
     return make_room(&s->main) && lct__mrc_step(&s->main, &r, bytes, k);
 }
 
+/* A block: its keys numbered first (the map's slots asked for ahead),
+ * then each reference through the pass (its key's last position asked
+ * for ahead). */
+static bool process(lct_mrc_stream *s, pending *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i + 8 < n)
+            lct__u64map_prefetch(&s->ids, v[i + 8].id);
+        if (!number(s, v[i].id, &v[i].key))
+            return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i + 16 < n)
+            __builtin_prefetch(&s->main.last[v[i + 16].key]);
+        if (!feed(s, &v[i]))
+            return false;
+    }
+    return true;
+}
+
+static void *worker(void *arg)
+{
+    lct_mrc_stream *s = arg;
+    handoff *p = &s->pipe;
+    bool ok = true;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        while (p->filled == 0 && !p->done)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->filled == 0) {
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        unsigned b = p->cons;
+        pthread_mutex_unlock(&p->mu);
+        ok = ok && process(s, p->block[b], p->n[b]);
+        pthread_mutex_lock(&p->mu);
+        p->failed |= !ok;
+        p->cons = (p->cons + 1) % BLOCKS;
+        p->filled--;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+/* Hand the block being filled to the pass: to its thread (started with
+ * the first block, when there is a second CPU), waiting while every
+ * block is taken; or through the pass here. */
+static bool submit(lct_mrc_stream *s)
+{
+    handoff *p = &s->pipe;
+    if (p->n[p->prod] == 0 && p->threaded) {
+        pthread_mutex_lock(&p->mu);
+        bool failed = p->failed;
+        pthread_mutex_unlock(&p->mu);
+        return !failed;
+    }
+    if (p->n[p->prod] == 0)
+        return !p->failed;
+    if (!p->tried && !p->done && (p->tried = true) &&
+        sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+        pthread_mutex_init(&p->mu, NULL) == 0) {
+        bool cv = pthread_cond_init(&p->cv, NULL) == 0;
+        p->threaded = cv && pthread_create(&p->worker, NULL, worker, s) == 0;
+        if (cv && !p->threaded)
+            pthread_cond_destroy(&p->cv);
+        if (!p->threaded)
+            pthread_mutex_destroy(&p->mu);
+    }
+    if (!p->threaded) {
+        p->failed = p->failed || !process(s, p->block[0], p->n[0]);
+        p->n[0] = 0;
+        return !p->failed;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->filled++;
+    p->prod = (p->prod + 1) % BLOCKS;
+    pthread_cond_broadcast(&p->cv);
+    while (p->filled == BLOCKS)
+        pthread_cond_wait(&p->cv, &p->mu);
+    bool failed = p->failed;
+    pthread_mutex_unlock(&p->mu);
+    p->n[p->prod] = 0;
+    return !failed;
+}
+
+/* Wait for the pass to take every block handed over, and its thread to
+ * end. */
+static bool drain(lct_mrc_stream *s)
+{
+    handoff *p = &s->pipe;
+    bool ok = submit(s);
+    if (!p->threaded) {
+        p->done = true;
+        return ok;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->done = true;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    pthread_join(p->worker, NULL);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    p->threaded = false;
+    return ok && !p->failed;
+}
+
+/* One reference into the block being filled. */
+static bool enqueue(lct_mrc_stream *s, uint64_t id, uint64_t bytes,
+                    uint32_t flags)
+{
+    handoff *p = &s->pipe;
+    pending **b = &p->block[p->prod];
+    if (!*b && !(*b = reallocarray(NULL, BLOCK_REFS, sizeof **b)))
+        return false;
+    (*b)[p->n[p->prod]++] = (pending){id, bytes, flags, 0};
+    return p->n[p->prod] < BLOCK_REFS || submit(s);
+}
+
 lct_status lct_mrc_stream_new(const lct_mrc_options *o, lct_mrc_stream **out,
                               lct_error *err)
 {
@@ -373,7 +512,7 @@ lct_status lct_mrc_stream_add(lct_mrc_stream *s, uint64_t obj_id,
     if (s->failed)
         return LCT_ERR_NOMEM;
     if (!s->o.prefix) { /* no call flags: the pass takes it now */
-        s->failed = !feed(s, obj_id, bytes, is_read, 0);
+        s->failed = !enqueue(s, obj_id, bytes, is_read ? LCT__REF_READ : 0);
         return s->failed ? LCT_ERR_NOMEM : LCT_OK;
     }
     if (s->ncall == s->callcap &&
@@ -384,7 +523,8 @@ lct_status lct_mrc_stream_add(lct_mrc_stream *s, uint64_t obj_id,
     }
     if (s->ncall == s->callcap)
         s->callcap = s->callcap ? 2 * s->callcap : 64;
-    s->call[s->ncall++] = (pending){obj_id, bytes, is_read};
+    s->call[s->ncall++] =
+        (pending){obj_id, bytes, is_read ? LCT__REF_READ : 0, 0};
     return LCT_OK;
 }
 
@@ -395,13 +535,13 @@ static bool feed_call(lct_mrc_stream *s, unsigned per)
     size_t n = s->ncall;
     s->ncall = 0;
     for (size_t i = 0; i < n; i++) {
-        uint32_t flags = 0;
+        const pending *c = &s->call[i];
+        uint32_t flags = c->flags;
         if (per && i == 0)
             flags |= LCT__REF_CALL;
         if (per && ((i + 1) % per == 0 || i + 1 == n))
             flags |= LCT__REF_POSITION;
-        const pending *c = &s->call[i];
-        if (!feed(s, c->id, c->bytes, c->read, flags))
+        if (!enqueue(s, c->id, c->bytes, flags))
             return false;
     }
     return true;
@@ -450,6 +590,7 @@ lct_status lct_mrc_stream_finish(lct_mrc_stream *s, lct_mrc **out,
                          "lct_mrc_stream_finish: no stream");
     lct_mrc *m = s->main.m;
     bool ok = !s->failed && feed_call(s, 0);
+    ok = drain(s) && ok;
     if (ok) {
         m->totals.sample_rate = 1;
         m->totals.every_reference = s->o.every_reference;
@@ -472,6 +613,10 @@ void lct_mrc_stream_free(lct_mrc_stream *s)
 {
     if (!s)
         return;
+    if (s->pipe.threaded) /* not finished: the pass's thread ends first */
+        drain(s);
+    for (unsigned b = 0; b < BLOCKS; b++)
+        free(s->pipe.block[b]);
     pass_drop(&s->main);
     for (unsigned j = 0; !s->too_many && j + 1 < s->nsizes; j++)
         pass_drop(&s->band[j]);
