@@ -2700,3 +2700,52 @@ Test(cli, dump_csv_bytes_stay_as_they_were)
     unlink(path);
     free(path);
 }
+
+/* The CSV fast path doubles quotes sixteen bytes at a time: args whose
+ * JSON is 8 to 9,000 bytes, with quotes at every place in a block
+ * (strings of 0 to 6 bytes), and one with a backslash (which vis
+ * escapes) after 4,096 bytes, each against the JSON line's args with
+ * quotes (and backslashes) doubled by hand. */
+Test(cli, dump_csv_doubles_quotes_at_every_place)
+{
+    enum { N = 130 };
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    for (int i = 0; i < N; i++) {
+        unsigned n = i < 100 ? (unsigned)i : 900 + (unsigned)i * 3;
+        lct_writer_record_begin(w, i, i, "S.q", 3);
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "s");
+        lct_writer_array(w, n + 1);
+        for (unsigned j = 0; j < n; j++)
+            lct_writer_str(w, "abcdef", (j + (unsigned)i) % 7);
+        lct_writer_cstr(w, i == N - 1 ? "back\\slash" : "end");
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    run c = run_lct(NULL, "dump", "--csv", "--fields", "args", path, NULL);
+    run j = run_lct(NULL, "dump", "--fields", "args", path, NULL);
+    cr_assert_eq(c.status, 0, "%s", c.err);
+    cr_assert_eq(j.status, 0, "%s", j.err);
+    size_t cap = 2 * strlen(j.out) + 64, at = 0;
+    char *want = malloc(cap);
+    at += (size_t)snprintf(want, cap, "args\r\n");
+    for (const char *line = j.out; *line; line = strchr(line, '\n') + 1) {
+        const char *args = line + strlen("{\"args\":");
+        const char *end = strchr(line, '\n') - 1; /* the line's '}' */
+        want[at++] = '"';
+        for (const char *p = args; p < end; p++) {
+            want[at++] = *p;
+            if (*p == '"' || *p == '\\')
+                want[at++] = *p;
+        }
+        at += (size_t)snprintf(want + at, cap - at, "\"\r\n");
+    }
+    cr_expect(strstr(j.out, "back\\\\slash") != NULL, "%.200s", j.out);
+    cr_expect_str_eq(c.out, want);
+    free(want);
+    run_free(&c);
+    run_free(&j);
+    unlink(path);
+    free(path);
+}
