@@ -456,6 +456,30 @@ static int name_index(lct_value k, const char *const *names, int n)
     return -1;
 }
 
+/* Step over a fixstr, a fixint, nil or a bool at p without a call to
+ * the walker (most of a map's keys and many of its values); false for
+ * anything else, or a fixstr that runs past end, which the walker then
+ * reports. */
+static inline bool skip_small(const unsigned char *p, const unsigned char *end,
+                              const unsigned char **after)
+{
+    if (p >= end)
+        return false;
+    unsigned b = *p;
+    if ((b & 0xe0) == 0xa0) {
+        size_t n = b & 0x1f;
+        if (n >= (size_t)(end - p))
+            return false;
+        *after = p + 1 + n;
+        return true;
+    }
+    if (b < 0x80 || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3) {
+        *after = p + 1;
+        return true;
+    }
+    return false;
+}
+
 /* One pass over map m: the value of each key names[i] into f[i] (a
  * repeated name's last value wins).  With it, a names[0] array's first
  * keys are read into it on the way (read_keys_array; *keys_read says
@@ -476,7 +500,8 @@ static bool scan_map(lct_value m, const char *const *names, int n,
         return false;
     while (a.remaining) {
         const unsigned char *after;
-        if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
+        if (!skip_small(a.cur, a.end, &after) &&
+            lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
                          NULL) != LCT_OK)
             return false;
         lct_value k = {a.cur, (size_t)(after - a.cur)}, v;
@@ -485,7 +510,8 @@ static bool scan_map(lct_value m, const char *const *names, int n,
         if (which == 0 && it && read_keys_array(&a, it, &v)) {
             *keys_read = true;
         } else {
-            if (lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
+            if (!skip_small(a.cur, a.end, &after) &&
+                lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
                              NULL) != LCT_OK)
                 return false;
             v = (lct_value){a.cur, (size_t)(after - a.cur)};
