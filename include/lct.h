@@ -1859,6 +1859,19 @@ typedef struct lct_l1_stats {
     uint64_t evictions, bypassed; /**< L1's */
 } lct_l1_stats;
 
+/** An LRU L1 of @p capacity keys (or bytes) in front, before the first
+ *  reference, on a stream with options.prefix: the curve is then L2's,
+ *  equal to lct_mrc_compute_with's over what lct_refs_behind_l1 gives
+ *  (L1 adds about 20 bytes a key).  @return LCT_OK, LCT_ERR_NOMEM,
+ *  LCT_ERR_INVALID (no prefix rule, a capacity of 0, references already
+ *  added, or an L1 already there). */
+lct_status lct_mrc_stream_behind_l1(lct_mrc_stream *s, uint64_t capacity,
+                                    bool in_bytes, lct_error *err);
+/** What the L1 did, after lct_mrc_stream_finish.  @return LCT_OK,
+ *  LCT_ERR_INVALID (no L1, or not finished). */
+lct_status lct_mrc_stream_l1_stats(const lct_mrc_stream *s,
+                                   lct_l1_stats *out);
+
 /**
  * LMCache's `cache-simulator` report at one capacity, by the prefix rule.
  * A lookup is a read call (lct_refs_end_call); its hits are its leading

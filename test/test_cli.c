@@ -1853,8 +1853,8 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
 
 /* An exact curve is computed as the trace is read (one thread, memory by
  * keys) unless -j asks for threads, which gather the references first:
- * the same curve in every mode, on traces of three shapes and a damaged
- * one. */
+ * the same curve in every mode (an L1 in front too), on traces of three
+ * shapes, one of four key sizes, and a damaged one. */
 Test(cli, mrc_streamed_is_mrc_gathered)
 {
     for (int g = 0; g < 5; g++) {
@@ -1879,11 +1879,15 @@ Test(cli, mrc_streamed_is_mrc_gathered)
             close(fd);
             run_free(&o);
         }
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < 7; k++) {
             run r[2];
             for (int j = 0; j < 2; j++) {
                 const char *jobs = j ? "2" : "1";
-                r[j] = k == 1 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
+                r[j] = k == 5 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
+                                        "--json", "--l1", "200", path, NULL)
+                       : k == 6 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
+                                          "--json", "--l1", "2G", path, NULL)
+                       : k == 1 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
                                         "--json", "--prefix", path, NULL)
                        : k == 2 ? run_lct(NULL, "mrc", "-q", "-j", jobs,
                                           "--json", "--requests", "all",
@@ -1901,6 +1905,9 @@ Test(cli, mrc_streamed_is_mrc_gathered)
             cr_expect_eq(r[0].status, r[1].status);
             cr_expect(strlen(r[0].out) > 200, "%s", r[0].out);
             cr_expect_str_eq(r[0].out, r[1].out, "trace %d mode %d", g, k);
+            if (k >= 5) /* the L1's figures are in both */
+                cr_expect(strstr(r[0].out, "\"l1\"") != NULL, "%.300s",
+                          r[0].out);
             if (g == 3 && k == 0) /* four sizes: the byte curve is shown */
                 cr_expect(strstr(r[0].out, "\"byte_hit_ratio\"") != NULL,
                           "%.300s", r[0].out);

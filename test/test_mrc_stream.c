@@ -224,3 +224,83 @@ Test(mrc_stream, refuses_sampling)
     cr_assert_eq(lct_mrc_stream_end_call(NULL, 1), LCT_ERR_INVALID);
     cr_assert_eq(lct_mrc_stream_add(NULL, 1, 1, true), LCT_ERR_INVALID);
 }
+
+/* Behind an L1 (lct_mrc_stream_behind_l1) the streamed curve is L2's as
+ * lct_refs_behind_l1 then lct_mrc_compute_with give it, and the L1's
+ * figures are the same, in keys and in bytes, at several capacities. */
+Test(mrc_stream, behind_an_l1_equals_the_gathered_l2)
+{
+    static const struct {
+        uint64_t cap;
+        bool bytes;
+        sizes how;
+    } cases[] = {{1, false, ONE},       {16, false, ONE},
+                 {300, false, SCATTERED}, {2000, false, ONE_THEN_TWO},
+                 {4096 * 20, true, ONE}, {3000, true, SCATTERED},
+                 {500, true, UNKNOWN}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        rng_state = 900 + c;
+        lct_mrc_options o = {.sample_rate = 1, .prefix = true};
+        lct_refs *refs, *l2;
+        lct_mrc_stream *s;
+        cr_assert_eq(lct_refs_new(&refs), LCT_OK);
+        cr_assert_eq(lct_refs_new(&l2), LCT_OK);
+        cr_assert_eq(lct_mrc_stream_new(&o, &s, NULL), LCT_OK);
+        cr_assert_eq(lct_mrc_stream_behind_l1(s, cases[c].cap,
+                                              cases[c].bytes, NULL),
+                     LCT_OK);
+        cr_assert_eq(lct_mrc_stream_behind_l1(s, 5, false, NULL),
+                     LCT_ERR_INVALID, "one L1");
+        size_t n = 30000, left = 0;
+        bool read = true;
+        unsigned per = 1 + (unsigned)c % 3;
+        for (size_t i = 0; i < n; i++) {
+            if (left == 0) {
+                left = 1 + rng() % 12;
+                read = rng() % 4 != 0;
+            }
+            double u = (double)(rng() >> 11) / 9007199254740992.0;
+            uint64_t k = (uint64_t)(u * u * 4000.0);
+            uint64_t bytes = size_of(cases[c].how, k, i, n);
+            cr_assert_eq(lct_refs_add(refs, id_of(k), bytes, 0, read),
+                         LCT_OK);
+            cr_assert_eq(lct_mrc_stream_add(s, id_of(k), bytes, read),
+                         LCT_OK);
+            if (--left == 0) {
+                cr_assert_eq(lct_refs_end_call(refs, per), LCT_OK);
+                cr_assert_eq(lct_mrc_stream_end_call(s, per), LCT_OK);
+            }
+        }
+        lct_l1_stats want, got;
+        lct_mrc *g, *m;
+        cr_assert_eq(lct_refs_behind_l1(refs, cases[c].cap, cases[c].bytes,
+                                        l2, &want, NULL), LCT_OK);
+        cr_assert_eq(lct_mrc_compute_with(l2, &o, &g, NULL), LCT_OK);
+        cr_assert_eq(lct_mrc_stream_finish(s, &m, NULL), LCT_OK);
+        cr_assert_eq(lct_mrc_stream_l1_stats(s, &got), LCT_OK);
+        cr_assert_eq(memcmp(&want, &got, sizeof want), 0,
+                     "case %zu: L1 keys %llu/%llu hit %llu/%llu evict "
+                     "%llu/%llu", c, (unsigned long long)want.keys,
+                     (unsigned long long)got.keys,
+                     (unsigned long long)want.keys_hit,
+                     (unsigned long long)got.keys_hit,
+                     (unsigned long long)want.evictions,
+                     (unsigned long long)got.evictions);
+        cr_assert_gt(want.keys_hit, 0, "case %zu: the L1 served some", c);
+        cr_assert_gt(want.keys_to_l2, 0, "case %zu: L2 was asked", c);
+        char what[32];
+        snprintf(what, sizeof what, "L1 case %zu", c);
+        same_curves(g, m, what);
+        lct_mrc_free(g);
+        lct_mrc_free(m);
+        lct_mrc_stream_free(s);
+        lct_refs_free(l2);
+        lct_refs_free(refs);
+    }
+    lct_mrc_options no_prefix = {.sample_rate = 1};
+    lct_mrc_stream *s;
+    cr_assert_eq(lct_mrc_stream_new(&no_prefix, &s, NULL), LCT_OK);
+    cr_assert_eq(lct_mrc_stream_behind_l1(s, 10, false, NULL),
+                 LCT_ERR_INVALID, "an L1 needs the prefix rule");
+    lct_mrc_stream_free(s);
+}

@@ -90,11 +90,10 @@ static void help(void)
            TOOL_HELP_KEYS
            "  --csv, --json  other formats\n"
            "  -j N         read the trace with N threads (default: one for\n"
-           "               an exact curve without --l1, which is computed\n"
-           "               as it is read, in memory that grows with the\n"
-           "               keys; more gather the references first, 20\n"
-           "               bytes each; otherwise all CPUs for files of 64\n"
-           "               MiB or more)\n"
+           "               an exact curve, which is computed as it is read,\n"
+           "               in memory that grows with the keys; more gather\n"
+           "               the references first, 20 bytes each; with\n"
+           "               --sample all CPUs for files of 64 MiB or more)\n"
            TOOL_HELP_READING);
 }
 
@@ -185,27 +184,32 @@ static void new_refs(mrc_opts *o)
     }
 }
 
-/* An exact curve without an L1 is computed as the trace is read, in
- * memory that grows with its keys, unless -j asks for threads: then the
- * references are gathered (20 bytes each) and the curve computed after. */
+/* An exact curve is computed as the trace is read, in memory that grows
+ * with its keys, unless -j asks for threads: then the references are
+ * gathered (20 bytes each) and the curve computed after. */
 static bool start_stream(mrc_opts *o, const tool_args *a)
 {
-    if (o->sample < 1 || o->l1 || a->jobs > 1)
+    if (o->sample < 1 || a->jobs > 1)
         return true;
     lct_mrc_options mo = {.every_reference = o->every, .prefix = o->prefix};
     lct_error err;
-    if (lct_mrc_stream_new(&mo, &o->ops.stream, &err) == LCT_OK)
+    if (lct_mrc_stream_new(&mo, &o->ops.stream, &err) == LCT_OK &&
+        (!o->l1 || lct_mrc_stream_behind_l1(o->ops.stream, o->l1_capacity,
+                                            o->l1_bytes, &err) == LCT_OK))
         return true;
     fprintf(stderr, "%s mrc: %s\n", tool_name, err.message);
     return false;
 }
 
-/* The curves of every sample; false after a message. */
-static bool compute(mrc_opts *o, lct_mrc **ms, unsigned k)
+/* The curves of every sample (and a streamed L1's figures into *l1);
+ * false after a message. */
+static bool compute(mrc_opts *o, lct_mrc **ms, unsigned k, lct_l1_stats *l1)
 {
     if (o->ops.stream) {
         lct_error err;
         lct_status st = lct_mrc_stream_finish(o->ops.stream, &ms[0], &err);
+        if (st == LCT_OK && o->l1)
+            lct_mrc_stream_l1_stats(o->ops.stream, l1);
         lct_mrc_stream_free(o->ops.stream);
         o->ops.stream = NULL;
         if (st == LCT_OK)
@@ -333,7 +337,7 @@ int cmd_mrc(int argc, char **argv)
     lct_l1_stats l1 = {0};
     o.failed = !start_stream(&o, &a) ||
                !tool_keys_collect(&in, &o.ops, "mrc", &a, o.refs, &whole) ||
-               (o.l1 && !behind_l1(&o, &l1));
+               (o.l1 && !o.ops.stream && !behind_l1(&o, &l1));
     if (o.failed) { /* nothing takes the stream's curve */
         lct_mrc_stream_free(o.ops.stream);
         o.ops.stream = NULL;
@@ -341,7 +345,7 @@ int cmd_mrc(int argc, char **argv)
     lct_mrc *ms[MAX_SAMPLES] = {NULL};
     lct_mrc_totals t[MAX_SAMPLES];
     tool_curve c = {0};
-    bool ok = !o.failed && compute(&o, ms, o.samples);
+    bool ok = !o.failed && compute(&o, ms, o.samples, &l1);
     for (unsigned s = 0; ok && s < o.samples; s++)
         lct_mrc_totals_get(ms[s], &t[s]);
     if (ok && lct_mrc_curve_make(ms, o.samples, &c, NULL) != LCT_OK) {

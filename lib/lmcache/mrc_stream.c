@@ -19,6 +19,7 @@
  */
 #include "base/error_internal.h"
 #include "base/u64map_internal.h"
+#include "lmcache/lru_internal.h"
 #include "lmcache/mrc_internal.h"
 
 #include <errno.h>
@@ -69,6 +70,12 @@ struct lct_mrc_stream {
     pass band[LCT__MRC_BANDS];
     uint64_t *known;     /* with bands: each key's latest size */
     handoff pipe;
+    /* lct_mrc_stream_behind_l1: an LRU L1 in front, as tiers.c models
+     * it; the pass then sees what L2 sees. */
+    bool has_l1;
+    lct__lru l1;
+    lct_l1_stats l1_stats;
+    bool l1_read_call, l1_leading, l1_first;
     bool call_asked;     /* the current call has had a request */
     bool call_hit;       /* ... of a key seen before (uniform only) */
     pending *call;       /* prefix: the current call's references */
@@ -300,6 +307,7 @@ static bool number(lct_mrc_stream *s, uint64_t id, uint32_t *k)
         for (unsigned j = 0; ok && !s->too_many && j + 1 < s->nsizes; j++)
             ok = grow_to(&s->band[j].last, s->keycap, cap,
                          sizeof *s->band[j].last, true);
+        ok = ok && (!s->has_l1 || lct__lru_grow(&s->l1, s->keycap, cap));
         if (!ok)
             return false;
         s->keycap = cap;
@@ -366,6 +374,44 @@ static bool feed(lct_mrc_stream *s, const pending *c)
     return make_room(&s->main) && lct__mrc_step(&s->main, &r, bytes, k);
 }
 
+/* One reference through the L1 (tiers.c's l1_step): counted, and on to
+ * the pass when L2 sees it, flagged as L2 sees it: a lookup from its
+ * call's first miss on, the call's first such key starting L2's call; a
+ * store always. */
+static bool through_l1(lct_mrc_stream *s, const pending *c)
+{
+    lct_l1_stats *st = &s->l1_stats;
+    bool read = (c->flags & LCT__REF_READ) != 0;
+    bool position = (c->flags & LCT__REF_POSITION) != 0;
+    if (c->flags & LCT__REF_CALL) {
+        s->l1_read_call = read;
+        s->l1_leading = s->l1_first = true;
+    }
+    pending out = *c;
+    bool forward = false;
+    if (s->l1_read_call && read) {
+        st->keys++;
+        st->positions += position;
+        s->l1_leading = s->l1_leading && s->l1.in[c->key];
+        if (s->l1_leading) {
+            st->keys_hit++;
+            st->positions_hit += position;
+        } else {
+            st->keys_to_l2++;
+            out.flags = LCT__REF_READ | (s->l1_first ? LCT__REF_CALL : 0) |
+                        (position ? LCT__REF_POSITION : 0);
+            s->l1_first = false;
+            forward = true;
+        }
+    } else if (!read) { /* stores are written through */
+        st->writes++;
+        out.flags = c->flags & LCT__REF_CALL;
+        forward = true;
+    }
+    lct__lru_touch(&s->l1, c->key, c->bytes);
+    return !forward || feed(s, &out);
+}
+
 /* A block: its keys numbered first (the map's slots asked for ahead),
  * then each reference through the pass (its key's last position asked
  * for ahead). */
@@ -380,7 +426,7 @@ static bool process(lct_mrc_stream *s, pending *v, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (i + 16 < n)
             __builtin_prefetch(&s->main.last[v[i + 16].key]);
-        if (!feed(s, &v[i]))
+        if (!(s->has_l1 ? through_l1(s, &v[i]) : feed(s, &v[i])))
             return false;
     }
     return true;
@@ -504,6 +550,37 @@ lct_status lct_mrc_stream_new(const lct_mrc_options *o, lct_mrc_stream **out,
     return LCT_OK;
 }
 
+lct_status lct_mrc_stream_behind_l1(lct_mrc_stream *s, uint64_t capacity,
+                                    bool in_bytes, lct_error *err)
+{
+    if (!s || !capacity || !s->o.prefix || s->has_l1 || s->ncall ||
+        s->pipe.tried || s->pipe.n[0] || s->failed)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_mrc_stream_behind_l1: a prefix-rule stream "
+                         "before its first reference, once, and a "
+                         "capacity above 0");
+    if (!lct__lru_alloc(&s->l1, s->keycap, capacity, in_bytes)) {
+        lct__lru_free(&s->l1);
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "out of memory starting an L1");
+    }
+    s->has_l1 = true;
+    s->l1_stats.capacity = capacity;
+    s->l1_stats.in_bytes = in_bytes;
+    return LCT_OK;
+}
+
+lct_status lct_mrc_stream_l1_stats(const lct_mrc_stream *s,
+                                   lct_l1_stats *out)
+{
+    if (!s || !out || !s->has_l1 || s->pipe.threaded)
+        return LCT_ERR_INVALID;
+    *out = s->l1_stats;
+    out->evictions = s->l1.evictions;
+    out->bypassed = s->l1.bypassed;
+    return LCT_OK;
+}
+
 lct_status lct_mrc_stream_add(lct_mrc_stream *s, uint64_t obj_id,
                               uint64_t bytes, bool is_read)
 {
@@ -621,6 +698,8 @@ void lct_mrc_stream_free(lct_mrc_stream *s)
     for (unsigned j = 0; !s->too_many && j + 1 < s->nsizes; j++)
         pass_drop(&s->band[j]);
     lct__u64map_free(&s->ids);
+    if (s->has_l1)
+        lct__lru_free(&s->l1);
     free(s->known);
     free(s->call);
     free(s);
