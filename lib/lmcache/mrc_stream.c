@@ -16,6 +16,14 @@
  *   pass over the keys up to the next smaller size (the whole pass when
  *   the new size is the largest), since before then no key had a size in
  *   between.
+ *
+ * The pass runs on a thread of its own, fed blocks of references; an L1
+ * in front (lct_mrc_stream_behind_l1) sits between the blocks and the
+ * pass.
+ *
+ * Long because numbering, the move off one size, the bands, the L1 and
+ * the handoff all work on the stream's one private state and call each
+ * other: split, each file would need the others' internals.
  */
 #include "base/error_internal.h"
 #include "base/u64map_internal.h"
