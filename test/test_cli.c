@@ -2003,6 +2003,80 @@ Test(cli, mrc_requests_samples_and_nothing_to_draw)
     free(clean);
 }
 
+/* keys remembers which patterns a qualname matched: with twelve
+ * qualnames cycling (more than it remembers), some longer than it holds,
+ * each record is still counted by its own qualname: --all's op column
+ * and the read and write counts are the records written. */
+Test(cli, keys_classifies_many_qualnames_alike)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    char names[12][200];
+    for (int q = 0; q < 12; q++) {
+        const char *call = q % 4 == 0   ? "submit_prefetch_task"
+                           : q % 4 == 1 ? "reserve_write"
+                                        : "call";
+        /* some past 112 bytes; the others all 80 bytes long */
+        int pad = q % 3 == 0 ? 150 : 74 - (int)strlen(call) - (q > 9);
+        snprintf(names[q], sizeof names[q], "mod.%.*s.%s%d", pad,
+                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+                 call, q);
+        cr_assert(q % 3 == 0 || strlen(names[q]) == 80, "%s", names[q]);
+    }
+    for (int r = 0; r < 120; r++) {
+        const char *q = names[(r * 5) % 12];
+        lct_writer_record_begin(w, r, r, q, strlen(q));
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "keys");
+        lct_writer_array(w, 1);
+        unsigned char hash[2] = {(unsigned char)r, 1};
+        lct_writer_codec(w, "ObjectKey");
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "chunk_hash");
+        lct_writer_bin(w, hash, 2);
+        lct_writer_cstr(w, "model_name");
+        lct_writer_cstr(w, "m");
+        lct_writer_cstr(w, "kv_rank");
+        lct_writer_int(w, 0);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    /* names ending in a digit: "...submit_prefetch_task0" is no suffix
+     * match for the default patterns, so ask by glob */
+    run t = run_lct(NULL, "keys", "--csv", "--all", "--read",
+                    "*submit_prefetch_task*", "--write", "*reserve_write*",
+                    "--write", "no_such_call", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    int reads = 0, writes = 0, other[12] = {0};
+    for (const char *l = strchr(t.out, '\n') + 1; *l;
+         l = strchr(l, '\n') + 1) {
+        const char *op = strchr(strchr(l, ',') + 1, ',') + 1;
+        if (strncmp(op, "read,", 5) == 0)
+            reads++;
+        else if (strncmp(op, "write,", 6) == 0)
+            writes++;
+        else
+            for (int q = 0; q < 12; q++)
+                if (strncmp(op, names[q], strlen(names[q])) == 0 &&
+                    op[strlen(names[q])] == ',')
+                    other[q]++;
+    }
+    /* (r * 5) % 12 visits every name 10 times in 120 records */
+    cr_expect_eq(reads, 30);
+    cr_expect_eq(writes, 30);
+    for (int q = 0; q < 12; q++)
+        cr_expect_eq(other[q], q % 4 >= 2 ? 10 : 0, "%s", names[q]);
+    cr_expect(strstr(t.err, "--write 'no_such_call' matched no record"),
+              "%s", t.err);
+    cr_expect(!strstr(t.err, "reserve_write*' matched no record"), "%s",
+              t.err);
+    run_free(&t);
+    unlink(path);
+    free(path);
+}
+
 /* Newer LMCache: keys under a PrefetchTaskSpec are read, group by group;
  * keys under a type this version does not read are counted and said,
  * never silently nothing. */

@@ -137,20 +137,89 @@ static bool count_matches(const tool_patterns *p, lct_str q, uint64_t *hits)
     return any;
 }
 
+/* Which patterns of each side matched a qualname seen before: a trace
+ * has a few qualnames, and matching every pattern again (a strlen, a
+ * strpbrk and a suffix compare each) cost about 330 instructions a
+ * record.  A qualname longer than an entry, or more than 64 patterns a
+ * side, goes without. */
+#define MEMO_ENTRIES 8
+#define MEMO_NAME 112
+
+typedef struct qual_memo {
+    struct {
+        unsigned char len; /* 0: empty */
+        char name[MEMO_NAME];
+        uint64_t matched[3]; /* read, write, only: bit i for pattern i */
+    } e[MEMO_ENTRIES];
+    unsigned next; /* the entry replaced next */
+} qual_memo;
+
+static bool matched_bits(const tool_patterns *p, lct_str q, uint64_t *bits)
+{
+    *bits = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        tool_patterns one = {&p->text[i], NULL, 1};
+        if (tool_qualname_selects(&one, q))
+            *bits |= (uint64_t)1 << i;
+    }
+    return *bits != 0;
+}
+
+/* The patterns of each side that select q: remembered, or matched now
+ * and remembered.  False when the memo cannot hold them. */
+static bool memo_matches(qual_memo *m, const tool_keyops *o, lct_str q,
+                         uint64_t matched[3])
+{
+    if (!m || q.len == 0 || q.len > MEMO_NAME || o->read.n > 64 ||
+        o->write.n > 64 || o->only.n > 64)
+        return false;
+    for (unsigned i = 0; i < MEMO_ENTRIES; i++)
+        if (m->e[i].len == q.len && memcmp(m->e[i].name, q.ptr, q.len) == 0) {
+            memcpy(matched, m->e[i].matched, sizeof m->e[i].matched);
+            return true;
+        }
+    matched_bits(&o->read, q, &matched[0]);
+    matched_bits(&o->write, q, &matched[1]);
+    matched_bits(&o->only, q, &matched[2]);
+    unsigned slot = m->next++ % MEMO_ENTRIES;
+    m->e[slot].len = (unsigned char)q.len;
+    memcpy(m->e[slot].name, q.ptr, q.len);
+    memcpy(m->e[slot].matched, matched, sizeof m->e[slot].matched);
+    return true;
+}
+
+/* Count the patterns in bits into hits; whether any. */
+static bool count_bits(uint64_t bits, uint64_t *hits)
+{
+    for (uint64_t b = bits; b; b &= b - 1)
+        hits[__builtin_ctzll(b)]++;
+    return bits != 0;
+}
+
 /* Which op a call is (read patterns first), counting the patterns that
  * matched it into read_hits and write_hits, for the report. */
 static tool_key_op classify(const tool_keyops *o, const lct_record *rec,
                             uint64_t *read_hits, uint64_t *write_hits,
-                            uint64_t *only_hits)
+                            uint64_t *only_hits, qual_memo *memo)
 {
     lct_str qualname = rec->qualname;
-    if (!tool_window_holds(&o->window, rec) ||
-        (o->only.n && !count_matches(&o->only, qualname, only_hits)))
+    if (!tool_window_holds(&o->window, rec))
         return TOOL_KEY_NONE;
-    /* Both sides count what they match, so a pattern that --read also
-     * takes (read first) is not reported as matching nothing. */
-    bool read = count_matches(&o->read, qualname, read_hits);
-    bool write = count_matches(&o->write, qualname, write_hits);
+    uint64_t m[3];
+    bool read, write;
+    if (memo_matches(memo, o, qualname, m)) {
+        if (o->only.n && !count_bits(m[2], only_hits))
+            return TOOL_KEY_NONE;
+        read = count_bits(m[0], read_hits);
+        write = count_bits(m[1], write_hits);
+    } else {
+        if (o->only.n && !count_matches(&o->only, qualname, only_hits))
+            return TOOL_KEY_NONE;
+        /* Both sides count what they match, so a pattern that --read
+         * also takes (read first) is not reported as matching nothing. */
+        read = count_matches(&o->read, qualname, read_hits);
+        write = count_matches(&o->write, qualname, write_hits);
+    }
     if (read)
         return TOOL_KEY_READ;
     if (write)
@@ -201,6 +270,7 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
 {
     lct_record rec;
     uint64_t idx = 0;
+    qual_memo memo = {0};
     tool_range_start(&o->range, in->r, cmd, tool_quiet, false);
     tool_progress progress;
     tool_inputs_progress_start(&progress, in, false);
@@ -211,7 +281,7 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
         if (!tool_range_holds(&o->range, idx))
             continue;
         tool_key_op op = classify(o, &rec, o->read.hits, o->write.hits,
-                                  o->only.hits);
+                                  o->only.hits, &memo);
         if (op == TOOL_KEY_NONE)
             continue;
         long given = record_keys(in->current, &rec, idx, op, cmd, fn, ctx);
@@ -259,6 +329,7 @@ typedef struct keys_lane {
     /* The kv ranks of the record's keys so far, for its chunk positions
      * under the prefix rule. */
     lct_kv_ranks ranks;
+    qual_memo memo;
 } keys_lane;
 
 static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
@@ -295,7 +366,7 @@ static int lane_record(void *state, const lct_record *rec)
     if (!tool_range_holds(&o->range, l->idx++))
         return 0;
     tool_key_op op = classify(o, rec, l->hits, l->hits + o->read.n,
-                              l->hits + o->read.n + o->write.n);
+                              l->hits + o->read.n + o->write.n, &l->memo);
     if (op == TOOL_KEY_NONE)
         return 0;
     l->ranks.n = 0;
