@@ -233,15 +233,9 @@ static void hash_le(key_hasher *k, uint64_t x, unsigned bytes)
 static uint64_t hash_flat(const unsigned char *p, size_t n)
 {
     uint64_t h = 0x9e3779b97f4a7c15u;
-    size_t left = n;
-    for (; left >= 8; p += 8, left -= 8)
-        h = (h ^ load_le64(p)) * 0xff51afd7ed558ccdu, h ^= h >> 32;
-    if (left) {
-        uint64_t w = 0;
-        for (size_t i = 0; i < left; i++)
-            w |= (uint64_t)p[i] << (8 * i);
-        h = (h ^ w) * 0xff51afd7ed558ccdu, h ^= h >> 32;
-    }
+    /* the caller zeroed the 8 bytes after n: the last word is padded */
+    for (size_t at = 0; at < n; at += 8)
+        h = (h ^ load_le64(p + at)) * 0xff51afd7ed558ccdu, h ^= h >> 32;
     return h ^ n;
 }
 
@@ -256,7 +250,7 @@ uint64_t lct_object_key_hash(const lct_object_key *key)
 {
     /* Every key of every trace comes here: a key that fits is laid out
      * in one buffer and hashed a word at a time. */
-    unsigned char flat[256];
+    unsigned char flat[256 + 8];
     size_t n = 4 + key->chunk_hash.len + 4 + key->model_name.len + 16 + 4 +
                key->cache_salt.len;
     if (key->chunk_hash.len <= 64 && key->model_name.len <= 128 &&
@@ -273,6 +267,7 @@ uint64_t lct_object_key_hash(const lct_object_key *key)
         store_le32(q + 16, (uint32_t)key->cache_salt.len);
         if (key->cache_salt.len)
             memcpy(q + 20, key->cache_salt.ptr, key->cache_salt.len);
+        memset(flat + n, 0, 8);
         return hash_finish(hash_flat(flat, n));
     }
     key_hasher k = {0x9e3779b97f4a7c15u, 0, 0, 0};
