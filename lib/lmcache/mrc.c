@@ -74,6 +74,8 @@ static uint64_t ctree_prefix(const uint32_t *t, uint64_t pos)
 
 bool lct__mrc_radix_sort(uint64_t *v, uint64_t n)
 {
+    if (n == 0) /* v may be NULL: a stream that never began */
+        return true;
     uint64_t *tmp = reallocarray(NULL, n ? n : 1, sizeof *tmp);
     size_t *count = calloc(65536, sizeof *count);
     if (!tmp || !count) {

@@ -17,6 +17,9 @@
  * to a file, and an output opened on it, on a symbolic link to it and on
  * a hard link to it must be refused (lct_output_open), while an output
  * beside it must come out whole.
+ * Every record's keys go to a gathered stream and to a streamed curve
+ * (the prefix rule, an L1 in front for every other input): the two
+ * curves must agree, totals and ratios at every capacity.
  * Inputs holding ObjectKeys are read once more with each one's tag made
  * "ObjectKez", which the walker's ObjectKey fast path does not take: the
  * same open decision, records, skips and truncation are expected.  (Not
@@ -251,6 +254,71 @@ static void typed_accessors(const lct_record *rec)
             lct_object_key_hash(&key);
 }
 
+/* The keys of every record, as lct mrc takes them: into a gathered
+ * stream and a streamed curve alike. */
+typedef struct curves {
+    lct_refs *refs;
+    lct_mrc_stream *stream;
+} curves;
+
+static void curves_add(curves *c, const lct_record *rec)
+{
+    lct_key_iter it;
+    lct_object_key key;
+    uint64_t bytes;
+    lct_kv_ranks ranks = {{0}, 0};
+    bool any = false;
+    bool read = rec->qualname.len % 3 != 0; /* some calls are writes */
+    if (lct_key_iter_init(rec, &it, NULL) != LCT_OK)
+        return;
+    while (lct_key_iter_next(&it, &key, &bytes, NULL) == 1) {
+        uint64_t id = lct_object_key_hash(&key);
+        lct_kv_ranks_add(&ranks, key.kv_rank);
+        if (lct_refs_add(c->refs, id, bytes, rec->t_mono, read) != LCT_OK ||
+            lct_mrc_stream_add(c->stream, id, bytes, read) != LCT_OK)
+            abort();
+        any = true;
+    }
+    if (any && (lct_refs_end_call(c->refs, lct_kv_ranks_count(&ranks)) !=
+                    LCT_OK ||
+                lct_mrc_stream_end_call(c->stream,
+                                        lct_kv_ranks_count(&ranks)) != LCT_OK))
+        abort();
+}
+
+static void curves_check(curves *c, bool l1)
+{
+    lct_mrc_options o = {.sample_rate = 1, .prefix = true};
+    lct_refs *l2 = NULL;
+    lct_l1_stats want, got;
+    lct_mrc *g, *m;
+    if (l1 && (lct_refs_new(&l2) != LCT_OK ||
+               lct_refs_behind_l1(c->refs, 3, false, l2, &want, NULL) !=
+                   LCT_OK))
+        abort();
+    if (lct_mrc_compute_with(l1 ? l2 : c->refs, &o, &g, NULL) != LCT_OK ||
+        lct_mrc_stream_finish(c->stream, &m, NULL) != LCT_OK)
+        abort();
+    if (l1 && (lct_mrc_stream_l1_stats(c->stream, &got) != LCT_OK ||
+               memcmp(&want, &got, sizeof want) != 0))
+        abort(); /* the L1 did not do what the gathered L1 did */
+    lct_mrc_totals a, b;
+    lct_mrc_totals_get(g, &a);
+    lct_mrc_totals_get(m, &b);
+    if (memcmp(&a, &b, sizeof a) != 0)
+        abort(); /* the streamed curve is not the gathered one */
+    for (uint64_t k = 0; k <= lct_mrc_max_distance(g) + 1; k++)
+        if (lct_mrc_hit_ratio(g, k) != lct_mrc_hit_ratio(m, k) ||
+            lct_mrc_position_hit_ratio(g, k) !=
+                lct_mrc_position_hit_ratio(m, k) ||
+            lct_mrc_byte_hit_ratio(g, k * a.max_key_bytes / 2) !=
+                lct_mrc_byte_hit_ratio(m, k * a.max_key_bytes / 2))
+            abort();
+    lct_mrc_free(g);
+    lct_mrc_free(m);
+    lct_refs_free(l2);
+}
+
 static void run(const uint8_t *data, size_t size, unsigned flags,
                 outcome *o)
 {
@@ -271,8 +339,16 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
         abort(); /* the header's JSON is not linear in its bytes */
     lct_record rec;
     uint64_t yielded = 0;
+    curves cv = {NULL, NULL};
+    lct_mrc_options prefix = {.sample_rate = 1, .prefix = true};
+    bool l1 = size % 2 == 1;
+    if (lct_refs_new(&cv.refs) != LCT_OK ||
+        lct_mrc_stream_new(&prefix, &cv.stream, NULL) != LCT_OK ||
+        (l1 && lct_mrc_stream_behind_l1(cv.stream, 3, false, NULL) != LCT_OK))
+        abort();
     while (lct_next(r, &rec) == 1) {
         yielded++;
+        curves_add(&cv, &rec);
         o->digest = o->digest * 31 + rec.offset;
         for (size_t i = 0; i < rec.body.len; i++)
             o->digest = o->digest * 131 + rec.body.ptr[i];
@@ -290,6 +366,9 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
         if (rec.offset + 4 + rec.length > size)
             abort(); /* a record outside the input */
     }
+    curves_check(&cv, l1);
+    lct_mrc_stream_free(cv.stream);
+    lct_refs_free(cv.refs);
     lct_stats st;
     lct_reader_stats(r, &st);
     lct_reader_set_log(r, NULL, NULL); /* said: lct_next's words only */
