@@ -92,7 +92,7 @@ static void help(void)
            "  -j N         read the trace with N threads (default: one for\n"
            "               an exact curve, which is computed as it is read,\n"
            "               in memory that grows with the keys; more gather\n"
-           "               the references first, 20 bytes each; with\n"
+           "               the references first, about 28 bytes each; with\n"
            "               --sample all CPUs for files of 64 MiB or more)\n"
            TOOL_HELP_READING);
 }
@@ -186,7 +186,7 @@ static void new_refs(mrc_opts *o)
 
 /* An exact curve is computed as the trace is read, in memory that grows
  * with its keys, unless -j asks for threads: then the references are
- * gathered (20 bytes each) and the curve computed after. */
+ * gathered (about 28 bytes each) and the curve computed after. */
 static bool start_stream(mrc_opts *o, const tool_args *a)
 {
     if (o->sample < 1 || a->jobs > 1)
