@@ -214,23 +214,13 @@ uint64_t lct_refs_count(const lct_refs *refs)
 /* Little-endian fields of an oracleGeneral record: one store each where
  * the host is little-endian (a byte loop was 190 instructions a record
  * of `lct keys --oracle-general`). */
-static inline void put_le32(unsigned char *p, uint32_t x)
-{
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, &x, 4);
+#define put_le32(p, x) memcpy((p), &(uint32_t){(x)}, 4)
+#define put_le64(p, x) memcpy((p), &(uint64_t){(x)}, 8)
 #else
-    le32enc(p, x);
+#define put_le32 le32enc
+#define put_le64 le64enc
 #endif
-}
-
-static inline void put_le64(unsigned char *p, uint64_t x)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, &x, 8);
-#else
-    le64enc(p, x);
-#endif
-}
 
 /*
  * What the export needs besides each reference's own fields, in 8 bytes a
