@@ -263,7 +263,10 @@ static lct_status slow_store(void *s, unsigned w, const lct_backend_key *k,
                              const void *d, size_t n, int *rep, lct_error *e)
 {
     (void)s, (void)w, (void)d, (void)n, (void)e;
-    nanosleep(&(struct timespec){0, 200000}, NULL);
+    /* 2 ms: long enough that the lookup right after a store is taken by
+     * another worker while the store runs, even on a loaded machine (at
+     * 0.2 ms a CI run once saw no lookup wait) */
+    nanosleep(&(struct timespec){0, 2000000}, NULL);
     pthread_mutex_lock(&slow_lock);
     if (slow_n < 4096)
         slow_stored[slow_n++] = k->id;
