@@ -530,9 +530,14 @@ static bool scan_map(lct_value m, const char *const *names, int n,
         if (which == 0 && it && read_keys_array(&a, it, &v)) {
             *keys_read = true;
         } else {
-            if (!skip_small(a.cur, a.end, &after) &&
-                lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after, NULL,
-                             NULL) != LCT_OK)
+            /* The last value ends where the map does: no walk to find
+             * it (a spec, often the call's one argument, is most of its
+             * bytes; whoever reads it walks it, bounds-checked). */
+            if (a.remaining == 1 && a.cur < a.end)
+                after = a.end;
+            else if (!skip_small(a.cur, a.end, &after) &&
+                     lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after,
+                                  NULL, NULL) != LCT_OK)
                 return false;
             v = (lct_value){a.cur, (size_t)(after - a.cur)};
             a.cur = after;
