@@ -1729,7 +1729,9 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
  * kept as distinct values, 16 bytes each).  The curve equals
  * lct_mrc_compute_with's over the same references with the same
  * options, which must be exact (sample_rate 0 or 1).  Not for several
- * threads at once.
+ * threads at once; it runs its pass on a thread of its own (when there
+ * is a second CPU), fed blocks of references, until
+ * lct_mrc_stream_finish or lct_mrc_stream_free.
  */
 typedef struct lct_mrc_stream lct_mrc_stream;
 
