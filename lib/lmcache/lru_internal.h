@@ -36,13 +36,14 @@ static inline bool lct__lru_alloc(lct__lru *c, size_t nkeys, uint64_t capacity, 
     return c->prev && c->next && c->in && c->size;
 }
 
-/* Grow the array *pp of `had` elements of `size` bytes to `cap`, the new
- * ones zeroed; false (the array unchanged) when memory ran out. */
+/* Grow the array *pp of `had` elements of `size` bytes to `cap` (at
+ * least one, so an empty array is not NULL), the new ones zeroed; false
+ * (the array unchanged) when memory ran out. */
 static inline bool lct__grow_zeroed(void *pp, size_t had, size_t cap,
                                     size_t size)
 {
     void **p = pp;
-    void *g = reallocarray(*p, cap, size);
+    void *g = reallocarray(*p, cap ? cap : 1, size);
     if (!g)
         return false;
     memset((char *)g + had * size, 0, (cap - had) * size);

@@ -92,16 +92,27 @@ struct lct_mrc_stream {
     bool failed;
 };
 
-static bool grow_to(void *pp, size_t had, size_t want, size_t size,
-                    bool zero)
+/* *pp reallocated to hold want elements of size bytes (at least one). */
+static bool grow(void *pp, size_t want, size_t size)
 {
     void **p = pp;
     void *grown = reallocarray(*p, want ? want : 1, size);
-    if (!grown)
+    if (grown)
+        *p = grown;
+    return grown != NULL;
+}
+
+/* *dst a copy of the n elements of size bytes at src (NULL for NULL). */
+static bool dup_array(void *dst, const void *src, size_t n, size_t size)
+{
+    void **d = dst;
+    *d = NULL;
+    if (!src)
+        return true;
+    if (!grow(d, n, size))
         return false;
-    if (zero && want > had)
-        memset((char *)grown + had * size, 0, (want - had) * size);
-    *p = grown;
+    if (n)
+        memcpy(*d, src, n * size);
     return true;
 }
 
@@ -116,14 +127,14 @@ static bool make_room(pass *p)
         uint64_t cap = 2 * p->live + 1024;
         if (cap >= UINT32_MAX)
             return false;
-        bool ok = grow_to(&p->key_at, 0, cap, sizeof *p->key_at, false);
+        bool ok = grow(&p->key_at, cap, sizeof *p->key_at);
         if (ok && p->ctree) {
-            ok = grow_to(&p->ctree, 0, cap + 1, sizeof *p->ctree, false);
+            ok = grow(&p->ctree, cap + 1, sizeof *p->ctree);
             if (ok)
                 lct__advise_huge(p->ctree, (cap + 1) * sizeof *p->ctree);
         } else if (ok) {
-            ok = grow_to(&p->tree, 0, cap + 1, sizeof *p->tree, false) &&
-                 grow_to(&p->size_at, 0, cap, sizeof *p->size_at, false);
+            ok = grow(&p->tree, cap + 1, sizeof *p->tree) &&
+                 grow(&p->size_at, cap, sizeof *p->size_at);
             if (ok)
                 lct__advise_huge(p->tree, (cap + 1) * sizeof *p->tree);
         }
@@ -142,53 +153,30 @@ static bool pass_start(lct_mrc_stream *s, pass *p)
     if (!(p->m = calloc(1, sizeof *p->m)))
         return false;
     p->m->scale = 1;
-    return grow_to(&p->last, 0, s->keycap, sizeof *p->last, true);
+    return lct__grow_zeroed(&p->last, 0, s->keycap, sizeof *p->last);
 }
 
 /* A deep copy of p into q (q's own memory). */
 static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
 {
-    *q = *p;
+    *q = *p; /* the counters; every array is q's own or NULL below */
     q->m = NULL, q->tree = NULL, q->ctree = NULL, q->last = NULL;
     q->key_at = NULL, q->size_at = NULL, q->hist = NULL, q->phist = NULL;
     q->runs = NULL;
-    bool ok = (q->m = malloc(sizeof *q->m)) &&
-              (q->last = reallocarray(NULL, s->keycap ? s->keycap : 1,
-                                      sizeof *q->last)) &&
-              (q->key_at = reallocarray(NULL, p->cap ? p->cap : 1,
-                                        sizeof *q->key_at)) &&
-              (q->tree = reallocarray(NULL, p->cap + 1, sizeof *q->tree)) &&
-              (q->size_at = reallocarray(NULL, p->cap ? p->cap : 1,
-                                         sizeof *q->size_at)) &&
-              (q->hist = reallocarray(NULL, p->nhist ? p->nhist : 1,
-                                      sizeof *q->hist)) &&
-              (q->phist = reallocarray(NULL, p->nphist ? p->nphist : 1,
-                                       sizeof *q->phist)) &&
-              (q->runs = calloc(1, sizeof *q->runs));
-    if (!ok)
-        return false;
-    *q->m = *p->m;
-    memcpy(q->last, p->last, s->keycap * sizeof *q->last);
-    memcpy(q->key_at, p->key_at, p->cap * sizeof *q->key_at);
-    memcpy(q->tree, p->tree, (p->cap + 1) * sizeof *q->tree);
-    memcpy(q->size_at, p->size_at, p->cap * sizeof *q->size_at);
-    if (p->hist)
-        memcpy(q->hist, p->hist, p->nhist * sizeof *q->hist);
-    if (p->phist)
-        memcpy(q->phist, p->phist, p->nphist * sizeof *q->phist);
-    if (!p->hist)
-        free(q->hist), q->hist = NULL;
-    if (!p->phist)
-        free(q->phist), q->phist = NULL;
     const lct__mrc_runs *r = p->runs;
-    if (!lct__mrc_runs_flush(p->runs) ||
-        !grow_to(&q->runs->value, 0, r->n, sizeof *r->value, false) ||
-        !grow_to(&q->runs->count, 0, r->n, sizeof *r->count, false))
+    if (!(dup_array(&q->m, p->m, 1, sizeof *p->m) &&
+           dup_array(&q->last, p->last, s->keycap, sizeof *p->last) &&
+           dup_array(&q->key_at, p->key_at, p->cap, sizeof *p->key_at) &&
+           dup_array(&q->tree, p->tree, p->cap + 1, sizeof *p->tree) &&
+           dup_array(&q->ctree, p->ctree, p->cap + 1, sizeof *p->ctree) &&
+           dup_array(&q->size_at, p->size_at, p->cap, sizeof *p->size_at) &&
+           dup_array(&q->hist, p->hist, p->nhist, sizeof *p->hist) &&
+           dup_array(&q->phist, p->phist, p->nphist, sizeof *p->phist) &&
+           (q->runs = calloc(1, sizeof *q->runs)) != NULL &&
+           lct__mrc_runs_flush(p->runs) &&
+           dup_array(&q->runs->value, r->value, r->n, sizeof *r->value) &&
+           dup_array(&q->runs->count, r->count, r->n, sizeof *r->count)))
         return false;
-    if (r->n) {
-        memcpy(q->runs->value, r->value, r->n * sizeof *r->value);
-        memcpy(q->runs->count, r->count, r->n * sizeof *r->count);
-    }
     q->runs->n = r->n;
     return true;
 }
@@ -221,8 +209,8 @@ static bool leave_uniform(lct_mrc_stream *s)
     uint64_t n = 0;
     for (uint64_t d = 0; d < p->nhist; d++)
         n += p->hist[d] != 0;
-    if (!grow_to(&p->runs->value, 0, n, sizeof *p->runs->value, false) ||
-        !grow_to(&p->runs->count, 0, n, sizeof *p->runs->count, false))
+    if (!grow(&p->runs->value, n, sizeof *p->runs->value) ||
+        !grow(&p->runs->count, n, sizeof *p->runs->count))
         return false;
     for (uint64_t d = 0; d < p->nhist; d++)
         if (p->hist[d]) {
@@ -238,7 +226,7 @@ static bool leave_uniform(lct_mrc_stream *s)
     lct__mrc_compact(p); /* builds the byte tree */
     s->size[0] = size;
     s->nsizes = 1;
-    if (!grow_to(&s->known, 0, s->keycap, sizeof *s->known, true))
+    if (!lct__grow_zeroed(&s->known, 0, s->keycap, sizeof *s->known))
         return false;
     for (uint64_t k = 0; k < s->nkeys; k++)
         s->known[k] = p->last[k] ? size : 0;
@@ -308,13 +296,13 @@ static bool number(lct_mrc_stream *s, uint64_t id, uint32_t *k)
         return false;
     if (s->nkeys == s->keycap) {
         uint64_t cap = s->keycap ? 2 * s->keycap : 1024;
-        bool ok = grow_to(&s->main.last, s->keycap, cap,
-                          sizeof *s->main.last, true) &&
-                  (!s->known || grow_to(&s->known, s->keycap, cap,
-                                        sizeof *s->known, true));
+        bool ok = lct__grow_zeroed(&s->main.last, s->keycap, cap,
+                                   sizeof *s->main.last) &&
+                  (!s->known || lct__grow_zeroed(&s->known, s->keycap, cap,
+                                                 sizeof *s->known));
         for (unsigned j = 0; ok && !s->too_many && j + 1 < s->nsizes; j++)
-            ok = grow_to(&s->band[j].last, s->keycap, cap,
-                         sizeof *s->band[j].last, true);
+            ok = lct__grow_zeroed(&s->band[j].last, s->keycap, cap,
+                                  sizeof *s->band[j].last);
         ok = ok && (!s->has_l1 || lct__lru_grow(&s->l1, s->keycap, cap));
         if (!ok)
             return false;
@@ -337,7 +325,7 @@ static bool start(lct_mrc_stream *s, uint64_t bytes)
         return (p->ctree = calloc(1, sizeof *p->ctree)) != NULL;
     return (p->runs = calloc(1, sizeof *p->runs)) &&
            (p->tree = calloc(1, sizeof *p->tree)) &&
-           grow_to(&s->known, 0, s->keycap, sizeof *s->known, true) &&
+           lct__grow_zeroed(&s->known, 0, s->keycap, sizeof *s->known) &&
            new_size(s, 0);
 }
 
@@ -600,14 +588,14 @@ lct_status lct_mrc_stream_add(lct_mrc_stream *s, uint64_t obj_id,
         s->failed = !enqueue(s, obj_id, bytes, is_read ? LCT__REF_READ : 0);
         return s->failed ? LCT_ERR_NOMEM : LCT_OK;
     }
-    if (s->ncall == s->callcap &&
-        !grow_to(&s->call, 0, s->callcap ? 2 * s->callcap : 64,
-                 sizeof *s->call, false)) {
-        s->failed = true;
-        return LCT_ERR_NOMEM;
+    if (s->ncall == s->callcap) {
+        size_t cap = s->callcap ? 2 * s->callcap : 64;
+        if (!grow(&s->call, cap, sizeof *s->call)) {
+            s->failed = true;
+            return LCT_ERR_NOMEM;
+        }
+        s->callcap = cap;
     }
-    if (s->ncall == s->callcap)
-        s->callcap = s->callcap ? 2 * s->callcap : 64;
     s->call[s->ncall++] =
         (pending){obj_id, bytes, is_read ? LCT__REF_READ : 0, 0};
     return LCT_OK;
