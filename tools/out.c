@@ -133,23 +133,30 @@ void tool_put_message(FILE *f, const char *message)
     put_escaped(f, message, strlen(message), VIS_NOSLASH);
 }
 
+#ifdef __SSE2__
+/* Which of x's sixteen bytes vis would change (a control, DEL, a byte
+ * from 0x80, the backslash), as a bit mask. */
+static inline unsigned vis_changes16(__m128i x)
+{
+    /* signed: 0x80-0xff are below the space too */
+    __m128i bad = _mm_or_si128(
+        _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)),
+        _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x7f)),
+                     _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))));
+    return (unsigned)_mm_movemask_epi8(bad);
+}
+#endif
+
 /* Whether every byte of s is one vis leaves as it is (printable ASCII,
  * no backslash): sixteen at a time where SSE2 is (every x86-64). */
 static bool all_plain(const char *s, size_t len)
 {
     size_t i = 0;
 #ifdef __SSE2__
-    const __m128i space = _mm_set1_epi8(0x20), del = _mm_set1_epi8(0x7f),
-                  slash = _mm_set1_epi8('\\');
-    for (; i + 16 <= len; i += 16) {
-        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        /* signed: 0x80-0xff are below the space too */
-        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, space),
-                                   _mm_or_si128(_mm_cmpeq_epi8(x, del),
-                                                _mm_cmpeq_epi8(x, slash)));
-        if (_mm_movemask_epi8(bad))
+    for (; i + 16 <= len; i += 16)
+        if (vis_changes16(_mm_loadu_si128(
+                (const __m128i *)(const void *)(s + i))))
             return false;
-    }
 #endif
     return plain_prefix((const unsigned char *)s + i, len - i, false) ==
            len - i;
@@ -178,11 +185,13 @@ static size_t double_quotes_bytes(const char *s, size_t len, char *out)
  * quote every few bytes: a call per piece (memchr, memcpy) was most of
  * `dump --csv`, a branch per quote still a fifth of it. */
 static unsigned char expand_shuffle[256][16], expand_len[256];
+static bool have_ssse3;
 static pthread_once_t expand_once = PTHREAD_ONCE_INIT;
 
 static void expand_init(void)
 {
-    for (unsigned m = 0; m < 256; m++) {
+    have_ssse3 = __builtin_cpu_supports("ssse3") != 0;
+    for (unsigned m = 0; have_ssse3 && m < 256; m++) {
         unsigned k = 0;
         memset(expand_shuffle[m], 0x80, 16); /* 0x80: a zero byte */
         for (unsigned b = 0; b < 8; b++) {
@@ -197,16 +206,12 @@ static void expand_init(void)
 __attribute__((target("ssse3"))) static size_t
 double_quotes_ssse3(const char *s, size_t len, char *out)
 {
-    const __m128i quote = _mm_set1_epi8('"'), space = _mm_set1_epi8(0x20),
-                  del = _mm_set1_epi8(0x7f), slash = _mm_set1_epi8('\\');
+    const __m128i quote = _mm_set1_epi8('"');
     char *q = out;
     size_t i = 0;
     for (; i + 16 <= len; i += 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
-        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(x, space),
-                                   _mm_or_si128(_mm_cmpeq_epi8(x, del),
-                                                _mm_cmpeq_epi8(x, slash)));
-        if (_mm_movemask_epi8(bad))
+        if (vis_changes16(x))
             return SIZE_MAX;
         unsigned m = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, quote));
         unsigned lo = m & 0xff, hi = m >> 8;
@@ -233,10 +238,8 @@ double_quotes_ssse3(const char *s, size_t len, char *out)
 static size_t double_quotes(const char *s, size_t len, char *out)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    static int ssse3 = -1; /* a race writes the same answer */
-    if (ssse3 < 0)
-        ssse3 = __builtin_cpu_supports("ssse3") != 0;
-    if (ssse3 && pthread_once(&expand_once, expand_init) == 0)
+    /* the CPU asked once, with the tables, for every thread */
+    if (pthread_once(&expand_once, expand_init) == 0 && have_ssse3)
         return double_quotes_ssse3(s, len, out);
 #endif
     return double_quotes_bytes(s, len, out);
