@@ -27,8 +27,8 @@
  */
 #include "base/error_internal.h"
 #include "base/u64map_internal.h"
-#include "lmcache/lru_internal.h"
 #include "lmcache/mrc_internal.h"
+#include "lmcache/tiers_internal.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -83,7 +83,7 @@ struct lct_mrc_stream {
     bool has_l1;
     lct__lru l1;
     lct_l1_stats l1_stats;
-    bool l1_read_call, l1_leading, l1_first;
+    lct__l1_call l1_call;
     bool call_asked;     /* the current call has had a request */
     bool call_hit;       /* ... of a key seen before (uniform only) */
     pending *call;       /* prefix: the current call's references */
@@ -370,42 +370,14 @@ static bool feed(lct_mrc_stream *s, const pending *c)
     return make_room(&s->main) && lct__mrc_step(&s->main, &r, bytes, k);
 }
 
-/* One reference through the L1 (tiers.c's l1_step): counted, and on to
- * the pass when L2 sees it, flagged as L2 sees it: a lookup from its
- * call's first miss on, the call's first such key starting L2's call; a
- * store always. */
+/* One reference through the L1 (tiers.c's routing), on to the pass when
+ * L2 sees it. */
 static bool through_l1(lct_mrc_stream *s, const pending *c)
 {
-    lct_l1_stats *st = &s->l1_stats;
-    bool read = (c->flags & LCT__REF_READ) != 0;
-    bool position = (c->flags & LCT__REF_POSITION) != 0;
-    if (c->flags & LCT__REF_CALL) {
-        s->l1_read_call = read;
-        s->l1_leading = s->l1_first = true;
-    }
     pending out = *c;
-    bool forward = false;
-    if (s->l1_read_call && read) {
-        st->keys++;
-        st->positions += position;
-        s->l1_leading = s->l1_leading && s->l1.in[c->key];
-        if (s->l1_leading) {
-            st->keys_hit++;
-            st->positions_hit += position;
-        } else {
-            st->keys_to_l2++;
-            out.flags = LCT__REF_READ | (s->l1_first ? LCT__REF_CALL : 0) |
-                        (position ? LCT__REF_POSITION : 0);
-            s->l1_first = false;
-            forward = true;
-        }
-    } else if (!read) { /* stores are written through */
-        st->writes++;
-        out.flags = c->flags & LCT__REF_CALL;
-        forward = true;
-    }
-    lct__lru_touch(&s->l1, c->key, c->bytes);
-    return !forward || feed(s, &out);
+    return !lct__l1_route(&s->l1, &s->l1_call, &s->l1_stats, c->flags,
+                          c->key, c->bytes, &out.flags) ||
+           feed(s, &out);
 }
 
 /* A block: its keys numbered first (the map's slots asked for ahead),

@@ -5,8 +5,8 @@
  * through), so L2's prefix curve over every capacity is one more pass.
  */
 #include "base/error_internal.h"
-#include "lmcache/lru_internal.h"
 #include "lmcache/refs_internal.h"
+#include "lmcache/tiers_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +17,7 @@
 static lct_status add_flagged(lct_refs *out, const lct__ref *ref,
                               uint64_t bytes, uint32_t flags)
 {
+    flags &= LCT__REF_CALL | LCT__REF_POSITION; /* read: the ref's own */
     lct_status rc = lct_refs_add(out, ref->obj_id, bytes, ref->seconds,
                                  lct__ref_is_read(ref));
     if (rc == LCT_OK && out->nparts) {
@@ -27,38 +28,38 @@ static lct_status add_flagged(lct_refs *out, const lct__ref *ref,
     return rc;
 }
 
-/* One reference through L1: counted, sent on to L2 when L2 sees it. */
-static lct_status l1_step(lct__lru *l1, const lct__ref *ref, uint32_t k,
-                          uint64_t bytes, lct_refs *l2, lct_l1_stats *st,
-                          bool *read_call, bool *leading, bool *first)
+bool lct__l1_route(lct__lru *l1, lct__l1_call *call, lct_l1_stats *st,
+                   uint32_t flags, uint32_t k, uint64_t bytes,
+                   uint32_t *l2_flags)
 {
-    if (ref->size & LCT__REF_CALL) {
-        *read_call = lct__ref_is_read(ref);
-        *leading = *first = true;
+    bool read = (flags & LCT__REF_READ) != 0;
+    bool position = (flags & LCT__REF_POSITION) != 0;
+    if (flags & LCT__REF_CALL) {
+        call->read_call = read;
+        call->leading = call->first = true;
     }
-    bool lookup = *read_call && lct__ref_is_read(ref);
-    bool position = (ref->size & LCT__REF_POSITION) != 0;
-    lct_status rc = LCT_OK;
-    if (lookup) {
+    bool forward = false;
+    if (call->read_call && read) {
         st->keys++;
         st->positions += position;
-        *leading = *leading && l1->in[k];
-        if (*leading) {
+        call->leading = call->leading && l1->in[k];
+        if (call->leading) {
             st->keys_hit++;
             st->positions_hit += position;
         } else { /* from the first miss on, the call asks L2 */
             st->keys_to_l2++;
-            rc = add_flagged(l2, ref, bytes,
-                             (*first ? LCT__REF_CALL : 0) |
-                                 (position ? LCT__REF_POSITION : 0));
-            *first = false;
+            *l2_flags = LCT__REF_READ | (call->first ? LCT__REF_CALL : 0) |
+                        (position ? LCT__REF_POSITION : 0);
+            call->first = false;
+            forward = true;
         }
-    } else if (!lct__ref_is_read(ref)) { /* stores are written through */
+    } else if (!read) { /* stores are written through */
         st->writes++;
-        rc = add_flagged(l2, ref, bytes, ref->size & LCT__REF_CALL);
+        *l2_flags = flags & LCT__REF_CALL;
+        forward = true;
     }
     lct__lru_touch(l1, k, bytes);
-    return rc;
+    return forward;
 }
 
 lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
@@ -79,12 +80,15 @@ lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
     lct__lru l1 = {0};
     bool ok = key && lct__refs_number(refs, key, &nkeys) &&
               lct__lru_alloc(&l1, nkeys, capacity, in_bytes);
-    bool read_call = false, leading = false, first = false;
+    lct__l1_call call = {false, false, false};
     for (LCT__EACH_REF(refs, c)) {
         if (!ok)
             break;
-        ok = l1_step(&l1, c.ref, key[c.i], lct__cursor_bytes(&c), l2, st,
-                     &read_call, &leading, &first) == LCT_OK;
+        uint64_t bytes = lct__cursor_bytes(&c);
+        uint32_t flags;
+        if (lct__l1_route(&l1, &call, st, c.ref->size & LCT__REF_FLAGS,
+                          key[c.i], bytes, &flags))
+            ok = add_flagged(l2, c.ref, bytes, flags) == LCT_OK;
     }
     st->evictions = l1.evictions;
     st->bypassed = l1.bypassed;
