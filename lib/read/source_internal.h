@@ -28,6 +28,8 @@ typedef struct lct__source {
     /* A mapping only: its page tables are filled up to here
      * (lct__source_ahead). */
     uint64_t populated;
+    /* A mapping only: cache lines asked for up to here (lct__source_ahead). */
+    uint64_t prefetched;
     lct__source_kind kind;
     /* Our own descriptor: a mapped file's, for fstat (shrink checks) and
      * lct_reader_refresh; a stream's, to read from.  -1 otherwise. */
