@@ -101,7 +101,7 @@ static void help(void)
         "  --csv                print the ops CSV instead (--compare: with a\n"
         "                       backend column first)\n"
         "  -q                   no progress or warnings on stderr\n"
-        "  --mmap, --stream     how to read the file (default: stream)\n"
+        "  --mmap, --stream     how to read a file (default: --mmap)\n"
         "  --max-frame SIZE     the longest frame a pipe may hold (256M)\n"
         "  -h, --help           this text\n"
         "\n"

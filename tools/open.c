@@ -76,9 +76,9 @@ lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
 
 unsigned tool_source_flags(const tool_args *a)
 {
-    /* One pass over the file: reading it into a reused buffer is faster
-     * here than a fresh mapping, whose every page costs a first touch
-     * (bench/README.md, "Sources").  Several threads (-j N) work on a
-     * mapping and its index. */
-    return a->source == TOOL_SOURCE_MMAP ? 0 : LCT_STREAM;
+    /* A regular file is mapped unless --stream: a pass over a mapping that
+     * fills its page tables ahead (madvise) and asks for cache lines ahead
+     * (lct__source_ahead) costs less than read(2)'s copy into a buffer
+     * (bench/README.md, "Sources").  Pipes stream whatever this says. */
+    return a->source == TOOL_SOURCE_STREAM ? LCT_STREAM : 0;
 }
