@@ -107,16 +107,19 @@ static void lane_skip(void *state, uint64_t offset, const char *reason)
                                (double)(offset - l->first) / (double)l->span);
 }
 
-/* A mapped file: the index, then a scan over it.  A streamed file: one
- * pass, each thread reading its own range.  Either way the library gives
- * the warnings, in file order. */
+/* One pass, each thread reading its own range of the file with pread(2),
+ * mapped or not: an index first is a serial pass of its own (check -j 2
+ * took 0.26 s of CPU that way on the 551 MB trace, 0.15 s like this).
+ * Only a reader with no file behind it (lct_open_buffer) takes the index.
+ * Either way the library gives the warnings, in file order. */
 static lct_status scan_file(lct_reader *r, lct_scan *scan, lct_stats *st,
                             lct_error *err)
 {
-    if (!lct_reader_data(r).ptr)
-        return lct_scan_file(r, scan, st, err);
+    lct_status rc = lct_scan_file(r, scan, st, err);
+    if (rc != LCT_ERR_INVALID || !lct_reader_data(r).ptr)
+        return rc;
     lct_index *idx;
-    lct_status rc = lct_index_build(r, &idx, err);
+    rc = lct_index_build(r, &idx, err);
     if (rc == LCT_OK)
         rc = lct_scan_run(idx, scan, st, err);
     lct_index_free(idx);
