@@ -773,3 +773,147 @@ Test(lmcache, usual_keys_decode_to_what_was_written)
     unlink(path);
     free(path);
 }
+
+/* A PrefetchRequestSpec of n keys (odd_key shapes i % SHAPES, so the
+ * usual forms and near misses alike, more than the iterator reads ahead
+ * when n > LCT_KEY_ITER_CACHE) with the encoder's field order. */
+static void spec_of(lct_writer *w, int n)
+{
+    lct_writer_codec(w, "PrefetchRequestSpec");
+    lct_writer_map(w, 3);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, (uint32_t)n);
+    for (int i = 0; i < n; i++)
+        odd_key(w, i % SHAPES);
+    lct_writer_cstr(w, "num_kv_readers");
+    lct_writer_int(w, 1);
+    lct_writer_cstr(w, "policy");
+    enum_member(w, "TrimPolicy", "PREFIX");
+}
+
+enum { SPEC_AMONG = 6 };
+
+/* Arrangement a of a spec among other arguments; returns how many keys
+ * the call has (a flat `keys` list wins over a spec). */
+static int spec_among(lct_writer *w, int a)
+{
+    switch (a) {
+    case 0: /* as LMCache records it: the spec, then two more */
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "spec");
+        spec_of(w, 70);
+        lct_writer_cstr(w, "external_request_id");
+        lct_writer_cstr(w, "req-1");
+        lct_writer_cstr(w, "skip_l2");
+        lct_writer_bool(w, true);
+        return 70;
+    case 1: /* a nil `keys` after the spec: the spec's keys still */
+        lct_writer_map(w, 2);
+        lct_writer_cstr(w, "spec");
+        spec_of(w, 5);
+        lct_writer_cstr(w, "keys");
+        lct_writer_nil(w);
+        return 5;
+    case 2: /* and before it */
+        lct_writer_map(w, 2);
+        lct_writer_cstr(w, "keys");
+        lct_writer_nil(w);
+        lct_writer_cstr(w, "spec");
+        spec_of(w, 5);
+        return 5;
+    case 3: /* a flat list after the spec wins */
+        lct_writer_map(w, 2);
+        lct_writer_cstr(w, "spec");
+        spec_of(w, 5);
+        lct_writer_cstr(w, "keys");
+        lct_writer_array(w, 1);
+        odd_key(w, 0);
+        return 1;
+    case 4: /* two specs: the first is the call's */
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "a");
+        spec_of(w, 3);
+        lct_writer_cstr(w, "b");
+        spec_of(w, 4);
+        lct_writer_cstr(w, "x");
+        lct_writer_int(w, 1);
+        return 3;
+    default: /* the spec last, after another argument */
+        lct_writer_map(w, 2);
+        lct_writer_cstr(w, "x");
+        lct_writer_int(w, 1);
+        lct_writer_cstr(w, "spec");
+        spec_of(w, 66);
+        return 66;
+    }
+}
+
+/* The keys the generic decoder finds: the `keys` list if one is there
+ * (and not nil), else the first argument that is a spec's. */
+static lct_iter keys_by_decoder(const lct_record *rec)
+{
+    lct_value v, array;
+    lct_iter it = {0}, args;
+    if (lct_map_find(rec->args, "keys", &v) == LCT_OK &&
+        !lct_value_is_nil(v)) {
+        cr_assert_eq(lct_list_get(v, &array, NULL, NULL), LCT_OK);
+        cr_assert_eq(lct_array_iter_init(array, &it), LCT_OK);
+        return it;
+    }
+    lct_value k;
+    lct_prefetch_spec spec;
+    cr_assert_eq(lct_map_iter_init(rec->args, &args), LCT_OK);
+    while (lct_map_iter_next(&args, &k, &v) == 1)
+        if (lct_prefetch_spec_get(v, &spec, NULL) == LCT_OK) {
+            cr_assert_eq(lct_array_iter_init(spec.keys, &it), LCT_OK);
+            return it;
+        }
+    cr_assert_fail("no keys");
+    return it;
+}
+
+/* The key iterator reads a spec where the arguments' scan meets it and
+ * takes the spec's end from that read: the keys are the decoder's
+ * wherever the spec sits, whatever follows it. */
+Test(lmcache, a_spec_gives_its_keys_wherever_it_sits_among_arguments)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    int want[SPEC_AMONG];
+    for (int a = 0; a < SPEC_AMONG; a++) {
+        lct_writer_record_begin(w, a, 0, "S.submit_prefetch_task", 22);
+        want[a] = spec_among(w, a);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK, "arrangement %d", a);
+    }
+    lct_writer_close(w);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    lct_record rec;
+    int a = 0;
+    while (lct_next(r, &rec) == 1) {
+        lct_iter general = keys_by_decoder(&rec);
+        lct_key_iter fast;
+        cr_assert_eq(lct_key_iter_init(&rec, &fast, NULL), LCT_OK, "%d", a);
+        int n = 0;
+        lct_value elem;
+        while (lct_array_iter_next(&general, &elem) == 1) {
+            lct_object_key x, y;
+            cr_assert_eq(lct_object_key_get(elem, &x, NULL), LCT_OK);
+            cr_assert_eq(lct_key_iter_next(&fast, &y, NULL, NULL), 1,
+                         "arrangement %d key %d", a, n);
+            cr_expect(same_key(&x, &y), "arrangement %d key %d", a, n);
+            n++;
+        }
+        cr_expect_eq(lct_key_iter_next(&fast, NULL, NULL, NULL), 0, "%d", a);
+        cr_expect_eq(n, want[a], "arrangement %d", a);
+        if (a == 0) {
+            cr_expect(lct_str_eq(fast.policy, "PREFIX"));
+            cr_expect(fast.skip_l2, "the argument after the spec is read");
+        }
+        a++;
+    }
+    cr_expect_eq(a, SPEC_AMONG);
+    lct_close(r);
+    unlink(path);
+    free(path);
+}

@@ -500,19 +500,34 @@ static inline bool skip_small(const unsigned char *p, const unsigned char *end,
     return false;
 }
 
+/* A call argument that is a spec, as the args scan met it. */
+typedef struct spec_seen {
+    lct_value v; /* the first PrefetchRequestSpec or PrefetchTaskSpec */
+    /* A request spec in the encoder's form is read where it is met: its
+     * fields (spec_fields) in f, and whether its first keys were read
+     * into the iterator.  Reading its fields is what finds its end, so
+     * its bytes are not walked once more to step over it. */
+    bool parsed, keys_read;
+    lct_value f[S_COUNT];
+} spec_seen;
+
+static bool spec_read_at(lct_iter *a, lct_key_iter *it, spec_seen *spec,
+                         const unsigned char **after);
+
 /* One pass over map m: the value of each key names[i] into f[i] (a
  * repeated name's last value wins).  With it, a names[0] array's first
  * keys are read into it on the way (read_keys_array; *keys_read says
- * so), so the list is walked once; with spec, *spec is the first other
- * value that is a PrefetchRequestSpec or a PrefetchTaskSpec.  False when
- * m is malformed. */
+ * so), so the list is walked once; with spec, spec->v is the first other
+ * value that is a PrefetchRequestSpec or a PrefetchTaskSpec.  With
+ * ended, m may run past the map (an open view) and *ended is where the
+ * map ends.  False when m is malformed. */
 static bool scan_map(lct_value m, const char *const *names, int n,
                      lct_key_iter *it, lct_value *f, bool *keys_read,
-                     lct_value *spec)
+                     spec_seen *spec, const unsigned char **ended)
 {
     memset(f, 0, (size_t)n * sizeof *f);
     if (spec)
-        *spec = (lct_value){0};
+        spec->v = (lct_value){0}, spec->parsed = false;
     if (keys_read)
         *keys_read = false;
     lct_iter a;
@@ -533,7 +548,11 @@ static bool scan_map(lct_value m, const char *const *names, int n,
             /* The last value ends where the map does: no walk to find
              * it (a spec, often the call's one argument, is most of its
              * bytes; whoever reads it walks it, bounds-checked). */
-            if (a.remaining == 1 && a.cur < a.end)
+            bool read_spec = spec && which < 0 && !spec->v.ptr &&
+                             !f[0].ptr && spec_read_at(&a, it, spec, &after);
+            if (read_spec)
+                ;
+            else if (a.remaining == 1 && a.cur < a.end && !ended)
                 after = a.end;
             else if (!skip_small(a.cur, a.end, &after) &&
                      lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after,
@@ -544,29 +563,61 @@ static bool scan_map(lct_value m, const char *const *names, int n,
             if (which == 0 && it)
                 *keys_read = false, it->ncached = 0;
             lct_str tag;
-            if (spec && which != 0 && !spec->ptr &&
-                lct_value_codec(v, &tag, NULL) &&
-                ((tag.len == 19 && lct_str_eq(tag, "PrefetchRequestSpec")) ||
-                 (tag.len == 16 && lct_str_eq(tag, "PrefetchTaskSpec"))))
-                *spec = v;
+            if (read_spec)
+                spec->v = v;
+            else if (spec && which != 0 && !spec->v.ptr &&
+                     lct_value_codec(v, &tag, NULL) &&
+                     ((tag.len == 19 &&
+                       lct_str_eq(tag, "PrefetchRequestSpec")) ||
+                      (tag.len == 16 && lct_str_eq(tag, "PrefetchTaskSpec"))))
+                spec->v = v;
         }
         if (which >= 0)
             f[which] = v;
         a.remaining--;
     }
+    if (ended)
+        *ended = a.cur;
     return true;
 }
 
 /* The fields of a spec map, in one pass (a field per lct_map_find
  * walked the keys list once a field); with it, the first keys are read
  * into it on the way, as lct_key_iter_init reads flat keys. */
+static const char *const spec_names[S_COUNT] = {
+    "keys",   "num_kv_readers", "extra_count", "group_layout_descs",
+    "layout_desc", "policy",   "mode",        "attn_desc",
+    "generation"};
+
 static bool spec_fields(lct_value m, lct_value *f, lct_key_iter *it,
                         bool *keys_read)
 {
-    static const char *const names[S_COUNT] = {
-        "keys", "num_kv_readers", "extra_count", "group_layout_descs",
-        "layout_desc", "policy", "mode", "attn_desc", "generation"};
-    return scan_map(m, names, S_COUNT, it, f, keys_read, NULL);
+    return scan_map(m, spec_names, S_COUNT, it, f, keys_read, NULL, NULL);
+}
+
+/* The encoder's request spec at a->cur ({"__t__": "PrefetchRequestSpec",
+ * "v": {...}}): its fields read into spec, *after its end.  False, with
+ * nothing read, for any other value (the caller steps over it).  The
+ * payload map is read against the end of the args, so its last field is
+ * measured, not assumed to run to the end. */
+static bool spec_read_at(lct_iter *a, lct_key_iter *it, spec_seen *spec,
+                         const unsigned char **after)
+{
+    static const unsigned char opening[] =
+        "\x82\xa5__t__\xb3PrefetchRequestSpec\xa1v";
+    const size_t n = sizeof opening - 1;
+    const unsigned char *p = a->cur;
+    if ((size_t)(a->end - p) <= n || memcmp(p, opening, n) != 0 ||
+        (p[n] & 0xf0) != 0x80)
+        return false;
+    lct_value m = {p + n, (size_t)(a->end - p) - n};
+    if (!scan_map(m, spec_names, S_COUNT, it, spec->f, &spec->keys_read,
+                  NULL, after)) {
+        it->ncached = 0; /* nothing read: the caller walks it */
+        return false;
+    }
+    spec->parsed = true;
+    return true;
 }
 
 /* num_kv_readers, or in older traces extra_count + 1. */
@@ -604,22 +655,12 @@ static lct_status spec_layouts(const lct_value *f, lct_prefetch_spec *out,
     return LCT_OK;
 }
 
-/* lct_prefetch_spec_get, reading the first keys into it (may be NULL)
- * on the way: *keys_read says so. */
-static lct_status spec_get(lct_value v, lct_prefetch_spec *out,
-                           lct_key_iter *it, bool *keys_read, lct_error *err)
+/* A request spec from its fields, as spec_fields read them (whole: the
+ * whole map was read). */
+static lct_status spec_from_fields(const lct_value *f, bool whole,
+                                   lct_prefetch_spec *out, lct_error *err)
 {
-    lct_value m, f[S_COUNT];
-    bool read = false;
-    memset(out, 0, sizeof *out);
-    if (keys_read)
-        *keys_read = false;
-    lct_status st = map_payload(v, "PrefetchRequestSpec", &m, err);
-    if (st != LCT_OK)
-        return st;
-    bool whole = spec_fields(m, f, it, &read);
-    if (keys_read)
-        *keys_read = whole && read;
+    lct_status st;
     if (!whole || !f[S_KEYS].ptr)
         return lct__fail(err, LCT_ERR_TYPE, 0, 0,
                          "PrefetchRequestSpec: no field `keys`");
@@ -641,6 +682,25 @@ static lct_status spec_get(lct_value v, lct_prefetch_spec *out,
     }
     return spec_int(f[S_GEN], "PrefetchRequestSpec generation",
                     &out->generation, err);
+}
+
+/* lct_prefetch_spec_get, reading the first keys into it (may be NULL)
+ * on the way: *keys_read says so. */
+static lct_status spec_get(lct_value v, lct_prefetch_spec *out,
+                           lct_key_iter *it, bool *keys_read, lct_error *err)
+{
+    lct_value m, f[S_COUNT];
+    bool read = false;
+    memset(out, 0, sizeof *out);
+    if (keys_read)
+        *keys_read = false;
+    lct_status st = map_payload(v, "PrefetchRequestSpec", &m, err);
+    if (st != LCT_OK)
+        return st;
+    bool whole = spec_fields(m, f, it, &read);
+    if (keys_read)
+        *keys_read = whole && read;
+    return spec_from_fields(f, whole, out, err);
 }
 
 lct_status lct_prefetch_spec_get(lct_value v, lct_prefetch_spec *out,
@@ -978,17 +1038,19 @@ static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
 }
 
 /* The flat arguments a key iterator reads (keys, layout_desc, policy,
- * mode, skip_l2 into f[0..4], and in f[5] the first argument that is a
- * PrefetchRequestSpec or a PrefetchTaskSpec), in one pass (scan_map); a
+ * mode, skip_l2 into f[0..4]), and in spec the first argument that is a
+ * PrefetchRequestSpec or a PrefetchTaskSpec, in one pass (scan_map); a
  * malformed map gives none. */
 static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
-                      bool *keys_read)
+                      bool *keys_read, spec_seen *spec)
 {
     static const char *const names[] = {"keys", "layout_desc", "policy",
                                         "mode", "skip_l2"};
-    if (scan_map(args, names, 5, it, f, keys_read, &f[5]))
+    if (scan_map(args, names, 5, it, f, keys_read, spec, NULL))
         return;
-    memset(f, 0, 6 * sizeof *f);
+    memset(f, 0, 5 * sizeof *f);
+    spec->v = (lct_value){0};
+    spec->parsed = false;
     *keys_read = false;
     it->ncached = 0;
 }
@@ -997,10 +1059,11 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
                              lct_error *err)
 {
     memset(it, 0, offsetof(lct_key_iter, cached));
-    lct_value f[6], v, array;
+    lct_value f[5], v, array;
+    spec_seen spec;
     lct_status st;
     bool keys_read;
-    scan_args(rec->args, it, f, &keys_read);
+    scan_args(rec->args, it, f, &keys_read, &spec);
     if (f[2].ptr)
         enum_name(f[2], &it->policy);
     if (f[3].ptr)
@@ -1016,9 +1079,14 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
             return st;
         return lct_array_iter_init(array, &it->keys);
     }
-    it->ncached = 0;
-    it->keys = (lct_iter){0};
-    if ((v = f[5]).ptr) {
+    /* A spec the scan read where it met it, unless a `keys` argument
+     * (nil, or not an array) came after it and reset the keys read. */
+    bool spec_read = spec.parsed && !f[0].ptr;
+    if (!spec_read) { /* what the scan read is not this call's keys */
+        it->ncached = 0;
+        it->keys = (lct_iter){0};
+    }
+    if ((v = spec.v).ptr) {
         lct_str tag;
         lct_value_codec(v, &tag, NULL);
         if (lct_str_eq(tag, "PrefetchTaskSpec")) {
@@ -1032,7 +1100,14 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
             return lct_array_iter_init(task.key_groups, &it->groups);
         }
         bool read;
-        if ((st = spec_get(v, &it->spec, it, &read, err)) != LCT_OK) {
+        if (spec_read) {
+            memset(&it->spec, 0, sizeof it->spec);
+            read = spec.keys_read;
+            st = spec_from_fields(spec.f, true, &it->spec, err);
+        } else {
+            st = spec_get(v, &it->spec, it, &read, err);
+        }
+        if (st != LCT_OK) {
             it->ncached = 0;
             return st;
         }
