@@ -100,6 +100,10 @@ void lctpy_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
 typedef struct record {
     PyObject_HEAD
     double t_mono, t_wall;
+    /* t_mono as a float, made with the record: an object member is read
+     * by CPython's specialised attribute load; a double member went
+     * through the generic descriptor call on every read. */
+    PyObject *t_mono_float;
     unsigned long long offset;
     unsigned long length;
     PyObject *qualname;
@@ -113,6 +117,7 @@ typedef struct record {
 static void record_dealloc(record *rec)
 {
     Py_XDECREF(rec->qualname);
+    Py_XDECREF(rec->t_mono_float);
     Py_XDECREF((PyObject *)rec->own);
     Py_XDECREF(rec->copy);
     Py_XDECREF(rec->args);
@@ -313,7 +318,7 @@ static PyGetSetDef record_getset[] = {
  * attribute read of an object member (qualname) in the loop that reads
  * it, and a loop over records reads little else. */
 static PyMemberDef record_members[] = {
-    {"t_mono", T_DOUBLE, offsetof(record, t_mono), READONLY,
+    {"t_mono", T_OBJECT_EX, offsetof(record, t_mono_float), READONLY,
      "seconds since the header's t_mono_start"},
     {"t_wall", T_DOUBLE, offsetof(record, t_wall), READONLY,
      "Unix seconds when the call was published"},
@@ -539,13 +544,15 @@ static PyObject *next_record(reader *self)
         return NULL;
     out->t_mono = rec.t_mono;
     out->t_wall = rec.t_wall;
+    out->t_mono_float = NULL;
     out->offset = rec.offset;
     out->length = rec.length;
     out->args = NULL;
     out->own = NULL;
     out->copy = NULL;
     out->qualname = qualname_str(self, rec.qualname);
-    if (!out->qualname) {
+    out->t_mono_float = PyFloat_FromDouble(rec.t_mono);
+    if (!out->qualname || !out->t_mono_float) {
         out->args_ptr = NULL;
         Py_DECREF(out);
         return NULL;
