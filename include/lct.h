@@ -1005,8 +1005,9 @@ lct_status lct_scan_run(const lct_index *index, const lct_scan *scan,
  * Like lct_scan_run, in one pass over the file and without an index: the
  * file is split by bytes, each thread finds the first record frame at or
  * after its split point (the bytes every recorded record begins with,
- * after a plausible length) and reads its range with pread(2) into its
- * own buffer.  A split holds when the previous thread's chain of frames
+ * after a plausible length) and reads its range: through the mapping
+ * (filled ahead of it, as lct_next fills it) when the reader maps, with
+ * pread(2) into its own buffer under LCT_STREAM.  A split holds when the previous thread's chain of frames
  * lands exactly on the next thread's start; if one does not (damage, or
  * record-like bytes inside a string), every state is passed to
  * scan->on_reset and the file is read again by one thread.  So the
@@ -1014,8 +1015,9 @@ lct_status lct_scan_run(const lct_index *index, const lct_scan *scan,
  * in file order) and stats always equal lct_next's.  Views passed to the
  * callbacks live only during the call.  The reader must read a regular
  * file (mapped, or LCT_STREAM); its position and counters are untouched.
- * Memory: a buffer per thread, bounded by its largest frame; 8 bytes per
- * skipped frame.
+ * A mapped file cut under the scan ends it where it was cut (stats.shrank,
+ * as lct_next says it).  Memory: under LCT_STREAM a buffer per thread,
+ * bounded by its largest frame; 8 bytes per skipped frame.
  * @return LCT_OK, LCT_ERR_INVALID (a pipe or a buffer; NULL arguments),
  *         LCT_ERR_SYS (a thread could not start), LCT_ERR_NOMEM.
  */

@@ -227,6 +227,57 @@ Test(shrink, guarded_parallel_scan)
     mpw_free(&f);
 }
 
+static void part_reset(void *state)
+{
+    part *p = state;
+    p->max_end = 0;
+    p->records = 0;
+}
+
+/* lct_scan_file reads a mapped reader's ranges through the mapping: cut
+ * under it (1 MiB into 8 MB, so the second thread's range is all gone),
+ * every thread count yields only whole records before the cut and says
+ * where the file now ends. */
+Test(shrink, guarded_one_pass_scan_over_the_mapping)
+{
+    cr_assert_eq(lct_guard_install(NULL), LCT_OK);
+    mpw f;
+    size_t before_cut;
+    char *path = big_file(&f, &before_cut);
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        cr_assert_eq(truncate(path, (off_t)f.len), 0); /* whole again */
+        int fd = open(path, O_WRONLY);
+        cr_assert(fd >= 0);
+        cr_assert_eq(pwrite(fd, f.buf, f.len, 0), (ssize_t)f.len);
+        close(fd);
+        lct_reader *r;
+        cr_assert_eq(lct_open(path, LCT_QUIET, &r, NULL), LCT_OK);
+        truncate_elsewhere(path, CUT);
+        part parts[3] = {{0, 0, f.buf, {0}}, {0, 0, f.buf, {0}},
+                         {0, 0, f.buf, {0}}};
+        void *states[3] = {&parts[0], &parts[1], &parts[2]};
+        lct_scan scan = {.threads = threads, .on_record = check_record,
+                         .on_reset = part_reset, .states = states};
+        lct_stats st;
+        cr_assert_eq(lct_scan_file(r, &scan, &st, NULL), LCT_OK);
+        cr_expect(st.shrank, "%u threads", threads);
+        cr_expect_eq(st.shrank_offset, CUT, "%u threads", threads);
+        cr_expect_eq(st.skipped, 0, "%u threads: the zeros past the cut "
+                     "are no frames", threads);
+        size_t records = 0;
+        for (unsigned t = 0; t < 3; t++) {
+            cr_expect_leq(parts[t].max_end, CUT, "%u threads", threads);
+            records += parts[t].records;
+        }
+        cr_expect_eq(records, before_cut, "%u threads", threads);
+        cr_expect_eq(st.records, before_cut, "%u threads", threads);
+        lct_close(r);
+    }
+    unlink(path);
+    free(path);
+    mpw_free(&f);
+}
+
 /* End offsets of every record frame of a trace in memory. */
 static size_t record_ends(const mpw *f, uint64_t *ends, size_t max)
 {

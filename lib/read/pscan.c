@@ -5,9 +5,9 @@
  * t > 0 starts at the first offset at or after its split point where a
  * frame the recorder wrote could begin (a plausible length, then the
  * bytes every record begins with: {"type": "record", ...}).  Each thread
- * reads its range with pread(2) into its own buffer (so the cost of
- * reading splits too) and decodes the frames that start before the next
- * thread's start.  A seam holds when the earlier thread's chain of frames
+ * reads its range through the reader's mapping, or with pread(2) into its
+ * own buffer when the reader streams (so the cost of reading splits too),
+ * and decodes the frames that start before the next thread's start.  A seam holds when the earlier thread's chain of frames
  * lands exactly on the later thread's start: then the later start is a
  * real frame boundary and every answer is the one lct_next gives.  If any
  * seam does not hold (damaged data, or the record bytes inside a string),
@@ -59,9 +59,63 @@ static void stream_at(const lct_reader *r, uint64_t at, lct__source *s)
     s->base = s->consumed = at;
 }
 
+/* One frame's outcome, counted and handed to the scan's callbacks. */
+static void take(pworker *w, lct__outcome got, const lct__frame *f,
+                 const lct_record *rec, const char *why)
+{
+    if (got == LCT__RECORD) {
+        w->records++;
+        w->stopped = w->scan->on_record(w->state, rec) != 0;
+        return;
+    }
+    w->skipped++;
+    if (!lct__u64s_push(&w->skips, f->offset))
+        w->failed = true;
+    if (w->scan->on_skip)
+        w->scan->on_skip(w->state, f->offset, why);
+}
+
+/* A mapped reader's range, read through the mapping: no copy, the page
+ * tables and cache lines filled ahead of this thread as lct_next fills
+ * them (a private copy of the source keeps how far).  A frame the file
+ * lost under the mapping ends the chain early, as a cut would: the seams
+ * then fail, and finish() names the shrink. */
+static void *pwork_mapped(pworker *w)
+{
+    const lct_reader *r = w->reader;
+    lct__source ahead = r->source;
+    ahead.populated = ahead.prefetched = w->start;
+    lct_record rec;
+    char why[LCT__WHY_SIZE];
+    uint64_t pos = w->start, cut;
+    w->how = LCT__FRAME_OK;
+    while (pos < w->stop && !w->failed && !w->stopped) {
+        lct__source_ahead(&ahead, pos);
+        lct__frame f;
+        lct__frame_status fs = lct__frame_at(r->source.data, r->source.size,
+                                             pos, &f);
+        if (fs != LCT__FRAME_OK) {
+            w->how = fs;
+            w->tail = f;
+            break;
+        }
+        lct__outcome got = lct__frame_record(r, &f, &rec, why, &cut);
+        if (got == LCT__LOST) {
+            w->how = LCT__FRAME_END;
+            break;
+        }
+        take(w, got, &f, &rec, why);
+        pos = f.offset + LCT__PREFIX_SIZE + (uint64_t)f.length;
+    }
+    w->end = pos;
+    return NULL;
+}
+
 static void *pwork(void *arg)
 {
     pworker *w = arg;
+    if (w->reader->source.kind == LCT__SOURCE_MMAP)
+        return pwork_mapped(w);
     lct__source src;
     stream_at(w->reader, w->start, &src);
     lct_record rec;
@@ -77,17 +131,8 @@ static void *pwork(void *arg)
             w->read_errno = src.read_errno;
             break;
         }
-        if (lct__frame_decode(w->reader->flags, &f, &rec, why) ==
-            LCT__RECORD) {
-            w->records++;
-            w->stopped = w->scan->on_record(w->state, &rec) != 0;
-        } else {
-            w->skipped++;
-            if (!lct__u64s_push(&w->skips, f.offset))
-                w->failed = true;
-            if (w->scan->on_skip)
-                w->scan->on_skip(w->state, f.offset, why);
-        }
+        take(w, lct__frame_decode(w->reader->flags, &f, &rec, why), &f, &rec,
+             why);
         pos = f.offset + LCT__PREFIX_SIZE + (uint64_t)f.length;
     }
     w->end = pos;

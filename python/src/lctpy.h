@@ -49,6 +49,8 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw);
  * (code, errno, message, offset); the Python layer words it as the
  * reference reader does. */
 extern PyObject *lctpy_open_error;
+/* Install liblct's SIGBUS guard once, before the module maps a file. */
+void lctpy_guard(void);
 /* Raise lctpy_open_error for err. */
 void lctpy_raise_open(const lct_error *err);
 

@@ -31,6 +31,15 @@ void lctpy_raise_open(const lct_error *err)
     }
 }
 
+/* A file cut while mapped reads as zeros, not SIGBUS: installed before
+ * the first mapping, with the GIL held. */
+void lctpy_guard(void)
+{
+    static bool guarded;
+    if (!guarded)
+        guarded = lct_guard_install(NULL) == LCT_OK;
+}
+
 /* MARK: the owner of a mapping */
 
 /* Holds the lct_reader; the reader object and every record of a mapped
@@ -441,9 +450,7 @@ static int reader_init(reader *self, PyObject *args, PyObject *kw)
     const char *path = PyBytes_AS_STRING(path_obj);
     lct_error err;
     lct_reader *r = NULL;
-    static bool guarded;
-    if (!guarded) /* a file cut while mapped reads as zeros, not SIGBUS */
-        guarded = lct_guard_install(NULL) == LCT_OK;
+    lctpy_guard();
     lct_open_options opts = {.flags = 0, .max_stream_frame = max_frame};
     lct_status st;
     Py_BEGIN_ALLOW_THREADS

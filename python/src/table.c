@@ -488,13 +488,15 @@ static double bound(PyObject *o)
     return !o || o == Py_None ? NAN : PyFloat_AsDouble(o);
 }
 
-/* Open path for a whole-file pass: streamed (pread for a regular file,
- * read(2) for a pipe), its warnings to log. */
+/* Open path for a whole-file pass: mapped (a regular file; lct_next and
+ * each lct_scan_file thread fill the mapping ahead of them, cheaper than
+ * pread's copy) or streamed (a pipe), its warnings to log. */
 static lct_reader *open_pass(const char *path, PyObject *log, bool lazy)
 {
     lct_reader *r = NULL;
     lct_error err;
-    lct_open_options opts = {.flags = LCT_STREAM | (lazy ? LCT_LAZY : 0)};
+    lctpy_guard();
+    lct_open_options opts = {.flags = lazy ? LCT_LAZY : 0};
     lct_status st;
     Py_BEGIN_ALLOW_THREADS
     st = lct_open_with(path, &opts, &r, &err);
