@@ -179,8 +179,10 @@ static int open_file(keys_cursor *c, lct__sqlfile *f)
     lct_close(c->stream);
     c->stream = NULL;
     c->have_rec = false;
-    if (lct_open(f->path, LCT_STREAM | f->options->open_flags, &c->stream,
-                 &err) != LCT_OK) {
+    /* mapped (a pipe streams): a pass over a mapping filled ahead of
+     * the reader costs less than read(2)'s copy */
+    if (lct_open(f->path, f->options->open_flags, &c->stream, &err) !=
+        LCT_OK) {
         lct__sqltab_error((lct__sqltab *)c->base.pVtab, "%s", err.message);
         return SQLITE_ERROR;
     }

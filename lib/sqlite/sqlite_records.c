@@ -311,8 +311,10 @@ static int start_file(records_cursor *c, lct__sqlfile *f)
         return SQLITE_OK;
     }
     lct_error err;
-    if (lct_open(f->path, LCT_STREAM | f->options->open_flags, &c->stream,
-                 &err) != LCT_OK) {
+    /* mapped (a pipe streams): a pass over a mapping filled ahead of
+     * the reader costs less than read(2)'s copy */
+    if (lct_open(f->path, f->options->open_flags, &c->stream, &err) !=
+        LCT_OK) {
         lct__sqltab_error(tab, "%s", err.message);
         return SQLITE_ERROR;
     }

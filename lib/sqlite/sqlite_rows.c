@@ -252,11 +252,11 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
     scan.states = states;
     lct_error err = {0};
     lct_stats st;
-    /* Read for the pass with pread (a streamed reader): over the mapping
-     * every page would pay its first touch, twice the time. */
+    /* Its own reader for the pass (mapped, each thread filling the
+     * mapping ahead of it): the shared one keeps its position. */
     lct_reader *pass = NULL;
-    ok = ok && lct_open(f->path, LCT_STREAM | f->options->open_flags, &pass,
-                        &err) == LCT_OK;
+    ok = ok && lct_open(f->path, f->options->open_flags, &pass, &err) ==
+                   LCT_OK;
     if (ok) {
         lct_reader_set_log(pass, lct__sqlfile_log, f);
         lanes[0].file = f;
