@@ -54,6 +54,9 @@
  * connection (a second pass does not repeat it).  Files are read as they
  * are when a query runs; the row cache is rebuilt when a file's size
  * has changed.  Pipes cannot be queried (a query may read a file twice).
+ * Scans read a file through a mapping once lct_guard_install has run (as
+ * in `lct sql`), else with read(2), so that a file cut during a query
+ * cannot raise SIGBUS in a program that never asked for the guard.
  *
  * The loadable extension (lct_sqlite.so, built and installed by make)
  * registers the three modules with the default options:

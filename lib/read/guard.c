@@ -160,6 +160,11 @@ static void on_sigbus(int sig, siginfo_t *info, void *uctx)
     raise(SIGBUS);
 }
 
+bool lct__guard_installed(void)
+{
+    return atomic_load(&installed) != 0;
+}
+
 lct_status lct_guard_install(lct_error *err)
 {
     if (atomic_exchange(&installed, 1))

@@ -5,6 +5,7 @@
 #ifndef LCT_GUARD_INTERNAL_H
 #define LCT_GUARD_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,5 +21,8 @@ void lct__guard_update(int slot, const void *start, size_t len);
 void lct__guard_unregister(int slot);
 /* First lost offset of the slot's mapping, or LCT__NOTHING_LOST. */
 uint64_t lct__guard_lost(int slot);
+/* Whether lct_guard_install has run: a file cut under a mapping then
+ * reads as zeros instead of killing the process. */
+bool lct__guard_installed(void);
 
 #endif

@@ -179,9 +179,7 @@ static int open_file(keys_cursor *c, lct__sqlfile *f)
     lct_close(c->stream);
     c->stream = NULL;
     c->have_rec = false;
-    /* mapped (a pipe streams): a pass over a mapping filled ahead of
-     * the reader costs less than read(2)'s copy */
-    if (lct_open(f->path, f->options->open_flags, &c->stream, &err) !=
+    if (lct_open(f->path, lct__sqlfile_pass_flags(f), &c->stream, &err) !=
         LCT_OK) {
         lct__sqltab_error((lct__sqltab *)c->base.pVtab, "%s", err.message);
         return SQLITE_ERROR;

@@ -311,9 +311,7 @@ static int start_file(records_cursor *c, lct__sqlfile *f)
         return SQLITE_OK;
     }
     lct_error err;
-    /* mapped (a pipe streams): a pass over a mapping filled ahead of
-     * the reader costs less than read(2)'s copy */
-    if (lct_open(f->path, f->options->open_flags, &c->stream, &err) !=
+    if (lct_open(f->path, lct__sqlfile_pass_flags(f), &c->stream, &err) !=
         LCT_OK) {
         lct__sqltab_error(tab, "%s", err.message);
         return SQLITE_ERROR;

@@ -252,10 +252,9 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
     scan.states = states;
     lct_error err = {0};
     lct_stats st;
-    /* Its own reader for the pass (mapped, each thread filling the
-     * mapping ahead of it): the shared one keeps its position. */
+    /* Its own reader for the pass: the shared one keeps its position. */
     lct_reader *pass = NULL;
-    ok = ok && lct_open(f->path, f->options->open_flags, &pass, &err) ==
+    ok = ok && lct_open(f->path, lct__sqlfile_pass_flags(f), &pass, &err) ==
                    LCT_OK;
     if (ok) {
         lct_reader_set_log(pass, lct__sqlfile_log, f);

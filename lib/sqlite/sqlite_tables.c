@@ -7,6 +7,7 @@
  * sqlite_header.c), the row cache beside them (sqlite_rows.c).
  */
 #include "sqlite/sqlite_internal.h"
+#include "read/guard_internal.h"
 SQLITE_EXTENSION_INIT3
 
 #include <errno.h>
@@ -215,6 +216,11 @@ int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
         info->idxNum = 1;
     }
     return SQLITE_OK;
+}
+
+unsigned lct__sqlfile_pass_flags(const lct__sqlfile *f)
+{
+    return f->options->open_flags | (lct__guard_installed() ? 0 : LCT_STREAM);
 }
 
 void lct__sqlresult_str(sqlite3_context *ctx, lct_str s)
