@@ -7,8 +7,11 @@
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "files.h"
 #include "lct.h"
 #include "mpw.h"
 
@@ -807,4 +810,51 @@ Test(header, unknown_keys_and_level_meta)
     cr_expect(hd->level.len == 6 && !memcmp(hd->level.ptr, "events", 6));
     lct_close(r);
     mpw_free(&h);
+}
+
+/* This process's resident file-backed memory, in KiB (RssFile). */
+static long rss_file_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    cr_assert_not_null(f);
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "RssFile: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+/* A pass over a mapping lets go of what lies far behind it: a 64 MB
+ * trace read front to back leaves a few tens of MiB resident, not all of
+ * it, and a view of the first record still reads its bytes (its page is
+ * read back from the file). */
+Test(reader, a_pass_over_a_mapping_keeps_little_of_it_resident)
+{
+    mpw f;
+    mpw_init(&f);
+    mpw_simple_trace(&f, 1200000);
+    cr_assert_gt(f.len, 60u << 20);
+    char *path = tmp_file_with(f.buf, f.len);
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    lct_record first, rec;
+    cr_assert_eq(lct_next(r, &first), 1);
+    unsigned char *copy = malloc(first.args.len);
+    cr_assert_not_null(copy);
+    memcpy(copy, first.args.ptr, first.args.len);
+    uint64_t n = 1;
+    while (lct_next(r, &rec) == 1)
+        n++;
+    cr_expect_eq(n, 1200000);
+    long kib = rss_file_kib();
+    cr_expect(kib >= 0 && kib < 48 * 1024, "%ld KiB of a %zu-byte file "
+              "resident", kib, f.len);
+    cr_expect_eq(memcmp(copy, first.args.ptr, first.args.len), 0);
+    lct_close(r);
+    free(copy);
+    unlink(path);
+    free(path);
+    mpw_free(&f);
 }

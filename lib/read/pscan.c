@@ -84,7 +84,7 @@ static void *pwork_mapped(pworker *w)
 {
     const lct_reader *r = w->reader;
     lct__source ahead = r->source;
-    ahead.populated = ahead.prefetched = w->start;
+    ahead.populated = ahead.prefetched = ahead.dropped = w->start;
     lct_record rec;
     char why[LCT__WHY_SIZE];
     uint64_t pos = w->start, cut;

@@ -28,8 +28,9 @@ typedef struct lct__source {
     /* A mapping only: its page tables are filled up to here
      * (lct__source_ahead). */
     uint64_t populated;
-    /* A mapping only: cache lines asked for up to here (lct__source_ahead). */
-    uint64_t prefetched;
+    /* A mapping only: cache lines asked for up to here, and pages let go
+     * below here (lct__source_ahead). */
+    uint64_t prefetched, dropped;
     lct__source_kind kind;
     /* Our own descriptor: a mapped file's, for fstat (shrink checks) and
      * lct_reader_refresh; a stream's, to read from.  -1 otherwise. */
@@ -123,8 +124,10 @@ bool lct__stream_shrank(const lct__source *src, uint64_t *cut);
 bool lct__stream_seek(lct__source *src, uint64_t pos);
 
 /* A mapping read front to back, now at pos: fill the page tables of the
- * next few MiB when the reader nears the end of what is filled.  Costs a
- * system call per window; does nothing for other sources. */
+ * next few MiB when the reader nears the end of what is filled, ask for
+ * the next cache lines, and let go of the pages far behind (a view there
+ * stays valid: touched again, its page is read back from the file).
+ * Costs a system call per window; does nothing for other sources. */
 void lct__source_ahead(lct__source *s, uint64_t pos);
 
 #endif
