@@ -685,6 +685,28 @@ static bool same_key(const lct_object_key *a, const lct_object_key *b)
            lct_object_key_hash(a) == lct_object_key_hash(b);
 }
 
+/* Every key the decoder's iterator over a keys list gives, against the
+ * key iterator's, in order, and nothing more from the key iterator;
+ * returns how many (which: the record, named in the messages). */
+static int expect_decoder_keys(lct_iter *general, lct_key_iter *fast,
+                               int which)
+{
+    int n = 0;
+    lct_value elem;
+    while (lct_array_iter_next(general, &elem) == 1) {
+        lct_object_key x, y;
+        cr_assert_eq(lct_object_key_get(elem, &x, NULL), LCT_OK,
+                     "record %d key %d", which, n);
+        cr_assert_eq(lct_key_iter_next(fast, &y, NULL, NULL), 1,
+                     "record %d key %d", which, n);
+        cr_expect(same_key(&x, &y), "record %d key %d", which, n);
+        n++;
+    }
+    cr_expect_eq(lct_key_iter_next(fast, NULL, NULL, NULL), 0,
+                 "record %d", which);
+    return n;
+}
+
 Test(lmcache, key_iterator_agrees_with_the_decoder_on_every_encoding)
 {
     char *path;
@@ -705,23 +727,14 @@ Test(lmcache, key_iterator_agrees_with_the_decoder_on_every_encoding)
     lct_record rec;
     int shape = 0;
     while (lct_next(r, &rec) == 1) {
-        lct_value keys, array, elem;
+        lct_value keys, array;
         lct_iter general;
         lct_key_iter fast;
         cr_assert_eq(lct_map_find(rec.args, "keys", &keys), LCT_OK);
         cr_assert_eq(lct_list_get(keys, &array, NULL, NULL), LCT_OK);
         cr_assert_eq(lct_array_iter_init(array, &general), LCT_OK);
         cr_assert_eq(lct_key_iter_init(&rec, &fast, NULL), LCT_OK);
-        for (int i = 0; i < 3; i++) {
-            lct_object_key a, b;
-            cr_assert_eq(lct_array_iter_next(&general, &elem), 1);
-            cr_assert_eq(lct_object_key_get(elem, &a, NULL), LCT_OK,
-                         "shape %d", shape);
-            cr_assert_eq(lct_key_iter_next(&fast, &b, NULL, NULL), 1,
-                         "shape %d key %d", shape, i);
-            cr_expect(same_key(&a, &b), "shape %d key %d", shape, i);
-        }
-        cr_expect_eq(lct_key_iter_next(&fast, NULL, NULL, NULL), 0);
+        cr_expect_eq(expect_decoder_keys(&general, &fast, shape), 3);
         shape++;
     }
     cr_expect_eq(shape, SHAPES);
@@ -894,18 +907,8 @@ Test(lmcache, a_spec_gives_its_keys_wherever_it_sits_among_arguments)
         lct_iter general = keys_by_decoder(&rec);
         lct_key_iter fast;
         cr_assert_eq(lct_key_iter_init(&rec, &fast, NULL), LCT_OK, "%d", a);
-        int n = 0;
-        lct_value elem;
-        while (lct_array_iter_next(&general, &elem) == 1) {
-            lct_object_key x, y;
-            cr_assert_eq(lct_object_key_get(elem, &x, NULL), LCT_OK);
-            cr_assert_eq(lct_key_iter_next(&fast, &y, NULL, NULL), 1,
-                         "arrangement %d key %d", a, n);
-            cr_expect(same_key(&x, &y), "arrangement %d key %d", a, n);
-            n++;
-        }
-        cr_expect_eq(lct_key_iter_next(&fast, NULL, NULL, NULL), 0, "%d", a);
-        cr_expect_eq(n, want[a], "arrangement %d", a);
+        cr_expect_eq(expect_decoder_keys(&general, &fast, a), want[a],
+                     "arrangement %d", a);
         if (a == 0) {
             cr_expect(lct_str_eq(fast.policy, "PREFIX"));
             cr_expect(fast.skip_l2, "the argument after the spec is read");
