@@ -586,8 +586,8 @@ typedef struct lct_record {
  * next call after lct_reader_refresh() goes on from there.  A file that shrank
  * while mapped ends the records with LCT_WARN_SHRANK (see Caveats).
  * A streamed reader's previous record views die here.  Over a mapping it
- * fills the next few MiB ahead and lets go of the pages more than 16 MiB
- * behind (a front-to-back pass keeps tens of MiB resident, not the file);
+ * fills the next 2 MiB ahead and lets go of the pages more than 2 MiB
+ * behind (a front-to-back pass keeps a few MiB resident, not the file);
  * views there stay valid, their pages read back from the file if used.
  *
  * @return 1 with @p rec filled, 0 at the end of the records,

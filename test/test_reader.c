@@ -849,7 +849,7 @@ Test(reader, a_pass_over_a_mapping_keeps_little_of_it_resident)
         n++;
     cr_expect_eq(n, 1200000);
     long kib = rss_file_kib();
-    cr_expect(kib >= 0 && kib < 48 * 1024, "%ld KiB of a %zu-byte file "
+    cr_expect(kib >= 0 && kib < 24 * 1024, "%ld KiB of a %zu-byte file "
               "resident", kib, f.len);
     cr_expect_eq(memcmp(copy, first.args.ptr, first.args.len), 0);
     lct_close(r);
