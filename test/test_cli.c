@@ -2032,14 +2032,7 @@ Test(cli, keys_classifies_many_qualnames_alike)
         lct_writer_cstr(w, "keys");
         lct_writer_array(w, 1);
         unsigned char hash[2] = {(unsigned char)r, 1};
-        lct_writer_codec(w, "ObjectKey");
-        lct_writer_map(w, 3);
-        lct_writer_cstr(w, "chunk_hash");
-        lct_writer_bin(w, hash, 2);
-        lct_writer_cstr(w, "model_name");
-        lct_writer_cstr(w, "m");
-        lct_writer_cstr(w, "kv_rank");
-        lct_writer_int(w, 0);
+        write_object_key(w, hash, sizeof hash, 0, -1);
         cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
     }
     lct_writer_close(w);
@@ -2101,15 +2094,8 @@ Test(cli, keys_of_newer_and_unknown_carriers)
             lct_writer_array(w, 1);
         }
         unsigned char hash[2] = {(unsigned char)r, 7};
-        lct_writer_codec(w, "ObjectKey");
-        lct_writer_map(w, 3);
-        lct_writer_cstr(w, "chunk_hash");
-        lct_writer_bin(w, hash, 2);
-        lct_writer_cstr(w, "model_name");
-        lct_writer_cstr(w, "m");
-        lct_writer_cstr(w, "kv_rank");
-        lct_writer_int(w, 0);
-        if (r == 0) {
+        write_object_key(w, hash, sizeof hash, 0, -1);
+        if (r == 0) { /* the group's id, after its keys */
             lct_writer_cstr(w, "object_group_id");
             lct_writer_int(w, 0);
         }

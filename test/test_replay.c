@@ -195,17 +195,8 @@ static void key_call(lct_writer *w, const char *call, unsigned k)
     lct_writer_map(w, 1);
     lct_writer_cstr(w, "keys");
     lct_writer_array(w, 1);
-    lct_writer_codec(w, "ObjectKey");
-    lct_writer_map(w, 4);
-    lct_writer_cstr(w, "chunk_hash");
     unsigned char hash[32] = {(unsigned char)k, (unsigned char)(k >> 8), 7};
-    lct_writer_bin(w, hash, sizeof hash);
-    lct_writer_cstr(w, "model_name");
-    lct_writer_cstr(w, "m");
-    lct_writer_cstr(w, "kv_rank");
-    lct_writer_int(w, 0);
-    lct_writer_cstr(w, "object_group_id");
-    lct_writer_int(w, 0);
+    write_object_key(w, hash, sizeof hash, 0, 0);
     cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
 }
 
@@ -313,15 +304,8 @@ Test(replay, causal_waits_keep_a_lookup_after_its_store)
             lct_writer_map(w, 1);
             lct_writer_cstr(w, "keys");
             lct_writer_array(w, 1);
-            lct_writer_codec(w, "ObjectKey");
-            lct_writer_map(w, 3);
-            lct_writer_cstr(w, "chunk_hash");
             unsigned char hash[8] = {(unsigned char)k, 1, 2, 3};
-            lct_writer_bin(w, hash, sizeof hash);
-            lct_writer_cstr(w, "model_name");
-            lct_writer_cstr(w, "m");
-            lct_writer_cstr(w, "kv_rank");
-            lct_writer_int(w, 0);
+            write_object_key(w, hash, sizeof hash, 0, -1);
             cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
         }
     lct_writer_close(w);

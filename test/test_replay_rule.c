@@ -21,18 +21,9 @@ typedef struct key_spec {
 
 static void object_key(lct_writer *w, key_spec k)
 {
-    lct_writer_codec(w, "ObjectKey");
-    lct_writer_map(w, 4);
-    lct_writer_cstr(w, "chunk_hash");
     unsigned char hash[32] = {(unsigned char)k.hash,
                               (unsigned char)(k.hash >> 8), 9};
-    lct_writer_bin(w, hash, sizeof hash);
-    lct_writer_cstr(w, "model_name");
-    lct_writer_cstr(w, "m");
-    lct_writer_cstr(w, "kv_rank");
-    lct_writer_int(w, k.rank);
-    lct_writer_cstr(w, "object_group_id");
-    lct_writer_int(w, 0);
+    write_object_key(w, hash, sizeof hash, k.rank, 0);
 }
 
 static void keys_array(lct_writer *w, const key_spec *ks, size_t n)

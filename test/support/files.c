@@ -72,6 +72,23 @@ lct_writer *tmp_trace_writer(char **path)
     return w;
 }
 
+void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
+                      int rank, int group)
+{
+    lct_writer_codec(w, "ObjectKey");
+    lct_writer_map(w, group < 0 ? 3 : 4);
+    lct_writer_cstr(w, "chunk_hash");
+    lct_writer_bin(w, hash, hash_len);
+    lct_writer_cstr(w, "model_name");
+    lct_writer_cstr(w, "m");
+    lct_writer_cstr(w, "kv_rank");
+    lct_writer_int(w, rank);
+    if (group >= 0) {
+        lct_writer_cstr(w, "object_group_id");
+        lct_writer_int(w, group);
+    }
+}
+
 unsigned long long process_bytes_read(void)
 {
     FILE *f = fopen("/proc/self/io", "r");

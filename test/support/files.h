@@ -1,6 +1,7 @@
 /*
  * files.h - temporary files for tests (each test makes its own; tests run
- * in parallel processes) and reading whole files.
+ * in parallel processes), reading whole files, and the ObjectKey that
+ * traces written by hand carry.
  */
 #ifndef LCT_TEST_FILES_H
 #define LCT_TEST_FILES_H
@@ -15,6 +16,10 @@ char *tmp_file_with(const void *data, size_t len);
  * writer with a header as the recorder writes it (storage level, schema
  * 2, no config); aborts if either fails (test code). */
 lct_writer *tmp_trace_writer(char **path);
+/* An ObjectKey as the encoder orders it: chunk_hash (hash_len bytes),
+ * model_name "m", kv_rank, then object_group_id unless group < 0. */
+void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
+                      int rank, int group);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL on
  * failure. */
 char *read_whole_file(const char *path, size_t *len);
