@@ -545,16 +545,13 @@ static bool scan_map(lct_value m, const char *const *names, int n,
         if (which == 0 && it && read_keys_array(&a, it, &v)) {
             *keys_read = true;
         } else {
-            /* The last value ends where the map does: no walk to find
-             * it (a spec, often the call's one argument, is most of its
-             * bytes; whoever reads it walks it, bounds-checked). */
             bool read_spec = spec && which < 0 && !spec->v.ptr &&
                              !f[0].ptr && spec_read_at(&a, it, spec, &after);
-            if (read_spec)
-                ;
-            else if (a.remaining == 1 && a.cur < a.end && !ended)
+            /* The last value ends where the map does: no walk to find
+             * it (whoever reads it walks it, bounds-checked). */
+            if (!read_spec && a.remaining == 1 && a.cur < a.end && !ended)
                 after = a.end;
-            else if (!skip_small(a.cur, a.end, &after) &&
+            else if (!read_spec && !skip_small(a.cur, a.end, &after) &&
                      lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after,
                                   NULL, NULL) != LCT_OK)
                 return false;
@@ -595,22 +592,21 @@ static bool spec_fields(lct_value m, lct_value *f, lct_key_iter *it,
     return scan_map(m, spec_names, S_COUNT, it, f, keys_read, NULL, NULL);
 }
 
-/* The encoder's request spec at a->cur ({"__t__": "PrefetchRequestSpec",
- * "v": {...}}): its fields read into spec, *after its end.  False, with
- * nothing read, for any other value (the caller steps over it).  The
- * payload map is read against the end of the args, so its last field is
- * measured, not assumed to run to the end. */
+/* A request spec at a->cur ({"__t__": "PrefetchRequestSpec", "v":
+ * {...}}): its fields read into spec, *after its end.  False, with
+ * nothing read, for any other value (the caller steps over it).  Its
+ * view runs to the end of the args, so lct_value_codec's payload does
+ * too, and the payload map's last field is measured by the read, not
+ * assumed to run to the end. */
 static bool spec_read_at(lct_iter *a, lct_key_iter *it, spec_seen *spec,
                          const unsigned char **after)
 {
-    static const unsigned char opening[] =
-        "\x82\xa5__t__\xb3PrefetchRequestSpec\xa1v";
-    const size_t n = sizeof opening - 1;
-    const unsigned char *p = a->cur;
-    if ((size_t)(a->end - p) <= n || memcmp(p, opening, n) != 0 ||
-        (p[n] & 0xf0) != 0x80)
+    lct_value rest = {a->cur, (size_t)(a->end - a->cur)}, m;
+    lct_str tag;
+    if (!lct_value_codec(rest, &tag, &m) ||
+        !lct_str_eq(tag, "PrefetchRequestSpec") ||
+        lct_value_type(m) != LCT_TYPE_MAP)
         return false;
-    lct_value m = {p + n, (size_t)(a->end - p) - n};
     if (!scan_map(m, spec_names, S_COUNT, it, spec->f, &spec->keys_read,
                   NULL, after)) {
         it->ncached = 0; /* nothing read: the caller walks it */
