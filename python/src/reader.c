@@ -108,11 +108,11 @@ void lctpy_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
 
 typedef struct record {
     PyObject_HEAD
-    double t_mono, t_wall;
     /* t_mono as a float, made with the record: an object member is read
      * by CPython's specialised attribute load; a double member went
      * through the generic descriptor call on every read. */
-    PyObject *t_mono_float;
+    PyObject *t_mono;
+    double t_wall;
     unsigned long long offset;
     unsigned long length;
     PyObject *qualname;
@@ -126,7 +126,7 @@ typedef struct record {
 static void record_dealloc(record *rec)
 {
     Py_XDECREF(rec->qualname);
-    Py_XDECREF(rec->t_mono_float);
+    Py_XDECREF(rec->t_mono);
     Py_XDECREF((PyObject *)rec->own);
     Py_XDECREF(rec->copy);
     Py_XDECREF(rec->args);
@@ -201,7 +201,8 @@ static PyObject *record_object_keys(record *rec, PyObject *unused)
     if (!args_view(rec, &v))
         return NULL;
     lct_record lr = {.offset = rec->offset, .length = (uint32_t)rec->length,
-                     .t_mono = rec->t_mono, .t_wall = rec->t_wall,
+                     .t_mono = PyFloat_AS_DOUBLE(rec->t_mono),
+                     .t_wall = rec->t_wall,
                      .args = v};
     Py_ssize_t qlen;
     const char *q = PyUnicode_AsUTF8AndSize(rec->qualname, &qlen);
@@ -277,15 +278,12 @@ static PyObject *record_repr(record *rec)
     PyObject *args = record_args(rec, NULL);
     if (!args)
         return NULL;
-    PyObject *t_mono = PyFloat_FromDouble(rec->t_mono);
     PyObject *t_wall = PyFloat_FromDouble(rec->t_wall);
-    PyObject *out = t_mono && t_wall
-                        ? PyUnicode_FromFormat(
-                              "Record(t_mono=%R, t_wall=%R, qualname=%R, "
-                              "args=%R)",
-                              t_mono, t_wall, rec->qualname, args)
-                        : NULL;
-    Py_XDECREF(t_mono);
+    PyObject *out = t_wall ? PyUnicode_FromFormat(
+                                 "Record(t_mono=%R, t_wall=%R, qualname=%R, "
+                                 "args=%R)",
+                                 rec->t_mono, t_wall, rec->qualname, args)
+                           : NULL;
     Py_XDECREF(t_wall);
     Py_DECREF(args);
     return out;
@@ -296,7 +294,8 @@ static PyObject *record_richcompare(PyObject *a, PyObject *b, int op)
     if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(b, &lctpy_record_type))
         Py_RETURN_NOTIMPLEMENTED;
     record *x = (record *)a, *y = (record *)b;
-    int same = x->t_mono == y->t_mono && x->t_wall == y->t_wall;
+    int same = PyFloat_AS_DOUBLE(x->t_mono) == PyFloat_AS_DOUBLE(y->t_mono) &&
+               x->t_wall == y->t_wall;
     if (same) {
         same = PyObject_RichCompareBool(x->qualname, y->qualname, Py_EQ);
         if (same < 0)
@@ -327,7 +326,7 @@ static PyGetSetDef record_getset[] = {
  * attribute read of an object member (qualname) in the loop that reads
  * it, and a loop over records reads little else. */
 static PyMemberDef record_members[] = {
-    {"t_mono", T_OBJECT_EX, offsetof(record, t_mono_float), READONLY,
+    {"t_mono", T_OBJECT_EX, offsetof(record, t_mono), READONLY,
      "seconds since the header's t_mono_start"},
     {"t_wall", T_DOUBLE, offsetof(record, t_wall), READONLY,
      "Unix seconds when the call was published"},
@@ -549,17 +548,16 @@ static PyObject *next_record(reader *self)
     record *out = PyObject_New(record, &lctpy_record_type);
     if (!out)
         return NULL;
-    out->t_mono = rec.t_mono;
+    out->t_mono = NULL;
     out->t_wall = rec.t_wall;
-    out->t_mono_float = NULL;
     out->offset = rec.offset;
     out->length = rec.length;
     out->args = NULL;
     out->own = NULL;
     out->copy = NULL;
     out->qualname = qualname_str(self, rec.qualname);
-    out->t_mono_float = PyFloat_FromDouble(rec.t_mono);
-    if (!out->qualname || !out->t_mono_float) {
+    out->t_mono = PyFloat_FromDouble(rec.t_mono);
+    if (!out->qualname || !out->t_mono) {
         out->args_ptr = NULL;
         Py_DECREF(out);
         return NULL;
