@@ -164,31 +164,6 @@ lct_status lct_object_key_get(lct_value v, lct_object_key *out,
     return key_values(f, out, err);
 }
 
-/* Little-endian words as the hash reads and lays them out: one load or
- * store where the host is little-endian (libbsd's le64dec and le32enc go
- * a byte at a time, and were left so here: a third of the hash's
- * instructions); libbsd's on others. */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-static inline uint64_t load_le64(const unsigned char *p)
-{
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w;
-}
-static inline void store_le64(unsigned char *p, uint64_t x)
-{
-    memcpy(p, &x, 8);
-}
-static inline void store_le32(unsigned char *p, uint32_t x)
-{
-    memcpy(p, &x, 4);
-}
-#else
-#define load_le64 le64dec
-#define store_le64 le64enc
-#define store_le32 le32enc
-#endif
-
 /* The key hash: the fields laid out as lct.h says, consumed as 64-bit
  * little-endian words (the last one padded with zeros), each mixed in
  * with one multiply, then the length and splitmix64's finaliser. */
@@ -216,7 +191,7 @@ static void hash_bytes(key_hasher *k, const unsigned char *p, size_t n)
         }
     }
     for (; n >= 8; p += 8, n -= 8)
-        hash_word(k, load_le64(p));
+        hash_word(k, lct__le64(p));
     for (; n; n--)
         k->word |= (uint64_t)*p++ << (8 * k->fill++);
 }
@@ -224,7 +199,7 @@ static void hash_bytes(key_hasher *k, const unsigned char *p, size_t n)
 static void hash_le(key_hasher *k, uint64_t x, unsigned bytes)
 {
     unsigned char b[8];
-    store_le64(b, x);
+    lct__put_le64(b, x);
     hash_bytes(k, b, bytes);
 }
 
@@ -235,7 +210,7 @@ static uint64_t hash_flat(const unsigned char *p, size_t n)
     uint64_t h = 0x9e3779b97f4a7c15u;
     /* the caller zeroed the 8 bytes after n: the last word is padded */
     for (size_t at = 0; at < n; at += 8)
-        h = (h ^ load_le64(p + at)) * 0xff51afd7ed558ccdu, h ^= h >> 32;
+        h = (h ^ lct__le64(p + at)) * 0xff51afd7ed558ccdu, h ^= h >> 32;
     return h ^ n;
 }
 
@@ -256,15 +231,15 @@ uint64_t lct_object_key_hash(const lct_object_key *key)
     if (key->chunk_hash.len <= 64 && key->model_name.len <= 128 &&
         key->cache_salt.len <= 32) { /* n <= 252, no overflow */
         unsigned char *q = flat;
-        store_le32(q, (uint32_t)key->chunk_hash.len);
+        lct__put_le32(q, (uint32_t)key->chunk_hash.len);
         memcpy(q + 4, key->chunk_hash.ptr, key->chunk_hash.len);
         q += 4 + key->chunk_hash.len;
-        store_le32(q, (uint32_t)key->model_name.len);
+        lct__put_le32(q, (uint32_t)key->model_name.len);
         memcpy(q + 4, key->model_name.ptr, key->model_name.len);
         q += 4 + key->model_name.len;
-        store_le64(q, (uint64_t)key->kv_rank);
-        store_le64(q + 8, (uint64_t)key->object_group_id);
-        store_le32(q + 16, (uint32_t)key->cache_salt.len);
+        lct__put_le64(q, (uint64_t)key->kv_rank);
+        lct__put_le64(q + 8, (uint64_t)key->object_group_id);
+        lct__put_le32(q + 16, (uint32_t)key->cache_salt.len);
         if (key->cache_salt.len)
             memcpy(q + 20, key->cache_salt.ptr, key->cache_salt.len);
         memset(flat + n, 0, 8);

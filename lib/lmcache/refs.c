@@ -3,6 +3,7 @@
  * as libCacheSim's oracleGeneral records, whose next-access positions
  * take one backward pass over the stream.
  */
+#include "base/bytes_internal.h"
 #include "base/error_internal.h"
 #include "lmcache/refs_internal.h"
 #include "base/u64map_internal.h"
@@ -14,7 +15,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/endian.h>
 
 lct_status lct_refs_new(lct_refs **out)
 {
@@ -211,16 +211,6 @@ uint64_t lct_refs_count(const lct_refs *refs)
     return refs ? refs->n : 0;
 }
 
-/* Little-endian fields of an oracleGeneral record: one store each where
- * the host is little-endian (a byte loop was 190 instructions a record
- * of `lct keys --oracle-general`). */
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define put_le32(p, x) memcpy((p), &(uint32_t){(x)}, 4)
-#define put_le64(p, x) memcpy((p), &(uint64_t){(x)}, 8)
-#else
-#define put_le32 le32enc
-#define put_le64 le64enc
-#endif
 
 /*
  * What the export needs besides each reference's own fields, in 8 bytes a
@@ -468,12 +458,13 @@ lct_status lct_refs_write_oracle_general(const lct_refs *refs,
         unsigned char *p = buf + fill;
         uint64_t size = export_size(&x, lct__cursor_bytes(&c), i);
         none += size == 0;
-        put_le32(p, r->seconds);
-        put_le64(p + 4, r->obj_id);
-        put_le32(p + 12, size == 0                ? 1
-                         : size > UINT32_MAX ? UINT32_MAX
-                                             : (uint32_t)size);
-        put_le64(p + 16, x.next[i] ? (uint64_t)x.next[i] : UINT64_MAX);
+        lct__put_le32(p, r->seconds);
+        lct__put_le64(p + 4, r->obj_id);
+        lct__put_le32(p + 12, size == 0            ? 1
+                              : size > UINT32_MAX ? UINT32_MAX
+                                                  : (uint32_t)size);
+        lct__put_le64(p + 16,
+                      x.next[i] ? (uint64_t)x.next[i] : UINT64_MAX);
         fill += RECORD;
         if ((fill == sizeof buf || i + 1 == refs->n) &&
             write(ctx, (const char *)buf, fill) != 0)
