@@ -154,15 +154,16 @@ typedef struct qual_memo {
     unsigned next; /* the entry replaced next */
 } qual_memo;
 
-static bool matched_bits(const tool_patterns *p, lct_str q, uint64_t *bits)
+/* The patterns of p (at most 64) that select q, bit i for pattern i. */
+static uint64_t matched_bits(const tool_patterns *p, lct_str q)
 {
-    *bits = 0;
+    uint64_t bits = 0;
     for (size_t i = 0; i < p->n; i++) {
         tool_patterns one = {&p->text[i], NULL, 1};
         if (tool_qualname_selects(&one, q))
-            *bits |= (uint64_t)1 << i;
+            bits |= (uint64_t)1 << i;
     }
-    return *bits != 0;
+    return bits;
 }
 
 /* The patterns of each side that select q: remembered, or matched now
@@ -178,9 +179,9 @@ static bool memo_matches(qual_memo *m, const tool_keyops *o, lct_str q,
             memcpy(matched, m->e[i].matched, sizeof m->e[i].matched);
             return true;
         }
-    matched_bits(&o->read, q, &matched[0]);
-    matched_bits(&o->write, q, &matched[1]);
-    matched_bits(&o->only, q, &matched[2]);
+    matched[0] = matched_bits(&o->read, q);
+    matched[1] = matched_bits(&o->write, q);
+    matched[2] = matched_bits(&o->only, q);
     unsigned slot = m->next++ % MEMO_ENTRIES;
     m->e[slot].len = (unsigned char)q.len;
     memcpy(m->e[slot].name, q.ptr, q.len);
@@ -188,9 +189,13 @@ static bool memo_matches(qual_memo *m, const tool_keyops *o, lct_str q,
     return true;
 }
 
-/* Count the patterns in bits into hits; whether any. */
-static bool count_bits(uint64_t bits, uint64_t *hits)
+/* count_matches for one side of a call: from the patterns' bits when
+ * the memo had them (known), else by matching q now. */
+static inline bool side_matches(bool known, uint64_t bits, const tool_patterns *p,
+                         lct_str q, uint64_t *hits)
 {
+    if (!known)
+        return count_matches(p, q, hits);
     for (uint64_t b = bits; b; b &= b - 1)
         hits[__builtin_ctzll(b)]++;
     return bits != 0;
@@ -205,21 +210,15 @@ static tool_key_op classify(const tool_keyops *o, const lct_record *rec,
     lct_str qualname = rec->qualname;
     if (!tool_window_holds(&o->window, rec))
         return TOOL_KEY_NONE;
-    uint64_t m[3];
-    bool read, write;
-    if (memo_matches(memo, o, qualname, m)) {
-        if (o->only.n && !count_bits(m[2], only_hits))
-            return TOOL_KEY_NONE;
-        read = count_bits(m[0], read_hits);
-        write = count_bits(m[1], write_hits);
-    } else {
-        if (o->only.n && !count_matches(&o->only, qualname, only_hits))
-            return TOOL_KEY_NONE;
-        /* Both sides count what they match, so a pattern that --read
-         * also takes (read first) is not reported as matching nothing. */
-        read = count_matches(&o->read, qualname, read_hits);
-        write = count_matches(&o->write, qualname, write_hits);
-    }
+    uint64_t m[3] = {0, 0, 0};
+    bool known = memo_matches(memo, o, qualname, m);
+    if (o->only.n &&
+        !side_matches(known, m[2], &o->only, qualname, only_hits))
+        return TOOL_KEY_NONE;
+    /* Both sides count what they match, so a pattern that --read also
+     * takes (read first) is not reported as matching nothing. */
+    bool read = side_matches(known, m[0], &o->read, qualname, read_hits);
+    bool write = side_matches(known, m[1], &o->write, qualname, write_hits);
     if (read)
         return TOOL_KEY_READ;
     if (write)
