@@ -107,9 +107,10 @@ static void lane_skip(void *state, uint64_t offset, const char *reason)
                                (double)(offset - l->first) / (double)l->span);
 }
 
-/* One pass, each thread reading its own range of the file with pread(2),
- * mapped or not: an index first is a serial pass of its own (check -j 2
- * took 0.26 s of CPU that way on the 551 MB trace, 0.15 s like this).
+/* One pass, each thread reading its own range of the file (through the
+ * mapping, or with pread(2) under --stream): an index first is a serial
+ * pass of its own (check -j 2 took 0.26 s of CPU that way on the 551 MB
+ * trace, 0.13 s like this).
  * Only a reader with no file behind it (lct_open_buffer) takes the index.
  * Either way the library gives the warnings, in file order. */
 static lct_status scan_file(lct_reader *r, lct_scan *scan, lct_stats *st,
