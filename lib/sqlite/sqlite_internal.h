@@ -31,6 +31,11 @@ typedef struct lct__sqlfile {
     lct_str *qualnames;    /* the distinct qualnames, owned */
     uint32_t nqualnames;
     bool indexed;
+    /* The rows grouped by qualname, for GROUP BY and ORDER BY qualname
+     * (lct__sqlfile_order): row numbers, the groups in the order of
+     * their names (BINARY), each group in record order; group g is
+     * by_qualname[group_start[g] .. group_start[g + 1]). */
+    uint64_t *by_qualname, *group_start;
     /* What the mapping was made of: a file whose size, mtime, inode or
      * device differ at the next query is mapped and indexed again. */
     uint64_t id_size, id_ino, id_dev;
@@ -77,6 +82,9 @@ bool lct__sqlfile_map(lct__sqltab *tab, lct__sqlfile *f);
 /* Build the row cache of f, mapped first (sqlite_rows.c); false with
  * the message set. */
 bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f);
+/* Group f's row cache by qualname (f->by_qualname), indexed first;
+ * false with the message set. */
+bool lct__sqlfile_order(lct__sqltab *tab, lct__sqlfile *f);
 /* Forget f's row cache (sqlite_tables.c). */
 void lct__sqlfile_unindex(lct__sqlfile *f);
 /* The log every reader of f gets: passes each warning on once. */

@@ -4,7 +4,9 @@
  * reference reader yields, its offset, times and qualname (interned: a
  * trace has few).  With it, idx bounds jump straight to a record, and
  * queries that do not read args are answered without reading the file
- * again.  32 bytes a record, plus each distinct qualname once.
+ * again.  32 bytes a record, plus each distinct qualname once; grouped
+ * by qualname on demand (8 bytes a record more), so that GROUP BY and
+ * ORDER BY qualname need no sort in SQLite.
  */
 #include "sqlite/sqlite_internal.h"
 
@@ -283,6 +285,60 @@ bool lct__sqlfile_index(lct__sqltab *tab, lct__sqlfile *f)
     free(lanes);
     free(states);
     return f->indexed;
+}
+
+/* MARK: - rows grouped by qualname */
+
+typedef struct named {
+    lct_str name;
+    uint32_t id;
+} named;
+
+static int named_cmp(const void *a, const void *b)
+{
+    return lct_str_cmp(((const named *)a)->name, ((const named *)b)->name);
+}
+
+/* A counting sort: the names (few) are sorted, the rows only counted
+ * and placed, so grouping is linear in the records. */
+bool lct__sqlfile_order(lct__sqltab *tab, lct__sqlfile *f)
+{
+    if (f->by_qualname)
+        return true;
+    if (!lct__sqlfile_index(tab, f))
+        return false;
+    uint32_t n = f->nqualnames;
+    named *sorted = reallocarray(NULL, n ? n : 1, sizeof *sorted);
+    uint32_t *rank = reallocarray(NULL, n ? n : 1, sizeof *rank);
+    uint64_t *start = calloc((size_t)n + 1, sizeof *start);
+    uint64_t *fill = reallocarray(NULL, n ? n : 1, sizeof *fill);
+    uint64_t *order = reallocarray(NULL, f->nrows ? f->nrows : 1,
+                                   sizeof *order);
+    bool ok = sorted && rank && start && fill && order;
+    if (ok) {
+        for (uint32_t i = 0; i < n; i++)
+            sorted[i] = (named){f->qualnames[i], i};
+        qsort(sorted, n, sizeof *sorted, named_cmp);
+        for (uint32_t r = 0; r < n; r++)
+            rank[sorted[r].id] = r;
+        for (uint64_t row = 0; row < f->nrows; row++)
+            start[rank[f->rows[row].qualname] + 1]++;
+        for (uint32_t r = 0; r < n; r++)
+            start[r + 1] += start[r];
+        memcpy(fill, start, (n ? n : 1) * sizeof *fill);
+        for (uint64_t row = 0; row < f->nrows; row++)
+            order[fill[rank[f->rows[row].qualname]]++] = row;
+        f->by_qualname = order;
+        f->group_start = start;
+    } else {
+        free(order);
+        free(start);
+        lct__sqltab_error(tab, "out of memory grouping rows by qualname");
+    }
+    free(sorted);
+    free(rank);
+    free(fill);
+    return ok;
 }
 
 void lct__sqlfile_progress(const lct__sqlfile *f, const lct_reader *r,

@@ -274,8 +274,11 @@ void lct__sqlfile_unindex(lct__sqlfile *f)
     for (uint32_t i = 0; i < f->nqualnames; i++)
         free((char *)f->qualnames[i].ptr);
     free(f->qualnames);
+    free(f->by_qualname);
+    free(f->group_start);
     f->rows = NULL;
     f->qualnames = NULL;
+    f->by_qualname = f->group_start = NULL;
     f->nrows = 0;
     f->nqualnames = 0;
     f->indexed = false;
