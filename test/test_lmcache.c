@@ -463,7 +463,13 @@ Test(lmcache, prefetch_spec_current_form)
     cr_assert_eq(lct_prefetch_spec_layout(&s, 1, &l, NULL), LCT_OK);
     cr_assert_eq(lct_layout_bytes(&l, &bytes, NULL), LCT_OK);
     cr_expect_eq(bytes, 6);
+    cr_assert_eq(lct_prefetch_spec_layout(&s, 0, &l, NULL), LCT_OK);
+    cr_assert_eq(lct_layout_bytes(&l, &bytes, NULL), LCT_OK);
+    cr_expect_eq(bytes, 128, "group 0 is the first entry");
     cr_expect_eq(lct_prefetch_spec_layout(&s, 2, &l, NULL), LCT_ERR_NOT_FOUND);
+    cr_expect_eq(lct_prefetch_spec_layout(&s, -1, &l, NULL), LCT_ERR_NOT_FOUND);
+    cr_expect_eq(lct_prefetch_spec_layout(&s, 10, &l, NULL), LCT_ERR_NOT_FOUND,
+                 "\"10\" is not \"1\"");
 }
 
 Test(lmcache, prefetch_spec_and_attn_window_older_forms)

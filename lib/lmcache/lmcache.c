@@ -387,24 +387,28 @@ lct_status lct_layout_bytes(const lct_layout_desc *layout, uint64_t *bytes,
                : LCT_OK;
 }
 
+static bool fields_once(lct_value m, const char *const *names, int n,
+                        lct_value *f);
+
 lct_status lct_attn_window_get(lct_value v, lct_attn_window *out,
                                lct_error *err)
 {
-    lct_value p;
+    static const char *const names[] = {"num_chunks_in_sw", "world_size"};
+    lct_value p, f[2];
     memset(out, 0, sizeof *out);
     lct_status st = unwrap(v, "AttnWindowDesc", &p, err);
     if (st != LCT_OK)
         return st;
     if (lct_value_type(p) != LCT_TYPE_MAP) /* the older bare list */
         return lct_list_get(p, &out->num_chunks_in_sw, NULL, err);
-    lct_value sw;
-    if (field(p, "num_chunks_in_sw", &sw) != LCT_OK)
+    if (!fields_once(p, names, 2, f) || !f[0].ptr)
         return lct__fail(err, LCT_ERR_TYPE, 0, 0,
                          "AttnWindowDesc: no field `num_chunks_in_sw`");
-    if ((st = lct_list_get(sw, &out->num_chunks_in_sw, NULL, err)) != LCT_OK)
+    if ((st = lct_list_get(f[0], &out->num_chunks_in_sw, NULL, err)) != LCT_OK)
         return st;
-    return int_field(p, "AttnWindowDesc world_size", "world_size", false,
-                     &out->world_size, err);
+    if (f[1].ptr && lct_value_get_int64(f[1], &out->world_size) != LCT_OK)
+        return wrong(err, "AttnWindowDesc world_size", "an int", f[1]);
+    return LCT_OK;
 }
 
 /* An optional field that may be nil: *out zero when absent or nil. */
@@ -553,6 +557,18 @@ static bool scan_map(lct_value m, const char *const *names, int n,
     return true;
 }
 
+/* The fields names[0..n) of map m into f in one pass (a repeated
+ * name's last value wins, as in lct_map_find), for a record's small
+ * maps, where lct_map_find once a field cost more than the rest of their
+ * decoding.  m is a whole value, as every view is, so its last value
+ * runs to its end unwalked; whoever reads a field checks it.  False
+ * when m is malformed before its last value. */
+static bool fields_once(lct_value m, const char *const *names, int n,
+                        lct_value *f)
+{
+    return scan_map(m, names, n, NULL, f, NULL, NULL, NULL);
+}
+
 /* The fields of a spec map, in one pass (a field per lct_map_find
  * walked the keys list once a field); with it, the first keys are read
  * into it on the way, as lct_key_iter_init reads flat keys. */
@@ -686,10 +702,19 @@ static lct_value spec_layout_value(const lct_prefetch_spec *spec,
                                    int64_t group_id)
 {
     if (spec->group_layouts.ptr) {
-        char key[24];
-        snprintf(key, sizeof key, "%lld", (long long)group_id);
+        /* str(group_id), written here: snprintf was most of the cost */
+        char key[24], *at = key + sizeof key;
+        uint64_t u = group_id < 0 ? 0 - (uint64_t)group_id
+                                  : (uint64_t)group_id;
+        *--at = '\0';
+        do
+            *--at = (char)('0' + u % 10);
+        while (u /= 10);
+        if (group_id < 0)
+            *--at = '-';
+        const char *const names[] = {at};
         lct_value v;
-        if (lct_map_find(spec->group_layouts, key, &v) == LCT_OK)
+        if (fields_once(spec->group_layouts, names, 1, &v) && v.ptr)
             return v;
     }
     return spec->layout;
