@@ -571,6 +571,60 @@ Test(lmcache, key_iterator_over_records)
     cr_expect_eq(st, LCT_ERR_TYPE);
 }
 
+/* Calls whose layout comes before their keys, one after another: a
+ * layout sized once is stepped over by its bytes in the next call that
+ * holds it, never taken for one that only begins like it. */
+Test(lmcache, a_known_layout_is_stepped_over_only_where_it_is_whole)
+{
+    static const struct {
+        int a;
+        const char *dtype;
+        uint64_t bytes;
+    } calls[] = {{4, "torch.float32", 128}, {4, "torch.float16", 64},
+                 {4, "torch.float32", 128}, {40, "torch.float32", 1280},
+                 {4, "torch.float32", 128}};
+    enum { N = sizeof calls / sizeof *calls };
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    for (int i = 0; i < N; i++) {
+        lct_writer_record_begin(w, i, 1.7e9 + i, "StorageManager.reserve_write",
+                                3);
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "layout_desc");
+        layout(w, calls[i].a, 8, calls[i].dtype);
+        lct_writer_cstr(w, "mode");
+        lct_writer_cstr(w, "new");
+        lct_writer_cstr(w, "keys");
+        lct_writer_array(w, 2);
+        object_key(w, (unsigned char)(2 * i), 0, -1, NULL);
+        object_key(w, (unsigned char)(2 * i + 1), 1, -1, NULL);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    lct_reader *r;
+    lct_record rec;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(lct_next(r, &rec), 1);
+        lct_key_iter it;
+        lct_object_key k;
+        uint64_t bytes;
+        cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK);
+        cr_expect(it.has_layout);
+        cr_expect_eq(it.layout_bytes, calls[i].bytes, "call %d", i);
+        for (int j = 0; j < 2; j++) {
+            cr_assert_eq(lct_key_iter_next(&it, &k, &bytes, NULL), 1,
+                         "call %d key %d", i, j);
+            cr_expect_eq(k.chunk_hash.ptr[0], 2 * i + j);
+            cr_expect_eq(k.kv_rank, j);
+        }
+        cr_expect_eq(lct_key_iter_next(&it, &k, &bytes, NULL), 0);
+    }
+    lct_close(r);
+    unlink(path);
+    free(path);
+}
+
 /* Newer LMCache (issue 19): submit_prefetch_task takes a PrefetchTaskSpec
  * of GroupedObjectKeys; each group's layout gives its keys' bytes. */
 Test(lmcache, prefetch_task_spec_and_key_groups)

@@ -479,6 +479,49 @@ static inline bool skip_small(const unsigned char *p, const unsigned char *end,
     return false;
 }
 
+/* The last layout_desc this thread sized, by its bytes: a trace's calls
+ * mostly share one layout, and decoding it cost more than walking the
+ * call's keys. */
+static _Thread_local struct {
+    unsigned char bytes[256];
+    size_t len; /* 0: none; else exactly one whole value's bytes */
+    uint64_t layout_bytes;
+} last_layout;
+
+/* Step over the value at p: a small one, an enum member in the
+ * encoder's form ({"__t__": fixstr, "v": small}: a call's policy and
+ * mode), the last layout sized (a msgpack value ends where its own bytes
+ * say, so bytes that begin with a whole value's are that value), else as
+ * the walker steps; false when it is malformed. */
+static inline bool skip_value(const unsigned char *p, const unsigned char *end,
+                              const unsigned char **after)
+{
+    if (skip_small(p, end, after))
+        return true;
+    size_t known = last_layout.len;
+    if (known && known <= (size_t)(end - p) && p[0] == last_layout.bytes[0] &&
+        memcmp(p, last_layout.bytes, known) == 0) {
+        *after = p + known;
+        return true;
+    }
+    if (end - p >= 11 && p[0] == 0x82 && memcmp(p + 1, "\xa5__t__", 6) == 0 &&
+        (p[7] & 0xe0) == 0xa0) {
+        size_t at = 8 + (p[7] & 0x1fu);
+        if (at + 2 < (size_t)(end - p) && p[at] == 0xa1 && p[at + 1] == 'v' &&
+            skip_small(p + at + 2, end, after))
+            return true;
+    }
+    return lct__mp_walk(p, end, LCT__WALK_SKIP, after, NULL, NULL) == LCT_OK;
+}
+
+/* Whether the value at p is a map: what a codec value is, the spec
+ * scan's first test. */
+static inline bool is_map(lct_value v)
+{
+    unsigned b = v.len ? *v.ptr : 0;
+    return (b & 0xf0) == 0x80 || b == 0xde || b == 0xdf;
+}
+
 /* A call argument that is a spec, as the args scan met it. */
 typedef struct spec_seen {
     lct_value v; /* the first PrefetchRequestSpec or PrefetchTaskSpec */
@@ -530,9 +573,7 @@ static bool scan_map(lct_value m, const char *const *names, int n,
              * it (whoever reads it walks it, bounds-checked). */
             if (!read_spec && a.remaining == 1 && a.cur < a.end && !ended)
                 after = a.end;
-            else if (!read_spec && !skip_small(a.cur, a.end, &after) &&
-                     lct__mp_walk(a.cur, a.end, LCT__WALK_SKIP, &after,
-                                  NULL, NULL) != LCT_OK)
+            else if (!read_spec && !skip_value(a.cur, a.end, &after))
                 return false;
             v = (lct_value){a.cur, (size_t)(after - a.cur)};
             a.cur = after;
@@ -541,7 +582,7 @@ static bool scan_map(lct_value m, const char *const *names, int n,
             lct_str tag;
             if (read_spec)
                 spec->v = v;
-            else if (spec && which != 0 && !spec->v.ptr &&
+            else if (spec && which != 0 && !spec->v.ptr && is_map(v) &&
                      lct_value_codec(v, &tag, NULL) &&
                      ((tag.len == 19 &&
                        lct_str_eq(tag, "PrefetchRequestSpec")) ||
@@ -950,15 +991,6 @@ static bool usual_key(lct_iter *it, lct_object_key *key)
     return true;
 }
 
-/* The last layout_desc this thread sized, by its bytes: a trace's calls
- * mostly share one layout, and decoding it cost more than walking the
- * call's keys. */
-static _Thread_local struct {
-    unsigned char bytes[256];
-    size_t len; /* 0: none */
-    uint64_t layout_bytes;
-} last_layout;
-
 /* The bytes a layout_desc value describes (false: it is not one; 0: it
  * cannot be sized), remembered by its bytes for the next call. */
 static bool layout_value_bytes(lct_value v, uint64_t *bytes)
@@ -973,7 +1005,9 @@ static bool layout_value_bytes(lct_value v, uint64_t *bytes)
         return false;
     if (lct_layout_bytes(&layout, bytes, NULL) != LCT_OK)
         *bytes = 0; /* present but not sizable: unknown */
-    if (v.len <= sizeof last_layout.bytes) {
+    size_t size;
+    if (v.len <= sizeof last_layout.bytes &&
+        lct_value_size(v, &size) == LCT_OK && size == v.len) {
         memcpy(last_layout.bytes, v.ptr, v.len);
         last_layout.len = v.len;
         last_layout.layout_bytes = *bytes;
