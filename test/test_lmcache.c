@@ -370,6 +370,72 @@ Test(lmcache, key_hash_is_stable_and_covers_every_field)
     cr_expect_neq(lct_object_key_hash(&a), lct_object_key_hash(&b));
 }
 
+/* lct.h's description of the key hash, word by word from the laid-out
+ * bytes, as simply as it can be written. */
+static uint64_t documented_hash(const lct_object_key *k)
+{
+    unsigned char buf[1024] = {0};
+    size_t n = 0;
+    const struct {
+        const void *p;
+        size_t len;
+    } fields[] = {{k->chunk_hash.ptr, k->chunk_hash.len},
+                  {k->model_name.ptr, k->model_name.len},
+                  {k->cache_salt.ptr, k->cache_salt.len}};
+    for (int f = 0; f < 3; f++) {
+        if (f == 2)
+            for (int which = 0; which < 2; which++) {
+                uint64_t x = (uint64_t)(which ? k->object_group_id : k->kv_rank);
+                for (int i = 0; i < 8; i++)
+                    buf[n++] = (unsigned char)(x >> (8 * i));
+            }
+        for (int i = 0; i < 4; i++)
+            buf[n++] = (unsigned char)(fields[f].len >> (8 * i));
+        if (fields[f].len)
+            memcpy(buf + n, fields[f].p, fields[f].len);
+        n += fields[f].len;
+    }
+    uint64_t h = 0x9e3779b97f4a7c15u;
+    for (size_t at = 0; at < n; at += 8) {
+        uint64_t w = 0;
+        for (int i = 0; i < 8; i++)
+            w |= (uint64_t)buf[at + (size_t)i] << (8 * i);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    h ^= n;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9u;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebu;
+    return h ^ (h >> 31);
+}
+
+/* Every word boundary a field can start or end on, each field from empty
+ * to past the lengths keys have (the hash puts its words together in
+ * registers, field piece by field piece). */
+Test(lmcache, key_hash_is_the_documented_one_at_every_field_length)
+{
+    unsigned char bytes[300];
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes[i] = (unsigned char)(i * 131 + 7);
+    static const int64_t ranks[] = {0, 1, -1, INT64_MAX, INT64_MIN};
+    for (size_t c = 0; c <= 70; c++)
+        for (size_t m = 0; m <= 40; m++)
+            for (size_t salt = 0; salt <= 17; salt += (salt < 9 ? 1 : 8)) {
+                lct_object_key k = {{c ? bytes : NULL, c},
+                                    {m ? (const char *)bytes + 100 : NULL, m},
+                                    ranks[(c + m) % 5],
+                                    ranks[(c + salt) % 5] ^ (int64_t)m,
+                                    {salt ? (const char *)bytes + 200 : NULL,
+                                     salt}};
+                uint64_t want = documented_hash(&k);
+                cr_assert_eq(lct_object_key_hash(&k), want,
+                             "chunk %zu model %zu salt %zu", c, m, salt);
+            }
+    lct_object_key big = {{bytes, 300}, {(const char *)bytes, 250}, 3, 4,
+                          {(const char *)bytes + 1, 299}};
+    cr_expect_eq(lct_object_key_hash(&big), documented_hash(&big));
+}
+
 Test(lmcache, layout_bytes_and_dtype_sizes)
 {
     lct_layout_desc l;
