@@ -691,6 +691,75 @@ Test(lmcache, a_known_layout_is_stepped_over_only_where_it_is_whole)
     free(path);
 }
 
+/* Spec calls whose attn_desc and group layouts repeat, change by a byte,
+ * and come back: each call's window and its keys' bytes are its own (a
+ * value met before is stepped over and decoded by its bytes). */
+Test(lmcache, repeated_spec_values_are_read_as_each_call_holds_them)
+{
+    static const struct {
+        int world, window, a;
+        uint64_t bytes;
+    } calls[] = {{2, -1, 4, 32}, {2, -1, 4, 32}, {3, -1, 5, 40},
+                 {2, -1, 4, 32}, {2, 7, 4, 32},  {2, -1, 4, 32}};
+    enum { N = sizeof calls / sizeof *calls };
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    for (int i = 0; i < N; i++) {
+        lct_writer_record_begin(w, i, 1.7e9 + i,
+                                "StorageManager.submit_prefetch_task", 1);
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "spec");
+        lct_writer_codec(w, "PrefetchRequestSpec");
+        lct_writer_map(w, 3);
+        lct_writer_cstr(w, "attn_desc");
+        lct_writer_codec(w, "AttnWindowDesc");
+        lct_writer_map(w, 2);
+        lct_writer_cstr(w, "num_chunks_in_sw");
+        lct_writer_array(w, calls[i].window < 0 ? 1 : 2);
+        lct_writer_int(w, -1);
+        if (calls[i].window >= 0)
+            lct_writer_int(w, calls[i].window);
+        lct_writer_cstr(w, "world_size");
+        lct_writer_int(w, calls[i].world);
+        lct_writer_cstr(w, "group_layout_descs");
+        lct_writer_map(w, 1);
+        lct_writer_cstr(w, "0");
+        layout(w, calls[i].a, 2, "torch.float32");
+        lct_writer_cstr(w, "keys");
+        lct_writer_array(w, 1);
+        object_key(w, (unsigned char)i, 0, 0, NULL);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    lct_reader *r;
+    lct_record rec;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    for (int i = 0; i < N; i++) {
+        cr_assert_eq(lct_next(r, &rec), 1);
+        lct_key_iter it;
+        lct_object_key k;
+        uint64_t bytes;
+        cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK, "call %d", i);
+        cr_assert(it.from_spec && it.spec.has_attn);
+        cr_expect_eq(it.spec.attn.world_size, calls[i].world, "call %d", i);
+        lct_iter sw;
+        cr_assert_eq(lct_array_iter_init(it.spec.attn.num_chunks_in_sw, &sw),
+                     LCT_OK);
+        cr_expect_eq(sw.count, calls[i].window < 0 ? 1u : 2u, "call %d", i);
+        cr_expect(it.spec.attn.num_chunks_in_sw.ptr >= rec.args.ptr &&
+                      it.spec.attn.num_chunks_in_sw.ptr <
+                          rec.args.ptr + rec.args.len,
+                  "the window is a view into call %d", i);
+        cr_assert_eq(lct_key_iter_next(&it, &k, &bytes, NULL), 1);
+        cr_expect_eq(bytes, calls[i].bytes, "call %d", i);
+        cr_expect_eq(k.chunk_hash.ptr[0], i);
+        cr_expect_eq(lct_key_iter_next(&it, &k, &bytes, NULL), 0);
+    }
+    lct_close(r);
+    unlink(path);
+    free(path);
+}
+
 /* Newer LMCache (issue 19): submit_prefetch_task takes a PrefetchTaskSpec
  * of GroupedObjectKeys; each group's layout gives its keys' bytes. */
 Test(lmcache, prefetch_task_spec_and_key_groups)

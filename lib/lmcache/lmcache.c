@@ -476,20 +476,40 @@ static _Thread_local struct {
     uint64_t layout_bytes;
 } last_layout;
 
+/* The last few values this thread walked to step over them, by their
+ * whole bytes (a spec's attn_desc and group_layout_descs repeat from call
+ * to call): the next one found at the start of bytes to step over is
+ * that value. */
+enum { WALKED_SLOTS = 4, WALKED_MIN = 16 };
+static _Thread_local struct {
+    struct {
+        unsigned char bytes[256];
+        size_t len; /* 0: empty */
+    } slot[WALKED_SLOTS];
+    unsigned next;
+} walked;
+
+/* Whether bytes p..end begin with known[0..len), a whole value. */
+static inline bool starts_with(const unsigned char *p, const unsigned char *end,
+                               const unsigned char *known, size_t len)
+{
+    return len && len <= (size_t)(end - p) && p[0] == known[0] &&
+           memcmp(p, known, len) == 0;
+}
+
 /* Step over the value at p: a small one, an enum member in the
  * encoder's form ({"__t__": fixstr, "v": small}: a call's policy and
- * mode), the last layout sized (a msgpack value ends where its own bytes
- * say, so bytes that begin with a whole value's are that value), else as
- * the walker steps; false when it is malformed. */
+ * mode), the last layout sized or a value walked lately (a msgpack value
+ * ends where its own bytes say, so bytes that begin with a whole value's
+ * are that value), else as the walker steps, remembering it; false when
+ * it is malformed. */
 static inline bool skip_value(const unsigned char *p, const unsigned char *end,
                               const unsigned char **after)
 {
     if (skip_small(p, end, after))
         return true;
-    size_t known = last_layout.len;
-    if (known && known <= (size_t)(end - p) && p[0] == last_layout.bytes[0] &&
-        memcmp(p, last_layout.bytes, known) == 0) {
-        *after = p + known;
+    if (starts_with(p, end, last_layout.bytes, last_layout.len)) {
+        *after = p + last_layout.len;
         return true;
     }
     if (end - p >= 11 && p[0] == 0x82 && memcmp(p + 1, "\xa5__t__", 6) == 0 &&
@@ -499,7 +519,20 @@ static inline bool skip_value(const unsigned char *p, const unsigned char *end,
             skip_small(p + at + 2, end, after))
             return true;
     }
-    return lct__mp_walk(p, end, LCT__WALK_SKIP, after, NULL, NULL) == LCT_OK;
+    for (unsigned i = 0; i < WALKED_SLOTS; i++)
+        if (starts_with(p, end, walked.slot[i].bytes, walked.slot[i].len)) {
+            *after = p + walked.slot[i].len;
+            return true;
+        }
+    if (lct__mp_walk(p, end, LCT__WALK_SKIP, after, NULL, NULL) != LCT_OK)
+        return false;
+    size_t len = (size_t)(*after - p);
+    if (len >= WALKED_MIN && len <= sizeof walked.slot[0].bytes) {
+        unsigned i = walked.next++ % WALKED_SLOTS;
+        memcpy(walked.slot[i].bytes, p, len);
+        walked.slot[i].len = len;
+    }
+    return true;
 }
 
 /* Whether the value at p is a map: what a codec value is, the spec
@@ -671,6 +704,42 @@ static lct_status spec_layouts(const lct_value *f, lct_prefetch_spec *out,
     return LCT_OK;
 }
 
+/* The last attn_desc this thread decoded, by its bytes, and what it
+ * decoded to (the window's list as a place in them): a trace's specs
+ * mostly share one, and decoding it was a tenth of reading a spec call's
+ * keys. */
+static _Thread_local struct {
+    unsigned char bytes[128];
+    size_t len; /* 0: none */
+    size_t sw_at, sw_len;
+    int64_t world_size;
+} last_attn;
+
+static lct_status attn_window(lct_value v, lct_attn_window *out,
+                              lct_error *err)
+{
+    if (v.len && v.len == last_attn.len &&
+        memcmp(v.ptr, last_attn.bytes, v.len) == 0) {
+        out->num_chunks_in_sw =
+            (lct_value){v.ptr + last_attn.sw_at, last_attn.sw_len};
+        out->world_size = last_attn.world_size;
+        return LCT_OK;
+    }
+    lct_status st = lct_attn_window_get(v, out, err);
+    const unsigned char *sw = out->num_chunks_in_sw.ptr;
+    size_t size;
+    if (st == LCT_OK && v.len <= sizeof last_attn.bytes && sw >= v.ptr &&
+        out->num_chunks_in_sw.len <= v.len - (size_t)(sw - v.ptr) &&
+        lct_value_size(v, &size) == LCT_OK && size == v.len) {
+        memcpy(last_attn.bytes, v.ptr, v.len);
+        last_attn.len = v.len;
+        last_attn.sw_at = (size_t)(sw - v.ptr);
+        last_attn.sw_len = out->num_chunks_in_sw.len;
+        last_attn.world_size = out->world_size;
+    }
+    return st;
+}
+
 /* A request spec from its fields, as spec_fields read them (whole: the
  * whole map was read). */
 static lct_status spec_from_fields(const lct_value *f, bool whole,
@@ -693,7 +762,7 @@ static lct_status spec_from_fields(const lct_value *f, bool whole,
         return st;
     if (attn.ptr && !lct_value_is_nil(attn)) {
         out->has_attn = true;
-        if ((st = lct_attn_window_get(attn, &out->attn, err)) != LCT_OK)
+        if ((st = attn_window(attn, &out->attn, err)) != LCT_OK)
             return st;
     }
     return spec_int(f[S_GEN], "PrefetchRequestSpec generation",
