@@ -86,7 +86,11 @@ typedef struct lct__mrc_runs {
 typedef struct lct__mrc_pass {
     lct_mrc *m;
     lct__mrc_node *tree;
-    uint32_t *ctree;       /* the uniform case's tree instead */
+    /* The uniform case's live positions instead of the tree: a bit each,
+     * and a Fenwick tree of the 64-bit words' counts (4 bytes a word, not
+     * 4 bytes a position, so a step's walks stay in the L1 cache). */
+    uint64_t *live_bits;
+    uint32_t *live_tree;
     uint64_t cap;          /* positions the trees hold */
     uint64_t pos;          /* the next position */
     uint32_t *last;        /* per key: its latest position + 1, 0: none */
@@ -115,6 +119,14 @@ bool lct__mrc_step_uniform(lct__mrc_pass *p, const lct__ref *r, uint32_t k);
  * never seen, or it bypasses the cache); false when it hits nowhere. */
 bool lct__mrc_run_up(lct__mrc_pass *p, const lct__ref *r, uint64_t *d,
                      uint64_t *bytes);
+/* Words of live bits that cap positions take. */
+static inline uint64_t lct__mrc_live_words(uint64_t cap)
+{
+    return (cap + 63) / 64;
+}
+/* The uniform case's counts with room for cap positions, all empty;
+ * false: out of memory. */
+bool lct__mrc_live_reset(lct__mrc_pass *p, uint64_t cap);
 /* Renumber the live positions 0..live-1 and rebuild the trees over cap. */
 void lct__mrc_compact(lct__mrc_pass *p);
 /* Turn the pass's histograms into the curve's cumulative counts, and

@@ -128,10 +128,8 @@ static bool make_room(pass *p)
         if (cap >= UINT32_MAX)
             return false;
         bool ok = grow(&p->key_at, cap, sizeof *p->key_at);
-        if (ok && p->ctree) {
-            ok = grow(&p->ctree, cap + 1, sizeof *p->ctree);
-            if (ok)
-                lct__advise_huge(p->ctree, (cap + 1) * sizeof *p->ctree);
+        if (ok && p->live_bits) {
+            ok = lct__mrc_live_reset(p, cap);
         } else if (ok) {
             ok = grow(&p->tree, cap + 1, sizeof *p->tree) &&
                  grow(&p->size_at, cap, sizeof *p->size_at);
@@ -160,7 +158,8 @@ static bool pass_start(lct_mrc_stream *s, pass *p)
 static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
 {
     *q = *p; /* the counters; every array is q's own or NULL below */
-    q->m = NULL, q->tree = NULL, q->ctree = NULL, q->last = NULL;
+    q->m = NULL, q->tree = NULL, q->last = NULL;
+    q->live_bits = NULL, q->live_tree = NULL;
     q->key_at = NULL, q->size_at = NULL, q->hist = NULL, q->phist = NULL;
     q->runs = NULL;
     const lct__mrc_runs *r = p->runs;
@@ -168,7 +167,11 @@ static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
            dup_array(&q->last, p->last, s->keycap, sizeof *p->last) &&
            dup_array(&q->key_at, p->key_at, p->cap, sizeof *p->key_at) &&
            dup_array(&q->tree, p->tree, p->cap + 1, sizeof *p->tree) &&
-           dup_array(&q->ctree, p->ctree, p->cap + 1, sizeof *p->ctree) &&
+           dup_array(&q->live_bits, p->live_bits,
+                     lct__mrc_live_words(p->cap), sizeof *p->live_bits) &&
+           dup_array(&q->live_tree, p->live_tree,
+                     lct__mrc_live_words(p->cap) + 1,
+                     sizeof *p->live_tree) &&
            dup_array(&q->size_at, p->size_at, p->cap, sizeof *p->size_at) &&
            dup_array(&q->hist, p->hist, p->nhist, sizeof *p->hist) &&
            dup_array(&q->phist, p->phist, p->nphist, sizeof *p->phist) &&
@@ -203,8 +206,10 @@ static bool leave_uniform(lct_mrc_stream *s)
         return false;
     for (uint64_t i = 0; i < p->cap; i++)
         p->size_at[i] = size;
-    free(p->ctree);
-    p->ctree = NULL;
+    free(p->live_bits);
+    free(p->live_tree);
+    p->live_bits = NULL;
+    p->live_tree = NULL;
     /* d keys of this size since, then its own: ascending in d */
     uint64_t n = 0;
     for (uint64_t d = 0; d < p->nhist; d++)
@@ -322,7 +327,7 @@ static bool start(lct_mrc_stream *s, uint64_t bytes)
     s->uniform = bytes != 0;
     p->m->uniform_size = bytes;
     if (s->uniform)
-        return (p->ctree = calloc(1, sizeof *p->ctree)) != NULL;
+        return lct__mrc_live_reset(p, 0);
     return (p->runs = calloc(1, sizeof *p->runs)) &&
            (p->tree = calloc(1, sizeof *p->tree)) &&
            lct__grow_zeroed(&s->known, 0, s->keycap, sizeof *s->known) &&
