@@ -572,6 +572,44 @@ static void note_times(void *ctx, const lct_backend_op *op, double t_sched,
     t->prev_done = op->done_ns;
 }
 
+/* Every operation's key name is its id in 16 lowercase hex digits. */
+static unsigned misnamed, named;
+static void check_name(const lct_backend_key *k)
+{
+    char want[17];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)k->id);
+    named++;
+    misnamed += strcmp(want, k->name) != 0;
+}
+static lct_status name_store(void *s, unsigned w, const lct_backend_key *k,
+                             const void *d, size_t n, int *rep, lct_error *e)
+{
+    check_name(k);
+    return slow_store(s, w, k, d, n, rep, e);
+}
+static lct_status name_lookup(void *s, unsigned w, const lct_backend_key *k,
+                              bool *present, lct_error *e)
+{
+    check_name(k);
+    return slow_lookup(s, w, k, present, e);
+}
+
+Test(replay, key_names_are_the_ids_in_hex)
+{
+    static const lct_backend_ops named_ops = {"named", slow_open, slow_close,
+                                              name_store, name_lookup,
+                                              slow_load, slow_remove, NULL};
+    lct_reader *r = open_sample();
+    lct_replay_options o = {.speed = 0, .value_bytes = 8, .inflight = 4};
+    lct_replay_report rep;
+    misnamed = named = 0;
+    slow_n = 0;
+    cr_assert_eq(lct_replay_run(r, &named_ops, NULL, &o, &rep, NULL), LCT_OK);
+    cr_expect_gt(named, 1000);
+    cr_expect_eq(misnamed, 0, "%u of %u names differ", misnamed, named);
+    lct_close(r);
+}
+
 Test(replay, back_to_back_operations_share_a_clock_reading)
 {
     for (int fill = 0; fill < 2; fill++) {

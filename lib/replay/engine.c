@@ -35,12 +35,27 @@
  * at most take_max. */
 #define GROUP 64
 
+/* Eight hex digits of x, most significant first, as the bytes of a
+ * word in memory order: each nibble spread to a byte, then made a digit,
+ * all at once (a digit at a time was most of preparing an operation). */
+static uint64_t hex8(uint32_t x)
+{
+    uint64_t v = x;
+    v = ((v & 0xffff0000u) << 16) | (v & 0xffffu);
+    v = ((v & 0x0000ff000000ff00u) << 8) | (v & 0x000000ff000000ffu);
+    v = ((v & 0x00f000f000f000f0u) << 4) | (v & 0x000f000f000f000fu);
+    /* byte i holds nibble i (least significant first); 1 where >= 10 */
+    uint64_t letters = ((v + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
+    v += 0x3030303030303030u + letters * ('a' - '0' - 10);
+    return __builtin_bswap64(v); /* most significant digit first */
+}
+
 static void key_of(uint64_t id, lct_backend_key *key)
 {
-    static const char hex[] = "0123456789abcdef";
     key->id = id;
-    for (int i = 15; i >= 0; i--, id >>= 4)
-        key->name[i] = hex[id & 15];
+    uint64_t hi = hex8((uint32_t)(id >> 32)), lo = hex8((uint32_t)id);
+    memcpy(key->name, &hi, 8);
+    memcpy(key->name + 8, &lo, 8);
     key->name[16] = '\0';
 }
 
