@@ -6,31 +6,15 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-void lct__advise_huge(void *p, size_t len)
-{
-    enum { HUGE = 2u << 20 };
-    uintptr_t start = ((uintptr_t)p + HUGE - 1) / HUGE * HUGE;
-    uintptr_t end = ((uintptr_t)p + len) / HUGE * HUGE;
-    if (len >= 2 * HUGE && end > start)
-        madvise((void *)start, end - start, MADV_HUGEPAGE); /* a hint */
-}
 
 void *lct__big_calloc(size_t n, size_t size)
 {
-    enum { HUGE = 2u << 20 };
     if (size && n > SIZE_MAX / size)
         return NULL;
     size_t bytes = n * size;
-    if (bytes < HUGE)
-        return calloc(n ? n : 1, size ? size : 1);
-    void *p;
-    size_t rounded = (bytes + HUGE - 1) / HUGE * HUGE;
-    if (posix_memalign(&p, HUGE, rounded) != 0)
-        return NULL;
-    madvise(p, rounded, MADV_HUGEPAGE); /* a hint: fine if refused */
-    memset(p, 0, bytes);
+    void *p = malloc(bytes ? bytes : 1);
+    if (p)
+        memset(p, 0, bytes); /* the pages in order, not at random later */
     return p;
 }
 

@@ -133,8 +133,6 @@ static bool make_room(pass *p)
         } else if (ok) {
             ok = grow(&p->tree, cap + 1, sizeof *p->tree) &&
                  grow(&p->size_at, cap, sizeof *p->size_at);
-            if (ok)
-                lct__advise_huge(p->tree, (cap + 1) * sizeof *p->tree);
         }
         if (!ok)
             return false;

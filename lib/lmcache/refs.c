@@ -50,7 +50,6 @@ static bool add_block(lct__refs_part *p, size_t size)
     p->blocks = grown;
     if (!(grown[p->nblocks] = reallocarray(NULL, size, sizeof(lct__ref))))
         return false;
-    lct__advise_huge(grown[p->nblocks], size * sizeof(lct__ref));
     p->nblocks++;
     return true;
 }
@@ -78,7 +77,6 @@ static bool reserve_one(lct_refs *refs)
             return false;
         p->blocks[0] = grown;
         p->first_cap = cap;
-        lct__advise_huge(grown, cap * sizeof *grown);
         return true;
     }
     if (p->n < p->first_cap + (p->nblocks - 1) * LCT__REFS_BLOCK)
