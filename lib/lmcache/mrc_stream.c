@@ -582,13 +582,17 @@ static bool feed_call(lct_mrc_stream *s, unsigned per)
 {
     size_t n = s->ncall;
     s->ncall = 0;
+    /* keys left in the chunk position: a count, not a division a key */
+    unsigned left = per;
     for (size_t i = 0; i < n; i++) {
         const pending *c = &s->call[i];
         uint32_t flags = c->flags;
         if (per && i == 0)
             flags |= LCT__REF_CALL;
-        if (per && ((i + 1) % per == 0 || i + 1 == n))
+        if (per && (--left == 0 || i + 1 == n)) {
             flags |= LCT__REF_POSITION;
+            left = per;
+        }
         if (!enqueue(s, c->id, c->bytes, flags))
             return false;
     }
