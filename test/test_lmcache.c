@@ -637,6 +637,22 @@ Test(lmcache, key_iterator_over_records)
     cr_expect_eq(st, LCT_ERR_TYPE);
 }
 
+/* Close w and open the trace it wrote. */
+static lct_reader *reopen(lct_writer *w, const char *path)
+{
+    lct_reader *r;
+    lct_writer_close(w);
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    return r;
+}
+
+/* The next record of r, call i, and its key iterator. */
+static void next_call(lct_reader *r, lct_record *rec, lct_key_iter *it, int i)
+{
+    cr_assert_eq(lct_next(r, rec), 1, "call %d", i);
+    cr_assert_eq(lct_key_iter_init(rec, it, NULL), LCT_OK, "call %d", i);
+}
+
 /* Calls whose layout comes before their keys, one after another: a
  * layout sized once is stepped over by its bytes in the next call that
  * holds it, never taken for one that only begins like it. */
@@ -666,16 +682,13 @@ Test(lmcache, a_known_layout_is_stepped_over_only_where_it_is_whole)
         object_key(w, (unsigned char)(2 * i + 1), 1, -1, NULL);
         cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
     }
-    lct_writer_close(w);
-    lct_reader *r;
+    lct_reader *r = reopen(w, path);
     lct_record rec;
-    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
     for (int i = 0; i < N; i++) {
-        cr_assert_eq(lct_next(r, &rec), 1);
         lct_key_iter it;
         lct_object_key k;
         uint64_t bytes;
-        cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK);
+        next_call(r, &rec, &it, i);
         cr_expect(it.has_layout);
         cr_expect_eq(it.layout_bytes, calls[i].bytes, "call %d", i);
         for (int j = 0; j < 2; j++) {
@@ -730,16 +743,13 @@ Test(lmcache, repeated_spec_values_are_read_as_each_call_holds_them)
         object_key(w, (unsigned char)i, 0, 0, NULL);
         cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
     }
-    lct_writer_close(w);
-    lct_reader *r;
+    lct_reader *r = reopen(w, path);
     lct_record rec;
-    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
     for (int i = 0; i < N; i++) {
-        cr_assert_eq(lct_next(r, &rec), 1);
         lct_key_iter it;
         lct_object_key k;
         uint64_t bytes;
-        cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK, "call %d", i);
+        next_call(r, &rec, &it, i);
         cr_assert(it.from_spec && it.spec.has_attn);
         cr_expect_eq(it.spec.attn.world_size, calls[i].world, "call %d", i);
         lct_iter sw;
