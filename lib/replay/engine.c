@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "base/bytes_internal.h"
 #include "base/error_internal.h"
 #include "replay/replay_internal.h"
 
@@ -35,9 +36,9 @@
  * at most take_max. */
 #define GROUP 64
 
-/* Eight hex digits of x, most significant first, as the bytes of a
- * word in memory order: each nibble spread to a byte, then made a digit,
- * all at once (a digit at a time was most of preparing an operation). */
+/* Eight hex digits of x as a word whose most significant byte is the
+ * first digit: each nibble spread to a byte, then made a digit, all at
+ * once (a digit at a time was most of preparing an operation). */
 static uint64_t hex8(uint32_t x)
 {
     uint64_t v = x;
@@ -47,15 +48,14 @@ static uint64_t hex8(uint32_t x)
     /* byte i holds nibble i (least significant first); 1 where >= 10 */
     uint64_t letters = ((v + 0x0606060606060606u) >> 4) & 0x0101010101010101u;
     v += 0x3030303030303030u + letters * ('a' - '0' - 10);
-    return __builtin_bswap64(v); /* most significant digit first */
+    return v;
 }
 
 static void key_of(uint64_t id, lct_backend_key *key)
 {
     key->id = id;
-    uint64_t hi = hex8((uint32_t)(id >> 32)), lo = hex8((uint32_t)id);
-    memcpy(key->name, &hi, 8);
-    memcpy(key->name + 8, &lo, 8);
+    be64enc(key->name, hex8((uint32_t)(id >> 32)));
+    be64enc(key->name + 8, hex8((uint32_t)id));
     key->name[16] = '\0';
 }
 
