@@ -46,7 +46,10 @@
  * cache keeps each record's offset, times and qualname (32 bytes a
  * record), so once it is built, queries that read neither args nor
  * args_bytes are answered from memory; a first scan streams the file,
- * which costs less than building the cache.  SQLite checks every
+ * which costs less than building the cache.  GROUP BY qualname, ORDER BY
+ * qualname and DISTINCT qualname ... ORDER BY qualname over one file take
+ * the cache's rows grouped by qualname, so SQLite sorts nothing (rows that
+ * need args only once lct_guard_install has run).  SQLite checks every
  * constraint again, so push-down never changes an answer.
  *
  * A damaged trace gives exactly the rows the reference reader yields;
@@ -56,10 +59,14 @@
  * has changed.  Pipes cannot be queried (a query may read a file twice).
  * Scans read a file through a mapping once lct_guard_install has run (as
  * in `lct sql`), else with read(2), so that a file cut during a query
- * cannot raise SIGBUS in a program that never asked for the guard.
+ * cannot raise SIGBUS in a program that never asked for the guard.  The
+ * row cache maps the file either way: a program that registers the
+ * modules itself should install the guard.
  *
  * The loadable extension (lct_sqlite.so, built and installed by make)
- * registers the three modules with the default options:
+ * installs the guard when loaded (a fault outside liblct's mappings still
+ * goes to the host's own handler) and registers the three modules with
+ * the default options:
  *     sqlite3> .load /usr/local/lib/liblct/lct_sqlite
  */
 #ifndef LCT_SQLITE_H

@@ -13,9 +13,11 @@ import glob
 import json
 import math
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 
 ext, fixtures, sample, tool = sys.argv[1:5]
 failures = []
@@ -95,6 +97,30 @@ for path in paths:
         want = json.load(f)
     python_client(conn, path, want)
     shell_client(path, want)
+
+# Loading the extension installs the SIGBUS guard: queries that read
+# args may then take rows grouped from the mapped row cache, and a file
+# cut in the middle of such a query ends its rows (an error naming the
+# file, or fewer rows) instead of killing this process.
+plan = " ".join(str(r) for r in conn.execute(
+    "EXPLAIN QUERY PLAN SELECT args FROM lct_records(?) ORDER BY qualname",
+    (sample,)))
+expect("grouped by qualname" in plan, f"args grouped: {plan}")
+with tempfile.TemporaryDirectory() as tmp:
+    cut = os.path.join(tmp, "cut.lct")
+    shutil.copyfile(sample, cut)
+    total = conn.execute("SELECT count(*) FROM lct_records(?) WHERE idx >= 1",
+                         (cut,)).fetchone()[0]
+    conn.execute("SELECT count(*) FROM lct_records(?) WHERE idx >= 1",
+                 (cut,)).fetchone()  # the second bounded query: row cache
+    conn.create_function("cut_now", 0,
+                         lambda: os.truncate(cut, 4096) or 1)
+    try:
+        rows = conn.execute("SELECT cut_now(), length(args) FROM "
+                            "lct_records(?) WHERE idx >= 1", (cut,)).fetchall()
+        expect(0 < len(rows) < total, f"cut file: {len(rows)} of {total} rows")
+    except sqlite3.OperationalError as e:
+        expect(cut in str(e), f"cut file: message without the path: {e}")
 
 # The keys table is the stream lct keys prints, row for row.
 rows = conn.execute("SELECT idx, op, obj_id, bytes FROM lct_keys(?)",

@@ -6,7 +6,8 @@
  * Built twice: into the lct tool with SQLITE_CORE defined (sqlite3ext.h
  * is then plain sqlite3.h), and into lct_sqlite.so without it, where
  * every sqlite3_* call goes through the routines SQLite hands the
- * extension at load.
+ * extension at load.  Loading the extension installs liblct's SIGBUS
+ * guard, as the Python module does.
  */
 #include "sqlite/sqlite_internal.h"
 SQLITE_EXTENSION_INIT1
@@ -49,6 +50,10 @@ int sqlite3_lctsqlite_init(sqlite3 *db, char **err,
 {
     (void)err;
     SQLITE_EXTENSION_INIT2(api);
+    /* A host (the sqlite3 shell, Python) knows nothing of liblct's
+     * mappings: without the guard a file cut during a query would kill
+     * it.  Faults elsewhere still go to the host's own handler. */
+    (void)lct_guard_install(NULL);
     return lct_sqlite_register(db, NULL);
 }
 #endif
