@@ -170,9 +170,10 @@ lct_status lct_object_key_get(lct_value v, lct_object_key *out,
  *
  * The words are put together in a register from loads of the trace's
  * own bytes.  Laying the fields out in a buffer first and loading the
- * words back made most loads straddle two stores, which the CPU cannot
- * forward: that cost more than the multiplies (29 ns a key on this VM,
- * against a stand-in hash, on 1.5 M keys). */
+ * words back made most loads straddle two stores, which a CPU cannot
+ * forward (the likely cause, not confirmed by a counter): that cost more
+ * than the multiplies (29 ns a key on this VM, against a stand-in hash,
+ * on 1.5 M keys). */
 typedef struct key_hasher {
     uint64_t h, word, total;
     unsigned fill; /* bytes in word, 0..7 */
