@@ -335,24 +335,19 @@ static int start_file(records_cursor *c, lct__sqlfile *f)
     if (bounded)
         f->bounded_queries++;
     bool cache = no_args && f->indexed;
+    bool grouped = (c->plan & P_BY_QUALNAME) != 0;
     c->cached = false;
-    if (c->plan & P_BY_QUALNAME) {
-        if (!lct__sqlfile_map(tab, f) || !lct__sqlfile_order(tab, f))
-            return SQLITE_ERROR;
-        f->users++;
-        c->mapped = f;
-        c->cached = no_args;
-        c->groups_begun = 0;
-        c->pos = c->pos_end = 0;
-        return SQLITE_OK;
-    }
-    if (far || cache) {
-        if (!lct__sqlfile_map(tab, f) || !lct__sqlfile_index(tab, f))
+    if (grouped || far || cache) {
+        if (!lct__sqlfile_map(tab, f) ||
+            !(grouped ? lct__sqlfile_order(tab, f)
+                      : lct__sqlfile_index(tab, f)))
             return SQLITE_ERROR;
         f->users++;
         c->mapped = f;
         c->cached = no_args;
         c->next = c->b.idx_lo;
+        c->groups_begun = 0;
+        c->pos = c->pos_end = 0;
         return SQLITE_OK;
     }
     lct_error err;
