@@ -2032,7 +2032,7 @@ Test(cli, keys_classifies_many_qualnames_alike)
         lct_writer_cstr(w, "keys");
         lct_writer_array(w, 1);
         unsigned char hash[2] = {(unsigned char)r, 1};
-        write_object_key(w, hash, sizeof hash, 0, -1);
+        write_object_key(w, hash, sizeof hash, 0, -1, NULL);
         cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
     }
     lct_writer_close(w);
@@ -2094,7 +2094,7 @@ Test(cli, keys_of_newer_and_unknown_carriers)
             lct_writer_array(w, 1);
         }
         unsigned char hash[2] = {(unsigned char)r, 7};
-        write_object_key(w, hash, sizeof hash, 0, -1);
+        write_object_key(w, hash, sizeof hash, 0, -1, NULL);
         if (r == 0) { /* the group's id, after its keys */
             lct_writer_cstr(w, "object_group_id");
             lct_writer_int(w, 0);

@@ -18,22 +18,7 @@ static void object_key(lct_writer *w, unsigned char seed, int rank, int group,
                        const char *salt)
 {
     unsigned char hash[4] = {seed, 1, 2, 3};
-    lct_writer_codec(w, "ObjectKey");
-    lct_writer_map(w, 3 + (group >= 0) + (salt != NULL));
-    lct_writer_cstr(w, "chunk_hash");
-    lct_writer_bin(w, hash, sizeof hash);
-    lct_writer_cstr(w, "model_name");
-    lct_writer_cstr(w, "m");
-    lct_writer_cstr(w, "kv_rank");
-    lct_writer_int(w, rank);
-    if (group >= 0) {
-        lct_writer_cstr(w, "object_group_id");
-        lct_writer_int(w, group);
-    }
-    if (salt) {
-        lct_writer_cstr(w, "cache_salt");
-        lct_writer_cstr(w, salt);
-    }
+    write_object_key(w, hash, sizeof hash, rank, group, salt);
 }
 
 /* One tensor [a, b] of dtype, shapes as torch.Size, dtypes wrapped. */

@@ -196,7 +196,7 @@ static void key_call(lct_writer *w, const char *call, unsigned k)
     lct_writer_cstr(w, "keys");
     lct_writer_array(w, 1);
     unsigned char hash[32] = {(unsigned char)k, (unsigned char)(k >> 8), 7};
-    write_object_key(w, hash, sizeof hash, 0, 0);
+    write_object_key(w, hash, sizeof hash, 0, 0, NULL);
     cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
 }
 
@@ -305,7 +305,7 @@ Test(replay, causal_waits_keep_a_lookup_after_its_store)
             lct_writer_cstr(w, "keys");
             lct_writer_array(w, 1);
             unsigned char hash[8] = {(unsigned char)k, 1, 2, 3};
-            write_object_key(w, hash, sizeof hash, 0, -1);
+            write_object_key(w, hash, sizeof hash, 0, -1, NULL);
             cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
         }
     lct_writer_close(w);

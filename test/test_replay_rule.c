@@ -23,7 +23,7 @@ static void object_key(lct_writer *w, key_spec k)
 {
     unsigned char hash[32] = {(unsigned char)k.hash,
                               (unsigned char)(k.hash >> 8), 9};
-    write_object_key(w, hash, sizeof hash, k.rank, 0);
+    write_object_key(w, hash, sizeof hash, k.rank, 0, NULL);
 }
 
 static void keys_array(lct_writer *w, const key_spec *ks, size_t n)

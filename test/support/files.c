@@ -73,10 +73,10 @@ lct_writer *tmp_trace_writer(char **path)
 }
 
 void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
-                      int rank, int group)
+                      int rank, int group, const char *salt)
 {
     lct_writer_codec(w, "ObjectKey");
-    lct_writer_map(w, group < 0 ? 3 : 4);
+    lct_writer_map(w, 3 + (group >= 0) + (salt != NULL));
     lct_writer_cstr(w, "chunk_hash");
     lct_writer_bin(w, hash, hash_len);
     lct_writer_cstr(w, "model_name");
@@ -86,6 +86,10 @@ void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
     if (group >= 0) {
         lct_writer_cstr(w, "object_group_id");
         lct_writer_int(w, group);
+    }
+    if (salt) {
+        lct_writer_cstr(w, "cache_salt");
+        lct_writer_cstr(w, salt);
     }
 }
 

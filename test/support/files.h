@@ -17,9 +17,10 @@ char *tmp_file_with(const void *data, size_t len);
  * 2, no config); aborts if either fails (test code). */
 lct_writer *tmp_trace_writer(char **path);
 /* An ObjectKey as the encoder orders it: chunk_hash (hash_len bytes),
- * model_name "m", kv_rank, then object_group_id unless group < 0. */
+ * model_name "m", kv_rank, then object_group_id unless group < 0, then
+ * cache_salt unless salt is NULL. */
 void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
-                      int rank, int group);
+                      int rank, int group, const char *salt);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL on
  * failure. */
 char *read_whole_file(const char *path, size_t *len);
