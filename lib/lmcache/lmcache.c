@@ -477,6 +477,27 @@ static _Thread_local struct {
     uint64_t layout_bytes;
 } last_layout;
 
+/* Whether v is exactly the len bytes at known (len 0: nothing known). */
+static inline bool same_bytes(lct_value v, const unsigned char *known,
+                              size_t len)
+{
+    return len && v.len == len && memcmp(v.ptr, known, len) == 0;
+}
+
+/* Keep v's bytes in buf (cap bytes, *len their count) when they fit and
+ * are one whole value, so that bytes beginning with them are that value;
+ * else keep what was kept.  Whether v was kept. */
+static bool keep_whole(lct_value v, unsigned char *buf, size_t cap,
+                       size_t *len)
+{
+    size_t size;
+    if (v.len > cap || lct_value_size(v, &size) != LCT_OK || size != v.len)
+        return false;
+    memcpy(buf, v.ptr, v.len);
+    *len = v.len;
+    return true;
+}
+
 /* The last few values this thread walked to step over them, by their
  * whole bytes (a spec's attn_desc and group_layout_descs repeat from call
  * to call): the next one found at the start of bytes to step over is
@@ -719,8 +740,7 @@ static _Thread_local struct {
 static lct_status attn_window(lct_value v, lct_attn_window *out,
                               lct_error *err)
 {
-    if (v.len && v.len == last_attn.len &&
-        memcmp(v.ptr, last_attn.bytes, v.len) == 0) {
+    if (same_bytes(v, last_attn.bytes, last_attn.len)) {
         out->num_chunks_in_sw =
             (lct_value){v.ptr + last_attn.sw_at, last_attn.sw_len};
         out->world_size = last_attn.world_size;
@@ -728,12 +748,10 @@ static lct_status attn_window(lct_value v, lct_attn_window *out,
     }
     lct_status st = lct_attn_window_get(v, out, err);
     const unsigned char *sw = out->num_chunks_in_sw.ptr;
-    size_t size;
-    if (st == LCT_OK && v.len <= sizeof last_attn.bytes && sw >= v.ptr &&
+    if (st == LCT_OK && sw >= v.ptr && sw <= v.ptr + v.len &&
         out->num_chunks_in_sw.len <= v.len - (size_t)(sw - v.ptr) &&
-        lct_value_size(v, &size) == LCT_OK && size == v.len) {
-        memcpy(last_attn.bytes, v.ptr, v.len);
-        last_attn.len = v.len;
+        keep_whole(v, last_attn.bytes, sizeof last_attn.bytes,
+                   &last_attn.len)) {
         last_attn.sw_at = (size_t)(sw - v.ptr);
         last_attn.sw_len = out->num_chunks_in_sw.len;
         last_attn.world_size = out->world_size;
@@ -1053,8 +1071,7 @@ static bool usual_key(lct_iter *it, lct_object_key *key)
  * cannot be sized), remembered by its bytes for the next call. */
 static bool layout_value_bytes(lct_value v, uint64_t *bytes)
 {
-    if (last_layout.len && v.len == last_layout.len &&
-        memcmp(v.ptr, last_layout.bytes, v.len) == 0) {
+    if (same_bytes(v, last_layout.bytes, last_layout.len)) {
         *bytes = last_layout.layout_bytes;
         return true;
     }
@@ -1063,13 +1080,9 @@ static bool layout_value_bytes(lct_value v, uint64_t *bytes)
         return false;
     if (lct_layout_bytes(&layout, bytes, NULL) != LCT_OK)
         *bytes = 0; /* present but not sizable: unknown */
-    size_t size;
-    if (v.len <= sizeof last_layout.bytes &&
-        lct_value_size(v, &size) == LCT_OK && size == v.len) {
-        memcpy(last_layout.bytes, v.ptr, v.len);
-        last_layout.len = v.len;
+    if (keep_whole(v, last_layout.bytes, sizeof last_layout.bytes,
+                   &last_layout.len))
         last_layout.layout_bytes = *bytes;
-    }
     return true;
 }
 
