@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/digits_internal.h"
 #include "base/error_internal.h"
 #include "lct_redis.h"
 
@@ -479,14 +480,10 @@ static redisContext *conn_get(redis_store *r, redis_conn *k, lct_error *err)
 /* Write n's decimal digits at p; their count. */
 static size_t put_decimal(char *p, size_t n)
 {
-    char digits[24];
-    size_t k = 0;
-    do
-        digits[k++] = (char)('0' + n % 10);
-    while ((n /= 10) != 0);
-    for (size_t i = 0; i < k; i++)
-        p[i] = digits[k - 1 - i];
-    return k;
+    char digits[24], *end = digits + sizeof digits;
+    char *d = lct__u64_digits(n, end);
+    memcpy(p, d, (size_t)(end - d));
+    return (size_t)(end - d);
 }
 
 /* The command for op in RESP, written straight onto the end of c's output
