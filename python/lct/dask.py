@@ -182,6 +182,15 @@ def _table_part(path, start, stop, columns, qualname, since, until):
             said)
 
 
+def _table_whole(path, columns, qualname, since, until):
+    said, log = _held()
+    raw = _table_raw(path, columns, qualname, since, until, 1, log=log)
+    _say(said, "lct.dask.read_table", path)
+    df = _frame(_table_from_raw(raw, columns), columns)
+    df.attrs = {}
+    return _add_file(df, path)
+
+
 def _table_pick(part, seams, k, path, columns, qualname, since, until):
     df, _, said = part
     ok, bases = seams
@@ -213,12 +222,51 @@ def _meta(columns):
     return clear_known_categories(pd.DataFrame(data))
 
 
-def _partitions(files, split_bytes, part, pick, args):
-    """Each file's ranges read, their seams checked, the rows picked."""
+def _threads():
+    """Worker threads the graph will likely run on: the default
+    distributed client's, else the local scheduler's."""
+    try:
+        from distributed import default_client
+        return max(1, sum(default_client().nthreads().values()))
+    except (ImportError, ValueError):
+        pass
+    dask, _ = _dask()
+    if dask.config.get("scheduler", None) in ("sync", "synchronous",
+                                              "single-threaded"):
+        return 1
+    return dask.config.get("num_workers", None) or _os.cpu_count() or 1
+
+
+def _split_for(split_bytes, narrow):
+    """split_bytes as given, or for "auto" SPLIT_BYTES, except that a
+    narrow read (rows much smaller than the trace) splits a file only
+    into as many ranges as there are threads to read them: more ranges
+    there buy no parallelism, only tasks (about 2 ms each on a
+    LocalCluster) and per-partition work."""
+    if split_bytes != "auto":
+        return lambda path: split_bytes
+    if not narrow:
+        return lambda path: SPLIT_BYTES
+    threads = _threads()
+
+    def per_file(path):
+        size = _os.path.getsize(path)
+        if threads <= 1:
+            return None
+        return max(SPLIT_BYTES, -(-size // threads))
+    return per_file
+
+
+def _partitions(files, split_bytes, whole, part, pick, args):
+    """Each file's ranges read, their seams checked, the rows picked; a
+    file in one range is one task."""
     dask, _ = _dask()
     out = []
     for path in files:
-        ranges = _ranges(path, split_bytes)
+        ranges = _ranges(path, split_bytes(path))
+        if len(ranges) == 1:
+            out.append(dask.delayed(whole, pure=True)(path, *args))
+            continue
         parts = [dask.delayed(part, pure=True)(path, a, b, *args)
                  for a, b in ranges]
         infos = [dask.delayed(lambda p: p[1], pure=True)(p) for p in parts]
@@ -229,18 +277,22 @@ def _partitions(files, split_bytes, part, pick, args):
 
 
 def read_table(paths_or_glob, columns=None, qualname=None, since=None,
-               until=None, split_bytes=SPLIT_BYTES):
+               until=None, split_bytes="auto"):
     """lct.read_pandas over many traces as one ``dask.dataframe``: a
     ``file`` column first (categorical), then ``columns`` (as read_table
     takes them; idx is the record number in its file).  One partition per
     file, and one per ``split_bytes`` of a larger file (None: never
-    split)."""
+    split).  "auto" splits at SPLIT_BYTES, but a read without ``args``
+    (rows far smaller than the trace) splits a file into no more ranges
+    than the client has worker threads: one thread reads each file
+    whole."""
     _, dd = _dask()
     files = paths(paths_or_glob)
     columns = _DEFAULT_COLUMNS if columns is None else \
         (columns,) if isinstance(columns, str) else tuple(columns)
     _listen()
-    parts = _partitions(files, split_bytes, _table_part, _table_pick,
+    split = _split_for(split_bytes, "args" not in columns)
+    parts = _partitions(files, split, _table_whole, _table_part, _table_pick,
                         (columns, qualname, since, until))
     return dd.from_delayed(parts, meta=_meta(columns), verify_meta=False)
 
@@ -254,6 +306,14 @@ def _keys_part(path, start, stop, read, write, all_calls, qualname, since,
     raw = _keys_raw(path, read, write, all_calls, qualname, since, until,
                     start, stop, log)
     return _keys_frame(raw), raw.get("range"), said
+
+
+def _keys_whole(path, read, write, all_calls, qualname, since, until):
+    said, log = _held()
+    df = _keys_frame(_keys_raw(path, read, write, all_calls, qualname,
+                               since, until, log=log))
+    _say(said, "lct.dask.keys", path)
+    return _add_file(df, path)
 
 
 def _keys_pick(part, seams, k, path, read, write, all_calls, qualname, since,
@@ -293,7 +353,8 @@ def keys(paths_or_glob, read=None, write=None, all_calls=False, qualname=None,
     _, dd = _dask()
     files = paths(paths_or_glob)
     _listen()
-    parts = _partitions(files, split_bytes, _keys_part, _keys_pick,
+    parts = _partitions(files, _split_for(split_bytes, False),
+                        _keys_whole, _keys_part, _keys_pick,
                         (read, write, all_calls, qualname, since, until))
     return dd.from_delayed(parts, meta=_keys_meta(), verify_meta=False)
 

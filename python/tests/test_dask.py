@@ -80,6 +80,31 @@ def test_a_damaged_trace_at_several_splits():
         check_splits(path, (size // 7, size // 3, 100003), ld)
 
 
+def test_auto_splits_a_narrow_read_only_for_threads_to_read_it():
+    dask, ld = dask_mods()
+    path = damaged_trace()
+    size = os.path.getsize(path)
+    want = single(path)
+    saved = ld.SPLIT_BYTES
+    ld.SPLIT_BYTES = size // 5 + 1  # five ranges at the default
+    try:
+        cases = (("synchronous", None, COLUMNS, 1),
+                 ("threads", 3, COLUMNS, 3),
+                 ("threads", 9, COLUMNS, 5),
+                 ("synchronous", None, COLUMNS + ("args",), 5))
+        for scheduler, workers, columns, parts in cases:
+            with dask.config.set(scheduler=scheduler, num_workers=workers):
+                t = ld.read_table([path, path], columns=columns)
+                assert t.npartitions == 2 * parts, (scheduler, workers,
+                                                     columns)
+                assert rows_of(t.compute()) == want + want
+                assert ld.read_table(path, columns=COLUMNS,
+                                     split_bytes=size // 7 + 1
+                                     ).npartitions == 7
+    finally:
+        ld.SPLIT_BYTES = saved
+
+
 # MARK: frames inside values
 
 
@@ -162,6 +187,14 @@ def test_on_a_local_cluster_with_two_worker_processes():
         assert t.npartitions >= 10
         got = t.compute()
         assert rows_of(got) == want + want
+        saved = ld.SPLIT_BYTES
+        ld.SPLIT_BYTES = split
+        try:  # auto: as many ranges as the cluster's 2 threads
+            t = ld.read_table([path, path], columns=COLUMNS)
+            assert t.npartitions == 4
+            assert rows_of(t.compute()) == want + want
+        finally:
+            ld.SPLIT_BYTES = saved
         per_op = t.groupby("qualname", observed=True).size().compute()
         assert int(per_op.sum()) == 2 * len(want)
         k = ld.keys(path, split_bytes=split)
