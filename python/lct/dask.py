@@ -227,9 +227,14 @@ def _threads():
     distributed client's, else the local scheduler's."""
     try:
         from distributed import default_client
-        return max(1, sum(default_client().nthreads().values()))
+        client = default_client()
     except (ImportError, ValueError):
-        pass
+        client = None
+    if client is not None:
+        try:
+            return max(1, sum(client.nthreads().values()))
+        except Exception:  # a client closing or gone: split as for many
+            return 2
     dask, _ = _dask()
     if dask.config.get("scheduler", None) in ("sync", "synchronous",
                                               "single-threaded"):
