@@ -2200,6 +2200,13 @@ typedef struct lct_replay_call {
 /** What a run did. */
 typedef struct lct_replay_report {
     double duration;                    /**< seconds, start to drained */
+    /** Seconds the reading thread spent reading records and planning
+     *  their operations: duration less the time it ran operations itself
+     *  (one worker, on its thread), waited for room among those in
+     *  flight, slept to a record's due time, or waited for the last
+     *  operations.  Near duration: the replay could not go faster than
+     *  its reading; far below: the backend (or the pacing) set the pace. */
+    double planning;
     lct_replay_dist latency[LCT_REPLAY_KINDS]; /**< successful ops */
     uint64_t errors[LCT_REPLAY_KINDS];  /**< failed ops, per kind */
     uint64_t bytes[LCT_REPLAY_KINDS];   /**< moved by successful ops */

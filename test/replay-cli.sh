@@ -43,6 +43,7 @@ head -n 1 "$tmp/out/trace_replay_ops.csv" | cmp -s - "$tmp/want" ||
 py 'import json, sys
 s = json.load(open(sys.argv[1]))
 assert isinstance(s["duration_s"], float), s
+assert 0 < s["planning_s"] <= s["duration_s"], s
 for k in ("load", "lookup", "store"):
     o = s["ops"][k]
     assert set(o) == {"count", "errors", "mean_ms", "p50_ms", "p90_ms",

@@ -291,9 +291,14 @@ static lct_status slow_remove(void *s, unsigned w, const lct_backend_key *k,
     return LCT_OK;
 }
 
-Test(replay, causal_waits_keep_a_lookup_after_its_store)
+static const lct_backend_ops slow = {"slow", slow_open, slow_close,
+                                     slow_store, slow_lookup, slow_load,
+                                     slow_remove, NULL};
+
+/* A trace where each of 40 keys is written, then looked up at once, a
+ * millisecond of t_mono apart. */
+static char *write_then_look_up_trace(void)
 {
-    /* A trace where each key is written, then looked up at once. */
     char *path;
     lct_writer *w = tmp_trace_writer(&path);
     const char *calls[] = {"S.reserve_write", "S.finish_write",
@@ -309,17 +314,27 @@ Test(replay, causal_waits_keep_a_lookup_after_its_store)
             cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
         }
     lct_writer_close(w);
-    static const lct_backend_ops slow = {"slow", slow_open, slow_close,
-                                         slow_store, slow_lookup, slow_load,
-                                         slow_remove, NULL};
+    return path;
+}
+
+static void replay_file(const char *path, const lct_backend_ops *ops,
+                        const lct_replay_options *o, lct_replay_report *rep)
+{
     lct_reader *r;
     cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
-    lct_replay_options o = {.speed = 0, .inflight = 8, .value_bytes = 16};
     void *state;
-    slow_open(NULL, NULL, &state, NULL);
-    lct_replay_report rep;
-    cr_assert_eq(lct_replay_run(r, &slow, state, &o, &rep, NULL), LCT_OK);
+    cr_assert_eq(ops->open("", NULL, &state, NULL), LCT_OK);
+    cr_assert_eq(lct_replay_run(r, ops, state, o, rep, NULL), LCT_OK);
+    ops->close(state);
     lct_close(r);
+}
+
+Test(replay, causal_waits_keep_a_lookup_after_its_store)
+{
+    char *path = write_then_look_up_trace();
+    lct_replay_options o = {.speed = 0, .inflight = 8, .value_bytes = 16};
+    lct_replay_report rep;
+    replay_file(path, &slow, &o, &rep);
     unlink(path);
     free(path);
     cr_expect_eq(rep.workers, 8);
@@ -328,6 +343,32 @@ Test(replay, causal_waits_keep_a_lookup_after_its_store)
                  (unsigned long long)rep.hits);
     cr_expect_gt(rep.causal.count, 0, "the lookups had to wait");
     cr_expect_leq(rep.inflight_max, 8);
+}
+
+Test(replay, planning_time_leaves_out_operations_waits_and_sleeps)
+{
+    char *path = write_then_look_up_trace();
+    /* 40 stores of 2 ms: 80 ms the planner's thread runs (one worker,
+     * inline) or waits for (eight, room for two in flight) */
+    lct_replay_options inline_run = {.speed = 0, .value_bytes = 16};
+    lct_replay_options threaded = {.speed = 0, .workers = 8, .inflight = 2,
+                                   .value_bytes = 16};
+    /* 39 ms of t_mono at a fifth of the speed: 195 ms of sleeping */
+    lct_replay_options paced = {.speed = 0.2, .value_bytes = 16};
+    const lct_replay_options *runs[] = {&inline_run, &threaded, &paced};
+    const lct_backend_ops *ops[] = {&slow, &slow, lct_backend_null()};
+    double least_away[] = {0.075, 0.03, 0.15};
+    for (int i = 0; i < 3; i++) {
+        lct_replay_report rep;
+        replay_file(path, ops[i], runs[i], &rep);
+        cr_expect_eq(rep.records, 120);
+        cr_expect_gt(rep.planning, 0, "run %d", i);
+        cr_expect_leq(rep.planning + least_away[i], rep.duration,
+                      "run %d: planning %.4f s of %.4f s", i, rep.planning,
+                      rep.duration);
+    }
+    unlink(path);
+    free(path);
 }
 
 static int count_kv_files(const char *dir)

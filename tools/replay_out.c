@@ -157,8 +157,8 @@ void replay_print_table(FILE *f, const replay_run *run)
         fprintf(f, "no L1: every lookup reaches the backend; loads follow "
                 "each call's policy (PREFIX: the leading chunks found)\n");
     fprintf(f, "records: %" PRIu64 " read, %" PRIu64
-            " gave operations; %.3f s\n", r->records, r->records_issued,
-            r->duration);
+            " gave operations; %.3f s, %.3f s of it reading and planning\n",
+            r->records, r->records_issued, r->duration, r->planning);
     print_ops(f, r);
     print_extras(f, r);
     print_calls(f, r);
@@ -381,6 +381,7 @@ static void summary_object(jw *w, const replay_run *run)
     jkey(w, "partial");
     fputs(r->partial ? "true" : "false", w->f);
     jdouble(w, "percentile_error", LCT_REPLAY_HIST_ERROR);
+    jdouble(w, "planning_s", r->planning);
     jkey(w, "prefetch_calls");
     jbegin(w);
     juint(w, "not_prefix", r->calls_sparse);
@@ -439,6 +440,7 @@ void replay_print_compare(FILE *f, const replay_run *a, const replay_run *b)
     tool_put_vis(f, b->backend, lb);
     fprintf(f, "  %9s\n", "B/A");
     compare_row(f, "duration (s)", x->duration, y->duration, w, 3);
+    compare_row(f, "reading and planning (s)", x->planning, y->planning, w, 3);
     for (unsigned k = 0; k < LCT_REPLAY_KINDS; k++) {
         if (x->latency[k].count + y->latency[k].count == 0)
             continue;

@@ -565,15 +565,23 @@ static void hand_over(lct__engine *e)
     size_t n = e->npending;
     if (n == 0)
         return;
+    uint64_t full = 0;
     for (int i = 0; i < e->spins && __atomic_load_n(&e->inflight, __ATOMIC_RELAXED) +
-                                      n > e->inflight_limit; i++)
+                                      n > e->inflight_limit; i++) {
+        if (!full)
+            full = lct__now_ns();
         sched_yield();
+    }
     pthread_mutex_lock(&e->lock);
     while (e->inflight + n > e->inflight_limit) {
+        if (!full)
+            full = lct__now_ns();
         e->putter_waiting = true;
         pthread_cond_wait(&e->can_put, &e->lock);
     }
     e->putter_waiting = false;
+    if (full)
+        e->planner_away_ns += lct__now_ns() - full;
     for (size_t i = 0; i < n; i++)
         e->ring[(e->head + e->count + i) % e->inflight_limit] = e->pending[i];
     e->count += n;
@@ -584,6 +592,15 @@ static void hand_over(lct__engine *e)
         pthread_cond_signal(&e->can_take);
     pthread_mutex_unlock(&e->lock);
     e->npending = 0;
+}
+
+/* A batch run on the planner's thread: two clock readings a batch of
+ * GROUP, to tell the planner's time from the operations'. */
+static void run_inline(lct__engine *e, lct__worker *w)
+{
+    uint64_t t0 = lct__now_ns();
+    run_batch(e, w);
+    e->planner_away_ns += lct__now_ns() - t0;
 }
 
 bool lct__engine_put(lct__engine *e, const lct__rop *op)
@@ -597,7 +614,7 @@ bool lct__engine_put(lct__engine *e, const lct__rop *op)
         if (out > e->inflight_max)
             e->inflight_max = out;
         if (w->nbatch == e->slots)
-            run_batch(e, w);
+            run_inline(e, w);
         return w->failed == LCT_OK;
     }
     e->pending[e->npending++] = *op;
@@ -609,7 +626,7 @@ bool lct__engine_put(lct__engine *e, const lct__rop *op)
 void lct__engine_flush(lct__engine *e)
 {
     if (e->inline_run && e->workers[0].nbatch)
-        run_batch(e, &e->workers[0]);
+        run_inline(e, &e->workers[0]);
     else if (!e->inline_run)
         hand_over(e);
 }

@@ -31,6 +31,7 @@ typedef struct planner {
     lct_replay_report *r;
     double due;       /* the record's, in seconds after the start */
     bool waited;      /* this record's due time has been slept to */
+    uint64_t slept_ns; /* in sleep_until_due, the flush excepted */
     bool nomem;
     bool has_l1;
     lct__l1 l1;       /* with has_l1: the L1 in front */
@@ -109,11 +110,8 @@ static uint64_t key_bytes(planner *p, uint64_t layout_bytes)
 
 /* Wait for the record's due time: sleep to just before it (absolute, so
  * errors do not add up), then poll the clock. */
-static void sleep_until_due(planner *p)
+static void wait_until(planner *p, uint64_t at, uint64_t now)
 {
-    lct__engine_flush(p->e);
-    uint64_t at = lct__due_ns(p->e, p->due);
-    uint64_t now = lct__now_ns();
     if (at > now + SPIN_NS) {
         uint64_t wake = at - SPIN_NS;
         struct timespec ts = {(time_t)(wake / 1000000000u),
@@ -126,6 +124,14 @@ static void sleep_until_due(planner *p)
     while (lct__now_ns() < at)
         if (p->o->stop && *p->o->stop)
             return;
+}
+
+static void sleep_until_due(planner *p)
+{
+    lct__engine_flush(p->e);
+    uint64_t from = lct__now_ns();
+    wait_until(p, lct__due_ns(p->e, p->due), from);
+    p->slept_ns += lct__now_ns() - from;
 }
 
 /* Hand op over (its seq, due time and causal wait filled in). */
@@ -419,6 +425,10 @@ static lct_status replay(source *src, const lct_backend_ops *ops,
         st = lct__engine_start(&e, err);
     if (st == LCT_OK) {
         plan_all(&p, src);
+        /* what the last flush runs comes after the planning */
+        uint64_t planned = lct__now_ns() - e.start_ns;
+        uint64_t away = e.planner_away_ns + p.slept_ns;
+        report->planning = (double)(planned > away ? planned - away : 0) / 1e9;
         lct__engine_finish(&e);
         report->duration = (double)(lct__now_ns() - e.start_ns) / 1e9;
         lct__engine_report(&e, report);

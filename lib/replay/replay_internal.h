@@ -97,6 +97,9 @@ struct lct__engine {
     bool inline_run; /* the one worker runs on the planner's thread */
     int spins;       /* looks before sleeping on a condition */
     uint64_t start_ns; /* CLOCK_MONOTONIC at the start, in ns */
+    /* The planner thread's time not spent planning: running operations
+     * itself (inline) or waiting for room in the queue. */
+    uint64_t planner_away_ns;
 
     /* The queue: a ring of inflight_limit operations. */
     pthread_mutex_t lock;
