@@ -126,6 +126,8 @@ static void wait_until(planner *p, uint64_t at, uint64_t now)
             return;
 }
 
+/* Hand over what is planned, then wait for the record's due time: the
+ * wait is not planning (lct_replay_report.planning). */
 static void sleep_until_due(planner *p)
 {
     lct__engine_flush(p->e);
