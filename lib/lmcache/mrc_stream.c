@@ -127,9 +127,12 @@ static bool make_room(pass *p)
         uint64_t cap = 2 * p->live + 1024;
         if (cap >= UINT32_MAX)
             return false;
+        /* grown, not zeroed: the compaction below rebuilds every tree */
         bool ok = grow(&p->key_at, cap, sizeof *p->key_at);
         if (ok && p->live_bits) {
-            ok = lct__mrc_live_reset(p, cap);
+            uint64_t words = lct__mrc_live_words(cap);
+            ok = grow(&p->live_bits, words, sizeof *p->live_bits) &&
+                 grow(&p->live_tree, words + 1, sizeof *p->live_tree);
         } else if (ok) {
             ok = grow(&p->tree, cap + 1, sizeof *p->tree) &&
                  grow(&p->size_at, cap, sizeof *p->size_at);
