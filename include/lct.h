@@ -83,10 +83,11 @@
  * freed, and stay valid until lct_close() on the reader they came from;
  * copy what you need beyond that, whatever the input: a regular file (mapped),
  * or a pipe, FIFO, /dev/stdin or device (read as it arrives, every frame
- * kept until lct_close(), so memory grows with the input).  The one
- * exception is asked for: LCT_STREAM reuses one buffer, for memory bounded
- * by the largest frame, so its record views live only until the next
- * lct_next() (its header's still live until lct_close()).  Value views
+ * kept until lct_close(), so memory grows with the input).  The
+ * exceptions are asked for: LCT_STREAM reuses one buffer, for memory
+ * bounded by the largest frame, so its record views live only until the
+ * next lct_next() (its header's still live until lct_close()), and
+ * LCT_ONE_PASS promises no more than LCT_STREAM does.  Value views
  * made with lct_value_from() over your own buffer live as long as your
  * buffer.
  *
@@ -452,7 +453,22 @@ enum {
      * live as long as a mapping's (memory: the input), and with it the
      * buffer is reused (memory: the largest frame).
      */
-    LCT_STREAM = 1u << 5
+    LCT_STREAM = 1u << 5,
+    /**
+     * The caller reads forward once and uses a record's views only until
+     * the next lct_next(), as under LCT_STREAM: a regular file of 16 MiB
+     * or more is then read through whichever of the mapping and the stream
+     * costs less on this machine.  The first such file a process opens
+     * decides, by timing a few MiB both ways (about 1 ms): the mapping
+     * pays a first touch per 4 KiB page, which is cheap on most machines
+     * and a trip to the hypervisor under shadow paging; the stream copies
+     * every byte.  Both give the same records.  lct_reader_data() says
+     * which was taken ({NULL, 0}: the stream).  An input that cannot be
+     * mapped reuses one buffer, as under LCT_STREAM.  A file is mapped as
+     * without this flag under LCT_FOLLOW and LCT_POPULATE; LCT_NO_MMAP and
+     * LCT_STREAM go first.
+     */
+    LCT_ONE_PASS = 1u << 6
 };
 
 /** The trace schema versions this library reads. */
@@ -469,7 +485,8 @@ enum {
  *
  * @param path   file to open
  * @param flags  LCT_LAZY, LCT_QUIET, LCT_NO_MMAP, LCT_POPULATE, LCT_FOLLOW,
- *               LCT_STREAM, or 0 (described where they are defined)
+ *               LCT_STREAM, LCT_ONE_PASS, or 0 (described where they are
+ *               defined)
  * @param out    set to the new reader on success, to NULL on failure
  * @param err    filled on failure (may be NULL); message names the path
  * @return LCT_OK, or

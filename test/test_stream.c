@@ -2,8 +2,9 @@
  * test_stream.c - the streaming source: pipes and LCT_STREAM give the
  * records and judgments the mapping gives, records arrive before the
  * input ends, odd inputs (/dev/zero, /proc files, a pipe that claims a
- * huge frame) are answered in bounded memory, and what a stream cannot do
- * (index, go back on a pipe) is refused cleanly.
+ * huge frame) are answered in bounded memory, what a stream cannot do
+ * (index, go back on a pipe) is refused cleanly, and LCT_ONE_PASS reads
+ * as the mapping does whichever way it takes.
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include "files.h"
 #include "lct.h"
 #include "mpw.h"
+#include "read/source_internal.h"
 #include "run.h"
 
 /* These tests wait on other processes: a regression that hangs one
@@ -440,6 +442,85 @@ Test(stream, every_fixture_streamed_as_mapped)
                      fixtures[i]);
         cr_expect_eq(st_s.bytes_read, st_m.bytes_read, "%s", fixtures[i]);
     }
+}
+
+/* A trace of 17 MiB or more (LCT_ONE_PASS decides only from 16 MiB): a
+ * record with a 4 KiB value every 100, a malformed frame in the middle
+ * and a cut tail, so that skips and the cut are compared too. */
+static char *one_pass_trace(void)
+{
+    mpw t, body;
+    mpw_init(&t);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    mpw_frame(&t, &body);
+    static unsigned char blob[4096];
+    for (unsigned i = 0; t.len < (17u << 20); i++) {
+        if (i == 2000) { /* a frame whose body is not a record */
+            mpw_reset(&body);
+            mpw_uint(&body, 7);
+            mpw_frame(&t, &body);
+        }
+        mpw_reset(&body);
+        mpw_record_begin(&body, i * 0.5, 1764600000.0 + i * 0.5, "x.op");
+        mpw_map(&body, 1);
+        mpw_str(&body, "v");
+        blob[i % sizeof blob] = (unsigned char)i;
+        mpw_bin(&body, blob, i % 100 ? 16 : sizeof blob);
+        mpw_frame(&t, &body);
+    }
+    mpw_be32(&t, 100); /* a frame cut after 3 of its 100 bytes */
+    mpw_raw(&t, "abc", 3);
+    char *path = tmp_file_with(t.buf, t.len);
+    mpw_free(&t);
+    mpw_free(&body);
+    return path;
+}
+
+static bool streams(const char *path, unsigned flags)
+{
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, flags, &r, NULL), LCT_OK);
+    bool streamed = lct_reader_data(r).ptr == NULL;
+    lct_close(r);
+    return streamed;
+}
+
+Test(stream, one_pass_reads_as_the_mapping_whichever_way_it_takes)
+{
+    char *path = one_pass_trace();
+    int rc_m, rc_o;
+    static log_text log_m, log_o;
+    lct_stats st_m, st_o;
+    uint64_t sum_m, sum_o;
+    read_all(path, 0, &rc_m, &log_m, &st_m, &sum_m);
+    cr_assert_eq(rc_m, LCT_OK);
+    cr_expect(st_m.skipped == 1 && st_m.truncated, "the trace is damaged");
+    /* -1: the probe decides; 0: the mapping; 1: the stream */
+    for (int decide = -1; decide <= 1; decide++) {
+        lct__one_pass_decide(decide);
+        bool streamed = streams(path, LCT_ONE_PASS);
+        if (decide >= 0)
+            cr_expect_eq(streamed, decide == 1, "decided %d", decide);
+        read_all(path, LCT_ONE_PASS, &rc_o, &log_o, &st_o, &sum_o);
+        cr_expect_eq(rc_o, rc_m, "decided %d", decide);
+        cr_expect_str_eq(log_o.text, log_m.text, "decided %d", decide);
+        cr_expect_eq(sum_o, sum_m, "decided %d: records differ", decide);
+        cr_expect_eq(st_o.records, st_m.records);
+        cr_expect_eq(st_o.skipped, st_m.skipped);
+        cr_expect_eq(st_o.truncated_offset, st_m.truncated_offset);
+        cr_expect_eq(st_o.bytes_read, st_m.bytes_read);
+        /* what goes first */
+        cr_expect(streams(path, LCT_ONE_PASS | LCT_STREAM));
+        cr_expect_not(streams(path, LCT_ONE_PASS | LCT_FOLLOW));
+    }
+    /* a small file is mapped, whatever was decided */
+    char small[4096];
+    snprintf(small, sizeof small, "%s/clean.lct", LCT_FIXTURES_DIR);
+    cr_expect_not(streams(small, LCT_ONE_PASS));
+    lct__one_pass_decide(-1);
+    unlink(path);
+    free(path);
 }
 
 Test(stream, a_streamed_file_rewinds_and_keeps_its_header)

@@ -2,7 +2,8 @@
  * source.c - choosing where a trace's bytes come from and releasing it:
  * mmap for regular files, one heap buffer under LCT_NO_MMAP, and the
  * streaming source (stream.c) for everything that cannot be mapped
- * (pipes, FIFOs, terminals, devices, /proc files) or when LCT_STREAM asks.
+ * (pipes, FIFOs, terminals, devices, /proc files), when LCT_STREAM asks, and
+ * under LCT_ONE_PASS when the stream is the faster here (source_probe.c).
  *
  * Mapped and read-whole inputs end in the same {data, size}, so framing
  * and decoding never know which one they read.
@@ -117,14 +118,17 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
     bool sized = S_ISREG(st.st_mode) && st.st_size > 0;
     if (flags & LCT_NO_MMAP)
         return read_whole(fd, name, src, err);
-    if (!sized || (flags & LCT_STREAM)) {
+    bool one_pass = (flags & LCT_ONE_PASS) && sized &&
+                    !(flags & (LCT_FOLLOW | LCT_POPULATE));
+    if (!sized || (flags & LCT_STREAM) ||
+        (one_pass && lct__one_pass_known((uint64_t)st.st_size) == 1)) {
         /* A regular file's size is known up front (progress, stats); a
          * pipe's is what has been read so far. */
         src->size = sized ? (uint64_t)st.st_size : 0;
         src->regular = S_ISREG(st.st_mode);
         /* Not asked to stream: views must live until close, as a
          * mapping's do, so nothing read is dropped. */
-        src->keep = !(flags & LCT_STREAM);
+        src->keep = !(flags & (LCT_STREAM | LCT_ONE_PASS));
         return keep_fd(fd, name, LCT__SOURCE_STREAM, sized, src, err);
     }
     if ((uint64_t)st.st_size > SIZE_MAX)
@@ -137,6 +141,12 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
                       name, &map, err);
     if (rc != LCT_OK)
         return rc;
+    if (one_pass && lct__one_pass_streams(fd, map, size)) {
+        munmap(map, size);
+        src->size = size;
+        src->regular = true;
+        return keep_fd(fd, name, LCT__SOURCE_STREAM, true, src, err);
+    }
     src->data = map;
     src->size = size;
     /* The descriptor stays for fstat: a mapping cannot tell a file that

@@ -69,6 +69,18 @@ typedef struct lct__source {
 int lct__source_from_fd(int fd, const char *name, unsigned flags,
                         lct__source *src, lct_error *err);
 
+/* Under LCT_ONE_PASS: whether the mapped file (map, size bytes, read
+ * through fd) is read faster as a stream here (source_probe.c).  Files
+ * under 16 MiB are mapped; the first larger one decides for the process. */
+bool lct__one_pass_streams(int fd, const unsigned char *map, uint64_t size);
+
+/* What lct__one_pass_streams would say without a probe: 1 stream, 0 map,
+ * -1 not yet known (a probe needs the mapping). */
+int lct__one_pass_known(uint64_t size);
+
+/* Tests: decide for the process (1 stream, 0 map), or -1 to probe again. */
+void lct__one_pass_decide(int streams);
+
 /* The file's size now (fstat of the kept descriptor): LCT_OK or
  * LCT_ERR_SYS (no descriptor, or fstat failed). */
 int lct__source_real_size(const lct__source *src, uint64_t *size);
