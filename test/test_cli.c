@@ -1011,6 +1011,46 @@ Test(cli, mmap_and_stream_print_the_same)
     }
 }
 
+/* Past 16 MiB the default is whichever way a probe finds cheaper here
+ * (LCT_ONE_PASS): every way prints the same, on a trace whose tail is
+ * cut.  test_stream forces each way in the library. */
+Test(cli, a_large_trace_reads_the_same_every_way, .timeout = 120)
+{
+    char *path = tmp_file_with("", 0);
+    run g = run_lct(NULL, "gen", "-n", "10000", "--seed", "3", path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    struct stat info;
+    cr_assert_eq(stat(path, &info), 0);
+    cr_assert_gt(info.st_size, 17 << 20, "the probe's size, and more");
+    cr_assert_eq(truncate(path, info.st_size - 100), 0);
+    static const char *cmds[][4] = {{"check", "--json", "-j", "1"},
+                                    {"stat", "--csv", "-j", "2"},
+                                    {"keys", "--csv", "-j", "1"},
+                                    {"mrc", "--json", "-j", "1"}};
+    for (size_t c = 0; c < sizeof cmds / sizeof *cmds; c++) {
+        run m = run_lct(NULL, cmds[c][0], "--mmap", cmds[c][1], cmds[c][2],
+                        cmds[c][3], path, NULL);
+        run s = run_lct(NULL, cmds[c][0], "--stream", cmds[c][1], cmds[c][2],
+                        cmds[c][3], path, NULL);
+        run d = run_lct(NULL, cmds[c][0], cmds[c][1], cmds[c][2], cmds[c][3],
+                        path, NULL);
+        cr_expect_eq(m.status, 3, "%s: the cut tail", cmds[c][0]);
+        cr_expect(m.outlen > 0, "%s printed", cmds[c][0]);
+        cr_expect_eq(s.status, m.status, "%s", cmds[c][0]);
+        cr_expect_eq(d.status, m.status, "%s", cmds[c][0]);
+        cr_expect_str_eq(s.out, m.out, "%s --stream", cmds[c][0]);
+        cr_expect_str_eq(d.out, m.out, "%s by default", cmds[c][0]);
+        cr_expect_str_eq(s.err, m.err, "%s --stream stderr", cmds[c][0]);
+        cr_expect_str_eq(d.err, m.err, "%s stderr by default", cmds[c][0]);
+        run_free(&m);
+        run_free(&s);
+        run_free(&d);
+    }
+    unlink(path);
+    free(path);
+}
+
 /* dump --fields: only what was asked, in that order; idx counts records
  * as the reader yields them, filtered or not. */
 Test(cli, dump_fields_projects_each_record)

@@ -73,7 +73,7 @@ static void help(void)
            "             truncated, truncated_offset, bytes, problems,\n"
            "             error (problems are then warnings on stderr)\n"
            "  -q         nothing on stderr (the report is on stdout)\n"
-           "  --mmap, --stream how to read a file (default: --mmap)\n"
+           "  --mmap, --stream how to read a file (default: the faster here)\n"
            "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
            "  -j N       threads (default: all CPUs for files over 64 MiB)\n"
            "  -h, --help this text\n");

@@ -59,7 +59,8 @@ static void help(void)
            "                      CPUs for files of 64 MiB or more); the file\n"
            "                      is then mapped.  One thread for --range,\n"
            "                      --fields idx, -f and --stream\n"
-           "  --mmap, --stream    how to read a file (default: --mmap)\n"
+           "  --mmap, --stream    how to read a file "
+           "(default: the faster here)\n"
            "  --max-frame SIZE    the longest frame a pipe may hold (256M)\n"
            "  -h, --help          this text\n");
 }

@@ -23,7 +23,7 @@ static void help(void)
            "another file's one is replaced.  Prints where each went.\n"
            "\n"
            "  -q                no warnings on stderr\n"
-           "  --mmap, --stream  how to read a file (default: --mmap)\n"
+           "  --mmap, --stream  how to read a file (default: the faster here)\n"
            "  --max-frame SIZE  the longest frame a pipe may hold (256M)\n"
            "  -h, --help        this text\n");
 }

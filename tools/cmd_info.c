@@ -181,7 +181,7 @@ static void help(void)
            "             total_records, skipped, truncated, truncated_offset\n"
            "             (per-qualname counts: lct stat --csv)\n"
            "  -q         no warnings on stderr\n"
-           "  --mmap, --stream how to read a file (default: --mmap)\n"
+           "  --mmap, --stream how to read a file (default: the faster here)\n"
            "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
            "  -j N       threads (default: all CPUs for files over 64 MiB;\n"
            "             events-level traces are always read by one)\n"

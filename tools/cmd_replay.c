@@ -101,7 +101,7 @@ static void help(void)
         "  --csv                print the ops CSV instead (--compare: with a\n"
         "                       backend column first)\n"
         "  -q                   no progress or warnings on stderr\n"
-        "  --mmap, --stream     how to read a file (default: --mmap)\n"
+        "  --mmap, --stream     how to read a file (default: the faster here)\n"
         "  --max-frame SIZE     the longest frame a pipe may hold (256M)\n"
         "  -h, --help           this text\n"
         "\n"

@@ -166,7 +166,7 @@ static void help(void)
            "  --json           one JSON object\n"
            "  -q               no warnings on stderr\n"
            "  -j N             threads (default: all CPUs for files over 64 MiB)\n"
-           "  --mmap, --stream how to read a file (default: --mmap)\n"
+           "  --mmap, --stream how to read a file (default: the faster here)\n"
            "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
            "  -h, --help       this text\n");
 }

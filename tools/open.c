@@ -76,9 +76,11 @@ lct_reader *tool_open(const char *path, unsigned flags, bool quiet)
 
 unsigned tool_source_flags(const tool_args *a)
 {
-    /* A regular file is mapped unless --stream: a pass over a mapping that
-     * fills its page tables ahead (madvise) and asks for cache lines ahead
-     * (lct__source_ahead) costs less than read(2)'s copy into a buffer
-     * (bench/README.md, "Sources").  Pipes stream whatever this says. */
-    return a->source == TOOL_SOURCE_STREAM ? LCT_STREAM : 0;
+    /* Every command reads a file once, front to back: unless told, the
+     * library takes whichever of the mapping and the stream costs less on
+     * this machine (LCT_ONE_PASS; docs/performance.md, "Sources").  Pipes
+     * stream whatever this says. */
+    return a->source == TOOL_SOURCE_STREAM ? LCT_STREAM
+           : a->source == TOOL_SOURCE_MMAP ? 0
+                                           : LCT_ONE_PASS;
 }
