@@ -488,15 +488,18 @@ static double bound(PyObject *o)
     return !o || o == Py_None ? NAN : PyFloat_AsDouble(o);
 }
 
-/* Open path for a whole-file pass: mapped (a regular file; lct_next and
- * each lct_scan_file thread fill the mapping ahead of them, cheaper than
- * pread's copy) or streamed (a pipe), its warnings to log. */
-static lct_reader *open_pass(const char *path, PyObject *log, bool lazy)
+/* Open path for a pass, its warnings to log.  A whole file is read once,
+ * front to back, each row copied out: the library takes the mapping or
+ * the stream, whichever costs less here (LCT_ONE_PASS).  A byte range
+ * (lct.dask) is mapped: it finds its first frame by a resync scan. */
+static lct_reader *open_pass(const char *path, PyObject *log, bool lazy,
+                             bool whole)
 {
     lct_reader *r = NULL;
     lct_error err;
     lctpy_guard();
-    lct_open_options opts = {.flags = lazy ? LCT_LAZY : 0};
+    lct_open_options opts = {.flags = (lazy ? LCT_LAZY : 0) |
+                                      (whole ? LCT_ONE_PASS : 0)};
     lct_status st;
     Py_BEGIN_ALLOW_THREADS
     st = lct_open_with(path, &opts, &r, &err);
@@ -586,7 +589,7 @@ static PyObject *table_whole(const char *path, rowsel *sel, unsigned want,
                              unsigned threads, PyObject *log,
                              uint64_t start, uint64_t stop, uint64_t *done)
 {
-    lct_reader *r = open_pass(path, log, false);
+    lct_reader *r = open_pass(path, log, false, !start && !stop);
     if (!r) {
         patterns_free(sel->patterns);
         return NULL;
@@ -782,7 +785,7 @@ static bool walk_range(lct_reader *r, PyObject *log, keywalk *w,
 static bool walk(const char *path, PyObject *log, keywalk *w,
                  uint64_t start, uint64_t stop, PyObject **range)
 {
-    lct_reader *r = open_pass(path, log, false);
+    lct_reader *r = open_pass(path, log, false, !start && !stop);
     if (!r)
         return false;
     if (start || stop) {
