@@ -10,7 +10,9 @@
  * mapping wins; under shadow paging (a PVM guest, as this project's VMs
  * are) each first touch leaves the guest, about 1.5 us a page, and a
  * mapped `lct check` took 2.3x the stream's CPU.  The probe times both
- * on the file's own first bytes; either answer gives the same records.
+ * on the file's own first bytes, just read, so both meet cached lines and
+ * what differs is a copy against a first touch per page (here the touch
+ * cost 3-9x the copy).  Either answer gives the same records.
  */
 #include "read/source_internal.h"
 
