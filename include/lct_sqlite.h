@@ -57,11 +57,13 @@
  * connection (a second pass does not repeat it).  Files are read as they
  * are when a query runs; the row cache is rebuilt when a file's size
  * has changed.  Pipes cannot be queried (a query may read a file twice).
- * Scans read a file through a mapping once lct_guard_install has run (as
- * in `lct sql`), else with read(2), so that a file cut during a query
- * cannot raise SIGBUS in a program that never asked for the guard.  The
- * row cache maps the file either way: a program that registers the
- * modules itself should install the guard.
+ * Scans, and the pass that builds the row cache, open a file with
+ * LCT_ONE_PASS once lct_guard_install has run (as in `lct sql`: the
+ * mapping or the stream, whichever costs less on this machine), else
+ * with read(2), so that a file cut during a query cannot raise SIGBUS in
+ * a program that never asked for the guard.  Reading a row's args by its
+ * idx maps the file either way: a program that registers the modules
+ * itself should install the guard.
  *
  * The loadable extension (lct_sqlite.so, built and installed by make)
  * installs the guard when loaded (a fault outside liblct's mappings still

@@ -3,7 +3,8 @@
  * rows and header against its expectation, refusals, push-down that never
  * changes an answer (each pushed query against the same query written so
  * SQLite cannot push it down), the record index against a scan on a
- * damaged trace, warnings once per file, several files, a growing file.
+ * damaged trace, warnings once per file, several files, a growing file,
+ * and the same answers whichever way a pass reads a large file.
  */
 #define _GNU_SOURCE /* memmem */
 #include <criterion/criterion.h>
@@ -19,6 +20,7 @@
 #include "files.h"
 #include "json.h"
 #include "lct_sqlite.h"
+#include "read/source_internal.h"
 
 TestSuite(sql, .timeout = 120);
 
@@ -244,6 +246,45 @@ static void same_rows(sqlite3 *db, const char *path, const char *pushed,
 }
 
 #define FROM " FROM lct_records(%Q) "
+
+/* With the guard, a pass over a file of 16 MiB or more is mapped or
+ * streamed as the library's probe decides (LCT_ONE_PASS): forced each
+ * way, the row cache, a scan of args and the keys table answer alike. */
+Test(sql, a_large_file_answers_alike_mapped_or_streamed)
+{
+    cr_assert_eq(lct_guard_install(NULL), LCT_OK);
+    char *path = damaged_trace(420000, 99991);
+    struct stat info;
+    cr_assert_eq(stat(path, &info), 0);
+    cr_assert_gt(info.st_size, 16 << 20, "%lld bytes", (long long)info.st_size);
+    static const char *queries[] = {
+        "SELECT qualname, count(*), max(t_mono)" FROM "GROUP BY qualname",
+        "SELECT count(*), sum(length(args)), max(idx)" FROM,
+        "SELECT idx, offset, args" FROM "WHERE idx = 400000",
+        "SELECT count(*)" FROM "WHERE args LIKE '%%intact%%'"};
+    char *got[2][4];
+    int warnings[2] = {0, 0};
+    for (int way = 0; way < 2; way++) {
+        lct__one_pass_decide(way);
+        sqlite3 *db = new_db(&warnings[way]);
+        for (int q = 0; q < 4; q++)
+            got[way][q] = rowsf(db, queries[q], path);
+        sqlite3_close(db);
+    }
+    lct__one_pass_decide(-1);
+    cr_expect_str_eq(got[0][0], "A.OP|139999|419999.0\n"
+                                "a.op|139998|419997.0\n"
+                                "b.op|139999|419998.0\n");
+    for (int q = 0; q < 4; q++)
+        cr_expect_str_eq(got[1][q], got[0][q], "%s", queries[q]);
+    cr_expect_eq(warnings[0], 4, "the damaged frames");
+    cr_expect_eq(warnings[1], warnings[0]);
+    for (int way = 0; way < 2; way++)
+        for (int q = 0; q < 4; q++)
+            sqlite3_free(got[way][q]);
+    unlink(path);
+    free(path);
+}
 
 Test(sql, record_index_equals_a_scan_on_a_damaged_trace)
 {

@@ -103,11 +103,12 @@ int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
                            int path_col);
 
 /* A str view as an SQL text result (copied). */
-/* How a pass over a file opens it: mapped when the SIGBUS guard is
- * installed (a mapping filled ahead of the reader costs less than
- * read(2)'s copy), else streamed, so that a file cut during a query in a
- * program that never installed the guard (the sqlite3 shell) is not a
- * crash. */
+/* How a pass over a file opens it.  A pass uses a record's views only
+ * until its next record, so with the SIGBUS guard installed the library
+ * may take the mapping or the stream, whichever costs less on this
+ * machine (LCT_ONE_PASS); without it, streamed, so that a file cut during
+ * a query in a program that never installed the guard (the sqlite3
+ * shell) is not a crash. */
 unsigned lct__sqlfile_pass_flags(const lct__sqlfile *f);
 void lct__sqlresult_str(sqlite3_context *ctx, lct_str s);
 /* Bytes as lowercase hex text. */

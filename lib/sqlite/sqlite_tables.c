@@ -220,7 +220,8 @@ int lct__sqltab_path_index(const lct__sqltab *tab, sqlite3_index_info *info,
 
 unsigned lct__sqlfile_pass_flags(const lct__sqlfile *f)
 {
-    return f->options->open_flags | (lct__guard_installed() ? 0 : LCT_STREAM);
+    return f->options->open_flags |
+           (lct__guard_installed() ? LCT_ONE_PASS : LCT_STREAM);
 }
 
 void lct__sqlresult_str(sqlite3_context *ctx, lct_str s)
