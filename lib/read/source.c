@@ -99,6 +99,22 @@ static int keep_fd(int fd, const char *name, lct__source_kind kind,
     return LCT_OK;
 }
 
+/* Read fd as a stream: what cannot be mapped, or what is asked (or, under
+ * LCT_ONE_PASS, found cheaper) to be streamed. */
+static int as_stream(int fd, const char *name, const struct stat *st,
+                     bool sized, unsigned flags, lct__source *src,
+                     lct_error *err)
+{
+    /* A regular file's size is known up front (progress, stats); a pipe's
+     * is what has been read so far. */
+    src->size = sized ? (uint64_t)st->st_size : 0;
+    src->regular = S_ISREG(st->st_mode);
+    /* Not asked to stream: views must live until close, as a mapping's
+     * do, so nothing read is dropped. */
+    src->keep = !(flags & (LCT_STREAM | LCT_ONE_PASS));
+    return keep_fd(fd, name, LCT__SOURCE_STREAM, sized, src, err);
+}
+
 int lct__source_from_fd(int fd, const char *name, unsigned flags,
                         lct__source *src, lct_error *err)
 {
@@ -121,16 +137,8 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
     bool one_pass = (flags & LCT_ONE_PASS) && sized &&
                     !(flags & (LCT_FOLLOW | LCT_POPULATE));
     if (!sized || (flags & LCT_STREAM) ||
-        (one_pass && lct__one_pass_known((uint64_t)st.st_size) == 1)) {
-        /* A regular file's size is known up front (progress, stats); a
-         * pipe's is what has been read so far. */
-        src->size = sized ? (uint64_t)st.st_size : 0;
-        src->regular = S_ISREG(st.st_mode);
-        /* Not asked to stream: views must live until close, as a
-         * mapping's do, so nothing read is dropped. */
-        src->keep = !(flags & (LCT_STREAM | LCT_ONE_PASS));
-        return keep_fd(fd, name, LCT__SOURCE_STREAM, sized, src, err);
-    }
+        (one_pass && lct__one_pass_known((uint64_t)st.st_size) == 1))
+        return as_stream(fd, name, &st, sized, flags, src, err);
     if ((uint64_t)st.st_size > SIZE_MAX)
         return lct__fail(err, LCT_ERR_SYS, EFBIG, 0,
                          "trace file '%s': %s", name, strerror(EFBIG));
@@ -143,9 +151,7 @@ int lct__source_from_fd(int fd, const char *name, unsigned flags,
         return rc;
     if (one_pass && lct__one_pass_streams(fd, map, size)) {
         munmap(map, size);
-        src->size = size;
-        src->regular = true;
-        return keep_fd(fd, name, LCT__SOURCE_STREAM, true, src, err);
+        return as_stream(fd, name, &st, sized, flags, src, err);
     }
     src->data = map;
     src->size = size;
