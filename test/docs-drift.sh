@@ -50,6 +50,12 @@ for c in $cmds; do
         accepts "$c" "$o" ||
             { echo "lct $c: $o is named (--help or lct(1)) but refused"; fail=1; }
     done
+    # the default source is one for every command (LCT_ONE_PASS's pick)
+    src=$("$lct" "$c" --help | grep -e '--mmap, --stream')
+    case $src in
+    "" | *"(default: the faster here)") ;;
+    *) echo "lct $c --help says another default source: $src"; fail=1 ;;
+    esac
 done
 [ $fail -eq 0 ] && echo "docs-drift: every option is in --help and its synopsis"
 exit $fail

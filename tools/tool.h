@@ -136,7 +136,7 @@ unsigned tool_source_flags(const tool_args *a);
  * every reading command takes. */
 #define TOOL_HELP_READING                                                   \
     "  -q           no warnings on stderr\n"                                \
-    "  --mmap, --stream  how to read a file (default: --mmap)\n"          \
+    "  --mmap, --stream  how to read a file (default: the faster here)\n" \
     "  --max-frame SIZE  the longest frame a pipe may hold (256M)\n"        \
     "  -h, --help   this text\n"
 /* tool_parse_args, then tool_open of its operand (NULL: refused, said). */
