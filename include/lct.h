@@ -1747,8 +1747,12 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
  * An exact curve computed as references arrive, without gathering them:
  * memory grows with the distinct keys, not the references (about 100
  * bytes a key with one key size; with several, each size below the
- * largest adds a pass as large, up to 15, and the byte distances are
- * kept as distinct values, 16 bytes each).  The curve equals
+ * largest adds a pass as large, up to 15).  With several sizes the byte
+ * curve needs every distinct byte distance: a pass keeps up to 256 Ki
+ * in memory and writes the rest to an unlinked temporary file in
+ * $TMPDIR (else /tmp), and the finished curve reads them from a
+ * read-only mapping of it until lct_mrc_free (in memory when no such
+ * file can be made).  The curve equals
  * lct_mrc_compute_with's over the same references with the same
  * options, which must be exact (sample_rate 0 or 1).  Not for several
  * threads at once; it runs its pass on a thread of its own (when there

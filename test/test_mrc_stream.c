@@ -7,13 +7,19 @@
  * learns late: one size then another, sizes that arrive smallest first,
  * largest first and in between, unknown sizes, more sizes than bands,
  * calls under the prefix rule, a call never ended, and enough re-reads
- * to merge the byte distances several times.
+ * to merge the byte distances several times; and, with the spill bounds
+ * made tiny, byte distances written to a temporary file in many runs and
+ * merged back in several rounds, or kept in memory when no file can be
+ * made.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lct.h"
+#include "lmcache/mrc_internal.h" /* the spill bounds; where a curve lies */
 
 static uint64_t rng_state;
 static uint64_t rng(void)
@@ -158,8 +164,21 @@ static void same_curves(const lct_mrc *a, const lct_mrc *b, const char *what)
                      (unsigned long long)x);
 }
 
-static void check(size_t n, uint64_t universe, sizes how, bool prefix,
-                  bool every, unsigned per, bool open_end, uint64_t seed)
+/* Whether a curve's byte distances (its own or a band's) came back from
+ * the spill file: they then lie in a mapping. */
+static bool spilled(const lct_mrc *m)
+{
+    bool any = m->bytes_map != NULL;
+    for (unsigned j = 0; j < m->nbands; j++)
+        any |= m->band[j].map != NULL;
+    return any;
+}
+
+/* Both curves of one stream, the same; whether the streamed one was
+ * spilled. */
+static bool check(size_t n, uint64_t universe, sizes how, bool prefix,
+                        bool every, unsigned per, bool open_end,
+                        uint64_t seed)
 {
     lct_mrc *g, *s;
     both(n, universe, how, prefix, every, per, open_end, seed, &g, &s);
@@ -168,8 +187,11 @@ static void check(size_t n, uint64_t universe, sizes how, bool prefix,
              "open %d seed %llu", (int)how, prefix, every, per, open_end,
              (unsigned long long)seed);
     same_curves(g, s, what);
+    cr_assert(!spilled(g), "%s: a gathered curve is never spilled", what);
+    bool was = spilled(s);
     lct_mrc_free(g);
     lct_mrc_free(s);
+    return was;
 }
 
 Test(mrc_stream, equals_the_gathered_curve_in_every_mode_and_size_order)
@@ -195,6 +217,52 @@ Test(mrc_stream, merges_byte_distances_many_times)
      * after them */
     check(1200000, 20000, ONE_THEN_TWO, false, false, 1, false, 7);
     check(700000, 5000, SCATTERED, true, false, 2, false, 8);
+}
+
+static size_t entries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+Test(mrc_stream, spills_byte_distances_and_merges_them_back_exactly)
+{
+    /* 8 distances a buffer, 16 in memory, 3 runs merged at once: every
+     * varied stream spills hundreds of runs, merged in several rounds */
+    lct__mrc_runs_bounds saved = lct__mrc_runs_limits;
+    lct__mrc_runs_limits = (lct__mrc_runs_bounds){8, 16, 3};
+    char dir[] = "/tmp/lct-spill-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    for (int how = ONE; how <= MANY; how++)
+        for (int mode = 0; mode < 4; mode++) {
+            bool prefix = mode & 1, every = mode & 2;
+            bool was = check(6000, 1500, (sizes)how, prefix, every,
+                                   1 + mode % 3, mode == 3,
+                                   300 + (uint64_t)how * 10 + (uint64_t)mode);
+            /* one size: byte distances follow from key distances */
+            cr_assert_eq(was, how != ONE, "sizes %d mode %d: spilled %d",
+                         how, mode, was);
+        }
+    for (uint64_t seed = 1; seed <= 60; seed++)
+        check(1 + seed % 40, 1 + seed % 9, (sizes)(seed % 7),
+                    seed & 1, seed & 2, 1 + (unsigned)(seed % 4),
+                    seed % 5 == 0, seed);
+    cr_assert_eq(entries_in(dir), 0, "the spill files are unlinked");
+    /* no file can be made: the distances stay in memory, as exact */
+    setenv("TMPDIR", "/nonexistent/lct-spill", 1);
+    for (int how = ONE_THEN_TWO; how <= MANY; how++)
+        cr_assert(!check(6000, 1500, (sizes)how, how & 1, false, 2,
+                               false, 400 + (uint64_t)how),
+                  "sizes %d: nowhere to spill", how);
+    unsetenv("TMPDIR");
+    rmdir(dir);
+    lct__mrc_runs_limits = saved;
 }
 
 Test(mrc_stream, an_empty_stream_gives_an_empty_curve)

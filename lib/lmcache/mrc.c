@@ -377,19 +377,16 @@ bool lct__mrc_finish(pass *p)
         return true;
     if (!p->runs)
         return lct__mrc_radix_sort(m->bytes, m->nbytes);
-    if (!lct__mrc_runs_flush(p->runs))
+    lct__mrc_dists d;
+    if (!lct__mrc_runs_take(p->runs, &d))
         return false;
-    /* counts become cumulative in place: the distinct values are kept */
-    lct__mrc_runs *runs = p->runs;
-    for (uint64_t i = 1; i < runs->n; i++)
-        runs->count[i] += runs->count[i - 1];
     free(m->bytes);
     free(m->bytes_cum);
-    m->bytes = runs->value;
-    m->bytes_cum = runs->count;
-    m->nbytes = runs->n;
-    runs->value = runs->count = NULL;
-    runs->n = 0;
+    m->bytes = d.value;
+    m->bytes_cum = d.cum;
+    m->nbytes = d.n;
+    m->bytes_map = d.map;
+    m->bytes_map_len = d.map_len;
     return true;
 }
 
@@ -409,69 +406,6 @@ void lct__mrc_pass_free(pass *p)
     p->tree = NULL, p->live_bits = NULL, p->live_tree = NULL;
     p->size_at = NULL, p->hist = NULL;
     p->phist = NULL, p->last = NULL, p->key_at = NULL, p->runs = NULL;
-}
-
-/* MARK: - byte distances as distinct values */
-
-/* Values a buffer holds before it is merged: 2 MiB, and as much again
- * while it is sorted. */
-#define RUNS_BUFFER ((size_t)1 << 18)
-
-bool lct__mrc_runs_add(lct__mrc_runs *runs, uint64_t value)
-{
-    if (!runs->buf &&
-        !(runs->buf = reallocarray(NULL, RUNS_BUFFER, sizeof *runs->buf)))
-        return false;
-    runs->buf[runs->nbuf++] = value;
-    return runs->nbuf < RUNS_BUFFER || lct__mrc_runs_flush(runs);
-}
-
-bool lct__mrc_runs_flush(lct__mrc_runs *runs)
-{
-    size_t nb = runs->nbuf;
-    if (nb == 0)
-        return true;
-    if (!lct__mrc_radix_sort(runs->buf, nb))
-        return false;
-    uint64_t most = runs->n + nb;
-    uint64_t *value = reallocarray(NULL, most, sizeof *value);
-    uint64_t *count = reallocarray(NULL, most, sizeof *count);
-    if (!value || !count) {
-        free(value);
-        free(count);
-        return false;
-    }
-    uint64_t n = 0, i = 0;
-    size_t j = 0;
-    while (i < runs->n || j < nb) {
-        uint64_t v = j == nb || (i < runs->n && runs->value[i] <= runs->buf[j])
-                         ? runs->value[i] : runs->buf[j];
-        uint64_t c = 0;
-        for (; i < runs->n && runs->value[i] == v; i++)
-            c += runs->count[i];
-        for (; j < nb && runs->buf[j] == v; j++)
-            c++;
-        value[n] = v;
-        count[n++] = c;
-    }
-    free(runs->value);
-    free(runs->count);
-    /* only what is used stays */
-    uint64_t *v2 = reallocarray(value, n ? n : 1, sizeof *value);
-    uint64_t *c2 = reallocarray(count, n ? n : 1, sizeof *count);
-    runs->value = v2 ? v2 : value;
-    runs->count = c2 ? c2 : count;
-    runs->n = n;
-    runs->nbuf = 0;
-    return true;
-}
-
-void lct__mrc_runs_free(lct__mrc_runs *runs)
-{
-    free(runs->buf);
-    free(runs->value);
-    free(runs->count);
-    memset(runs, 0, sizeof *runs);
 }
 
 /* The pass's trees and arrays for nkeys keys over n kept references. */
@@ -807,11 +741,10 @@ void lct_mrc_free(lct_mrc *m)
         return;
     free(m->cum);
     free(m->pcum);
-    free(m->bytes);
-    free(m->bytes_cum);
-    for (unsigned j = 0; j < m->nbands; j++) {
-        free(m->band[j].d);
-        free(m->band[j].cum);
-    }
+    lct__mrc_dists_free(m->bytes, m->bytes_cum, m->bytes_map,
+                        m->bytes_map_len);
+    for (unsigned j = 0; j < m->nbands; j++)
+        lct__mrc_dists_free(m->band[j].d, m->band[j].cum, m->band[j].map,
+                            m->band[j].map_len);
     free(m);
 }

@@ -12,20 +12,13 @@
 #include <stdint.h>
 
 #include "lct.h"
+#include "lmcache/mrc_runs_internal.h"
 #include "lmcache/refs_internal.h"
 
 /* Key sizes a byte curve handles exactly at every capacity (one more pass
  * a size below the largest); with more, capacities below the largest key
  * size are counted as if heavier keys filled the cache. */
 #define LCT__MRC_BANDS 15
-
-/* Byte distances as sorted distinct values with cumulative counts
- * (cum[i]: how many are <= value[i]): what a streaming pass keeps, since
- * one value a re-read would grow with the references. */
-typedef struct lct__mrc_values {
-    uint64_t *value, *cum;
-    uint64_t n;
-} lct__mrc_values;
 
 struct lct_mrc {
     lct_mrc_totals totals;
@@ -36,6 +29,8 @@ struct lct_mrc {
      * bytes[i] (a streaming pass). */
     uint64_t *bytes, *bytes_cum;
     uint64_t nbytes;
+    void *bytes_map;     /* both lie in this mapping (lct__mrc_dists) */
+    size_t bytes_map_len;
     double scale;        /* 1 / sample rate */
     double adjust;       /* SHARDS-adj: expected kept reads - kept reads */
     /* Every kept reference said the same size: byte distances follow
@@ -52,6 +47,8 @@ struct lct_mrc {
      * cum as bytes_cum. */
     struct lct__mrc_band {
         uint64_t lo, hi, *d, *cum, n;
+        void *map;       /* d and cum lie in it (lct__mrc_dists) */
+        size_t map_len;
     } band[LCT__MRC_BANDS];
     unsigned nbands;
 };
@@ -62,14 +59,6 @@ typedef struct lct__mrc_node {
     uint64_t count, bytes;
 } lct__mrc_node;
 
-/* Byte distances a streaming pass has seen: a buffer, sorted and merged
- * into the distinct values when full. */
-typedef struct lct__mrc_runs {
-    uint64_t *buf;
-    size_t nbuf;
-    uint64_t *value, *count; /* sorted distinct, and how many of each */
-    uint64_t n;
-} lct__mrc_runs;
 
 /*
  * Positions are compacted: when every one of the trees' `cap` positions
@@ -134,12 +123,6 @@ void lct__mrc_compact(lct__mrc_pass *p);
 bool lct__mrc_finish(lct__mrc_pass *p);
 /* Free the pass's own arrays (not p->m). */
 void lct__mrc_pass_free(lct__mrc_pass *p);
-
-/* Add a byte distance to runs; false: out of memory. */
-bool lct__mrc_runs_add(lct__mrc_runs *runs, uint64_t value);
-/* Merge the buffer into the distinct values; false: out of memory. */
-bool lct__mrc_runs_flush(lct__mrc_runs *runs);
-void lct__mrc_runs_free(lct__mrc_runs *runs);
 
 /* Sort v ascending; false: out of memory. */
 bool lct__mrc_radix_sort(uint64_t *v, uint64_t n);

@@ -163,7 +163,6 @@ static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
     q->live_bits = NULL, q->live_tree = NULL;
     q->key_at = NULL, q->size_at = NULL, q->hist = NULL, q->phist = NULL;
     q->runs = NULL;
-    const lct__mrc_runs *r = p->runs;
     if (!(dup_array(&q->m, p->m, 1, sizeof *p->m) &&
            dup_array(&q->last, p->last, s->keycap, sizeof *p->last) &&
            dup_array(&q->key_at, p->key_at, p->cap, sizeof *p->key_at) &&
@@ -177,11 +176,8 @@ static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
            dup_array(&q->hist, p->hist, p->nhist, sizeof *p->hist) &&
            dup_array(&q->phist, p->phist, p->nphist, sizeof *p->phist) &&
            (q->runs = calloc(1, sizeof *q->runs)) != NULL &&
-           lct__mrc_runs_flush(p->runs) &&
-           dup_array(&q->runs->value, r->value, r->n, sizeof *r->value) &&
-           dup_array(&q->runs->count, r->count, r->n, sizeof *r->count)))
+           lct__mrc_runs_copy(q->runs, p->runs)))
         return false;
-    q->runs->n = r->n;
     return true;
 }
 
@@ -212,17 +208,10 @@ static bool leave_uniform(lct_mrc_stream *s)
     p->live_bits = NULL;
     p->live_tree = NULL;
     /* d keys of this size since, then its own: ascending in d */
-    uint64_t n = 0;
     for (uint64_t d = 0; d < p->nhist; d++)
-        n += p->hist[d] != 0;
-    if (!grow(&p->runs->value, n, sizeof *p->runs->value) ||
-        !grow(&p->runs->count, n, sizeof *p->runs->count))
-        return false;
-    for (uint64_t d = 0; d < p->nhist; d++)
-        if (p->hist[d]) {
-            p->runs->value[p->runs->n] = (d + 1) * size;
-            p->runs->count[p->runs->n++] = p->hist[d];
-        }
+        if (p->hist[d] &&
+            !lct__mrc_runs_append(p->runs, (d + 1) * size, p->hist[d]))
+            return false;
     if (s->call_hit)
         p->run_bytes = (p->run + 1) * size;
     p->live_bytes = p->live * size;
@@ -623,13 +612,22 @@ static bool take_bands(lct_mrc_stream *s)
             return false;
         struct lct__mrc_band *mb = &m->band[j];
         *mb = (struct lct__mrc_band){.lo = s->size[j], .hi = s->size[j + 1]};
-        uint64_t n = 0;
-        while (n < b->m->nbytes && b->m->bytes[n] < mb->hi)
-            n++;
+        /* the distances below hi (a search: they may lie in a mapping) */
+        uint64_t n = 0, hi = b->m->nbytes;
+        while (n < hi) {
+            uint64_t mid = n + (hi - n) / 2;
+            if (b->m->bytes[mid] < mb->hi)
+                n = mid + 1;
+            else
+                hi = mid;
+        }
         mb->d = b->m->bytes;
         mb->cum = b->m->bytes_cum;
         mb->n = n;
+        mb->map = b->m->bytes_map;
+        mb->map_len = b->m->bytes_map_len;
         b->m->bytes = b->m->bytes_cum = NULL;
+        b->m->bytes_map = NULL;
         m->nbands = j + 1;
     }
     return true;
