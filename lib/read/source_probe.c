@@ -14,6 +14,7 @@
  * what differs is a copy against a first touch per page (here the touch
  * cost 3-9x the copy).  Either answer gives the same records.
  */
+#include "base/clock_internal.h"
 #include "read/source_internal.h"
 
 #include <stdatomic.h>
@@ -35,13 +36,6 @@
 
 enum { UNKNOWN = 0, MAP = 1, STREAM = 2 };
 static _Atomic int choice = UNKNOWN;
-
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 static bool read_exactly(int fd, unsigned char *buf, size_t n, uint64_t at)
 {
@@ -71,17 +65,17 @@ static bool measure(int fd, const unsigned char *map, uint64_t *copy,
         /* the first read brings the bytes into the page cache, where
          * both ways then find them */
         ok = read_exactly(fd, buf, PROBE_BYTES, at);
-        uint64_t t0 = now_ns();
+        uint64_t t0 = lct__now_ns();
         ok = ok && read_exactly(fd, buf, PROBE_BYTES, at);
-        uint64_t t1 = now_ns();
+        uint64_t t1 = lct__now_ns();
 #ifdef MADV_POPULATE_READ
         (void)madvise((void *)(map + at), PROBE_BYTES, MADV_POPULATE_READ);
 #endif
-        uint64_t t2 = now_ns();
+        uint64_t t2 = lct__now_ns();
         unsigned sum = 0;
         for (size_t page = 0; page < PROBE_BYTES; page += 4096)
             sum += *(const volatile unsigned char *)(map + at + page);
-        uint64_t t3 = now_ns();
+        uint64_t t3 = lct__now_ns();
         (void)sum;
         if (t1 - t0 < *copy)
             *copy = t1 - t0;

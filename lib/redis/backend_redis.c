@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock_internal.h"
 #include "base/digits_internal.h"
 #include "base/error_internal.h"
 #include "lct_redis.h"
@@ -39,13 +40,6 @@ typedef struct redis_store {
     unsigned window; /* commands a connection has outstanding */
     redis_conn conn[];
 } redis_store;
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* "//[[USER]:PASSWORD@]HOST[:PORT][/DB]": the userinfo up to the last
  * '@' (a password may hold '@' and ':'; taken as written, not
@@ -561,7 +555,7 @@ static void fail_outstanding(redis_store *r, conn_queue *q,
                  strerror(saved_errno));
         errno = saved_errno;
     }
-    uint64_t now = now_ns();
+    uint64_t now = lct__now_ns();
     for (; q->outstanding; q->read = next[q->read]) {
         lct_backend_op *op = &ops[q->read];
         if (op->status != LCT_OK)
@@ -583,7 +577,7 @@ static void send_more(redis_store *r, conn_queue *q, lct_backend_op *ops,
     redisContext *c = conn_get(r, q->conn, &err);
     if (c) /* replies read into their operations (above) */
         c->reader->fn = &reply_functions;
-    uint64_t now = now_ns();
+    uint64_t now = lct__now_ns();
     size_t appended = 0;
     for (; q->send != NONE && q->outstanding < r->window;
          q->send = next[q->send]) {
@@ -627,7 +621,7 @@ static void take_replies(redis_store *r, conn_queue *q, lct_backend_op *ops,
         }
         if (!reply)
             return;
-        op->done_ns = now_ns();
+        op->done_ns = lct__now_ns();
         q->outstanding--;
         do
             q->read = next[q->read];

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/clock_internal.h"
 #include "base/u64map_internal.h"
 #include "lct.h"
 #include "lmcache/lru_internal.h"
@@ -183,12 +184,5 @@ bool lct__l1_init(lct__l1 *l1, uint64_t capacity, bool in_bytes);
 /* The key's number, given one when new; false when memory ran out. */
 bool lct__l1_number(lct__l1 *l1, uint64_t id, uint32_t *k);
 void lct__l1_free(lct__l1 *l1);
-
-static inline uint64_t lct__now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 #endif
