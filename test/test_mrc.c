@@ -7,9 +7,11 @@
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bigmem_internal.h" /* forcing 2 MiB pages on and off */
 #include "lct.h"
 
 typedef struct ref {
@@ -422,6 +424,83 @@ Test(mrc, references_span_several_blocks)
     free(buf);
     lct_refs_free(a);
     lct_refs_free(b);
+}
+
+/* The oracleGeneral bytes of 2.5 blocks of references in two parts. */
+static char *blocks_exported(size_t *len)
+{
+    lct_refs *a, *b;
+    cr_assert_eq(lct_refs_new(&a), LCT_OK);
+    cr_assert_eq(lct_refs_new(&b), LCT_OK);
+    uint64_t n = 5 * ((uint64_t)1 << 19);
+    for (uint64_t i = 0; i < n; i++)
+        cr_assert_eq(lct_refs_add(i < n / 3 ? a : b, i % 1000 * 77,
+                                  8 + i % 3, (double)i, i % 4 != 0),
+                     LCT_OK);
+    cr_assert_eq(lct_refs_append(a, b), LCT_OK);
+    char *buf = NULL;
+    cr_assert_eq(lct_refs_write_oracle_general(a, collect, &buf, NULL, NULL),
+                 LCT_OK);
+    *len = 24 * n;
+    lct_refs_free(a);
+    lct_refs_free(b);
+    return buf;
+}
+
+/* AnonHugePages of the mapping that holds p, in kB (-1: not found). */
+static long huge_kb_at(const void *p)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    cr_assert_not_null(f);
+    char line[512];
+    bool inside = false;
+    long kb = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') &&
+            line[0] != ' ') {
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+            continue;
+        }
+        if (inside && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+            break;
+    }
+    fclose(f);
+    return kb;
+}
+
+/* Large arrays on 2 MiB pages (where the probe finds them cheaper) hold
+ * the same references: forced on and off, the export is the same, and
+ * forced on, a large block is aligned and, where the kernel lends such
+ * pages on request, backed by them. */
+Test(mrc, references_are_the_same_on_2_mib_pages)
+{
+    size_t len_small, len_huge;
+    lct__huge_pages_decide(0);
+    char *small = blocks_exported(&len_small);
+    lct__huge_pages_decide(1);
+    char *huge = blocks_exported(&len_huge);
+    cr_assert_eq(len_small, len_huge);
+    cr_assert_eq(memcmp(small, huge, len_small), 0);
+    free(small);
+    free(huge);
+
+    size_t bytes = (size_t)8 << 20;
+    unsigned char *p = lct__big_alloc(bytes);
+    cr_assert_not_null(p);
+    cr_assert_eq((uintptr_t)p % ((uintptr_t)2 << 20), 0, "2 MiB aligned");
+    memset(p, 1, bytes);
+    char mode[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f) {
+        if (!fgets(mode, sizeof mode, f))
+            mode[0] = 0;
+        fclose(f);
+    }
+    if (strstr(mode, "[always]") || strstr(mode, "[madvise]"))
+        cr_expect_gt(huge_kb_at(p), 0, "no 2 MiB page (THP: %s)", mode);
+    free(p);
+    lct__huge_pages_decide(-1);
 }
 
 /* libCacheSim's traceConv numbers requests from 1: in A, B, A the first

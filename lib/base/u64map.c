@@ -7,17 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *lct__big_calloc(size_t n, size_t size)
-{
-    if (size && n > SIZE_MAX / size)
-        return NULL;
-    size_t bytes = n * size;
-    void *p = malloc(bytes ? bytes : 1);
-    if (p)
-        memset(p, 0, bytes); /* the pages in order, not at random later */
-    return p;
-}
-
 static bool grow(lct__u64map *m)
 {
     uint64_t n = m->slots ? (m->mask + 1) * 2 : 1024;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/bigmem_internal.h"
+
 /* 16 bytes, so a probe touches one cache line: a slot is free while its
  * value is 0, so callers store values that are never 0 (a position + 1). */
 typedef struct lct__u64map_entry {
@@ -34,13 +36,6 @@ lct__u64map_entry *lct__u64map_find(const lct__u64map *m, uint64_t key);
 void lct__u64map_remove(lct__u64map *m, lct__u64map_entry *e);
 void lct__u64map_free(lct__u64map *m);
 
-/* Zeroed memory for a large table read at random, its pages made
- * present in order before the random reads begin.  No 2 MiB pages are
- * asked for: with MADV_HUGEPAGE here and on the reference blocks, `lct
- * keys -j 2` over 9.9 M references took 1.3-1.9 s instead of 0.9-1.0 s
- * on the 2-core VM (one binary, alternated), perf putting the time in
- * zeroing huge pages at their first touch.  Free with free(). */
-void *lct__big_calloc(size_t n, size_t size);
 
 /* Ids may be anything a caller hands in: mixed before using low bits. */
 static inline uint64_t lct__u64map_mix(uint64_t x)

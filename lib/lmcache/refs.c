@@ -3,6 +3,7 @@
  * as libCacheSim's oracleGeneral records, whose next-access positions
  * take one backward pass over the stream.
  */
+#include "base/bigmem_internal.h"
 #include "base/bytes_internal.h"
 #include "base/error_internal.h"
 #include "lmcache/refs_internal.h"
@@ -48,15 +49,17 @@ static bool add_block(lct__refs_part *p, size_t size)
     if (!grown)
         return false;
     p->blocks = grown;
-    if (!(grown[p->nblocks] = reallocarray(NULL, size, sizeof(lct__ref))))
+    if (!(grown[p->nblocks] = lct__big_alloc(size * sizeof(lct__ref))))
         return false;
     p->nblocks++;
     return true;
 }
 
 /* Room for one more reference in the last part: block 0 doubles from
- * 4096 references (most streams are short) up to a block; then whole
- * blocks are added. */
+ * 4096 references (most streams are short) to 65536, then becomes a
+ * whole block at once (each doubling copied the block into fresh pages:
+ * a third of `lct keys`' page faults); then whole blocks are added.  A
+ * block's pages are touched only as references fill it. */
 static bool reserve_one(lct_refs *refs)
 {
     if (refs->nparts == 0) {
@@ -71,10 +74,16 @@ static bool reserve_one(lct_refs *refs)
     }
     if (p->nblocks == 1 && p->n == p->first_cap &&
         p->first_cap < LCT__REFS_BLOCK) {
-        size_t cap = p->first_cap * 2;
-        lct__ref *grown = reallocarray(p->blocks[0], cap, sizeof *grown);
+        size_t cap = p->first_cap < 65536 ? p->first_cap * 2 : LCT__REFS_BLOCK;
+        lct__ref *grown = cap < LCT__REFS_BLOCK
+                              ? reallocarray(p->blocks[0], cap, sizeof *grown)
+                              : lct__big_alloc(cap * sizeof *grown);
         if (!grown)
             return false;
+        if (cap == LCT__REFS_BLOCK) {
+            memcpy(grown, p->blocks[0], p->n * sizeof *grown);
+            free(p->blocks[0]);
+        }
         p->blocks[0] = grown;
         p->first_cap = cap;
         return true;
@@ -382,8 +391,8 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
 {
     memset(x, 0, sizeof *x);
     size_t n = refs->n ? refs->n : 1, nkeys;
-    x->key = reallocarray(NULL, n, sizeof *x->key);
-    x->next = reallocarray(NULL, n, sizeof *x->next);
+    x->key = lct__big_alloc(n * sizeof *x->key);
+    x->next = lct__big_alloc(n * sizeof *x->next);
     if (!x->key || !x->next || !lct__refs_number(refs, x->key, &nkeys))
         return false;
     uint32_t *later = calloc(nkeys ? nkeys : 1, sizeof *later);

@@ -1,0 +1,31 @@
+/*
+ * bigmem_internal.h - large fresh allocations (bigmem.c): the reference
+ * streams, their export, key maps and a pass's trees, backed by 2 MiB
+ * pages where those fault in cheaper than 4 KiB ones.
+ */
+#ifndef LCT_BIGMEM_INTERNAL_H
+#define LCT_BIGMEM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* bytes of memory (not zeroed), for an array written soon and whole:
+ * when it is 2 MiB or more and 2 MiB pages fault in cheaper here
+ * (measured once per process, at the first such call), on 2 MiB
+ * boundaries with MADV_HUGEPAGE (unaligned, its first and last extents
+ * would fault 4 KiB at a time); else malloc's.  Only the pages differ.
+ * Free with free(); NULL when out of memory. */
+void *lct__big_alloc(size_t bytes);
+
+/* Zeroed memory (lct__big_alloc's) for a large table read at random,
+ * its pages made present in order so the random reads find them.  Free
+ * with free(). */
+void *lct__big_calloc(size_t n, size_t size);
+
+/* Tests: whether 2 MiB pages are asked for (1), not (0), or the probe
+ * decides at the next large allocation (-1); and what it would decide,
+ * measured now. */
+void lct__huge_pages_decide(int huge);
+bool lct__huge_pages_measure(void);
+
+#endif
