@@ -23,6 +23,7 @@
  * share the pass's and the curve's private state, and split they would
  * call each other.
  */
+#include "base/bigmem_internal.h"
 #include "base/error_internal.h"
 #include "lmcache/mrc_internal.h"
 #include "base/u64map_internal.h"
@@ -426,8 +427,10 @@ static bool pass_alloc(pass *p, size_t nkeys, uint64_t n,
     p->tree = lct__big_calloc(p->cap + 1, sizeof *p->tree);
     p->size_at = reallocarray(NULL, p->cap ? p->cap : 1, sizeof *p->size_at);
     /* Written only as re-reads come: not zeroed. */
-    p->m->bytes = reallocarray(NULL, kept_requests ? kept_requests : 1,
-                               sizeof(uint64_t));
+    p->m->bytes = kept_requests > SIZE_MAX / sizeof(uint64_t)
+                      ? NULL
+                      : lct__big_alloc((kept_requests ? kept_requests : 1) *
+                                       sizeof(uint64_t));
     return p->tree && p->size_at && p->m->bytes;
 }
 
@@ -593,7 +596,7 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
     uint64_t n = kept_count(refs, o, threshold, all, &all_requests,
                             &kept_requests, &uniform);
     pass p = {.every = o->every_reference, .prefix = o->prefix};
-    uint32_t *key = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *key);
+    uint32_t *key = lct__big_alloc((refs->n ? refs->n : 1) * sizeof *key);
     size_t nkeys = 0;
     p.m = calloc(1, sizeof *p.m);
     bool ok = p.m && key && lct__refs_number(refs, key, &nkeys) &&
