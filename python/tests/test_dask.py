@@ -6,6 +6,7 @@ file is read whole); then on a distributed.LocalCluster with 2 worker
 processes.  Needs dask (Debian: python3-dask, python3-distributed)."""
 import logging
 import os
+import shutil
 import struct
 import sys
 import time
@@ -149,21 +150,24 @@ def imitation_trace(path, n=300):
 def test_frames_inside_values_are_caught_at_the_seams():
     dask, ld = dask_mods()
     d = tempfile.mkdtemp(prefix="lct-dask-")
-    path = os.path.join(d, "imitation.lct")
-    imitation_trace(path)
-    one = lct.read_pandas(path, columns=COLUMNS)
-    assert len(one) == 300 and not (one["qualname"] == "Fake.call").any()
-    # some split lands inside a bin value: its seam must be seen to fail
-    size = os.path.getsize(path)
-    failed = 0
-    for split in range(97, 2000, 97):
-        ranges = [(a, b) for a, b in ld._ranges(path, split)]
-        infos = [ld._table_part(path, a, b, COLUMNS, None, None, None)[1]
-                 for a, b in ranges]
-        failed += not ld._seams(infos)[0]
-    assert failed > 0, "no split resynced inside a value: the test is weak"
-    with dask.config.set(scheduler="synchronous"):
-        check_splits(path, (97, 333, 1001, size // 3), ld)
+    try:
+        path = os.path.join(d, "imitation.lct")
+        imitation_trace(path)
+        one = lct.read_pandas(path, columns=COLUMNS)
+        assert len(one) == 300 and not (one["qualname"] == "Fake.call").any()
+        # some split lands inside a bin value: its seam must be seen to fail
+        size = os.path.getsize(path)
+        failed = 0
+        for split in range(97, 2000, 97):
+            ranges = [(a, b) for a, b in ld._ranges(path, split)]
+            infos = [ld._table_part(path, a, b, COLUMNS, None, None, None)[1]
+                     for a, b in ranges]
+            failed += not ld._seams(infos)[0]
+        assert failed > 0, "no split resynced inside a value: the test is weak"
+        with dask.config.set(scheduler="synchronous"):
+            check_splits(path, (97, 333, 1001, size // 3), ld)
+    finally:
+        shutil.rmtree(d, True)
 
 
 # MARK: on a cluster

@@ -3,10 +3,12 @@ answers (dump, keys, mrc) on a generated trace with damage in it, on one
 thread and several; bounded allocations; the GIL released while the
 library scans.  Needs numpy and pandas (Debian: python3-numpy,
 python3-pandas)."""
+import atexit
 import csv
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +40,7 @@ def damaged_trace():
     if not os.path.exists(LCT):
         raise Skip(f"no lct tool at {LCT}")
     d = tempfile.mkdtemp(prefix="lct-py-")
+    atexit.register(shutil.rmtree, d, True)  # 53 MB: gone with the run
     path = os.path.join(d, "t.lct")
     subprocess.run([LCT, "gen", "-n", "30000", path], check=True)
     with lct.TraceReader(path) as r:
