@@ -492,14 +492,12 @@ static double bound(PyObject *o)
  * front to back, each row copied out: the library takes the mapping or
  * the stream, whichever costs less here (LCT_ONE_PASS).  A byte range
  * (lct.dask) is mapped: it finds its first frame by a resync scan. */
-static lct_reader *open_pass(const char *path, PyObject *log, bool lazy,
-                             bool whole)
+static lct_reader *open_pass(const char *path, PyObject *log, bool whole)
 {
     lct_reader *r = NULL;
     lct_error err;
     lctpy_guard();
-    lct_open_options opts = {.flags = (lazy ? LCT_LAZY : 0) |
-                                      (whole ? LCT_ONE_PASS : 0)};
+    lct_open_options opts = {.flags = whole ? LCT_ONE_PASS : 0};
     lct_status st;
     Py_BEGIN_ALLOW_THREADS
     st = lct_open_with(path, &opts, &r, &err);
@@ -589,7 +587,7 @@ static PyObject *table_whole(const char *path, rowsel *sel, unsigned want,
                              unsigned threads, PyObject *log,
                              uint64_t start, uint64_t stop, uint64_t *done)
 {
-    lct_reader *r = open_pass(path, log, false, !start && !stop);
+    lct_reader *r = open_pass(path, log, !start && !stop);
     if (!r) {
         patterns_free(sel->patterns);
         return NULL;
@@ -785,7 +783,7 @@ static bool walk_range(lct_reader *r, PyObject *log, keywalk *w,
 static bool walk(const char *path, PyObject *log, keywalk *w,
                  uint64_t start, uint64_t stop, PyObject **range)
 {
-    lct_reader *r = open_pass(path, log, false, !start && !stop);
+    lct_reader *r = open_pass(path, log, !start && !stop);
     if (!r)
         return false;
     if (start || stop) {
