@@ -9,6 +9,10 @@
  * time, into the curve's arrays, which are then a read-only mapping of
  * that file: a query's binary search touches a few pages of it, not all.
  * Without a temporary file, the set grows in memory as it always could.
+ *
+ * Long because writing runs and merging them back share the runs' layout
+ * in the file and its descriptor: split, each half would need the other's
+ * internals.
  */
 #define _GNU_SOURCE /* O_TMPFILE, mkostemp, fallocate */
 #include "lmcache/mrc_runs_internal.h"
