@@ -5,9 +5,9 @@
  * order, soon after they are allocated: the cost is the first touch of
  * each page.  Under shadow paging (a PVM guest) a 4 KiB page's first
  * touch costs about 10 us and a 2 MiB page's a few hundred, so `lct
- * keys` spent a sixth of its time faulting; on the VM measured before
- * it, 2 MiB pages were the slower (`lct keys -j 2` 1.3-1.9 s against
- * 0.9-1.0 s, the time in zeroing them).  So the first large allocation
+ * keys` spent about a quarter of its time faulting; on the VM measured
+ * before it, 2 MiB pages were the slower (`lct keys -j 2` 1.3-1.9 s
+ * against 0.9-1.0 s, the time in zeroing them).  So the first large allocation
  * of a process times both, on fresh memory of each kind, and the advice
  * follows the answer.  Either answer gives the same results.
  */
