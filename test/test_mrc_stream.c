@@ -14,8 +14,10 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "lct.h"
@@ -260,6 +262,42 @@ Test(mrc_stream, spills_byte_distances_and_merges_them_back_exactly)
         cr_assert(!check(6000, 1500, (sizes)how, how & 1, false, 2,
                                false, 400 + (uint64_t)how),
                   "sizes %d: nowhere to spill", how);
+    unsetenv("TMPDIR");
+    rmdir(dir);
+    lct__mrc_runs_limits = saved;
+}
+
+/* A spill file that stops growing (a full disk, here a file size limit)
+ * at each stage in turn, from the second run to the merged result: the
+ * runs come back into memory and the curve is the same. */
+Test(mrc_stream, a_spill_that_fails_brings_the_distances_back)
+{
+    lct__mrc_runs_bounds saved = lct__mrc_runs_limits;
+    lct__mrc_runs_limits = (lct__mrc_runs_bounds){8, 16, 3};
+    char dir[] = "/tmp/lct-spill-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails, EFBIG */
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
+    static const rlim_t bytes[] = {300, 3000, 30000, 100000, 200000,
+                                   400000, (rlim_t)1 << 30};
+    size_t n = sizeof bytes / sizeof *bytes;
+    for (size_t b = 0; b < n; b++) {
+        struct rlimit lim = {bytes[b], was.rlim_max};
+        cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+        for (int how = ONE_THEN_TWO; how <= MANY; how++) {
+            bool spilled = check(6000, 1500, (sizes)how, how & 1, false, 2,
+                                 false, 500 + (uint64_t)how);
+            if (b == 0)
+                cr_assert(!spilled, "sizes %d: spilled past %llu bytes",
+                          how, (unsigned long long)bytes[b]);
+            if (b == n - 1)
+                cr_assert(spilled, "sizes %d: not spilled", how);
+        }
+    }
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(entries_in(dir), 0, "the spill files are unlinked");
     unsetenv("TMPDIR");
     rmdir(dir);
     lct__mrc_runs_limits = saved;

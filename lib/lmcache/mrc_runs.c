@@ -185,35 +185,24 @@ static bool reserve(lct__mrc_runs *runs, uint64_t need)
     return c != NULL;
 }
 
+static bool unspill(lct__mrc_runs *runs);
+
 /* Room in the set for k more: the set spilled first when that would
- * take it past its bound (in memory for good if it cannot be). */
+ * take it past its bound; when the file fails (a full disk), what it
+ * holds comes back and the set stays in memory for good. */
 static bool room_for(lct__mrc_runs *runs, uint64_t k)
 {
     if (runs->n && runs->n + k > lct__mrc_runs_limits.set &&
-        !runs->in_memory && !spill_set(runs))
-        runs->in_memory = true;
+        !runs->in_memory && !spill_set(runs) && !unspill(runs))
+        return false;
     return reserve(runs, runs->n + k);
 }
 
-/* The buffer sorted, run-length counted into buf/scratch, and merged
- * into the set from the back, in place. */
-static bool flush(lct__mrc_runs *runs)
+/* k sorted distinct values bv with counts bc merged into the set from
+ * the back, in place. */
+static bool merge_in(lct__mrc_runs *runs, const uint64_t *bv,
+                     const uint64_t *bc, size_t k)
 {
-    size_t nb = runs->nbuf;
-    if (nb == 0)
-        return true;
-    uint64_t *bv = runs->buf, *bc = runs->scratch;
-    sort(runs, bv, nb);
-    size_t k = 0;
-    for (size_t i = 0; i < nb; k++) {
-        size_t j = i;
-        while (j < nb && bv[j] == bv[i])
-            j++;
-        bv[k] = bv[i];
-        bc[k] = j - i;
-        i = j;
-    }
-    runs->nbuf = 0;
     if (!room_for(runs, k))
         return false;
     /* the write index never falls below the set's read index */
@@ -237,6 +226,61 @@ static bool flush(lct__mrc_runs *runs)
         memmove(c + i + 1, c + w + 1, (n - (size_t)(i + 1)) * sizeof *c);
     }
     runs->n = n;
+    return true;
+}
+
+/* The buffer sorted, run-length counted into buf/scratch, and merged
+ * into the set. */
+static bool flush(lct__mrc_runs *runs)
+{
+    size_t nb = runs->nbuf;
+    if (nb == 0)
+        return true;
+    uint64_t *bv = runs->buf, *bc = runs->scratch;
+    sort(runs, bv, nb);
+    size_t k = 0;
+    for (size_t i = 0; i < nb; k++) {
+        size_t j = i;
+        while (j < nb && bv[j] == bv[i])
+            j++;
+        bv[k] = bv[i];
+        bc[k] = j - i;
+        i = j;
+    }
+    runs->nbuf = 0;
+    return merge_in(runs, bv, bc, k);
+}
+
+/* Every spilled run read back into the set and the file given up: what
+ * a failed write or mapping leaves.  The curve stays exact; only its
+ * memory grows again. */
+static bool unspill(lct__mrc_runs *runs)
+{
+    runs->in_memory = true;
+    if (!runs->spill)
+        return true;
+    int fd = runs->spill - 1;
+    uint64_t *v = reallocarray(NULL, CURSOR_ENTRIES, sizeof *v);
+    uint64_t *c = reallocarray(NULL, CURSOR_ENTRIES, sizeof *c);
+    bool ok = v && c;
+    for (size_t r = 0; ok && r < runs->nrun; r++) {
+        const lct__mrc_spilled *sp = &runs->run[r];
+        for (uint64_t at = 0; ok && at < sp->n; at += CURSOR_ENTRIES) {
+            size_t k = sp->n - at < CURSOR_ENTRIES ? (size_t)(sp->n - at)
+                                                   : CURSOR_ENTRIES;
+            ok = read_at(fd, v, 8 * k, sp->off + 8 * at) &&
+                 read_at(fd, c, 8 * k, sp->coff + 8 * at) &&
+                 merge_in(runs, v, c, k);
+        }
+    }
+    free(v);
+    free(c);
+    if (!ok)
+        return false;
+    close(fd);
+    runs->spill = 0;
+    runs->nrun = 0;
+    runs->end = 0;
     return true;
 }
 
@@ -430,38 +474,38 @@ static bool narrow(lct__mrc_runs *runs)
         uint64_t most = entries(runs, 0, fanin);
         *s = (sink){.fd = runs->spill - 1, .off = runs->end,
                     .coff = runs->end + 8 * most};
-        ok = merge(runs, 0, fanin, s);
+        /* the merged run is listed before its sources go */
+        ok = merge(runs, 0, fanin, s) &&
+             add_run(runs, (lct__mrc_spilled){s->off, s->coff, s->n});
         if (!ok)
             break;
-        lct__mrc_spilled r = {s->off, s->coff, s->n};
+        runs->end = s->coff + 8 * most;
         punch(s->fd, runs->run[0].off,
               runs->run[fanin - 1].coff + 8 * runs->run[fanin - 1].n -
                   runs->run[0].off);
         memmove(runs->run, runs->run + fanin,
                 (runs->nrun - fanin) * sizeof *runs->run);
         runs->nrun -= fanin;
-        runs->end = s->coff + 8 * most;
-        ok = add_run(runs, r);
     }
     free(s);
     return ok;
 }
 
-bool lct__mrc_runs_take(lct__mrc_runs *runs, lct__mrc_dists *out)
+/* The set as the curve's arrays: counts made cumulative in place. */
+static void take_in_memory(lct__mrc_runs *runs, lct__mrc_dists *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!flush(runs))
-        return false;
-    if (runs->nrun && runs->n && !spill_set(runs))
-        return false; /* the file took runs before: it takes this */
-    if (!runs->nrun) { /* all in memory: counts become cumulative there */
-        for (uint64_t i = 1; i < runs->n; i++)
-            runs->count[i] += runs->count[i - 1];
-        out->value = runs->value, out->cum = runs->count, out->n = runs->n;
-        runs->value = runs->count = NULL;
-        runs->n = runs->cap = 0;
-        return true;
-    }
+    for (uint64_t i = 1; i < runs->n; i++)
+        runs->count[i] += runs->count[i - 1];
+    out->value = runs->value, out->cum = runs->count, out->n = runs->n;
+    runs->value = runs->count = NULL;
+    runs->n = runs->cap = 0;
+}
+
+/* Every run (the set among them) merged into the file, after them, and
+ * mapped as the curve's arrays; false (the runs intact) when a write or
+ * the mapping fails. */
+static bool take_merged(lct__mrc_runs *runs, lct__mrc_dists *out)
+{
     /* what the merge does not need goes before its cursors come */
     free(runs->buf), free(runs->scratch), free(runs->digits);
     free(runs->value), free(runs->count);
@@ -492,6 +536,22 @@ bool lct__mrc_runs_take(lct__mrc_runs *runs, lct__mrc_dists *out)
     out->n = n;
     out->map = map;
     out->map_len = len;
+    return true;
+}
+
+bool lct__mrc_runs_take(lct__mrc_runs *runs, lct__mrc_dists *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!flush(runs))
+        return false;
+    /* with runs in the file, the set joins them, or they all come back
+     * into memory when the file fails */
+    if (runs->nrun && runs->n && !spill_set(runs) && !unspill(runs))
+        return false;
+    if (runs->nrun && !take_merged(runs, out) && !unspill(runs))
+        return false;
+    if (!out->map)
+        take_in_memory(runs, out);
     return true;
 }
 
