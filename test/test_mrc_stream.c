@@ -14,6 +14,7 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,6 +298,38 @@ Test(mrc_stream, a_spill_that_fails_brings_the_distances_back)
         }
     }
     cr_assert_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
+    cr_assert_eq(entries_in(dir), 0, "the spill files are unlinked");
+    unsetenv("TMPDIR");
+    rmdir(dir);
+    lct__mrc_runs_limits = saved;
+}
+
+/* A band (a new size's pass) copies the pass's spilled runs into a file
+ * of its own; with no descriptor left for that file it takes them into
+ * memory instead, and the curve is the same. */
+Test(mrc_stream, a_band_without_a_file_of_its_own_holds_its_runs_in_memory)
+{
+    lct__mrc_runs_bounds saved = lct__mrc_runs_limits;
+    lct__mrc_runs_limits = (lct__mrc_runs_bounds){8, 16, 3};
+    char dir[] = "/tmp/lct-spill-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("TMPDIR", dir, 1);
+    struct rlimit was;
+    cr_assert_eq(getrlimit(RLIMIT_NOFILE, &was), 0);
+    /* the least limit below which exactly one descriptor is free: the
+     * main pass's spill file takes it, every band's copy finds none */
+    rlim_t lim = 0;
+    for (unsigned free_fds = 0; free_fds < 2; lim++)
+        if (fcntl((int)lim, F_GETFD) == -1 && ++free_fds == 2)
+            break;
+    struct rlimit one = {lim, was.rlim_max};
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &one), 0);
+    bool spilled[2];
+    for (int i = 0; i < 2; i++)
+        spilled[i] = check(6000, 1500, i ? DESCENDING : ASCENDING, i, false,
+                           2, false, 600 + (uint64_t)i);
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &was), 0);
+    cr_assert(spilled[0] && spilled[1], "the main pass spilled");
     cr_assert_eq(entries_in(dir), 0, "the spill files are unlinked");
     unsetenv("TMPDIR");
     rmdir(dir);

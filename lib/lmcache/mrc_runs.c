@@ -251,20 +251,17 @@ static bool flush(lct__mrc_runs *runs)
     return merge_in(runs, bv, bc, k);
 }
 
-/* Every spilled run read back into the set and the file given up: what
- * a failed write or mapping leaves.  The curve stays exact; only its
- * memory grows again. */
-static bool unspill(lct__mrc_runs *runs)
+/* The nrun runs of file fd merged into runs' set, which stays in memory
+ * for good. */
+static bool read_back(lct__mrc_runs *runs, int fd,
+                      const lct__mrc_spilled *run, size_t nrun)
 {
     runs->in_memory = true;
-    if (!runs->spill)
-        return true;
-    int fd = runs->spill - 1;
     uint64_t *v = reallocarray(NULL, CURSOR_ENTRIES, sizeof *v);
     uint64_t *c = reallocarray(NULL, CURSOR_ENTRIES, sizeof *c);
     bool ok = v && c;
-    for (size_t r = 0; ok && r < runs->nrun; r++) {
-        const lct__mrc_spilled *sp = &runs->run[r];
+    for (size_t r = 0; ok && r < nrun; r++) {
+        const lct__mrc_spilled *sp = &run[r];
         for (uint64_t at = 0; ok && at < sp->n; at += CURSOR_ENTRIES) {
             size_t k = sp->n - at < CURSOR_ENTRIES ? (size_t)(sp->n - at)
                                                    : CURSOR_ENTRIES;
@@ -275,9 +272,20 @@ static bool unspill(lct__mrc_runs *runs)
     }
     free(v);
     free(c);
-    if (!ok)
+    return ok;
+}
+
+/* Every spilled run read back into the set and the file given up: what
+ * a failed write or mapping leaves.  The curve stays exact; only its
+ * memory grows again. */
+static bool unspill(lct__mrc_runs *runs)
+{
+    runs->in_memory = true;
+    if (!runs->spill)
+        return true;
+    if (!read_back(runs, runs->spill - 1, runs->run, runs->nrun))
         return false;
-    close(fd);
+    close(runs->spill - 1);
     runs->spill = 0;
     runs->nrun = 0;
     runs->end = 0;
@@ -325,13 +333,11 @@ bool lct__mrc_runs_copy(lct__mrc_runs *dst, lct__mrc_runs *src)
     dst->in_memory = src->in_memory;
     if (!src->nrun)
         return true;
-    /* the runs on disk too, into a file of dst's own */
+    /* the runs on disk too, into a file of dst's own, or into dst's set
+     * when that file cannot be had */
     int fd = open_temp();
-    if (fd < 0)
-        return false;
-    dst->spill = fd + 1;
     size_t chunk = 1 << 20;
-    char *bounce = malloc(chunk);
+    char *bounce = fd >= 0 ? malloc(chunk) : NULL;
     bool ok = bounce != NULL;
     for (uint64_t at = 0; ok && at < src->end; at += chunk) {
         size_t len = src->end - at < chunk ? (size_t)(src->end - at) : chunk;
@@ -341,8 +347,15 @@ bool lct__mrc_runs_copy(lct__mrc_runs *dst, lct__mrc_runs *src)
     free(bounce);
     for (size_t r = 0; ok && r < src->nrun; r++)
         ok = add_run(dst, src->run[r]);
-    dst->end = src->end;
-    return ok;
+    if (ok) {
+        dst->spill = fd + 1;
+        dst->end = src->end;
+        return true;
+    }
+    if (fd >= 0)
+        close(fd);
+    dst->nrun = 0;
+    return read_back(dst, src->spill - 1, src->run, src->nrun);
 }
 
 /* MARK: - merging the runs */
