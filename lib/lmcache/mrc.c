@@ -533,11 +533,8 @@ static bool band_pass(const lct_refs *refs, const uint32_t *key,
     }
     ok = ok && lct__mrc_finish(&q);
     if (ok) {
-        uint64_t n = 0;
-        while (n < q.m->nbytes && q.m->bytes[n] < b->hi)
-            n++;
         b->d = q.m->bytes;
-        b->n = n;
+        b->n = lct__mrc_first_above(q.m->bytes, q.m->nbytes, b->hi - 1);
         q.m->bytes = NULL;
     }
     lct__mrc_pass_free(&q);
@@ -680,27 +677,12 @@ static uint64_t uniform_distance(const lct_mrc *m, uint64_t d)
     return scaled >= 1.8e19 ? UINT64_MAX : (uint64_t)scaled;
 }
 
-/* The first of n sorted values above x (n if none): how many are at
- * most x. */
-static uint64_t first_above(const uint64_t *v, uint64_t n, uint64_t x)
-{
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        if (v[mid] <= x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* How many byte distances are at most x: v sorted, one a re-read, or
  * distinct with cumulative counts cum. */
 static uint64_t at_most(const uint64_t *v, const uint64_t *cum, uint64_t n,
                         uint64_t x)
 {
-    uint64_t i = first_above(v, n, x);
+    uint64_t i = lct__mrc_first_above(v, n, x);
     return !cum ? i : i ? cum[i - 1] : 0;
 }
 

@@ -124,6 +124,22 @@ bool lct__mrc_finish(lct__mrc_pass *p);
 /* Free the pass's own arrays (not p->m). */
 void lct__mrc_pass_free(lct__mrc_pass *p);
 
+/* The first of n sorted values above x (n if none): how many are at
+ * most x.  A search, so a mapped array is touched in a few pages. */
+static inline uint64_t lct__mrc_first_above(const uint64_t *v, uint64_t n,
+                                            uint64_t x)
+{
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Sort v ascending; false: out of memory. */
 bool lct__mrc_radix_sort(uint64_t *v, uint64_t n);
 

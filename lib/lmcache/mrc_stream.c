@@ -612,18 +612,10 @@ static bool take_bands(lct_mrc_stream *s)
             return false;
         struct lct__mrc_band *mb = &m->band[j];
         *mb = (struct lct__mrc_band){.lo = s->size[j], .hi = s->size[j + 1]};
-        /* the distances below hi (a search: they may lie in a mapping) */
-        uint64_t n = 0, hi = b->m->nbytes;
-        while (n < hi) {
-            uint64_t mid = n + (hi - n) / 2;
-            if (b->m->bytes[mid] < mb->hi)
-                n = mid + 1;
-            else
-                hi = mid;
-        }
         mb->d = b->m->bytes;
         mb->cum = b->m->bytes_cum;
-        mb->n = n;
+        /* the distances below hi (hi, a size above lo, is at least 1) */
+        mb->n = lct__mrc_first_above(b->m->bytes, b->m->nbytes, mb->hi - 1);
         mb->map = b->m->bytes_map;
         mb->map_len = b->m->bytes_map_len;
         b->m->bytes = b->m->bytes_cum = NULL;
