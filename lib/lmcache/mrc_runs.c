@@ -17,7 +17,8 @@
 #define _GNU_SOURCE /* O_TMPFILE, mkostemp, fallocate */
 #include "lmcache/mrc_runs_internal.h"
 
-#include <errno.h>
+#include "base/pio_internal.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,34 +54,6 @@ static int open_temp(void)
     if (tmp >= 0)
         unlink(path);
     return tmp;
-}
-
-static bool write_at(int fd, const void *p, size_t len, uint64_t off)
-{
-    const char *c = p;
-    while (len) {
-        ssize_t w = pwrite(fd, c, len, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return false;
-        c += w, len -= (size_t)w, off += (uint64_t)w;
-    }
-    return true;
-}
-
-static bool read_at(int fd, void *p, size_t len, uint64_t off)
-{
-    char *c = p;
-    while (len) {
-        ssize_t r = pread(fd, c, len, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return false;
-        c += r, len -= (size_t)r, off += (uint64_t)r;
-    }
-    return true;
 }
 
 /* Give back the disk under bytes no run uses any more (best effort). */
@@ -122,8 +95,9 @@ static bool spill_set(lct__mrc_runs *runs)
     int fd = runs->spill - 1;
     uint64_t n = runs->n, off = runs->end;
     lct__mrc_spilled r = {off, off + 8 * n, n};
-    if (!write_at(fd, runs->value, 8 * n, r.off) ||
-        !write_at(fd, runs->count, 8 * n, r.coff) || !add_run(runs, r))
+    if (!lct__pwrite_full(fd, runs->value, 8 * n, r.off) ||
+        !lct__pwrite_full(fd, runs->count, 8 * n, r.coff) ||
+        !add_run(runs, r))
         return false;
     runs->end = r.coff + 8 * n;
     runs->n = 0;
@@ -269,8 +243,8 @@ static bool read_back(lct__mrc_runs *runs, int fd,
         for (uint64_t at = 0; ok && at < sp->n; at += CURSOR_ENTRIES) {
             size_t k = sp->n - at < CURSOR_ENTRIES ? (size_t)(sp->n - at)
                                                    : CURSOR_ENTRIES;
-            ok = read_at(fd, v, 8 * k, sp->off + 8 * at) &&
-                 read_at(fd, c, 8 * k, sp->coff + 8 * at) &&
+            ok = lct__pread_full(fd, v, 8 * k, sp->off + 8 * at) &&
+                 lct__pread_full(fd, c, 8 * k, sp->coff + 8 * at) &&
                  merge_in(runs, v, c, k);
         }
     }
@@ -345,8 +319,8 @@ bool lct__mrc_runs_copy(lct__mrc_runs *dst, lct__mrc_runs *src)
     bool ok = bounce != NULL;
     for (uint64_t at = 0; ok && at < src->end; at += chunk) {
         size_t len = src->end - at < chunk ? (size_t)(src->end - at) : chunk;
-        ok = read_at(src->spill - 1, bounce, len, at) &&
-             write_at(fd, bounce, len, at);
+        ok = lct__pread_full(src->spill - 1, bounce, len, at) &&
+             lct__pwrite_full(fd, bounce, len, at);
     }
     free(bounce);
     for (size_t r = 0; ok && r < src->nrun; r++)
@@ -374,8 +348,8 @@ typedef struct cursor {
 static bool refill(int fd, cursor *k)
 {
     size_t n = k->left < CURSOR_ENTRIES ? (size_t)k->left : CURSOR_ENTRIES;
-    if (!read_at(fd, k->v, 8 * n, k->off) ||
-        !read_at(fd, k->c, 8 * n, k->coff))
+    if (!lct__pread_full(fd, k->v, 8 * n, k->off) ||
+        !lct__pread_full(fd, k->c, 8 * n, k->coff))
         return false;
     k->off += 8 * n, k->coff += 8 * n, k->left -= n;
     k->at = 0, k->have = n;
@@ -394,8 +368,9 @@ typedef struct sink {
 
 static bool drain(sink *s)
 {
-    bool ok = write_at(s->fd, s->v, 8 * s->k, s->off + 8 * s->n) &&
-              write_at(s->fd, s->c, 8 * s->k, s->coff + 8 * s->n);
+    uint64_t at = 8 * s->n;
+    bool ok = lct__pwrite_full(s->fd, s->v, 8 * s->k, s->off + at) &&
+              lct__pwrite_full(s->fd, s->c, 8 * s->k, s->coff + at);
     s->n += s->k;
     s->k = 0;
     return ok;

@@ -15,6 +15,7 @@
  * cost 3-9x the copy).  Either answer gives the same records.
  */
 #include "base/clock_internal.h"
+#include "base/pio_internal.h"
 #include "read/source_internal.h"
 
 #include <stdatomic.h>
@@ -37,17 +38,6 @@
 enum { UNKNOWN = 0, MAP = 1, STREAM = 2 };
 static _Atomic int choice = UNKNOWN;
 
-static bool read_exactly(int fd, unsigned char *buf, size_t n, uint64_t at)
-{
-    while (n) {
-        ssize_t got = pread(fd, buf, n, (off_t)at);
-        if (got <= 0)
-            return false;
-        buf += got, n -= (size_t)got, at += (uint64_t)got;
-    }
-    return true;
-}
-
 /* The least time of each way over the rounds; false if a read failed (a
  * file that shrank: keep the mapping, whose checks say so). */
 static bool measure(int fd, const unsigned char *map, uint64_t *copy,
@@ -64,9 +54,9 @@ static bool measure(int fd, const unsigned char *map, uint64_t *copy,
         uint64_t at = (uint64_t)round * PROBE_BYTES;
         /* the first read brings the bytes into the page cache, where
          * both ways then find them */
-        ok = read_exactly(fd, buf, PROBE_BYTES, at);
+        ok = lct__pread_full(fd, buf, PROBE_BYTES, at);
         uint64_t t0 = lct__now_ns();
-        ok = ok && read_exactly(fd, buf, PROBE_BYTES, at);
+        ok = ok && lct__pread_full(fd, buf, PROBE_BYTES, at);
         uint64_t t1 = lct__now_ns();
 #ifdef MADV_POPULATE_READ
         (void)madvise((void *)(map + at), PROBE_BYTES, MADV_POPULATE_READ);
