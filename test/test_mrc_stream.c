@@ -233,51 +233,58 @@ static size_t entries_in(const char *dir)
     return n;
 }
 
-Test(mrc_stream, spills_byte_distances_and_merges_them_back_exactly)
+/* The spill tests' bounds and directory: 8 distances a buffer, 16 in
+ * memory, 3 runs merged at once, so every varied stream spills hundreds
+ * of runs, merged in several rounds, into a directory of its own. */
+static char spill_dir[] = "/tmp/lct-spill-XXXXXX";
+static lct__mrc_runs_bounds spill_saved;
+
+static void spill_init(void)
 {
-    /* 8 distances a buffer, 16 in memory, 3 runs merged at once: every
-     * varied stream spills hundreds of runs, merged in several rounds */
-    lct__mrc_runs_bounds saved = lct__mrc_runs_limits;
+    spill_saved = lct__mrc_runs_limits;
     lct__mrc_runs_limits = (lct__mrc_runs_bounds){8, 16, 3};
-    char dir[] = "/tmp/lct-spill-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    setenv("TMPDIR", dir, 1);
+    cr_assert_not_null(mkdtemp(spill_dir));
+    setenv("TMPDIR", spill_dir, 1);
+}
+
+static void spill_fini(void)
+{
+    unsetenv("TMPDIR");
+    rmdir(spill_dir);
+    lct__mrc_runs_limits = spill_saved;
+}
+
+Test(mrc_stream, spills_byte_distances_and_merges_them_back_exactly,
+     .init = spill_init, .fini = spill_fini)
+{
     for (int how = ONE; how <= MANY; how++)
         for (int mode = 0; mode < 4; mode++) {
             bool prefix = mode & 1, every = mode & 2;
             bool was = check(6000, 1500, (sizes)how, prefix, every,
-                                   1 + mode % 3, mode == 3,
-                                   300 + (uint64_t)how * 10 + (uint64_t)mode);
+                             1 + mode % 3, mode == 3,
+                             300 + (uint64_t)how * 10 + (uint64_t)mode);
             /* one size: byte distances follow from key distances */
             cr_assert_eq(was, how != ONE, "sizes %d mode %d: spilled %d",
                          how, mode, was);
         }
     for (uint64_t seed = 1; seed <= 60; seed++)
-        check(1 + seed % 40, 1 + seed % 9, (sizes)(seed % 7),
-                    seed & 1, seed & 2, 1 + (unsigned)(seed % 4),
-                    seed % 5 == 0, seed);
-    cr_assert_eq(entries_in(dir), 0, "the spill files are unlinked");
+        check(1 + seed % 40, 1 + seed % 9, (sizes)(seed % 7), seed & 1,
+              seed & 2, 1 + (unsigned)(seed % 4), seed % 5 == 0, seed);
+    cr_assert_eq(entries_in(spill_dir), 0, "the spill files are unlinked");
     /* no file can be made: the distances stay in memory, as exact */
     setenv("TMPDIR", "/nonexistent/lct-spill", 1);
     for (int how = ONE_THEN_TWO; how <= MANY; how++)
-        cr_assert(!check(6000, 1500, (sizes)how, how & 1, false, 2,
-                               false, 400 + (uint64_t)how),
+        cr_assert(!check(6000, 1500, (sizes)how, how & 1, false, 2, false,
+                         400 + (uint64_t)how),
                   "sizes %d: nowhere to spill", how);
-    unsetenv("TMPDIR");
-    rmdir(dir);
-    lct__mrc_runs_limits = saved;
 }
 
 /* A spill file that stops growing (a full disk, here a file size limit)
  * at each stage in turn, from the second run to the merged result: the
  * runs come back into memory and the curve is the same. */
-Test(mrc_stream, a_spill_that_fails_brings_the_distances_back)
+Test(mrc_stream, a_spill_that_fails_brings_the_distances_back,
+     .init = spill_init, .fini = spill_fini)
 {
-    lct__mrc_runs_bounds saved = lct__mrc_runs_limits;
-    lct__mrc_runs_limits = (lct__mrc_runs_bounds){8, 16, 3};
-    char dir[] = "/tmp/lct-spill-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    setenv("TMPDIR", dir, 1);
     signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails, EFBIG */
     struct rlimit was;
     cr_assert_eq(getrlimit(RLIMIT_FSIZE, &was), 0);
@@ -298,22 +305,15 @@ Test(mrc_stream, a_spill_that_fails_brings_the_distances_back)
         }
     }
     cr_assert_eq(setrlimit(RLIMIT_FSIZE, &was), 0);
-    cr_assert_eq(entries_in(dir), 0, "the spill files are unlinked");
-    unsetenv("TMPDIR");
-    rmdir(dir);
-    lct__mrc_runs_limits = saved;
+    cr_assert_eq(entries_in(spill_dir), 0, "the spill files are unlinked");
 }
 
 /* A band (a new size's pass) copies the pass's spilled runs into a file
  * of its own; with no descriptor left for that file it takes them into
  * memory instead, and the curve is the same. */
-Test(mrc_stream, a_band_without_a_file_of_its_own_holds_its_runs_in_memory)
+Test(mrc_stream, a_band_without_a_file_of_its_own_holds_its_runs_in_memory,
+     .init = spill_init, .fini = spill_fini)
 {
-    lct__mrc_runs_bounds saved = lct__mrc_runs_limits;
-    lct__mrc_runs_limits = (lct__mrc_runs_bounds){8, 16, 3};
-    char dir[] = "/tmp/lct-spill-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    setenv("TMPDIR", dir, 1);
     struct rlimit was;
     cr_assert_eq(getrlimit(RLIMIT_NOFILE, &was), 0);
     /* the least limit below which exactly one descriptor is free: the
@@ -330,10 +330,7 @@ Test(mrc_stream, a_band_without_a_file_of_its_own_holds_its_runs_in_memory)
                            2, false, 600 + (uint64_t)i);
     cr_assert_eq(setrlimit(RLIMIT_NOFILE, &was), 0);
     cr_assert(spilled[0] && spilled[1], "the main pass spilled");
-    cr_assert_eq(entries_in(dir), 0, "the spill files are unlinked");
-    unsetenv("TMPDIR");
-    rmdir(dir);
-    lct__mrc_runs_limits = saved;
+    cr_assert_eq(entries_in(spill_dir), 0, "the spill files are unlinked");
 }
 
 Test(mrc_stream, an_empty_stream_gives_an_empty_curve)
