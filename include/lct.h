@@ -1752,11 +1752,11 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
  * in memory and writes the rest to an unlinked temporary file in
  * $TMPDIR (else /tmp), and the finished curve reads them from a
  * read-only mapping of it until lct_mrc_free (in memory when no such
- * file can be made or a write to it fails: the curve is the same).  The curve equals
- * lct_mrc_compute_with's over the same references with the same
- * options, which must be exact (sample_rate 0 or 1).  Not for several
- * threads at once; it runs its pass on a thread of its own (when there
- * is a second CPU), fed blocks of references, until
+ * file can be made or a write to it fails: the curve is the same).  The
+ * curve equals lct_mrc_compute_with's over the same references with the
+ * same options, which must be exact (sample_rate 0 or 1).  Not for
+ * several threads at once; it runs its pass on a thread of its own
+ * (when there is a second CPU), fed blocks of references, until
  * lct_mrc_stream_finish or lct_mrc_stream_free.
  */
 typedef struct lct_mrc_stream lct_mrc_stream;

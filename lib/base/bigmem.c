@@ -7,9 +7,9 @@
  * touch costs about 10 us and a 2 MiB page's a few hundred, so `lct
  * keys` spent about a quarter of its time faulting; on the VM measured
  * before it, 2 MiB pages were the slower (`lct keys -j 2` 1.3-1.9 s
- * against 0.9-1.0 s, the time in zeroing them).  So the first large allocation
- * of a process times both, on fresh memory of each kind, and the advice
- * follows the answer.  Either answer gives the same results.
+ * against 0.9-1.0 s, the time in zeroing them).  So the first large
+ * allocation of a process times both, on fresh memory of each kind, and
+ * the advice follows the answer.  Either answer gives the same results.
  */
 #include "base/bigmem_internal.h"
 
@@ -39,7 +39,8 @@ static uint64_t touch(unsigned char *p, size_t pages)
     return lct__now_ns() - t0;
 }
 
-bool lct__huge_pages_measure(void)
+/* Whether 2 MiB pages fault in clearly cheaper here, measured now. */
+static bool measure(void)
 {
 #ifdef MADV_HUGEPAGE
     size_t len = (2 * ROUNDS + 1) * HUGE_PAGE;
@@ -82,7 +83,7 @@ static bool huge_pays(void)
     int v = atomic_load_explicit(&verdict, memory_order_relaxed);
     if (v == UNKNOWN) {
         /* two threads may both measure; either answer is a valid one */
-        v = lct__huge_pages_measure() ? HUGE : SMALL;
+        v = measure() ? HUGE : SMALL;
         atomic_store_explicit(&verdict, v, memory_order_relaxed);
     }
     return v == HUGE;

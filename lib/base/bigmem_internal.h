@@ -23,9 +23,7 @@ void *lct__big_alloc(size_t bytes);
 void *lct__big_calloc(size_t n, size_t size);
 
 /* Tests: whether 2 MiB pages are asked for (1), not (0), or the probe
- * decides at the next large allocation (-1); and what it would decide,
- * measured now. */
+ * decides at the next large allocation (-1). */
 void lct__huge_pages_decide(int huge);
-bool lct__huge_pages_measure(void);
 
 #endif

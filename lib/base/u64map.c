@@ -4,6 +4,8 @@
  */
 #include "base/u64map_internal.h"
 
+#include "base/bigmem_internal.h"
+
 #include <stdlib.h>
 #include <string.h>
 

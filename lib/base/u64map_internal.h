@@ -11,8 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base/bigmem_internal.h"
-
 /* 16 bytes, so a probe touches one cache line: a slot is free while its
  * value is 0, so callers store values that are never 0 (a position + 1). */
 typedef struct lct__u64map_entry {
@@ -35,7 +33,6 @@ lct__u64map_entry *lct__u64map_find(const lct__u64map *m, uint64_t key);
  * findable (the probe chain is closed up, no tombstone is left). */
 void lct__u64map_remove(lct__u64map *m, lct__u64map_entry *e);
 void lct__u64map_free(lct__u64map *m);
-
 
 /* Ids may be anything a caller hands in: mixed before using low bits. */
 static inline uint64_t lct__u64map_mix(uint64_t x)

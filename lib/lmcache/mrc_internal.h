@@ -59,7 +59,6 @@ typedef struct lct__mrc_node {
     uint64_t count, bytes;
 } lct__mrc_node;
 
-
 /*
  * Positions are compacted: when every one of the trees' `cap` positions
  * has been used, the live ones (each key's latest) are renumbered
