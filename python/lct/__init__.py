@@ -439,15 +439,14 @@ def _stats(raw, path):
 def _table_from_raw(raw, columns, datetimes=False, path=None):
     np = _numpy()
     out = {}
-    types = {"idx": np.uint64, "offset": np.uint64, "t_mono": np.float64,
-             "t_wall": np.float64, "args_bytes": np.uint32}
+    # every count, index, offset and size is int64 (a difference of two
+    # is then what it says, never 2**64 less), as the extension writes
+    # them: the column is the memory it was built in
+    types = {"idx": np.int64, "offset": np.int64, "t_mono": np.float64,
+             "t_wall": np.float64, "args_bytes": np.int64}
     for c in columns:
         if c in types:
-            col = np.frombuffer(raw[c], dtype=types[c])
-            # every count, index, offset and size is int64: a difference
-            # of two is then what it says, never 2**64 less
-            out[c] = col.astype(np.int64) if c in ("idx", "offset",
-                                                    "args_bytes") else col
+            out[c] = col = np.frombuffer(raw[c], dtype=types[c])
             if c == "t_wall" and datetimes:
                 out[c] = _datetimes(np, col)
         elif c == "qualname":
@@ -564,24 +563,30 @@ KEY_COLUMNS = (("idx", "int64"), ("t_mono", "float64"), ("op", "category"),
 
 
 def _keys_frame(raw):
-    """lct.keys's DataFrame from the extension's buffers: numbers as they
-    are, names and hashes as categorical codes (cheap to build and to
-    send between Dask workers)."""
+    """lct.keys's DataFrame from the extension's columns, wrapped as they
+    are: numbers, and names and hashes as categorical codes (cheap to
+    build and to send between Dask workers)."""
     np = _numpy()
     pd = _pandas()
-    n = raw["rows"]
-    nums = np.frombuffer(raw["nums"], dtype=np.int64).reshape(6, n)
-    codes = np.frombuffer(raw["codes"], dtype=np.int32).reshape(4, n)
+    (idx, t_mono, kv_rank, group, obj_id, nbytes,
+     op, model, salt, chunk) = raw["columns"]
 
-    def cat(row, names):
-        return pd.Categorical.from_codes(codes[row], names)
+    def num(block, dtype):
+        return np.frombuffer(block, dtype=dtype)
+
+    def cat(block, names):
+        return pd.Categorical.from_codes(np.frombuffer(block, dtype=np.int32),
+                                         names)
 
     return pd.DataFrame({
-        "idx": nums[0], "t_mono": nums[1].view(np.float64),
-        "op": cat(0, raw["ops"]), "chunk_hash": cat(3, raw["hashes"]),
-        "model_name": cat(1, raw["models"]), "kv_rank": nums[2],
-        "object_group_id": nums[3], "cache_salt": cat(2, raw["salts"]),
-        "obj_id": nums[4].view(np.uint64), "bytes": nums[5]}, copy=False)
+        "idx": num(idx, np.int64), "t_mono": num(t_mono, np.float64),
+        "op": cat(op, raw["ops"]), "chunk_hash": cat(chunk, raw["hashes"]),
+        "model_name": cat(model, raw["models"]),
+        "kv_rank": num(kv_rank, np.int64),
+        "object_group_id": num(group, np.int64),
+        "cache_salt": cat(salt, raw["salts"]),
+        "obj_id": num(obj_id, np.uint64), "bytes": num(nbytes, np.int64)},
+        copy=False)
 
 
 def mrc(path, read=None, write=None, qualname=None, since=None, until=None,

@@ -32,6 +32,11 @@ extern unsigned long long lctpy_table_allocations;
 extern PyTypeObject lctpy_reader_type;
 extern PyTypeObject lctpy_record_type;
 extern PyTypeObject lctpy_owner_type;
+/* block.c: p[0..len), malloc'd (its spare capacity given back), as a
+ * Python object with the buffer protocol that frees it (freed at once
+ * when that object cannot be made: NULL with an exception). */
+extern PyTypeObject lctpy_block_type;
+PyObject *lctpy_block_adopt(void *p, size_t len);
 PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *lctpy_keys(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw);

@@ -70,6 +70,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__lct(void)
 {
     if (PyType_Ready(&lctpy_owner_type) < 0 ||
+        PyType_Ready(&lctpy_block_type) < 0 ||
         PyType_Ready(&lctpy_record_type) < 0 ||
         PyType_Ready(&lctpy_reader_type) < 0)
         return NULL;

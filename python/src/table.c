@@ -307,13 +307,13 @@ static int lane_record(void *state, const lct_record *rec)
     if (!l->names.selected[id])
         return 0;
     unsigned w = l->want;
-    uint32_t args_bytes = (uint32_t)rec->args.len;
+    int64_t args_bytes = (int64_t)rec->args.len; /* int64 as numpy gets it */
     if (((w & COL_IDX) && !col_push(&l->idx, &local, 8)) ||
         ((w & COL_OFFSET) && !col_push(&l->offset, &rec->offset, 8)) ||
         ((w & COL_T_MONO) && !col_push(&l->t_mono, &rec->t_mono, 8)) ||
         ((w & COL_T_WALL) && !col_push(&l->t_wall, &rec->t_wall, 8)) ||
         ((w & COL_QUALNAME) && !col_push(&l->qual, &id, 4)) ||
-        ((w & COL_ARGS_BYTES) && !col_push(&l->args_bytes, &args_bytes, 4)))
+        ((w & COL_ARGS_BYTES) && !col_push(&l->args_bytes, &args_bytes, 8)))
         goto fail;
     if (w & COL_ARGS) {
         if (lct_value_write_json(rec->args, col_write, &l->json) != LCT_OK)
@@ -346,23 +346,33 @@ static void lane_reset(void *state)
     l->progress.done = done;
 }
 
-/* One output column: the lanes' pieces end to end, in a bytearray numpy
- * wraps as it is. */
+/* One output column: the lanes' pieces end to end, in the first lane's
+ * block grown to hold them all (realloc moves a large block's pages
+ * without touching them), handed to numpy as it is. */
 static PyObject *join_col(lane *lanes, unsigned n, size_t field)
 {
+    if (n == 0)
+        return lctpy_block_adopt(NULL, 0);
+    col *first = (col *)((char *)&lanes[0] + field);
     size_t total = 0;
     for (unsigned t = 0; t < n; t++)
         total += ((col *)((char *)&lanes[t] + field))->len;
-    PyObject *out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)total);
-    if (!out)
-        return NULL;
-    char *p = PyByteArray_AS_STRING(out);
-    for (unsigned t = 0; t < n; t++) {
+    if (total > first->cap) {
+        char *grown = realloc(first->buf, total);
+        if (!grown)
+            return PyErr_NoMemory();
+        first->buf = grown;
+        first->cap = total;
+    }
+    char *p = first->buf + first->len;
+    for (unsigned t = 1; t < n; t++) {
         col *c = (col *)((char *)&lanes[t] + field);
         if (c->len)
             memcpy(p, c->buf, c->len);
         p += c->len;
     }
+    PyObject *out = lctpy_block_adopt(first->buf, total);
+    *first = (col){0};
     return out;
 }
 
@@ -648,18 +658,20 @@ done:
 
 /* MARK: keys */
 
-typedef struct keyrow {
-    uint64_t idx, obj_id, bytes;
-    double t_mono;
-    int64_t kv_rank, group;
-    uint32_t op, model, salt, hash; /* codes into the names tables */
-} keyrow;
+/* lct.keys's columns, each grown on its own and handed to numpy as it
+ * is (lctpy_block_adopt): numbers of 8 bytes (t_mono a double, obj_id
+ * its bits), then codes of 4 into the names tables. */
+enum {
+    KC_IDX, KC_T_MONO, KC_KV_RANK, KC_GROUP, KC_OBJ_ID, KC_BYTES,
+    KC_OP, KC_MODEL, KC_SALT, KC_HASH, KC_COUNT
+};
+#define KC_NUMBERS KC_OP /* the columns before it hold 8 bytes a row */
 
 typedef struct keywalk {
     rowsel sel;
     char **reads, **writes; /* NULL: the default call */
     bool all;
-    col rows;
+    col cols[KC_COUNT];
     /* ops: "read", "write", then qualnames; hashes: distinct chunk
      * hashes, so a row holds a code, never an object of its own */
     names ops, models, salts, hashes;
@@ -728,20 +740,26 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
                 return false;
             continue;
         }
-        keyrow row = {.idx = idx, .obj_id = id, .bytes = bytes,
-                      .t_mono = rec->t_mono, .kv_rank = key.kv_rank,
-                      .group = key.object_group_id,
-                      .op = (uint32_t)op};
-        row.model = intern(&w->models, key.model_name.ptr,
-                           key.model_name.len);
-        row.salt = intern(&w->salts, key.cache_salt.ptr ? key.cache_salt.ptr
-                                                        : "",
-                          key.cache_salt.len);
-        row.hash = intern(&w->hashes, (const char *)key.chunk_hash.ptr,
-                          key.chunk_hash.len);
-        if (row.model == UINT32_MAX || row.salt == UINT32_MAX ||
-            row.hash == UINT32_MAX || !col_push(&w->rows, &row, sizeof row))
+        uint32_t model = intern(&w->models, key.model_name.ptr,
+                                key.model_name.len);
+        uint32_t salt = intern(&w->salts,
+                               key.cache_salt.ptr ? key.cache_salt.ptr : "",
+                               key.cache_salt.len);
+        uint32_t hash = intern(&w->hashes, (const char *)key.chunk_hash.ptr,
+                               key.chunk_hash.len);
+        if (model == UINT32_MAX || salt == UINT32_MAX || hash == UINT32_MAX)
             return false;
+        int64_t num[KC_NUMBERS] = {(int64_t)idx, 0, key.kv_rank,
+                                   key.object_group_id, (int64_t)id,
+                                   (int64_t)bytes};
+        memcpy(&num[KC_T_MONO], &rec->t_mono, 8);
+        uint32_t code[KC_COUNT - KC_NUMBERS] = {(uint32_t)op, model, salt,
+                                                hash};
+        for (int c = 0; c < KC_COUNT; c++)
+            if (!(c < KC_NUMBERS ? col_push(&w->cols[c], &num[c], 8)
+                                 : col_push(&w->cols[c],
+                                            &code[c - KC_NUMBERS], 4)))
+                return false;
     }
     /* The record's keys are one call, chunk positions of its kv ranks. */
     if (w->sim && op <= 1)
@@ -813,7 +831,8 @@ static bool walk(const char *path, PyObject *log, keywalk *w,
 
 static void keywalk_free(keywalk *w)
 {
-    free(w->rows.buf);
+    for (int c = 0; c < KC_COUNT; c++)
+        free(w->cols[c].buf);
     names_free(&w->hashes);
     names_free(&w->ops);
     names_free(&w->models);
@@ -860,46 +879,35 @@ static PyObject *hex_list(const names *t)
     return out;
 }
 
-/* What lct.keys builds its frame from: numbers as flat arrays (8 bytes
- * a value; obj_id's bits as they are), names and hashes as 4-byte codes
- * with their categories, so no row costs an object. */
-static PyObject *keys_result(const keywalk *w)
+/* What lct.keys builds its frame from: its columns as blocks numpy
+ * wraps (8-byte numbers, obj_id's bits as they are; names and hashes as
+ * 4-byte codes with their categories), so no row costs an object and no
+ * column is copied.  The blocks are taken from w. */
+static PyObject *keys_result(keywalk *w)
 {
-    size_t n = w->rows.len / sizeof(keyrow);
-    const keyrow *rows = (const keyrow *)w->rows.buf;
-    PyObject *nums = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 48));
-    PyObject *codes = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 16));
-    if (nums && codes) {
-        /* column-major: idx, t_mono, kv_rank, group, obj_id, bytes */
-        int64_t *pn = (int64_t *)PyByteArray_AS_STRING(nums);
-        uint32_t *pc = (uint32_t *)PyByteArray_AS_STRING(codes);
-        for (size_t i = 0; i < n; i++) {
-            pn[i] = (int64_t)rows[i].idx;
-            memcpy(&pn[n + i], &rows[i].t_mono, 8);
-            pn[2 * n + i] = rows[i].kv_rank;
-            pn[3 * n + i] = rows[i].group;
-            pn[4 * n + i] = (int64_t)rows[i].obj_id;
-            pn[5 * n + i] = (int64_t)rows[i].bytes;
-            pc[i] = rows[i].op;
-            pc[n + i] = rows[i].model;
-            pc[2 * n + i] = rows[i].salt;
-            pc[3 * n + i] = rows[i].hash;
-        }
+    size_t n = w->cols[KC_IDX].len / 8;
+    PyObject *cols = PyTuple_New(KC_COUNT);
+    for (int c = 0; cols && c < KC_COUNT; c++) {
+        PyObject *b = lctpy_block_adopt(w->cols[c].buf, w->cols[c].len);
+        w->cols[c] = (col){0};
+        if (!b)
+            Py_CLEAR(cols);
+        else
+            PyTuple_SET_ITEM(cols, c, b);
     }
     PyObject *ops = names_list(&w->ops), *models = names_list(&w->models),
              *salts = names_list(&w->salts), *hashes = hex_list(&w->hashes);
     PyObject *out = NULL;
-    if (nums && codes && ops && models && salts && hashes)
+    if (cols && ops && models && salts && hashes)
         out = Py_BuildValue(
-            "{sOsOsOsOsOsOsnsKs{sKsKsOsO}}", "nums", nums, "codes", codes,
+            "{sOsOsOsOsOsnsKs{sKsKsOsO}}", "columns", cols,
             "ops", ops, "models", models, "salts", salts, "hashes", hashes,
             "rows", (Py_ssize_t)n, "records", (unsigned long long)w->records,
             "stats", "records", (unsigned long long)w->stats.records,
             "skipped", (unsigned long long)w->stats.skipped, "truncated",
             w->stats.truncated ? Py_True : Py_False, "shrank",
             w->stats.shrank ? Py_True : Py_False);
-    Py_XDECREF(nums);
-    Py_XDECREF(codes);
+    Py_XDECREF(cols);
     Py_XDECREF(ops);
     Py_XDECREF(models);
     Py_XDECREF(salts);

@@ -237,6 +237,36 @@ def test_read_table_allocates_per_column_not_per_record():
     assert grown < 40, grown
 
 
+def test_columns_are_the_blocks_they_were_built_in():
+    """lct.keys and read_table hand numpy the memory their numeric
+    columns were built in, not a copy (pandas makes its own categorical
+    codes); a column is writable and outlives its frame."""
+    import gc
+    np()
+    path = damaged_trace()
+    k = lct.keys(path)
+    t = lct.read_table(path, columns=["idx", "t_mono", "qualname"],
+                       threads=2)
+    for arr in (k["idx"].values, k["obj_id"].values, t["idx"],
+                t["t_mono"]):
+        base = arr
+        while getattr(base, "base", None) is not None:
+            base = base.base
+        assert type(base).__name__ == "Block", type(base)
+    ids = k["obj_id"].values
+    first, last = int(ids[0]), int(ids[-1])
+    rank = k["kv_rank"].values
+    rank[0] = 12345
+    assert k["kv_rank"].iloc[0] == 12345
+    idx = t["idx"]
+    n = len(idx)
+    del k, t
+    gc.collect()
+    assert int(ids[0]) == first and int(ids[-1]) == last
+    assert rank[0] == 12345
+    assert list(idx[:3]) == [0, 1, 2] and len(idx) == n
+
+
 def test_the_gil_is_released_while_scanning():
     np()
     path = damaged_trace()
