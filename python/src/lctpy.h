@@ -12,6 +12,9 @@
 
 #include "lct.h"
 
+#include <stdbool.h>
+#include <string.h>
+
 /* Set by the Python layer (lct/__init__.py) at import: the named tuple
  * for an ObjectKey, and the Ext type for opaque ext values. */
 extern PyObject *lctpy_object_key_type;
@@ -32,11 +35,31 @@ extern unsigned long long lctpy_table_allocations;
 extern PyTypeObject lctpy_reader_type;
 extern PyTypeObject lctpy_record_type;
 extern PyTypeObject lctpy_owner_type;
-/* block.c: p[0..len), malloc'd (its spare capacity given back), as a
- * Python object with the buffer protocol that frees it (freed at once
- * when that object cannot be made: NULL with an exception). */
+/* block.c: a column of bytes a result is built in.  It grows by
+ * doubling, and once large lives in its own mapping that grows without
+ * copying or touching what it holds; it is handed to Python as a Block,
+ * which numpy wraps without a copy. */
+typedef struct lctpy_col {
+    char *buf;
+    size_t len, cap;
+    bool mapped; /* buf is a mapping of cap bytes, not malloc's */
+} lctpy_col;
+/* Room for `more` bytes past len; false when memory ran out (c as it
+ * was). */
+bool lctpy_col_grow(lctpy_col *c, size_t more);
+static inline bool lctpy_col_push(lctpy_col *c, const void *p, size_t n)
+{
+    if (c->cap - c->len < n && !lctpy_col_grow(c, n))
+        return false;
+    memcpy(c->buf + c->len, p, n);
+    c->len += n;
+    return true;
+}
+void lctpy_col_free(lctpy_col *c);
+/* c's bytes as a Block, c emptied (freed when the Block cannot be made:
+ * NULL with an exception). */
+PyObject *lctpy_col_give(lctpy_col *c);
 extern PyTypeObject lctpy_block_type;
-PyObject *lctpy_block_adopt(void *p, size_t len);
 PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *lctpy_keys(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw);

@@ -20,32 +20,11 @@ unsigned long long lctpy_table_allocations;
 
 /* MARK: growable columns */
 
-typedef struct col {
-    char *buf;
-    size_t len, cap;
-} col;
-
-static bool col_push(col *c, const void *p, size_t n)
-{
-    if (c->cap - c->len < n) {
-        size_t cap = c->cap ? c->cap : 4096;
-        while (cap - c->len < n)
-            cap *= 2;
-        char *b = realloc(c->buf, cap);
-        if (!b)
-            return false;
-        __atomic_add_fetch(&lctpy_table_allocations, 1, __ATOMIC_RELAXED);
-        c->buf = b;
-        c->cap = cap;
-    }
-    memcpy(c->buf + c->len, p, n);
-    c->len += n;
-    return true;
-}
+typedef lctpy_col col;
 
 static int col_write(void *ctx, const char *data, size_t len)
 {
-    return col_push(ctx, data, len) ? 0 : -1;
+    return lctpy_col_push(ctx, data, len) ? 0 : -1;
 }
 
 /* MARK: qualnames, interned per thread */
@@ -308,18 +287,18 @@ static int lane_record(void *state, const lct_record *rec)
         return 0;
     unsigned w = l->want;
     int64_t args_bytes = (int64_t)rec->args.len; /* int64 as numpy gets it */
-    if (((w & COL_IDX) && !col_push(&l->idx, &local, 8)) ||
-        ((w & COL_OFFSET) && !col_push(&l->offset, &rec->offset, 8)) ||
-        ((w & COL_T_MONO) && !col_push(&l->t_mono, &rec->t_mono, 8)) ||
-        ((w & COL_T_WALL) && !col_push(&l->t_wall, &rec->t_wall, 8)) ||
-        ((w & COL_QUALNAME) && !col_push(&l->qual, &id, 4)) ||
-        ((w & COL_ARGS_BYTES) && !col_push(&l->args_bytes, &args_bytes, 8)))
+    if (((w & COL_IDX) && !lctpy_col_push(&l->idx, &local, 8)) ||
+        ((w & COL_OFFSET) && !lctpy_col_push(&l->offset, &rec->offset, 8)) ||
+        ((w & COL_T_MONO) && !lctpy_col_push(&l->t_mono, &rec->t_mono, 8)) ||
+        ((w & COL_T_WALL) && !lctpy_col_push(&l->t_wall, &rec->t_wall, 8)) ||
+        ((w & COL_QUALNAME) && !lctpy_col_push(&l->qual, &id, 4)) ||
+        ((w & COL_ARGS_BYTES) && !lctpy_col_push(&l->args_bytes, &args_bytes, 8)))
         goto fail;
     if (w & COL_ARGS) {
         if (lct_value_write_json(rec->args, col_write, &l->json) != LCT_OK)
             goto fail;
         uint64_t end = l->json.len;
-        if (!col_push(&l->json_end, &end, 8))
+        if (!lctpy_col_push(&l->json_end, &end, 8))
             goto fail;
     }
     l->rows++;
@@ -335,7 +314,7 @@ static void lane_reset(void *state)
     col *cols[] = {&l->idx, &l->offset, &l->t_mono, &l->t_wall, &l->qual,
                    &l->args_bytes, &l->json, &l->json_end};
     for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
-        free(cols[i]->buf);
+        lctpy_col_free(cols[i]);
     names_free(&l->names);
     const rowsel *sel = l->sel;
     unsigned want = l->want;
@@ -347,33 +326,25 @@ static void lane_reset(void *state)
 }
 
 /* One output column: the lanes' pieces end to end, in the first lane's
- * block grown to hold them all (realloc moves a large block's pages
- * without touching them), handed to numpy as it is. */
+ * column grown to hold them all, handed to numpy as it is. */
 static PyObject *join_col(lane *lanes, unsigned n, size_t field)
 {
+    col none = {0};
     if (n == 0)
-        return lctpy_block_adopt(NULL, 0);
+        return lctpy_col_give(&none);
     col *first = (col *)((char *)&lanes[0] + field);
     size_t total = 0;
     for (unsigned t = 0; t < n; t++)
         total += ((col *)((char *)&lanes[t] + field))->len;
-    if (total > first->cap) {
-        char *grown = realloc(first->buf, total);
-        if (!grown)
-            return PyErr_NoMemory();
-        first->buf = grown;
-        first->cap = total;
-    }
-    char *p = first->buf + first->len;
+    if (total > first->cap && !lctpy_col_grow(first, total - first->len))
+        return PyErr_NoMemory();
     for (unsigned t = 1; t < n; t++) {
         col *c = (col *)((char *)&lanes[t] + field);
         if (c->len)
-            memcpy(p, c->buf, c->len);
-        p += c->len;
+            memcpy(first->buf + first->len, c->buf, c->len);
+        first->len += c->len;
     }
-    PyObject *out = lctpy_block_adopt(first->buf, total);
-    *first = (col){0};
-    return out;
+    return lctpy_col_give(first);
 }
 
 /* Each lane numbers its records from 0: shift them to the file's. */
@@ -659,7 +630,7 @@ done:
 /* MARK: keys */
 
 /* lct.keys's columns, each grown on its own and handed to numpy as it
- * is (lctpy_block_adopt): numbers of 8 bytes (t_mono a double, obj_id
+ * is (lctpy_col_give): numbers of 8 bytes (t_mono a double, obj_id
  * its bits), then codes of 4 into the names tables. */
 enum {
     KC_IDX, KC_T_MONO, KC_KV_RANK, KC_GROUP, KC_OBJ_ID, KC_BYTES,
@@ -756,8 +727,8 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         uint32_t code[KC_COUNT - KC_NUMBERS] = {(uint32_t)op, model, salt,
                                                 hash};
         for (int c = 0; c < KC_COUNT; c++)
-            if (!(c < KC_NUMBERS ? col_push(&w->cols[c], &num[c], 8)
-                                 : col_push(&w->cols[c],
+            if (!(c < KC_NUMBERS ? lctpy_col_push(&w->cols[c], &num[c], 8)
+                                 : lctpy_col_push(&w->cols[c],
                                             &code[c - KC_NUMBERS], 4)))
                 return false;
     }
@@ -832,7 +803,7 @@ static bool walk(const char *path, PyObject *log, keywalk *w,
 static void keywalk_free(keywalk *w)
 {
     for (int c = 0; c < KC_COUNT; c++)
-        free(w->cols[c].buf);
+        lctpy_col_free(&w->cols[c]);
     names_free(&w->hashes);
     names_free(&w->ops);
     names_free(&w->models);
@@ -888,8 +859,7 @@ static PyObject *keys_result(keywalk *w)
     size_t n = w->cols[KC_IDX].len / 8;
     PyObject *cols = PyTuple_New(KC_COUNT);
     for (int c = 0; cols && c < KC_COUNT; c++) {
-        PyObject *b = lctpy_block_adopt(w->cols[c].buf, w->cols[c].len);
-        w->cols[c] = (col){0};
+        PyObject *b = lctpy_col_give(&w->cols[c]);
         if (!b)
             Py_CLEAR(cols);
         else
