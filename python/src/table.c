@@ -286,13 +286,14 @@ static int lane_record(void *state, const lct_record *rec)
     if (!l->names.selected[id])
         return 0;
     unsigned w = l->want;
-    int64_t args_bytes = (int64_t)rec->args.len; /* int64 as numpy gets it */
+    int64_t args_bytes = (int64_t)rec->args.len; /* as numpy gets it */
     if (((w & COL_IDX) && !lctpy_col_push(&l->idx, &local, 8)) ||
         ((w & COL_OFFSET) && !lctpy_col_push(&l->offset, &rec->offset, 8)) ||
         ((w & COL_T_MONO) && !lctpy_col_push(&l->t_mono, &rec->t_mono, 8)) ||
         ((w & COL_T_WALL) && !lctpy_col_push(&l->t_wall, &rec->t_wall, 8)) ||
         ((w & COL_QUALNAME) && !lctpy_col_push(&l->qual, &id, 4)) ||
-        ((w & COL_ARGS_BYTES) && !lctpy_col_push(&l->args_bytes, &args_bytes, 8)))
+        ((w & COL_ARGS_BYTES) &&
+         !lctpy_col_push(&l->args_bytes, &args_bytes, 8)))
         goto fail;
     if (w & COL_ARGS) {
         if (lct_value_write_json(rec->args, col_write, &l->json) != LCT_OK)
