@@ -18,6 +18,8 @@
 
 #define LARGE ((size_t)1 << 20)
 
+unsigned long long lctpy_table_allocations;
+
 static size_t page_round(size_t n)
 {
     return (n + 4095) & ~(size_t)4095;

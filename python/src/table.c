@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-unsigned long long lctpy_table_allocations;
-
 /* MARK: growable columns */
 
 typedef lctpy_col col;
