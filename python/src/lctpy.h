@@ -27,14 +27,6 @@ extern PyObject *lctpy_ext_type;
  * malformed bytes. */
 PyObject *lctpy_decode(const unsigned char *p, size_t len);
 
-/* How many times the table builders grew an array (read_table's
- * allocations: a few per column and thread, never one per record). */
-extern unsigned long long lctpy_table_allocations;
-
-/* The types of reader.c, and the module functions of table.c. */
-extern PyTypeObject lctpy_reader_type;
-extern PyTypeObject lctpy_record_type;
-extern PyTypeObject lctpy_owner_type;
 /* block.c: a column of bytes a result is built in.  It grows by
  * doubling, and once large lives in its own mapping that grows without
  * copying or touching what it holds; it is handed to Python as a Block,
@@ -60,13 +52,20 @@ void lctpy_col_free(lctpy_col *c);
  * NULL with an exception). */
 PyObject *lctpy_col_give(lctpy_col *c);
 extern PyTypeObject lctpy_block_type;
+/* How many times the table builders grew an array (read_table's
+ * allocations: a few per column and thread, never one per record). */
+extern unsigned long long lctpy_table_allocations;
+
+/* The types of reader.c, and the module functions of table.c. */
+extern PyTypeObject lctpy_reader_type;
+extern PyTypeObject lctpy_record_type;
+extern PyTypeObject lctpy_owner_type;
 PyObject *lctpy_read_table(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *lctpy_keys(PyObject *self, PyObject *args, PyObject *kw);
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw);
 /* Every key of path's selected records fed to sim, each record's keys a
  * call (its chunk positions as many keys as it has kv ranks); false
  * with an exception. */
-#include <stdbool.h>
 bool lctpy_feed_sim(const char *path, PyObject *log, PyObject *quals,
                     PyObject *since, PyObject *until, PyObject *wsince,
                     PyObject *wuntil, PyObject *reads, PyObject *writes,

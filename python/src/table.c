@@ -725,10 +725,11 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         memcpy(&num[KC_T_MONO], &rec->t_mono, 8);
         uint32_t code[KC_COUNT - KC_NUMBERS] = {(uint32_t)op, model, salt,
                                                 hash};
-        for (int c = 0; c < KC_COUNT; c++)
-            if (!(c < KC_NUMBERS ? lctpy_col_push(&w->cols[c], &num[c], 8)
-                                 : lctpy_col_push(&w->cols[c],
-                                            &code[c - KC_NUMBERS], 4)))
+        for (int c = 0; c < KC_NUMBERS; c++)
+            if (!lctpy_col_push(&w->cols[c], &num[c], 8))
+                return false;
+        for (int c = KC_NUMBERS; c < KC_COUNT; c++)
+            if (!lctpy_col_push(&w->cols[c], &code[c - KC_NUMBERS], 4))
                 return false;
     }
     /* The record's keys are one call, chunk positions of its kv ranks. */
@@ -855,7 +856,6 @@ static PyObject *hex_list(const names *t)
  * column is copied.  The blocks are taken from w. */
 static PyObject *keys_result(keywalk *w)
 {
-    size_t n = w->cols[KC_IDX].len / 8;
     PyObject *cols = PyTuple_New(KC_COUNT);
     for (int c = 0; cols && c < KC_COUNT; c++) {
         PyObject *b = lctpy_col_give(&w->cols[c]);
@@ -869,9 +869,9 @@ static PyObject *keys_result(keywalk *w)
     PyObject *out = NULL;
     if (cols && ops && models && salts && hashes)
         out = Py_BuildValue(
-            "{sOsOsOsOsOsnsKs{sKsKsOsO}}", "columns", cols,
+            "{sOsOsOsOsOsKs{sKsKsOsO}}", "columns", cols,
             "ops", ops, "models", models, "salts", salts, "hashes", hashes,
-            "rows", (Py_ssize_t)n, "records", (unsigned long long)w->records,
+            "records", (unsigned long long)w->records,
             "stats", "records", (unsigned long long)w->stats.records,
             "skipped", (unsigned long long)w->stats.skipped, "truncated",
             w->stats.truncated ? Py_True : Py_False, "shrank",
