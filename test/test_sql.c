@@ -20,6 +20,7 @@
 #include "files.h"
 #include "json.h"
 #include "lct_sqlite.h"
+#include "base/bigmem_internal.h"
 #include "read/source_internal.h"
 
 TestSuite(sql, .timeout = 120);
@@ -282,6 +283,50 @@ Test(sql, a_large_file_answers_alike_mapped_or_streamed)
     for (int way = 0; way < 2; way++)
         for (int q = 0; q < 4; q++)
             sqlite3_free(got[way][q]);
+    unlink(path);
+    free(path);
+}
+
+/* The row cache keeps every record's qualname and number right on one
+ * thread or two (one thread's rows are kept as they are, two threads'
+ * are joined, their names renumbered), in 4 KiB or 2 MiB pages (the rows
+ * grow past 2 MiB). */
+Test(sql, row_cache_names_every_record_right_however_it_was_built)
+{
+    enum { NAMES = 150, EACH = 600 };
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    char name[96];
+    for (int i = 0; i < NAMES * EACH; i++) {
+        snprintf(name, sizeof name,
+                 "lmcache.v1.distributed.storage_manager.StorageManager.op%03d",
+                 i % NAMES);
+        lct_writer_record_begin(w, i, 1.7e9 + i, name, strlen(name));
+        lct_writer_map(w, 0);
+        cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+    }
+    lct_writer_close(w);
+    char *want = sqlite3_mprintf("%s", "");
+    for (int k = 0; k < NAMES; k++)
+        want = sqlite3_mprintf("%z...op%03d|%d|%d|%d\n", want, k, EACH, k,
+                               k + NAMES * (EACH - 1));
+    for (int huge = 0; huge < 2; huge++)
+        for (unsigned threads = 1; threads <= 2; threads++) {
+            lct__huge_pages_decide(huge);
+            sqlite3 *db;
+            cr_assert_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
+            lct_sqlite_options o = {.threads = threads};
+            cr_assert_eq(lct_sqlite_register(db, &o), SQLITE_OK);
+            char *got = rowsf(db, "SELECT '...' || substr(qualname, 55), "
+                                  "count(*), min(idx), max(idx)" FROM
+                                  "GROUP BY qualname", path);
+            cr_expect_str_eq(got, want, "%u thread(s), huge %d", threads,
+                             huge);
+            sqlite3_free(got);
+            sqlite3_close(db);
+        }
+    lct__huge_pages_decide(-1);
+    sqlite3_free(want);
     unlink(path);
     free(path);
 }

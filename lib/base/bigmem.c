@@ -100,6 +100,18 @@ void *lct__big_alloc(size_t bytes)
     return p;
 }
 
+void *lct__big_grow(void *p, size_t used, size_t bytes)
+{
+    if (bytes < HUGE_PAGE || !huge_pays())
+        return realloc(p, bytes ? bytes : 1);
+    void *grown = lct__big_alloc(bytes);
+    if (grown && used)
+        memcpy(grown, p, used < bytes ? used : bytes);
+    if (grown)
+        free(p);
+    return grown;
+}
+
 void *lct__big_calloc(size_t n, size_t size)
 {
     if (size && n > SIZE_MAX / size)

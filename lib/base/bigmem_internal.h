@@ -17,6 +17,13 @@
  * Free with free(); NULL when out of memory. */
 void *lct__big_alloc(size_t bytes);
 
+/* An array of lct__big_alloc's or malloc's grown to bytes, its first
+ * used bytes kept: realloc below 2 MiB or where 2 MiB pages do not pay,
+ * else fresh 2 MiB pages and a copy (a copy of pages already touched
+ * costs less here than faulting the new ones 4 KiB at a time).  On
+ * failure NULL, and p is still the caller's. */
+void *lct__big_grow(void *p, size_t used, size_t bytes);
+
 /* Zeroed memory (lct__big_alloc's) for a large table read at random,
  * its pages made present in order so the random reads find them.  Free
  * with free(). */

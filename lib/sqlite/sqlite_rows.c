@@ -6,8 +6,11 @@
  * queries that do not read args are answered without reading the file
  * again.  32 bytes a record, plus each distinct qualname once; grouped
  * by qualname on demand (8 bytes a record more), so that GROUP BY and
- * ORDER BY qualname need no sort in SQLite.
+ * ORDER BY qualname need no sort in SQLite.  The rows are fresh memory
+ * written once: they grow on 2 MiB pages where those fault in cheaper
+ * (bigmem.c), and one thread's rows are the file's without a copy.
  */
+#include "base/bigmem_internal.h"
 #include "sqlite/sqlite_internal.h"
 
 #include <stdlib.h>
@@ -99,7 +102,11 @@ static int lane_record(void *state, const lct_record *rec)
     lane *l = state;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 4096;
-        lct__sqlrow *grown = reallocarray(l->rows, cap, sizeof *grown);
+        lct__sqlrow *grown =
+            cap <= SIZE_MAX / sizeof *grown
+                ? lct__big_grow(l->rows, l->n * sizeof *grown,
+                                cap * sizeof *grown)
+                : NULL;
         if (!grown) {
             l->failed = true;
             return 1;
@@ -168,14 +175,22 @@ static bool join_all(lct__sqlfile *f, lane *lanes, unsigned n, uint64_t total)
 {
     names all = {0};
     RB_INIT(&all.tree);
-    bool ok = (f->rows = reallocarray(NULL, total ? total : 1,
-                                      sizeof *f->rows)) != NULL;
-    size_t at = 0;
-    for (unsigned t = 0; ok && t < n; t++) {
-        ok = join(f, &all, &lanes[t], at);
-        at += lanes[t].n;
+    bool ok;
+    if (n == 1) { /* its rows as they are: its ids are the file's */
+        f->rows = lanes[0].rows;
+        lanes[0].rows = NULL;
+        ok = keep_names(f, &lanes[0].names);
+    } else {
+        ok = total <= SIZE_MAX / sizeof *f->rows &&
+             (f->rows = lct__big_alloc((total ? total : 1) *
+                                       sizeof *f->rows)) != NULL;
+        size_t at = 0;
+        for (unsigned t = 0; ok && t < n; t++) {
+            ok = join(f, &all, &lanes[t], at);
+            at += lanes[t].n;
+        }
+        ok = ok && keep_names(f, &all);
     }
-    ok = ok && keep_names(f, &all);
     names_free(&all);
     if (!ok) {
         free(f->rows);
