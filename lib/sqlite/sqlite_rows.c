@@ -327,8 +327,10 @@ bool lct__sqlfile_order(lct__sqltab *tab, lct__sqlfile *f)
     uint32_t *rank = reallocarray(NULL, n ? n : 1, sizeof *rank);
     uint64_t *start = calloc((size_t)n + 1, sizeof *start);
     uint64_t *fill = reallocarray(NULL, n ? n : 1, sizeof *fill);
-    uint64_t *order = reallocarray(NULL, f->nrows ? f->nrows : 1,
-                                   sizeof *order);
+    uint64_t *order = f->nrows <= SIZE_MAX / sizeof *order
+                          ? lct__big_alloc((f->nrows ? f->nrows : 1) *
+                                           sizeof *order)
+                          : NULL;
     bool ok = sorted && rank && start && fill && order;
     if (ok) {
         for (uint32_t i = 0; i < n; i++)
