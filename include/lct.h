@@ -981,7 +981,9 @@ typedef void (*lct_scan_skip_fn)(void *state, uint64_t offset,
 
 /** How to run a parallel scan. */
 typedef struct lct_scan {
-    unsigned threads;             /**< 0: the number of online CPUs */
+    /** 0: one per CPU the process may run on (its affinity mask, as
+     *  nproc(1) counts; taskset or a container's cpuset narrow it) */
+    unsigned threads;
     lct_scan_record_fn on_record; /**< required */
     lct_scan_skip_fn on_skip;     /**< optional */
     /** states[t] is passed to thread t's callbacks; NULL passes NULL.
@@ -1756,8 +1758,8 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
  * curve equals lct_mrc_compute_with's over the same references with the
  * same options, which must be exact (sample_rate 0 or 1).  Not for
  * several threads at once; it runs its pass on a thread of its own
- * (when there is a second CPU), fed blocks of references, until
- * lct_mrc_stream_finish or lct_mrc_stream_free.
+ * (when the process may run on a second CPU), fed blocks of references,
+ * until lct_mrc_stream_finish or lct_mrc_stream_free.
  */
 typedef struct lct_mrc_stream lct_mrc_stream;
 

@@ -91,8 +91,8 @@ typedef struct lct_sqlite_options {
     /** Receives each reader warning once; NULL: lct_log_stderr. */
     lct_log_fn log;
     void *log_ctx;
-    /** Threads of the row cache's pass over a file (0: every online
-     *  CPU; 1: one). */
+    /** Threads of the row cache's pass over a file (0: one per CPU the
+     *  process may run on; 1: one). */
     unsigned threads;
     /** Called now and then (about every 4096 records) while a file is
      *  read from its start: the row cache's pass, or a scan of records

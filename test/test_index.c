@@ -1,10 +1,12 @@
 /*
  * test_index.c - the frame index, parallel scans (results identical to the
  * sequential reader on every fixture and on a large synthetic trace, for
- * 1 to 4 threads, warnings included).
+ * 1 to 4 threads, warnings included), and how many threads by default.
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <criterion/criterion.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,4 +477,25 @@ Test(pscan, a_run_of_zeros_is_read_about_once_on_two_threads)
     free(path);
     free(data);
     mpw_free(&file);
+}
+
+/* By default a scan takes a thread per CPU the process may run on, as
+ * nproc(1) counts them, not per online CPU: pinned to one, one thread. */
+Test(index, default_threads_are_the_cpus_the_process_may_use)
+{
+    cpu_set_t all, one;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    lct_scan scan = {.on_record = part_record_count};
+    cr_expect_eq(lct_scan_threads(&scan, NULL), (unsigned)CPU_COUNT(&all));
+    int first = 0;
+    while (!CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    unsigned pinned = lct_scan_threads(&scan, NULL);
+    cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
+    cr_expect_eq(pinned, 1);
+    scan.threads = 3;
+    cr_expect_eq(lct_scan_threads(&scan, NULL), 3, "asked for, not capped");
 }

@@ -10,10 +10,12 @@
  * to merge the byte distances several times; and, with the spill bounds
  * made tiny, byte distances written to a temporary file in many runs and
  * merged back in several rounds, or kept in memory when no file can be
- * made.
+ * made; on one CPU, where the pass runs on the caller's thread.
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -205,6 +207,24 @@ Test(mrc_stream, equals_the_gathered_curve_in_every_mode_and_size_order)
             check(20000, 3000, (sizes)how, prefix, every, 1 + mode % 3,
                   mode == 3, 100 + (uint64_t)how * 10 + (uint64_t)mode);
         }
+}
+
+/* A process that may run on one CPU runs the pass on its own thread
+ * (lct__usable_cpus): the same curves. */
+Test(mrc_stream, equals_it_on_one_cpu)
+{
+    cpu_set_t all, one;
+    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    int first = 0;
+    while (!CPU_ISSET(first, &all))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    for (int mode = 0; mode < 4; mode++)
+        check(20000, 3000, MANY, mode & 1, mode & 2, 1 + mode % 3, mode == 3,
+              300 + (uint64_t)mode);
+    cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
 }
 
 Test(mrc_stream, equals_it_on_tiny_streams)

@@ -75,7 +75,7 @@ static void help(void)
            "  -q         nothing on stderr (the report is on stdout)\n"
            "  --mmap, --stream how to read a file (default: the faster here)\n"
            "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
-           "  -j N       threads (default: all CPUs for files over 64 MiB)\n"
+           "  -j N       threads (default: one per usable CPU for files over 64 MiB)\n"
            "  -h, --help this text\n");
 }
 

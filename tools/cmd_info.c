@@ -183,7 +183,7 @@ static void help(void)
            "  -q         no warnings on stderr\n"
            "  --mmap, --stream how to read a file (default: the faster here)\n"
            "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
-           "  -j N       threads (default: all CPUs for files over 64 MiB;\n"
+           "  -j N       threads (default: one per usable CPU for files over 64 MiB;\n"
            "             events-level traces are always read by one)\n"
            "  -h, --help this text\n");
 }

@@ -93,7 +93,8 @@ static void help(void)
            "               an exact curve, which is computed as it is read,\n"
            "               in memory that grows with the keys; more gather\n"
            "               the references first, about 28 bytes each; with\n"
-           "               --sample all CPUs for files of 64 MiB or more)\n"
+           "               --sample one per usable CPU for files of 64 MiB or\n"
+           "               more)\n"
            TOOL_HELP_READING);
 }
 

@@ -74,7 +74,7 @@ static void help(void)
            "\n"
            "  -q       no warnings about damaged files, no progress\n"
            "  -j N     threads of the row cache's pass over a file (default:\n"
-           "           all CPUs)\n"
+           "           one per usable CPU)\n"
            "  --csv    CSV with a header line (RFC 4180)\n"
            "  --json   one JSON object per row\n"
            "  -h, --help  this text\n"

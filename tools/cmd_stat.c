@@ -165,7 +165,7 @@ static void help(void)
            "  --csv            comma-separated values with a header row\n"
            "  --json           one JSON object\n"
            "  -q               no warnings on stderr\n"
-           "  -j N             threads (default: all CPUs for files over 64 MiB)\n"
+           "  -j N             threads (default: one per usable CPU for files over 64 MiB)\n"
            "  --mmap, --stream how to read a file (default: the faster here)\n"
            "  --max-frame SIZE the longest frame a pipe may hold (256M)\n"
            "  -h, --help       this text\n");

@@ -1,11 +1,24 @@
 /*
  * threads.c - the pieces both parallel scans share (threads_internal.h).
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "base/error_internal.h"
 #include "base/threads_internal.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+unsigned lct__usable_cpus(void)
+{
+    cpu_set_t set;
+    /* fails past CPU_SETSIZE (1024) CPUs: then the online count */
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (unsigned)online : 1;
+}
 
 bool lct__u64s_push(lct__u64s *list, uint64_t x)
 {

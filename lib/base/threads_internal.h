@@ -1,7 +1,8 @@
 /*
  * threads_internal.h - what both kinds of parallel scan share (index.c,
- * pscan.c): running one function per worker on POSIX threads, and a
- * growing list of 64-bit numbers (the frames a thread skipped).
+ * pscan.c): how many CPUs there are to run on, running one function per
+ * worker on POSIX threads, and a growing list of 64-bit numbers (the
+ * frames a thread skipped).
  */
 #ifndef LCT_THREADS_INTERNAL_H
 #define LCT_THREADS_INTERNAL_H
@@ -12,6 +13,12 @@
 #include <stdint.h>
 
 #include "lct.h"
+
+/* The CPUs this process may run on: its affinity mask (taskset, a
+ * cpuset, a container's CPUs), as nproc(1) counts them; the online CPUs
+ * where the mask cannot be read; at least 1.  The default thread count:
+ * threads past it share CPUs, and pay for their merge with nothing. */
+unsigned lct__usable_cpus(void);
 
 /* Numbers noted one at a time; 8 bytes each, nothing until the first. */
 typedef struct lct__u64s {

@@ -26,6 +26,7 @@
  * other: split, each file would need the others' internals.
  */
 #include "base/error_internal.h"
+#include "base/threads_internal.h"
 #include "base/u64map_internal.h"
 #include "lmcache/mrc_internal.h"
 #include "lmcache/tiers_internal.h"
@@ -34,7 +35,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 typedef lct__mrc_pass pass;
 
@@ -435,7 +435,7 @@ static bool submit(lct_mrc_stream *s)
     if (p->n[p->prod] == 0)
         return !p->failed;
     if (!p->tried && !p->done && (p->tried = true) &&
-        sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+        lct__usable_cpus() > 1 &&
         pthread_mutex_init(&p->mu, NULL) == 0) {
         bool cv = pthread_cond_init(&p->cv, NULL) == 0;
         p->threaded = cv && pthread_create(&p->worker, NULL, worker, s) == 0;

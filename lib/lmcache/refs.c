@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <stddef.h>
-#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -351,8 +350,7 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
     if (refs->n == 0)
         return true;
     number_job jobs[NUMBER_THREADS];
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned n = online > 1 ? (unsigned)online : 1;
+    unsigned n = lct__usable_cpus();
     if (n > NUMBER_THREADS)
         n = NUMBER_THREADS;
     if (refs->n / n < NUMBER_MIN_SEGMENT) /* fewer, each long enough */

@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 struct lct_index {
     const lct_reader *reader;
@@ -219,9 +218,7 @@ static void give_warnings(const lct_index *idx, const worker *workers,
 
 unsigned lct_scan_threads(const lct_scan *scan, const lct_index *idx)
 {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    uint64_t n = scan && scan->threads ? scan->threads
-                                       : (online > 0 ? (uint64_t)online : 1);
+    uint64_t n = scan && scan->threads ? scan->threads : lct__usable_cpus();
     if (n > 1024)
         n = 1024;
     uint64_t from, to;
