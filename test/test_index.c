@@ -3,15 +3,15 @@
  * sequential reader on every fixture and on a large synthetic trace, for
  * 1 to 4 threads, warnings included), and how many threads by default.
  */
-#define _GNU_SOURCE /* sched_setaffinity */
+#define _GNU_SOURCE /* cpu_set_t (cpus.h) */
 #include <criterion/criterion.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "files.h"
 #include "lct.h"
 #include "mpw.h"
@@ -483,19 +483,13 @@ Test(pscan, a_run_of_zeros_is_read_about_once_on_two_threads)
  * nproc(1) counts them, not per online CPU: pinned to one, one thread. */
 Test(index, default_threads_are_the_cpus_the_process_may_use)
 {
-    cpu_set_t all, one;
-    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    cpu_set_t all;
     lct_scan scan = {.on_record = part_record_count};
-    cr_expect_eq(lct_scan_threads(&scan, NULL), (unsigned)CPU_COUNT(&all));
-    int first = 0;
-    while (!CPU_ISSET(first, &all))
-        first++;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    pin_to_one_cpu(&all);
     unsigned pinned = lct_scan_threads(&scan, NULL);
-    cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
+    unpin(&all);
     cr_expect_eq(pinned, 1);
+    cr_expect_eq(lct_scan_threads(&scan, NULL), (unsigned)CPU_COUNT(&all));
     scan.threads = 3;
     cr_expect_eq(lct_scan_threads(&scan, NULL), 3, "asked for, not capped");
 }

@@ -12,10 +12,9 @@
  * merged back in several rounds, or kept in memory when no file can be
  * made; on one CPU, where the pass runs on the caller's thread.
  */
-#define _GNU_SOURCE /* sched_setaffinity */
+#define _GNU_SOURCE /* cpu_set_t (cpus.h) */
 #include <criterion/criterion.h>
 #include <dirent.h>
-#include <sched.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "cpus.h"
 #include "lct.h"
 #include "lmcache/mrc_internal.h" /* the spill bounds; where a curve lies */
 
@@ -213,18 +213,12 @@ Test(mrc_stream, equals_the_gathered_curve_in_every_mode_and_size_order)
  * (lct__usable_cpus): the same curves. */
 Test(mrc_stream, equals_it_on_one_cpu)
 {
-    cpu_set_t all, one;
-    cr_assert_eq(sched_getaffinity(0, sizeof all, &all), 0);
-    int first = 0;
-    while (!CPU_ISSET(first, &all))
-        first++;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    cpu_set_t all;
+    pin_to_one_cpu(&all);
     for (int mode = 0; mode < 4; mode++)
         check(20000, 3000, MANY, mode & 1, mode & 2, 1 + mode % 3, mode == 3,
               300 + (uint64_t)mode);
-    cr_assert_eq(sched_setaffinity(0, sizeof all, &all), 0);
+    unpin(&all);
 }
 
 Test(mrc_stream, equals_it_on_tiny_streams)
