@@ -239,7 +239,10 @@ def _threads():
     if dask.config.get("scheduler", None) in ("sync", "synchronous",
                                               "single-threaded"):
         return 1
-    return dask.config.get("num_workers", None) or _os.cpu_count() or 1
+    # the local scheduler's pool: dask's own count of the CPUs it may use
+    # (affinity, a cgroup's quota), not every CPU of the machine
+    import dask.system
+    return dask.config.get("num_workers", None) or dask.system.CPU_COUNT or 1
 
 
 def _split_for(split_bytes, narrow):

@@ -102,6 +102,18 @@ def test_auto_splits_a_narrow_read_only_for_threads_to_read_it():
                 assert ld.read_table(path, columns=COLUMNS,
                                      split_bytes=size // 7 + 1
                                      ).npartitions == 7
+        # Without num_workers, the threads dask's own pool takes: its count
+        # of the CPUs the process may use (under taskset -c 0, one).
+        import dask.system
+        for cpus, parts in ((1, 1), (3, 3)):
+            saved_cpus = dask.system.CPU_COUNT
+            dask.system.CPU_COUNT = cpus
+            try:
+                with dask.config.set(scheduler="threads"):
+                    assert ld.read_table(path, columns=COLUMNS
+                                         ).npartitions == parts, cpus
+            finally:
+                dask.system.CPU_COUNT = saved_cpus
     finally:
         ld.SPLIT_BYTES = saved
 
