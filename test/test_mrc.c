@@ -510,6 +510,22 @@ Test(mrc, references_are_the_same_on_2_mib_pages)
     lct__huge_pages_decide(-1);
 }
 
+/* The page probe's reading of a measurement: under half the 4 KiB
+ * pages' time is a yes, not cheaper a no, and cheaper but not clearly
+ * (4.2 ms against 8 ms, as a 2 MiB page of memory fresh to the host took
+ * once) is measured again. */
+Test(mrc, the_page_probe_measures_again_when_unclear)
+{
+    cr_expect_eq(lct__huge_pages_judge(8000000, 140000), 1);
+    cr_expect_eq(lct__huge_pages_judge(8000000, 4200000), -1);
+    cr_expect_eq(lct__huge_pages_judge(8000000, 8000000), 0);
+    cr_expect_eq(lct__huge_pages_judge(8000000, 9000000), 0);
+    cr_expect_eq(lct__huge_pages_judge(9, 4), 1);
+    cr_expect_eq(lct__huge_pages_judge(9, 5), -1);
+    cr_expect_eq(lct__huge_pages_judge(UINT64_MAX, UINT64_MAX / 2), 1,
+                 "no overflow");
+}
+
 /* libCacheSim's traceConv numbers requests from 1: in A, B, A the first
  * A's next access is 3 (it was written as 2, one off from every trace
  * libCacheSim converts itself). */

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* bytes of memory (not zeroed), for an array written soon and whole:
  * when it is 2 MiB or more and 2 MiB pages fault in cheaper here
@@ -32,5 +33,11 @@ void *lct__big_calloc(size_t n, size_t size);
 /* Tests: whether 2 MiB pages are asked for (1), not (0), or the probe
  * decides at the next large allocation (-1). */
 void lct__huge_pages_decide(int huge);
+
+/* The probe's reading of one measurement, nanoseconds to fault in 2 MiB
+ * as 4 KiB pages (small) and as one 2 MiB page (huge): 1 clearly
+ * cheaper (under half), 0 not cheaper, -1 cheaper but not clearly (the
+ * probe measures again, at most three times, then says no). */
+int lct__huge_pages_judge(uint64_t small, uint64_t huge);
 
 #endif
