@@ -394,10 +394,11 @@ def read_table(path, columns=None, qualname=None, since=None, until=None,
     ``op_categories``.  qualname selects records by pattern (the exact
     name, a suffix after a dot, or a glob; a list: any); since/until bound
     t_mono (seconds) or t_wall (a datetime or a UTC time text).  The file
-    is read once, on ``threads`` threads (0: every CPU), with the GIL
-    released.  ``stats`` says what reading the file found: path, records,
-    skipped, truncated, shrank.  Warnings go to the ``lct`` logger as
-    "read_table: PATH: ...", with ``path`` and ``offset`` attributes.
+    is read once, on ``threads`` threads (0: one per CPU the process may
+    use), with the GIL released.  ``stats`` says what reading the file
+    found: path, records, skipped, truncated, shrank.  Warnings go to the
+    ``lct`` logger as "read_table: PATH: ...", with ``path`` and
+    ``offset`` attributes.
     progress: True (tqdm, or a line on stderr) or a callable(done, total)
     for files of 256 MiB or more.
     """
