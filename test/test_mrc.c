@@ -510,6 +510,27 @@ Test(mrc, references_are_the_same_on_2_mib_pages)
     lct__huge_pages_decide(-1);
 }
 
+/* lct__big_grow keeps what an array holds when it moves onto 2 MiB
+ * pages, and refuses a count whose bytes pass size_t, leaving the array
+ * as it was. */
+Test(mrc, a_grown_array_keeps_its_elements_and_refuses_overflow)
+{
+    lct__huge_pages_decide(1);
+    uint64_t *a = lct__big_grow(NULL, 0, 1000, sizeof *a);
+    cr_assert_not_null(a);
+    for (uint64_t i = 0; i < 1000; i++)
+        a[i] = i * 7;
+    uint64_t *b = lct__big_grow(a, 1000, 600000, sizeof *b);
+    cr_assert_not_null(b);
+    cr_expect_eq((uintptr_t)b % ((uintptr_t)2 << 20), 0, "2 MiB aligned");
+    for (uint64_t i = 0; i < 1000; i++)
+        cr_assert_eq(b[i], i * 7);
+    cr_expect_null(lct__big_grow(b, 1000, UINT64_MAX / 4, sizeof *b));
+    cr_expect_eq(b[999], 999 * 7, "left as it was");
+    free(b);
+    lct__huge_pages_decide(-1);
+}
+
 /* The page probe's reading of a measurement: under half the 4 KiB
  * pages' time is a yes, not cheaper a no, and cheaper but not clearly
  * (4.2 ms against 8 ms, as a 2 MiB page of memory fresh to the host took

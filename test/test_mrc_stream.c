@@ -209,8 +209,8 @@ Test(mrc_stream, equals_the_gathered_curve_in_every_mode_and_size_order)
         }
 }
 
-/* A process that may run on one CPU runs the pass on its own thread
- * (lct__usable_cpus): the same curves. */
+/* A process that may run on one CPU runs the pass on the thread that
+ * feeds it, not a second one (lct__usable_cpus): the same curves. */
 Test(mrc_stream, equals_it_on_one_cpu)
 {
     cpu_set_t all;

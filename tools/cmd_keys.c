@@ -63,8 +63,8 @@ static void help(void)
            "  --oracle-general OUT\n"
            "               write libCacheSim's oracleGeneral binary to OUT\n"
            "               (24 bytes per reference) instead of rows; read\n"
-           "               with -j N threads (default: one per usable CPU for files of\n"
-           "               64 MiB or more)\n"
+           "               with -j N threads (default: one per usable CPU for\n"
+           "               files of 64 MiB or more)\n"
            TOOL_HELP_READING);
 }
 

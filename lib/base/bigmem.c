@@ -123,13 +123,16 @@ void *lct__big_alloc(size_t bytes)
     return p;
 }
 
-void *lct__big_grow(void *p, size_t used, size_t bytes)
+void *lct__big_grow(void *p, size_t used, uint64_t n, size_t size)
 {
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = (size_t)n * size;
     if (bytes < HUGE_PAGE || !huge_pays())
         return realloc(p, bytes ? bytes : 1);
     void *grown = lct__big_alloc(bytes);
     if (grown && used)
-        memcpy(grown, p, used < bytes ? used : bytes);
+        memcpy(grown, p, (used < n ? used : (size_t)n) * size);
     if (grown)
         free(p);
     return grown;

@@ -18,12 +18,14 @@
  * Free with free(); NULL when out of memory. */
 void *lct__big_alloc(size_t bytes);
 
-/* An array of lct__big_alloc's or malloc's grown to bytes, its first
- * used bytes kept: realloc below 2 MiB or where 2 MiB pages do not pay,
+/* An array of lct__big_alloc's or malloc's (or NULL: a new one) grown
+ * to n elements of size bytes, its first used elements kept, as
+ * reallocarray: realloc below 2 MiB or where 2 MiB pages do not pay,
  * else fresh 2 MiB pages and a copy (a copy of pages already touched
  * costs less here than faulting the new ones 4 KiB at a time).  On
- * failure NULL, and p is still the caller's. */
-void *lct__big_grow(void *p, size_t used, size_t bytes);
+ * failure or overflow (n counts in 64 bits, so a count past size_t
+ * is one) NULL, and p is still the caller's. */
+void *lct__big_grow(void *p, size_t used, uint64_t n, size_t size);
 
 /* Zeroed memory (lct__big_alloc's) for a large table read at random,
  * its pages made present in order so the random reads find them.  Free

@@ -102,11 +102,7 @@ static int lane_record(void *state, const lct_record *rec)
     lane *l = state;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 4096;
-        lct__sqlrow *grown =
-            cap <= SIZE_MAX / sizeof *grown
-                ? lct__big_grow(l->rows, l->n * sizeof *grown,
-                                cap * sizeof *grown)
-                : NULL;
+        lct__sqlrow *grown = lct__big_grow(l->rows, l->n, cap, sizeof *grown);
         if (!grown) {
             l->failed = true;
             return 1;
@@ -181,9 +177,8 @@ static bool join_all(lct__sqlfile *f, lane *lanes, unsigned n, uint64_t total)
         lanes[0].rows = NULL;
         ok = keep_names(f, &lanes[0].names);
     } else {
-        ok = total <= SIZE_MAX / sizeof *f->rows &&
-             (f->rows = lct__big_alloc((total ? total : 1) *
-                                       sizeof *f->rows)) != NULL;
+        ok = (f->rows = lct__big_grow(NULL, 0, total,
+                                      sizeof *f->rows)) != NULL;
         size_t at = 0;
         for (unsigned t = 0; ok && t < n; t++) {
             ok = join(f, &all, &lanes[t], at);
@@ -327,10 +322,7 @@ bool lct__sqlfile_order(lct__sqltab *tab, lct__sqlfile *f)
     uint32_t *rank = reallocarray(NULL, n ? n : 1, sizeof *rank);
     uint64_t *start = calloc((size_t)n + 1, sizeof *start);
     uint64_t *fill = reallocarray(NULL, n ? n : 1, sizeof *fill);
-    uint64_t *order = f->nrows <= SIZE_MAX / sizeof *order
-                          ? lct__big_alloc((f->nrows ? f->nrows : 1) *
-                                           sizeof *order)
-                          : NULL;
+    uint64_t *order = lct__big_grow(NULL, 0, f->nrows, sizeof *order);
     bool ok = sorted && rank && start && fill && order;
     if (ok) {
         for (uint32_t i = 0; i < n; i++)

@@ -52,6 +52,7 @@ void lctpy_col_free(lctpy_col *c);
  * NULL with an exception). */
 PyObject *lctpy_col_give(lctpy_col *c);
 extern PyTypeObject lctpy_block_type;
+
 /* How many times the table builders grew an array (read_table's
  * allocations: a few per column and thread, never one per record). */
 extern unsigned long long lctpy_table_allocations;
