@@ -5,6 +5,7 @@
  * reads, keys never reused; SHARDS sampling close to the exact curve; and
  * the oracleGeneral records byte for byte.
  */
+#define _GNU_SOURCE /* cpu_set_t, for cpus.h */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "base/bigmem_internal.h" /* forcing 2 MiB pages on and off */
+#include "cpus.h"
 #include "lct.h"
 
 typedef struct ref {
@@ -452,6 +454,67 @@ static char *blocks_exported(size_t *len)
     lct_refs_free(a);
     lct_refs_free(b);
     return buf;
+}
+
+/* The export finds next positions two ways: through key numbers (on
+ * several threads when there are CPUs for them, and whenever a reference
+ * has no size) or, when every reference has a size and one thread would
+ * number, backward through one map.  Both must give the same bytes. */
+Test(mrc, oracle_general_is_the_same_with_or_without_key_numbers)
+{
+    cpu_set_t all;
+    size_t len_one, len_all;
+    pin_to_one_cpu(&all);
+    char *one = blocks_exported(&len_one); /* one map, no numbers */
+    unpin(&all);
+    char *every = blocks_exported(&len_all); /* numbered, threads */
+    cr_assert_eq(len_one, len_all);
+    cr_assert_eq(memcmp(one, every, len_one), 0);
+    free(one);
+    free(every);
+
+    /* A reference with no size takes the numbered way on one thread:
+     * the same records, but for the one before it to its key, whose next
+     * is now it, and itself, with that key's size. */
+    lct_refs *sized, *not;
+    cr_assert_eq(lct_refs_new(&sized), LCT_OK);
+    cr_assert_eq(lct_refs_new(&not), LCT_OK);
+    enum { N = 20000 };
+    for (uint64_t i = 0; i < N; i++) {
+        uint64_t id = id_of(i * 7919 % 1300), bytes = 1 + id % 5000;
+        cr_assert_eq(lct_refs_add(sized, id, bytes, (double)i, i % 3), LCT_OK);
+        cr_assert_eq(lct_refs_add(not, id, bytes, (double)i, i % 3), LCT_OK);
+    }
+    uint64_t last_id = id_of((N - 1) * 7919 % 1300 + 1); /* seen before */
+    cr_assert_eq(lct_refs_add(not, last_id, 0, N, true), LCT_OK);
+    cr_expect_eq(lct_refs_count_unsized(sized), 0);
+    cr_expect_eq(lct_refs_count_unsized(not), 0); /* its key has a size */
+    char *a = NULL, *b = NULL;
+    pin_to_one_cpu(&all);
+    cr_assert_eq(lct_refs_write_oracle_general(sized, collect, &a, NULL,
+                                               NULL), LCT_OK);
+    cr_assert_eq(lct_refs_write_oracle_general(not, collect, &b, NULL, NULL),
+                 LCT_OK);
+    unpin(&all);
+    size_t before = N;
+    while (before-- > 0 && le((unsigned char *)a + 24 * before + 4, 8) !=
+                               last_id)
+        ;
+    cr_assert_lt(before, N, "the key was seen before");
+    for (size_t i = 0; i < N; i++)
+        if (i != before)
+            cr_assert_eq(memcmp(a + 24 * i, b + 24 * i, 24), 0, "record %zu",
+                         i);
+    const unsigned char *prev = (unsigned char *)b + 24 * before;
+    const unsigned char *end = (unsigned char *)b + 24 * N;
+    cr_expect_eq(le(prev + 16, 8), N + 1); /* 1-based */
+    cr_expect_eq(le(end + 4, 8), last_id);
+    cr_expect_eq(le(end + 12, 4), le(prev + 12, 4));
+    cr_expect_eq(le(end + 16, 8), UINT64_MAX);
+    free(a);
+    free(b);
+    lct_refs_free(sized);
+    lct_refs_free(not);
 }
 
 /* AnonHugePages of the mapping that holds p, in kB (-1: not found). */

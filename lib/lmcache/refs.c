@@ -127,6 +127,7 @@ lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
     }
     if (!reserve_one(refs))
         return LCT_ERR_NOMEM;
+    refs->sizeless += bytes == 0;
     uint32_t seconds = !(t_mono > 0)           ? 0
                        : t_mono >= 4294967295.0 ? UINT32_MAX
                                                 : (uint32_t)t_mono;
@@ -209,6 +210,8 @@ lct_status lct_refs_append(lct_refs *dst, lct_refs *src)
     dst->dropped_reads += src->dropped_reads;
     dst->dropped_writes += src->dropped_writes;
     src->dropped_reads = src->dropped_writes = 0;
+    dst->sizeless += src->sizeless;
+    src->sizeless = 0;
     return LCT_OK;
 }
 
@@ -221,7 +224,9 @@ uint64_t lct_refs_count(const lct_refs *refs)
 /*
  * What the export needs besides each reference's own fields, in 8 bytes a
  * reference and 20 a key (it was 20 a reference: the pages the kernel
- * zeroes for it were a sixth of `lct keys --oracle-general`).
+ * zeroes for it were a sixth of `lct keys --oracle-general`), or 4 bytes
+ * a reference and a map of the keys when every reference has a size
+ * and one thread would number them (plan_sized).
  *
  * next: libCacheSim counts requests from 1 (its traceConv: "reference
  * count starts with 1"), so a reference's next access is the 1-based
@@ -233,6 +238,8 @@ uint64_t lct_refs_count(const lct_refs *refs)
  * key's first, so one size a key is all the backward view needs.
  */
 typedef struct export_plan {
+    bool sized;           /* every reference has its own size: no key's
+                             size to look up, and no key numbers */
     uint32_t *key;        /* each reference's key, numbered from 0 */
     uint32_t *next;       /* 1-based position of the next one, 0: none */
     uint64_t *first_size; /* per key: its first reference's size, 0: none */
@@ -342,6 +349,17 @@ static bool number_globally(number_job *jobs, unsigned n, size_t *nkeys)
     return ok;
 }
 
+/* How many threads number the keys of refs (at least one). */
+static unsigned number_threads(const lct_refs *refs)
+{
+    unsigned n = lct__usable_cpus();
+    if (n > NUMBER_THREADS)
+        n = NUMBER_THREADS;
+    if (refs->n / n < NUMBER_MIN_SEGMENT) /* fewer, each long enough */
+        n = (unsigned)(refs->n / NUMBER_MIN_SEGMENT) + 1;
+    return n;
+}
+
 bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
 {
     if (refs->n >= UINT32_MAX)
@@ -350,11 +368,7 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
     if (refs->n == 0)
         return true;
     number_job jobs[NUMBER_THREADS];
-    unsigned n = lct__usable_cpus();
-    if (n > NUMBER_THREADS)
-        n = NUMBER_THREADS;
-    if (refs->n / n < NUMBER_MIN_SEGMENT) /* fewer, each long enough */
-        n = (unsigned)(refs->n / NUMBER_MIN_SEGMENT) + 1;
+    unsigned n = number_threads(refs);
     for (unsigned t = 0; t < n; t++)
         jobs[t] = (number_job){.refs = refs, .key = key,
                                .from = refs->n / n * t,
@@ -385,12 +399,47 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
     return ok;
 }
 
+/*
+ * The next positions when every reference has its own size and one
+ * thread would number the keys: backward through one map from ids to
+ * the position after, with no key numbers in between.  The numbering's
+ * lookup a reference is the same; what goes is its array of numbers (4
+ * bytes a reference of fresh memory, written and read once more) and
+ * the pass that fills it.
+ */
+static bool plan_sized(const lct_refs *refs, export_plan *x)
+{
+    lct__u64map after = {0}; /* obj_id -> 1-based position of the next */
+    size_t i = refs->n;
+    bool ok = refs->n < UINT32_MAX;
+    for (size_t part = refs->nparts; ok && part-- > 0;) {
+        const lct__refs_part *p = &refs->parts[part];
+        for (size_t j = p->n; ok && j-- > 0;) {
+            if (j >= 16)
+                lct__u64map_prefetch(&after, lct__part_at(p, j - 16)->obj_id);
+            bool added;
+            lct__u64map_entry *e =
+                lct__u64map_get(&after, lct__part_at(p, j)->obj_id, &added);
+            if (!(ok = e != NULL))
+                break;
+            x->next[--i] = added ? 0 : (uint32_t)e->value;
+            e->value = i + 1;
+        }
+    }
+    lct__u64map_free(&after);
+    return ok;
+}
+
 static bool plan_export(const lct_refs *refs, export_plan *x)
 {
     memset(x, 0, sizeof *x);
     size_t n = refs->n ? refs->n : 1, nkeys;
-    x->key = lct__big_alloc(n * sizeof *x->key);
     x->next = lct__big_alloc(n * sizeof *x->next);
+    if (x->next && !refs->sizeless && number_threads(refs) == 1) {
+        x->sized = true;
+        return plan_sized(refs, x);
+    }
+    x->key = lct__big_alloc(n * sizeof *x->key);
     if (!x->key || !x->next || !lct__refs_number(refs, x->key, &nkeys))
         return false;
     uint32_t *later = calloc(nkeys ? nkeys : 1, sizeof *later);
@@ -417,6 +466,8 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
  * called in stream order, it keeps each key's latest size. */
 static uint64_t export_size(export_plan *x, uint64_t bytes, size_t i)
 {
+    if (x->sized)
+        return bytes;
     uint32_t k = x->key[i];
     if (bytes)
         x->latest[k] = bytes;
@@ -425,7 +476,7 @@ static uint64_t export_size(export_plan *x, uint64_t bytes, size_t i)
 
 uint64_t lct_refs_count_unsized(const lct_refs *refs)
 {
-    if (!refs)
+    if (!refs || !refs->sizeless) /* a size of its own: never 0 */
         return 0;
     export_plan x;
     uint64_t n = 0;

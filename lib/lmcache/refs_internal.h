@@ -61,6 +61,7 @@ struct lct_refs {
     uint64_t threshold, seed;
     unsigned samples;
     uint64_t dropped_reads, dropped_writes;
+    uint64_t sizeless; /* references added with 0 bytes */
 };
 
 /* Whether SHARDS keeps the key: its id, salted by the seed and mixed
