@@ -1654,9 +1654,8 @@ lct_status lct_refs_append(lct_refs *dst, lct_refs *src);
  * lct_mrc_compute uses); 1 only when no reference of the key has one:
  * how many were, in @p unsized (NULL: not wanted) when all was written.
  * Memory besides the stream: 4 bytes a reference and a map of the keys
- * when every reference has a size and one thread would number the keys
- * (one usable CPU, or under 2^18 references); else 8 bytes a reference
- * and 20 a key.
+ * (16 bytes a slot) when every reference has a size; else 8 bytes a
+ * reference and 20 a key.
  * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_SYS (the sink stopped).
  */
 lct_status lct_refs_write_oracle_general(const lct_refs *refs,

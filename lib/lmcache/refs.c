@@ -226,7 +226,7 @@ uint64_t lct_refs_count(const lct_refs *refs)
  * reference and 20 a key (it was 20 a reference: the pages the kernel
  * zeroes for it were a sixth of `lct keys --oracle-general`), or 4 bytes
  * a reference and a map of the keys when every reference has a size
- * and one thread would number them (plan_sized).
+ * (plan_sized).
  *
  * next: libCacheSim counts requests from 1 (its traceConv: "reference
  * count starts with 1"), so a reference's next access is the 1-based
@@ -349,17 +349,6 @@ static bool number_globally(number_job *jobs, unsigned n, size_t *nkeys)
     return ok;
 }
 
-/* How many threads number the keys of refs (at least one). */
-static unsigned number_threads(const lct_refs *refs)
-{
-    unsigned n = lct__usable_cpus();
-    if (n > NUMBER_THREADS)
-        n = NUMBER_THREADS;
-    if (refs->n / n < NUMBER_MIN_SEGMENT) /* fewer, each long enough */
-        n = (unsigned)(refs->n / NUMBER_MIN_SEGMENT) + 1;
-    return n;
-}
-
 bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
 {
     if (refs->n >= UINT32_MAX)
@@ -368,7 +357,11 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
     if (refs->n == 0)
         return true;
     number_job jobs[NUMBER_THREADS];
-    unsigned n = number_threads(refs);
+    unsigned n = lct__usable_cpus();
+    if (n > NUMBER_THREADS)
+        n = NUMBER_THREADS;
+    if (refs->n / n < NUMBER_MIN_SEGMENT) /* fewer, each long enough */
+        n = (unsigned)(refs->n / NUMBER_MIN_SEGMENT) + 1;
     for (unsigned t = 0; t < n; t++)
         jobs[t] = (number_job){.refs = refs, .key = key,
                                .from = refs->n / n * t,
@@ -400,12 +393,14 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
 }
 
 /*
- * The next positions when every reference has its own size and one
- * thread would number the keys: backward through one map from ids to
- * the position after, with no key numbers in between.  The numbering's
- * lookup a reference is the same; what goes is its array of numbers (4
- * bytes a reference of fresh memory, written and read once more) and
- * the pass that fills it.
+ * The next positions when every reference has a size: backward through
+ * one map from ids to the position after, with no key numbers in
+ * between.  The numbering's lookup a reference is the same; what goes is
+ * its array of numbers (4 bytes a reference of fresh memory, written and
+ * read once more) and the passes that fill it.  On two CPUs this one
+ * thread cost no more time than numbering on two (9.9 M references:
+ * `lct keys --oracle-general` 0.94 s against 0.95, medians of 6) and
+ * about a tenth less CPU.
  */
 static bool plan_sized(const lct_refs *refs, export_plan *x)
 {
@@ -435,7 +430,7 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
     memset(x, 0, sizeof *x);
     size_t n = refs->n ? refs->n : 1, nkeys;
     x->next = lct__big_alloc(n * sizeof *x->next);
-    if (x->next && !refs->sizeless && number_threads(refs) == 1) {
+    if (x->next && !refs->sizeless) {
         x->sized = true;
         return plan_sized(refs, x);
     }
