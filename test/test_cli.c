@@ -1014,6 +1014,21 @@ Test(cli, mmap_and_stream_print_the_same)
     }
 }
 
+/* A new trace of `lct gen -n records --seed seed` (its malloc'd path),
+ * and its size. */
+static char *generated(int records, const char *seed, off_t *size)
+{
+    char *path = tmp_file_with("", 0), n[16];
+    snprintf(n, sizeof n, "%d", records);
+    run g = run_lct(NULL, "gen", "-n", n, "--seed", seed, path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    struct stat info;
+    cr_assert_eq(stat(path, &info), 0);
+    *size = info.st_size;
+    return path;
+}
+
 /* The minor page faults of `lct dump -q --mmap [-j 1] path`, its output
  * dropped: a count of the memory it touched (mapped either way, so that
  * the file's pages count alike). */
@@ -1047,13 +1062,9 @@ static long dump_faults(const char *path, bool one_thread)
  * 73 MB trace against 405, and 2.4x the CPU time. */
 Test(cli, dump_on_one_cpu_renders_as_one_thread, .timeout = 120)
 {
-    char *path = tmp_file_with("", 0);
-    run g = run_lct(NULL, "gen", "-n", "40000", "--seed", "5", path, NULL);
-    cr_assert_eq(g.status, 0, "%s", g.err);
-    run_free(&g);
-    struct stat info;
-    cr_assert_eq(stat(path, &info), 0);
-    cr_assert_geq(info.st_size, 64 << 20, "threads by default from 64 MiB");
+    off_t size;
+    char *path = generated(40000, "5", &size);
+    cr_assert_geq(size, 64 << 20, "threads by default from 64 MiB");
     cpu_set_t all;
     pin_to_one_cpu(&all); /* the tool inherits the mask */
     long one = dump_faults(path, true), chosen = dump_faults(path, false);
@@ -1069,14 +1080,10 @@ Test(cli, dump_on_one_cpu_renders_as_one_thread, .timeout = 120)
  * cut.  test_stream forces each way in the library. */
 Test(cli, a_large_trace_reads_the_same_every_way, .timeout = 120)
 {
-    char *path = tmp_file_with("", 0);
-    run g = run_lct(NULL, "gen", "-n", "10000", "--seed", "3", path, NULL);
-    cr_assert_eq(g.status, 0, "%s", g.err);
-    run_free(&g);
-    struct stat info;
-    cr_assert_eq(stat(path, &info), 0);
-    cr_assert_gt(info.st_size, 17 << 20, "the probe's size, and more");
-    cr_assert_eq(truncate(path, info.st_size - 100), 0);
+    off_t size;
+    char *path = generated(10000, "3", &size);
+    cr_assert_gt(size, 17 << 20, "the probe's size, and more");
+    cr_assert_eq(truncate(path, size - 100), 0);
     static const char *cmds[][4] = {{"check", "--json", "-j", "1"},
                                     {"stat", "--csv", "-j", "2"},
                                     {"keys", "--csv", "-j", "1"},
