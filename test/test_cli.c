@@ -2823,11 +2823,11 @@ Test(cli, dump_csv_bytes_stay_as_they_were)
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "cd '%s/..' && while read -r sum file; do "
-             "got=$('%s/tools/lct' dump --csv \"$file\" 2>/dev/null | "
+             "got=$('%s' dump --csv \"$file\" 2>/dev/null | "
              "sha256sum | cut -d' ' -f1); [ \"$got\" = \"$sum\" ] || "
              "{ echo \"differs: $file\"; exit 1; }; done "
              "< test/golden/dump-csv.sha256",
-             LCT_FIXTURES_DIR "/..", getenv("LCT_BUILDDIR"));
+             LCT_FIXTURES_DIR "/..", LCT_TOOL);
     cr_expect_eq(system(cmd), 0, "a file's CSV differs from before");
     char *path;
     lct_writer *w = tmp_trace_writer(&path);
