@@ -19,7 +19,10 @@
  * beside it must come out whole.
  * Every record's keys go to a gathered stream and to a streamed curve
  * (the prefix rule, an L1 in front for every other input): the two
- * curves must agree, totals and ratios at every capacity.
+ * curves must agree, totals and ratios at every capacity; the gathered
+ * stream's oracleGeneral export, and that of the same stream with every
+ * size at least a byte (the export's other way), must give each
+ * reference's true next access.
  * Inputs holding ObjectKeys are read once more with each one's tag made
  * "ObjectKez", which the walker's ObjectKey fast path does not take: the
  * same open decision, records, skips and truncation are expected.  (Not
@@ -259,6 +262,7 @@ static void typed_accessors(const lct_record *rec)
 typedef struct curves {
     lct_refs *refs;
     lct_mrc_stream *stream;
+    lct_refs *sized; /* refs again, every size at least 1 byte */
 } curves;
 
 static void curves_add(curves *c, const lct_record *rec)
@@ -275,6 +279,8 @@ static void curves_add(curves *c, const lct_record *rec)
         uint64_t id = lct_object_key_hash(&key);
         lct_kv_ranks_add(&ranks, key.kv_rank);
         if (lct_refs_add(c->refs, id, bytes, rec->t_mono, read) != LCT_OK ||
+            lct_refs_add(c->sized, id, bytes ? bytes : 1, rec->t_mono,
+                         read) != LCT_OK ||
             lct_mrc_stream_add(c->stream, id, bytes, read) != LCT_OK)
             abort();
         any = true;
@@ -286,8 +292,73 @@ static void curves_add(curves *c, const lct_record *rec)
         abort();
 }
 
+/* The oracleGeneral bytes of a stream, gathered. */
+typedef struct gathered {
+    unsigned char *p;
+    size_t n, cap;
+} gathered;
+
+static int gather(void *ctx, const char *data, size_t len)
+{
+    gathered *g = ctx;
+    if (g->n + len > g->cap) {
+        g->cap = 2 * (g->n + len);
+        if (!(g->p = realloc(g->p, g->cap)))
+            abort();
+    }
+    memcpy(g->p + g->n, data, len);
+    g->n += len;
+    return 0;
+}
+
+static uint64_t le64_at(const unsigned char *p)
+{
+    uint64_t x = 0;
+    for (int i = 7; i >= 0; i--)
+        x = x << 8 | p[i];
+    return x;
+}
+
+/* The export of refs: a record a reference, each one's next access the
+ * 1-based position of the next record with its id, searched for here
+ * one by one (on streams short enough for that). */
+static gathered export_checked(const lct_refs *refs)
+{
+    gathered g = {NULL, 0, 0};
+    if (lct_refs_write_oracle_general(refs, gather, &g, NULL, NULL) !=
+        LCT_OK)
+        abort();
+    uint64_t n = lct_refs_count(refs);
+    if (g.n != 24 * n)
+        abort();
+    for (uint64_t i = 0; n <= 2000 && i < n; i++) {
+        uint64_t id = le64_at(g.p + 24 * i + 4), j = i + 1;
+        while (j < n && le64_at(g.p + 24 * j + 4) != id)
+            j++;
+        if (le64_at(g.p + 24 * i + 16) != (j < n ? j + 1 : UINT64_MAX))
+            abort(); /* a wrong next access */
+    }
+    return g;
+}
+
+/* The export finds next accesses by one map when every reference has a
+ * size, else by key numbers: the same ids, so the same next accesses. */
+static void exports_check(const curves *c)
+{
+    gathered a = export_checked(c->refs), b = export_checked(c->sized);
+    if (a.n != b.n)
+        abort();
+    for (size_t at = 0; at < a.n; at += 24)
+        if (memcmp(a.p + at + 4, b.p + at + 4, 8) != 0 ||
+            memcmp(a.p + at + 16, b.p + at + 16, 8) != 0)
+            abort(); /* the two ways disagree */
+    free(a.p);
+    free(b.p);
+}
+
 static void curves_check(curves *c, bool l1)
 {
+    exports_check(c);
     lct_mrc_options o = {.sample_rate = 1, .prefix = true};
     lct_refs *l2 = NULL;
     lct_l1_stats want, got;
@@ -339,10 +410,11 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
         abort(); /* the header's JSON is not linear in its bytes */
     lct_record rec;
     uint64_t yielded = 0;
-    curves cv = {NULL, NULL};
+    curves cv = {NULL, NULL, NULL};
     lct_mrc_options prefix = {.sample_rate = 1, .prefix = true};
     bool l1 = size % 2 == 1;
     if (lct_refs_new(&cv.refs) != LCT_OK ||
+        lct_refs_new(&cv.sized) != LCT_OK ||
         lct_mrc_stream_new(&prefix, &cv.stream, NULL) != LCT_OK ||
         (l1 && lct_mrc_stream_behind_l1(cv.stream, 3, false, NULL) != LCT_OK))
         abort();
@@ -369,6 +441,7 @@ static void run(const uint8_t *data, size_t size, unsigned flags,
     curves_check(&cv, l1);
     lct_mrc_stream_free(cv.stream);
     lct_refs_free(cv.refs);
+    lct_refs_free(cv.sized);
     lct_stats st;
     lct_reader_stats(r, &st);
     lct_reader_set_log(r, NULL, NULL); /* said: lct_next's words only */
