@@ -84,13 +84,14 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
 {
     memset(x, 0, sizeof *x);
     size_t n = refs->n ? refs->n : 1, nkeys;
-    x->next = lct__big_alloc(n * sizeof *x->next);
-    if (x->next && !refs->sizeless) {
+    if (!(x->next = lct__big_alloc(n * sizeof *x->next)))
+        return false;
+    if (!refs->sizeless) {
         x->sized = true;
         return plan_sized(refs, x);
     }
     x->key = lct__big_alloc(n * sizeof *x->key);
-    if (!x->key || !x->next || !lct__refs_number(refs, x->key, &nkeys))
+    if (!x->key || !lct__refs_number(refs, x->key, &nkeys))
         return false;
     uint32_t *later = calloc(nkeys ? nkeys : 1, sizeof *later);
     x->first_size = calloc(nkeys ? nkeys : 1, sizeof *x->first_size);
