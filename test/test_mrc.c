@@ -14,6 +14,7 @@
 
 #include "base/bigmem_internal.h" /* forcing 2 MiB pages on and off */
 #include "cpus.h"
+#include "files.h"
 #include "lct.h"
 
 typedef struct ref {
@@ -551,17 +552,9 @@ static long smaps_at(const void *p, const char *field, const char *flag)
 
 /* How often the kernel has given 4 KiB pages where a 2 MiB one was asked
  * for (/proc/vmstat's thp_fault_fallback; 0 when it does not say). */
-static long thp_fallbacks(void)
+static unsigned long long thp_fallbacks(void)
 {
-    FILE *f = fopen("/proc/vmstat", "r");
-    char line[256];
-    long n = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "thp_fault_fallback %ld", &n) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return n;
+    return proc_counter("/proc/vmstat", "thp_fault_fallback %llu");
 }
 
 /* Large arrays on 2 MiB pages (where the probe finds them cheaper) hold
@@ -590,7 +583,7 @@ Test(mrc, references_are_the_same_on_2_mib_pages)
      * eight of these tests at once, one in four got such memory), and a
      * kernel short of free 2 MiB pages gives 4 KiB ones and counts it. */
     bool fresh = smaps_at(p, "Rss", NULL) == 0;
-    long declined = thp_fallbacks();
+    unsigned long long declined = thp_fallbacks();
     memset(p, 1, bytes);
     declined = thp_fallbacks() - declined;
     char mode[128] = "";

@@ -93,15 +93,20 @@ void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
     }
 }
 
-unsigned long long process_bytes_read(void)
+unsigned long long proc_counter(const char *path, const char *format)
 {
-    FILE *f = fopen("/proc/self/io", "r");
-    char line[128];
-    unsigned long long rchar = 0;
+    FILE *f = fopen(path, "r");
+    char line[256];
+    unsigned long long n = 0;
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "rchar: %llu", &rchar) == 1)
+        if (sscanf(line, format, &n) == 1)
             break;
     if (f)
         fclose(f);
-    return rchar;
+    return n;
+}
+
+unsigned long long process_bytes_read(void)
+{
+    return proc_counter("/proc/self/io", "rchar: %llu");
 }

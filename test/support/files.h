@@ -24,6 +24,9 @@ void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL on
  * failure. */
 char *read_whole_file(const char *path, size_t *len);
+/* The number on the first line of a /proc file that `format` (one
+ * %llu) matches; 0 when none does or the file cannot be read. */
+unsigned long long proc_counter(const char *path, const char *format);
 /* Bytes this process has read with read(2) and pread(2) so far
  * (/proc/self/io rchar): work counted in bytes, not seconds. */
 unsigned long long process_bytes_read(void);
