@@ -36,6 +36,11 @@ qentry *qtable_get(struct qtable *t, lct_str qualname)
     return e;
 }
 
+static bool same_name(lct_str a, lct_str b)
+{
+    return a.len == b.len && (!a.len || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
 /* A gap of e's ends at `offset`: the largest so far?  Going back? */
 static void note_gap(qentry *e, double gap, uint64_t offset, bool first_gap)
 {
@@ -46,11 +51,17 @@ static void note_gap(qentry *e, double gap, uint64_t offset, bool first_gap)
     e->backwards += gap < 0;
 }
 
-bool qtable_add(struct qtable *t, const lct_record *rec, bool keep_gaps)
+bool qtable_add(struct qtable *t, qentry **last, const lct_record *rec,
+                bool keep_gaps)
 {
-    qentry *e = qtable_get(t, rec->qualname);
-    if (!e)
-        return false;
+    qentry *e = *last ? (*last)->seen_after : NULL;
+    if (!e || !same_name(e->qualname, rec->qualname)) {
+        if (!(e = qtable_get(t, rec->qualname)))
+            return false;
+        if (*last)
+            (*last)->seen_after = e;
+    }
+    *last = e;
     if (e->count == 0) {
         e->first = rec->t_mono;
         e->first_offset = rec->offset;
@@ -79,6 +90,11 @@ bool qtable_add(struct qtable *t, const lct_record *rec, bool keep_gaps)
 bool qtable_merge(struct qtable *into, struct qtable *later, bool keep_gaps)
 {
     qentry *e, *next;
+    /* later's entries are freed or moved: no hint may point at them */
+    RB_FOREACH(e, qtable, into)
+        e->seen_after = NULL;
+    RB_FOREACH(e, qtable, later)
+        e->seen_after = NULL;
     RB_FOREACH_SAFE(e, qtable, later, next) {
         RB_REMOVE(qtable, later, e);
         qentry *mine = RB_FIND(qtable, into, e);
@@ -140,7 +156,7 @@ void qtable_free(struct qtable *t)
 
 static int tally(tool_tally *t, const lct_record *rec, bool keep_gaps)
 {
-    if (!qtable_add(&t->ops, rec, keep_gaps))
+    if (!qtable_add(&t->ops, &t->last, rec, keep_gaps))
         return 1;
     /* duration: the largest t_mono, even a negative one */
     if (t->total == 0 || rec->t_mono > t->duration)
@@ -176,6 +192,7 @@ bool tool_tally_run(tool_inputs *in, const tool_args *a, size_t state_size,
     /* Merge the threads' tallies, in file order, into the first. */
     tool_tally *all = tool_run_state(&run, 0);
     *out = *all;
+    out->last = NULL;
     for (unsigned t = 1; t < run.nstates; t++) {
         tool_tally *p = tool_run_state(&run, t);
         if (ok && !qtable_merge(&out->ops, &p->ops, keep_gaps))
