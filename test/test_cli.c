@@ -646,6 +646,106 @@ Test(cli, check_exit_codes_match_the_expectations)
 
 /* MARK: stat */
 
+/* A JSON number as a double, whether printed as an integer or not. */
+static double json_num(const jv *v)
+{
+    cr_assert_not_null(v);
+    if (v->t == J_INT)
+        return v->neg ? (double)v->i : (double)v->u;
+    cr_assert_eq(v->t, J_FLOAT);
+    return v->d;
+}
+
+static int cmp_gap(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* stat's percentiles are picked by selection, not a sort, and its mean
+ * summed in file order: both checked against a sort and a sum here, on
+ * qualnames whose gaps take every path of the selection (many values
+ * sharing their top bytes, repeats, negatives, all equal, and counts
+ * either side of where a few are sorted directly), on one thread and
+ * three. */
+Test(cli, stat_percentiles_are_the_sorted_gaps)
+{
+    enum { OPS = 5, MOST = 6000 };
+    static const char *names[OPS] = {"mixed.op", "equal.op", "few31.op",
+                                     "few32.op", "two.op"};
+    static const size_t records[OPS] = {MOST, 400, 32, 33, 3};
+    static double gaps[OPS][MOST];
+    size_t made[OPS] = {0};
+    double t[OPS] = {0};
+    mpw file, body;
+    mpw_init(&file);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    mpw_frame(&file, &body);
+    uint64_t rng = 12345;
+    for (bool more = true; more;) {
+        more = false;
+        for (int q = 0; q < OPS; q++) {
+            if (made[q] == records[q])
+                continue;
+            more = true;
+            rng = rng * 6364136223846793005u + 1442695040888963407u;
+            unsigned r = (unsigned)(rng >> 33);
+            double gap = q == 1 ? 0.25
+                         : r % 10 == 0 ? 0 /* a repeated t_mono */
+                         : r % 10 == 1 ? -(double)(r % 1000) / 1024
+                         : r % 10 < 6   ? (double)(r % 4096) / 1024
+                                        : ldexp((double)r, -40 - (int)(r % 9));
+            if (made[q]) { /* the gap as stat finds it: t_mono - the last */
+                double next = t[q] + gap;
+                gaps[q][made[q] - 1] = next - t[q];
+                t[q] = next;
+            }
+            mpw_reset(&body);
+            mpw_record_begin(&body, t[q], 1e9 + t[q], names[q]);
+            mpw_map(&body, 0);
+            mpw_frame(&file, &body);
+            made[q]++;
+        }
+    }
+    char *path = tmp_file_with(file.buf, file.len);
+    for (int jobs = 1; jobs <= 3; jobs += 2) {
+        char j[2] = {(char)('0' + jobs), 0};
+        run r = run_lct(NULL, "stat", "--json", "-j", j, path, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        jv *got = json_parse(r.out, r.outlen);
+        cr_assert_not_null(got, "%s", r.out);
+        const jv *ops = json_get(got, "ops");
+        cr_assert_eq(ops->n, OPS);
+        for (size_t i = 0; i < ops->n; i++) {
+            const jv *op = &ops->items[i];
+            int q = 0;
+            while (q < OPS && strcmp(json_get(op, "qualname")->s, names[q]))
+                q++;
+            cr_assert_lt(q, OPS);
+            size_t n = records[q] - 1;
+            double sum = 0, sorted[MOST];
+            for (size_t g = 0; g < n; g++)
+                sum += gaps[q][g];
+            memcpy(sorted, gaps[q], n * sizeof *sorted);
+            qsort(sorted, n, sizeof *sorted, cmp_gap);
+            cr_expect_eq(json_num(json_get(op, "gap_mean")), sum / (double)n,
+                         "%s -j %d", names[q], jobs);
+            cr_expect_eq(json_num(json_get(op, "gap_p50")),
+                         sorted[(50 * n + 99) / 100 - 1], "%s -j %d",
+                         names[q], jobs);
+            cr_expect_eq(json_num(json_get(op, "gap_p99")),
+                         sorted[(99 * n + 99) / 100 - 1], "%s -j %d",
+                         names[q], jobs);
+        }
+        json_free(got);
+        run_free(&r);
+    }
+    mpw_free(&file);
+    mpw_free(&body);
+    free(path);
+}
+
 Test(cli, stat_gaps_are_nearest_rank)
 {
     /* One qualname at t = 0, 1, 3, 6, 10: gaps 1, 2, 3, 4. */

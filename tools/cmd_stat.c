@@ -4,7 +4,8 @@
  * records, duration and rate.  Text table, --csv or --json.
  *
  * Percentiles are nearest-rank as `lmcache trace replay` computes them:
- * sorted samples, index ceil(p*n/100) - 1 in integer arithmetic.
+ * the sorted samples' index ceil(p*n/100) - 1 in integer arithmetic
+ * (found by selection here, without sorting).
  */
 #include "tool.h"
 
@@ -23,96 +24,95 @@ static uint64_t order_key(double d)
 }
 
 /*
- * Sort ascending: an LSD radix sort on the keys, a byte per pass.  qsort
- * with a compare callback took ~40% of `lct stat`'s time over `check` on
- * 300,000 gaps; this is O(n).  The keys live in v's own storage (one
- * scratch array, not two: fresh pages cost a fault each), all eight
- * byte histograms come from one read, and passes whose byte is the same
- * in every key are skipped.  Falls back to qsort if memory runs out.
+ * The percentiles by selection, not a sort: two ranks are wanted, and
+ * the radix sort of every gap was stat's largest own function in `perf`.
+ * A most-significant-digit radix select on the order keys: each pass
+ * counts the next byte of the keys left and moves those in the rank's
+ * byte to the front, so it is linear whatever the values (eight passes
+ * at most, on fewer keys each time), needs no memory, and picks the very
+ * value a sort by the keys puts at the rank (-0 below +0, NaNs at the
+ * ends).
  */
-static int cmp_double(const void *a, const void *b)
+#define SELECT_FEW 32 /* below this many keys, an insertion sort */
+
+static uint64_t select_few(uint64_t *k, size_t n, size_t rank)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = k[i];
+        size_t j = i;
+        for (; j > 0 && k[j - 1] > x; j--)
+            k[j] = k[j - 1];
+        k[j] = x;
+    }
+    return k[rank];
 }
 
-/* 8-byte words through memcpy: the same storage holds doubles and keys. */
-static uint64_t word_at(const void *base, size_t i)
+/* The key of rank `rank` (from 0) among k[0..n); k is reordered. */
+static uint64_t select_key(uint64_t *k, size_t n, size_t rank)
 {
-    uint64_t u;
-    memcpy(&u, (const char *)base + 8 * i, 8);
-    return u;
+    for (int shift = 56; n >= SELECT_FEW; shift -= 8) {
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(k[i] >> shift) & 0xff]++;
+        unsigned b = 0;
+        while (rank >= count[b])
+            rank -= count[b++];
+        if (count[b] == n && shift > 0) /* this byte is the same in all */
+            continue;
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++)
+            if (((k[i] >> shift) & 0xff) == b) {
+                uint64_t t = k[kept];
+                k[kept++] = k[i];
+                k[i] = t;
+            }
+        n = kept;
+        if (shift == 0) /* every byte equal: n copies of one key */
+            return k[rank];
+    }
+    return select_few(k, n, rank);
 }
 
-static void word_put(void *base, size_t i, uint64_t u)
+static double of_key(uint64_t u)
 {
-    memcpy((char *)base + 8 * i, &u, 8);
+    u = (u >> 63) ? u & ~(UINT64_C(1) << 63) : ~u;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
 }
 
-static void sort_doubles(double *v, size_t n, void *scratch)
+/* Nearest rank: index ceil(p*n/100) - 1, of n > 0 keys. */
+static double percentile(uint64_t *keys, size_t n, unsigned p)
 {
-    if (n < 2)
-        return;
-    if (!scratch) {
-        qsort(v, n, sizeof *v, cmp_double);
-        return;
-    }
-    size_t count[8][256];
-    memset(count, 0, sizeof count);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = order_key(v[i]);
-        word_put(v, i, k);
-        for (unsigned d = 0; d < 8; d++)
-            count[d][(k >> (8 * d)) & 0xff]++;
-    }
-    void *from = v, *to = scratch;
-    for (unsigned d = 0; d < 8; d++) {
-        if (count[d][(word_at(from, 0) >> (8 * d)) & 0xff] == n)
-            continue; /* this byte is the same in every key */
-        size_t at = 0;
-        for (unsigned c = 0; c < 256; c++) {
-            size_t here = count[d][c];
-            count[d][c] = at;
-            at += here;
-        }
-        for (size_t i = 0; i < n; i++) {
-            uint64_t k = word_at(from, i);
-            word_put(to, count[d][(k >> (8 * d)) & 0xff]++, k);
-        }
-        void *t = from;
-        from = to;
-        to = t;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint64_t u = word_at(from, i);
-        u = (u >> 63) ? u & ~(UINT64_C(1) << 63) : ~u;
-        memcpy(&v[i], &u, sizeof u);
-    }
+    size_t rank = ((size_t)p * n + 99) / 100;
+    return of_key(select_key(keys, n, rank > 0 ? rank - 1 : 0));
 }
 
 /*
- * Sort every qualname's gaps, with one scratch array for all of them: a
- * fresh page costs a fault, 12 us each on this VM (bench/README), and a
- * scratch per qualname was ~470 of stat's ~900 faults on 300,000 records.
+ * Every qualname's gap mean and percentiles.  The mean is summed in file
+ * order, which is the gathered order on any number of threads (each
+ * thread's gaps, the seam's between them), so it is the same to the bit
+ * whatever -j.  The gaps become their keys in place: they are not read
+ * again.
  */
-static void sort_all_gaps(struct qtable *ops)
+static void summarise_gaps(struct qtable *ops)
 {
-    size_t most = 0;
     qentry *e;
-    RB_FOREACH(e, qtable, ops)
-        if (e->ngaps > most)
-            most = e->ngaps;
-    void *scratch = most ? reallocarray(NULL, most, 8) : NULL;
-    RB_FOREACH(e, qtable, ops)
-        sort_doubles(e->gaps, e->ngaps, scratch);
-    free(scratch);
-}
-
-/* Nearest rank; sorted must hold n > 0 samples. */
-static double percentile(const double *sorted, size_t n, unsigned p)
-{
-    size_t rank = ((size_t)p * n + 99) / 100; /* ceil(p*n/100) */
-    return sorted[rank > 0 ? rank - 1 : 0];
+    RB_FOREACH(e, qtable, ops) {
+        if (!e->ngaps)
+            continue;
+        double sum = 0;
+        uint64_t *keys = (uint64_t *)(void *)e->gaps;
+        for (size_t i = 0; i < e->ngaps; i++) {
+            double gap = e->gaps[i];
+            uint64_t key = order_key(gap);
+            sum += gap;
+            memcpy(&keys[i], &key, sizeof key); /* a double's storage */
+        }
+        e->gap_mean = sum / (double)e->ngaps;
+        e->gap_p50 = percentile(keys, e->ngaps, 50);
+        e->gap_p99 = percentile(keys, e->ngaps, 99);
+    }
 }
 
 typedef struct row {
@@ -125,16 +125,10 @@ static row row_of(qentry *e, uint64_t total)
     row r = {0};
     r.share = total ? 100.0 * (double)e->count / (double)total : 0;
     r.args_mean = e->count ? (double)e->args_bytes / (double)e->count : 0;
-    if (e->ngaps) {
-        /* Summed sorted (sort_all_gaps ran): the same order however the
-         * gaps were gathered (one thread or several), so the same mean to
-         * the bit. */
-        double sum = 0;
-        for (size_t i = 0; i < e->ngaps; i++)
-            sum += e->gaps[i];
-        r.gap_mean = sum / (double)e->ngaps;
-        r.p50 = percentile(e->gaps, e->ngaps, 50);
-        r.p99 = percentile(e->gaps, e->ngaps, 99);
+    if (e->ngaps) { /* summarise_gaps ran */
+        r.gap_mean = e->gap_mean;
+        r.p50 = e->gap_p50;
+        r.p99 = e->gap_p99;
         r.have_gaps = true;
     }
     return r;
@@ -386,7 +380,7 @@ int cmd_stat(int argc, char **argv)
     RB_FOREACH(e, qtable, &t.ops)
         v.backwards += e->backwards;
     if (ok)
-        sort_all_gaps(&t.ops);
+        summarise_gaps(&t.ops);
     if (ok && a.csv)
         print_csv(&v);
     else if (ok && a.json)

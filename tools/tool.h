@@ -305,8 +305,9 @@ typedef struct qentry {
     uint64_t gap_max_offset; /* ... and the offset of the record ending it */
     uint64_t backwards;      /* records whose t_mono went back */
     uint64_t args_bytes;
-    double *gaps; /* inter-arrival gaps, kept only when asked */
+    double *gaps; /* inter-arrival gaps in file order, kept only when asked */
     size_t ngaps, capgaps;
+    double gap_mean, gap_p50, gap_p99; /* stat's, once every gap is in */
     /* The qualname that came after this one last time: traces cycle
      * through a few qualnames, so it is usually the next record's, found
      * with one compare instead of a tree walk of long shared prefixes. */
