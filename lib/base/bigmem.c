@@ -22,10 +22,18 @@
 #include <sys/mman.h>
 
 #define HUGE_PAGE ((size_t)2 << 20)
-/* Per round: 4 KiB pages touched (a quarter of an extent, scaled up)
+/* Arrays from 256 KiB take 2 MiB pages where those pay: a key map's
+ * table or a stream's first block grows through 256 KiB-1 MiB, 64-256
+ * pages of 4 KiB that fault at about 15 us each under shadow paging,
+ * against a few hundred us for a 2 MiB page.  At most 1.75 MiB more
+ * memory an array, and the arrays that come here are few. */
+#define BIG_MIN (HUGE_PAGE / 8)
+/* Per round: 4 KiB pages touched (a sixteenth of an extent, scaled up)
  * against one 2 MiB extent; the least of the rounds counts.  About
- * 3 ms in all under shadow paging, well under a millisecond elsewhere. */
-#define SMALL_PAGES 128
+ * 1.5-1.9 ms in all under shadow paging (4.7-5.8 ms with 128 pages a
+ * round, whose faults were a fifth of `lct keys`'), well under a
+ * millisecond elsewhere. */
+#define SMALL_PAGES 32
 #define ROUNDS 2
 #define ATTEMPTS 3 /* measurements, while one is unclear */
 
@@ -114,7 +122,7 @@ static bool huge_pays(void)
 
 void *lct__big_alloc(size_t bytes)
 {
-    if (bytes < HUGE_PAGE || bytes > SIZE_MAX - HUGE_PAGE || !huge_pays())
+    if (bytes < BIG_MIN || bytes > SIZE_MAX - HUGE_PAGE || !huge_pays())
         return malloc(bytes ? bytes : 1);
     size_t whole = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
     void *p = aligned_alloc(HUGE_PAGE, whole);
@@ -128,7 +136,7 @@ void *lct__big_grow(void *p, size_t used, uint64_t n, size_t size)
     if (size && n > SIZE_MAX / size)
         return NULL;
     size_t bytes = (size_t)n * size;
-    if (bytes < HUGE_PAGE || !huge_pays())
+    if (bytes < BIG_MIN || !huge_pays())
         return realloc(p, bytes ? bytes : 1);
     void *grown = lct__big_alloc(bytes);
     if (grown && used)

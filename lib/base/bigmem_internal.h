@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 /* bytes of memory (not zeroed), for an array written soon and whole:
- * when it is 2 MiB or more and 2 MiB pages fault in cheaper here
+ * when it is 256 KiB or more and 2 MiB pages fault in cheaper here
  * (measured once per process, at the first such call), on 2 MiB
  * boundaries with MADV_HUGEPAGE (unaligned, its first and last extents
  * would fault 4 KiB at a time); else malloc's.  Only the pages differ.
@@ -20,7 +20,7 @@ void *lct__big_alloc(size_t bytes);
 
 /* An array of lct__big_alloc's or malloc's (or NULL: a new one) grown
  * to n elements of size bytes, its first used elements kept, as
- * reallocarray: realloc below 2 MiB or where 2 MiB pages do not pay,
+ * reallocarray: realloc below 256 KiB or where 2 MiB pages do not pay,
  * else fresh 2 MiB pages and a copy (a copy of pages already touched
  * costs less here than faulting the new ones 4 KiB at a time).  On
  * failure or overflow (n counts in 64 bits, so a count past size_t
