@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/bigmem_internal.h" /* forcing 2 MiB pages on and off */
+#include "lmcache/refs_internal.h" /* a stream's blocks */
 #include "cpus.h"
 #include "files.h"
 #include "lct.h"
@@ -619,6 +620,41 @@ Test(mrc, a_grown_array_keeps_its_elements_and_refuses_overflow)
     cr_expect_null(lct__big_grow(b, 1000, UINT64_MAX / 4, sizeof *b));
     cr_expect_eq(b[999], 999 * 7, "left as it was");
     free(b);
+    lct__huge_pages_decide(-1);
+}
+
+/* Where 2 MiB pages pay, an array takes them from 256 KiB: a stream's
+ * first block, doubling from 4,096 references, moves onto them at
+ * 16,384 (256 KiB) and keeps every reference it held; a map's table
+ * and a grown array do the same at that size. */
+Test(mrc, arrays_move_to_2_mib_pages_from_256_kib)
+{
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    lct__huge_pages_decide(1);
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (uint64_t i = 0; i < 20000; i++) {
+        cr_assert_eq(lct_refs_add(r, i * 3 + 1, 100 + i, (double)i, i % 2),
+                     LCT_OK);
+        if (i == 8192) /* the 8,193rd: block 0 grew to 16,384 */
+            cr_expect_eq((uintptr_t)r->parts[0].blocks[0] % huge, 0,
+                         "block 0 of 256 KiB is not 2 MiB aligned");
+    }
+    for (uint64_t i = 0; i < 20000; i++) {
+        const lct__ref *ref = lct__part_at(&r->parts[0], i);
+        cr_assert_eq(ref->obj_id, i * 3 + 1, "reference %llu",
+                     (unsigned long long)i);
+        cr_assert_eq(ref->seconds, i);
+        cr_assert_eq(ref->size & ~(LCT__REF_READ | LCT__REF_CALL |
+                                   LCT__REF_POSITION),
+                     100 + i);
+        cr_assert_eq(!!(ref->size & LCT__REF_READ), i % 2);
+    }
+    lct_refs_free(r);
+    void *table = lct__big_calloc(16384, 16); /* a 16 Ki-slot map's */
+    cr_assert_not_null(table);
+    cr_expect_eq((uintptr_t)table % huge, 0);
+    free(table);
     lct__huge_pages_decide(-1);
 }
 
