@@ -73,16 +73,9 @@ static bool reserve_one(lct_refs *refs)
     if (p->nblocks == 1 && p->n == p->first_cap &&
         p->first_cap < LCT__REFS_BLOCK) {
         size_t cap = p->first_cap < 65536 ? p->first_cap * 2 : LCT__REFS_BLOCK;
-        lct__ref *grown =
-            cap < LCT__REFS_BLOCK
-                ? lct__big_grow(p->blocks[0], p->n, cap, sizeof *grown)
-                : lct__big_alloc(cap * sizeof *grown);
+        lct__ref *grown = lct__big_grow(p->blocks[0], p->n, cap, sizeof *grown);
         if (!grown)
             return false;
-        if (cap == LCT__REFS_BLOCK) {
-            memcpy(grown, p->blocks[0], p->n * sizeof *grown);
-            free(p->blocks[0]);
-        }
         p->blocks[0] = grown;
         p->first_cap = cap;
         return true;
