@@ -36,11 +36,6 @@ qentry *qtable_get(struct qtable *t, lct_str qualname)
     return e;
 }
 
-static bool same_name(lct_str a, lct_str b)
-{
-    return a.len == b.len && (!a.len || memcmp(a.ptr, b.ptr, a.len) == 0);
-}
-
 /* A gap of e's ends at `offset`: the largest so far?  Going back? */
 static void note_gap(qentry *e, double gap, uint64_t offset, bool first_gap)
 {
@@ -55,7 +50,7 @@ bool qtable_add(struct qtable *t, qentry **last, const lct_record *rec,
                 bool keep_gaps)
 {
     qentry *e = *last ? (*last)->seen_after : NULL;
-    if (!e || !same_name(e->qualname, rec->qualname)) {
+    if (!e || lct_str_cmp(e->qualname, rec->qualname) != 0) {
         if (!(e = qtable_get(t, rec->qualname)))
             return false;
         if (*last)
