@@ -40,6 +40,7 @@
  *   lib/base      Version ................................ lct_version
  *                 Status codes and errors ................ lct_strerror
  *                 Views (lct_str, lct_bytes)
+ *                 Large arrays ........................... lct_large_array_grow
  *   lib/msgpack   Values ................................. lct_value_from
  *                 Visiting every value ................... lct_value_visit
  *   lib/read      Opening and iterating .................. lct_open, lct_next
@@ -242,6 +243,21 @@ typedef struct lct_value {
     const unsigned char *ptr;
     size_t len;
 } lct_value;
+
+/* MARK: - Large arrays */
+
+/**
+ * reallocarray(3) for an array that grows large and is written once, in
+ * order (a column of one number per record): @p p (NULL: a new array)
+ * grown to @p n elements of @p size bytes, its first @p used elements
+ * kept.  From 256 KiB it is put on 2 MiB pages where those fault in
+ * clearly cheaper than 4 KiB ones on this machine (timed once per
+ * process, about 2 ms, at the library's first such array), else it is
+ * realloc's; only the pages differ.  Free with free().
+ * @return the array, or NULL when out of memory or when n * size passes
+ *         size_t; then @p p is still the caller's, as it was.
+ */
+void *lct_large_array_grow(void *p, size_t used, uint64_t n, size_t size);
 
 /* MARK: = Layer: lib/msgpack (docs/architecture.md) */
 

@@ -66,7 +66,7 @@ bool qtable_add(struct qtable *t, qentry **last, const lct_record *rec,
     if (e->count > 0 && keep_gaps) {
         if (e->ngaps == e->capgaps) {
             size_t cap = e->capgaps ? e->capgaps * 2 : 64;
-            double *g = reallocarray(e->gaps, cap, sizeof *g);
+            double *g = lct_large_array_grow(e->gaps, e->ngaps, cap, sizeof *g);
             if (!g) {
                 fprintf(stderr, "%s: out of memory\n", tool_name);
                 return false;
@@ -100,7 +100,8 @@ bool qtable_merge(struct qtable *into, struct qtable *later, bool keep_gaps)
         if (keep_gaps) {
             size_t need = mine->ngaps + e->ngaps + 1;
             if (need > mine->capgaps) {
-                double *g = reallocarray(mine->gaps, need, sizeof *g);
+                double *g = lct_large_array_grow(mine->gaps, mine->ngaps,
+                                                 need, sizeof *g);
                 if (!g) {
                     fprintf(stderr, "%s: out of memory\n", tool_name);
                     free(e->gaps);
