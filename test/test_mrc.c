@@ -195,6 +195,87 @@ Test(mrc, uniform_sizes_equal_brute_force_in_keys_and_bytes)
     }
 }
 
+/* SHARDS's test as it is defined: splitmix64's finalizer of the salted
+ * id, under the threshold. */
+static uint64_t mixed_by_definition(uint64_t id, uint64_t seed)
+{
+    id ^= seed * 0x9e3779b97f4a7c15ull;
+    id = (id ^ (id >> 30)) * 0xbf58476d1ce4e5b9ull;
+    id = (id ^ (id >> 27)) * 0x94d049bb133111ebull;
+    return id ^ id >> 31;
+}
+
+static bool sampled_by_definition(uint64_t id, uint64_t seed, uint64_t t)
+{
+    return (seed ? mixed_by_definition(id, seed) : id) < t;
+}
+
+static uint64_t unshift(uint64_t y, unsigned s) /* x ^ x >> s = y */
+{
+    uint64_t x = y;
+    for (unsigned i = 0; i < 64 / s + 1; i++)
+        x = y ^ (x >> s);
+    return x;
+}
+
+static uint64_t inverse(uint64_t c) /* of an odd c, mod 2^64 */
+{
+    uint64_t x = c;
+    for (int i = 0; i < 6; i++)
+        x *= 2 - c * x;
+    return x;
+}
+
+/* The id whose mixed value under the seed is `mixed`. */
+static uint64_t id_mixing_to(uint64_t mixed, uint64_t seed)
+{
+    uint64_t x = unshift(mixed, 31) * inverse(0x94d049bb133111ebull);
+    x = unshift(x, 27) * inverse(0xbf58476d1ce4e5b9ull);
+    return unshift(x, 30) ^ seed * 0x9e3779b97f4a7c15ull;
+}
+
+/* The test's shortcut (a mixed value whose top 33 bits pass the
+ * threshold's is out) decides as the definition does, at and around
+ * every edge: the threshold, its top bits' boundaries, the ends. */
+Test(mrc, sampling_decides_as_defined_at_the_threshold)
+{
+    const uint64_t thresholds[] = {
+        1, 0x7fffffffu, 0x80000000u, 0x80000001u, 0x0147ae147ae147aeu,
+        (uint64_t)1 << 63, 0x2aaaaaaa2aaaaaaau, 0x3000000040000001u,
+        UINT64_MAX - 0x7fffffffu, UINT64_MAX - 5, UINT64_MAX};
+    unsigned checked = 0;
+    for (size_t k = 0; k < sizeof thresholds / sizeof *thresholds; k++) {
+        uint64_t t = thresholds[k];
+        const uint64_t edges[] = {t, t & ~(uint64_t)0x7fffffff,
+                                  t | 0x7fffffff, 0, UINT64_MAX};
+        for (size_t e = 0; e < sizeof edges / sizeof *edges; e++)
+            for (int d = -2; d <= 2; d++) {
+                uint64_t mixed = edges[e] + (uint64_t)(int64_t)d;
+                for (uint64_t seed = 1; seed < 4; seed++) {
+                    uint64_t id = id_mixing_to(mixed, seed);
+                    cr_assert_eq(mixed_by_definition(id, seed), mixed,
+                                 "the inverse holds");
+                    cr_assert_eq(lct__sampled(id, seed, t), mixed < t,
+                                 "threshold %#llx, mixed %#llx",
+                                 (unsigned long long)t,
+                                 (unsigned long long)mixed);
+                    checked++;
+                }
+            }
+        uint64_t x = 88172645463325252u; /* and ids at random */
+        for (int i = 0; i < 10000; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            cr_assert_eq(lct__sampled(x, 7, t), sampled_by_definition(x, 7, t));
+            /* mixed values sharing the threshold's top 33 bits */
+            uint64_t mixed = (t & ~(uint64_t)0x7fffffff) | (x & 0x7fffffff);
+            cr_assert_eq(lct__sampled(id_mixing_to(mixed, 5), 5, t),
+                         mixed < t, "threshold %#llx, mixed %#llx",
+                         (unsigned long long)t, (unsigned long long)mixed);
+        }
+    }
+    cr_expect_eq(checked, 11 * 5 * 5 * 3);
+}
+
 /* Gathering only what the samples keep (lct_refs_sample) gives the
  * curves the whole stream gives, in a fraction of the references. */
 Test(mrc, sampled_gathering_gives_the_whole_streams_curves)

@@ -440,17 +440,22 @@ static bool sampled(uint64_t id, uint64_t seed, uint64_t threshold)
 }
 
 /* The kept references, every request, and the size all kept references
- * say when they all say the same one (else 0). */
+ * say when they all say the same one (else 0).  Sampled, each kept
+ * reference's bit is set in `bits`, which the passes after read instead
+ * of hashing each key again. */
 static uint64_t kept_count(const lct_refs *refs, const lct_mrc_options *o,
-                           uint64_t threshold, bool all, uint64_t *requests,
-                           uint64_t *kept_requests, uint64_t *uniform)
+                           uint64_t threshold, uint64_t *bits,
+                           uint64_t *requests, uint64_t *kept_requests,
+                           uint64_t *uniform)
 {
     uint64_t n = 0, size = 0;
     bool same = true;
     *requests = *kept_requests = 0;
     for (LCT__EACH_REF(refs, c)) {
         const lct__ref *r = c.ref;
-        bool kept = all || sampled(r->obj_id, o->seed, threshold);
+        bool kept = !bits || sampled(r->obj_id, o->seed, threshold);
+        if (bits && kept)
+            bits[c.i >> 6] |= (uint64_t)1 << (c.i & 63);
         bool request = o->every_reference || lct__ref_is_read(r);
         uint64_t bytes = lct__cursor_bytes(&c);
         n += kept;
@@ -481,13 +486,12 @@ static double adjusted(const lct_mrc *m, double hits)
 
 /* The distinct sizes kept references weigh (0: unknown included),
  * ascending, up to LCT__MRC_BANDS + 1; false when there are more. */
-static bool distinct_sizes(const lct_refs *refs, const lct_mrc_options *o,
-                           bool all, uint64_t threshold, uint64_t *v,
-                           unsigned *nv)
+static bool distinct_sizes(const lct_refs *refs, const uint64_t *kept,
+                           uint64_t *v, unsigned *nv)
 {
     *nv = 0;
     for (LCT__EACH_REF(refs, c)) {
-        if (!(all || sampled(c.ref->obj_id, o->seed, threshold)))
+        if (!lct__kept_at(kept, c.i))
             continue;
         uint64_t b = lct__cursor_bytes(&c);
         unsigned i = 0;
@@ -508,8 +512,7 @@ static bool distinct_sizes(const lct_refs *refs, const lct_mrc_options *o,
  * of a key heavier than that bypasses the cache, and ends its call's
  * leading run), keeping the byte distances below b->hi, sorted. */
 static bool band_pass(const lct_refs *refs, const uint32_t *key,
-                      size_t nkeys, const lct_mrc_options *o,
-                      const pass *main, uint64_t threshold, bool all,
+                      size_t nkeys, const pass *main, const uint64_t *kept,
                       struct lct__mrc_band *b)
 {
     pass q = {.every = main->every, .prefix = main->prefix};
@@ -521,7 +524,7 @@ static bool band_pass(const lct_refs *refs, const uint32_t *key,
         q.m->scale = main->m->scale;
     for (LCT__EACH_REF(refs, c)) {
         const lct__ref *r = c.ref;
-        if (!ok || !(all || sampled(r->obj_id, o->seed, threshold)))
+        if (!ok || !lct__kept_at(kept, c.i))
             continue;
         uint64_t bytes = lct__cursor_bytes(&c);
         uint32_t k = key[c.i];
@@ -546,18 +549,16 @@ static bool band_pass(const lct_refs *refs, const uint32_t *key,
 /* The bands below the largest key size, when key sizes differ and are
  * few enough; none otherwise. */
 static bool bands(const lct_refs *refs, const uint32_t *key, size_t nkeys,
-                  const lct_mrc_options *o, pass *p, uint64_t threshold,
-                  bool all)
+                  pass *p, const uint64_t *kept)
 {
     uint64_t v[LCT__MRC_BANDS + 1];
     unsigned nv;
-    if (p->m->uniform_size ||
-        !distinct_sizes(refs, o, all, threshold, v, &nv) || nv < 2)
+    if (p->m->uniform_size || !distinct_sizes(refs, kept, v, &nv) || nv < 2)
         return true;
     for (unsigned j = 0; j + 1 < nv; j++) {
         struct lct__mrc_band *b = &p->m->band[j];
         *b = (struct lct__mrc_band){.lo = v[j], .hi = v[j + 1]};
-        if (!band_pass(refs, key, nkeys, o, p, threshold, all, b))
+        if (!band_pass(refs, key, nkeys, p, kept, b))
             return false;
         p->m->nbands = j + 1;
     }
@@ -589,14 +590,17 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
                          "lct_mrc_compute: the prefix rule needs every key "
                          "of a call: no sampling");
     uint64_t threshold = all ? UINT64_MAX : (uint64_t)ldexp(rate, 64);
-    uint64_t all_requests, kept_requests, uniform;
-    uint64_t n = kept_count(refs, o, threshold, all, &all_requests,
-                            &kept_requests, &uniform);
+    uint64_t *kept = all ? NULL : calloc(refs->n / 64 + 1, sizeof *kept);
+    uint64_t all_requests = 0, kept_requests = 0, uniform = 0, n = 0;
+    if (all || kept)
+        n = kept_count(refs, o, threshold, kept, &all_requests,
+                       &kept_requests, &uniform);
     pass p = {.every = o->every_reference, .prefix = o->prefix};
     uint32_t *key = lct__big_alloc((refs->n ? refs->n : 1) * sizeof *key);
     size_t nkeys = 0;
     p.m = calloc(1, sizeof *p.m);
-    bool ok = p.m && key && lct__refs_number(refs, key, &nkeys) &&
+    bool ok = (all || kept) && p.m && key &&
+              lct__refs_number(refs, kept, key, &nkeys) &&
               pass_alloc(&p, nkeys, n, kept_requests, uniform);
     if (ok) {
         p.m->scale = 1 / rate;
@@ -614,12 +618,12 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
         if (c.i + 16 < refs->n)
             __builtin_prefetch(&p.last[key[c.i + 16]]);
         const lct__ref *r = c.ref;
-        if ((all || sampled(r->obj_id, o->seed, threshold)) &&
+        if (lct__kept_at(kept, c.i) &&
             !(ok = uniform ? lct__mrc_step_uniform(&p, r, key[c.i])
                            : lct__mrc_step(&p, r, lct__cursor_bytes(&c), key[c.i])))
             break;
     }
-    ok = ok && lct__mrc_finish(&p) && bands(refs, key, nkeys, o, &p, threshold, all);
+    ok = ok && lct__mrc_finish(&p) && bands(refs, key, nkeys, &p, kept);
     if (ok && !all) { /* SHARDS-adj (Waldspurger et al., FAST '15) */
         p.m->adjust = (double)all_requests * rate - (double)p.m->totals.reads;
         p.m->totals.adjustment = p.m->adjust;
@@ -628,6 +632,7 @@ lct_status lct_mrc_compute_with(const lct_refs *refs,
     }
     lct__mrc_pass_free(&p);
     free(key);
+    free(kept);
     if (!ok) {
         lct_mrc_free(p.m);
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,

@@ -91,7 +91,7 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
         return plan_sized(refs, x);
     }
     x->key = lct__big_alloc(n * sizeof *x->key);
-    if (!x->key || !lct__refs_number(refs, x->key, &nkeys))
+    if (!x->key || !lct__refs_number(refs, NULL, x->key, &nkeys))
         return false;
     uint32_t *later = calloc(nkeys ? nkeys : 1, sizeof *later);
     x->first_size = calloc(nkeys ? nkeys : 1, sizeof *x->first_size);

@@ -229,7 +229,8 @@ uint64_t lct_refs_count(const lct_refs *refs)
 typedef struct number_job {
     pthread_t thread;
     const lct_refs *refs;
-    size_t from, to; /* positions in the stream */
+    const uint64_t *kept; /* NULL: every reference */
+    size_t from, to;      /* positions in the stream */
     uint32_t *key;   /* the stream's numbers, this job's [from, to) */
     lct__u64map ids; /* obj_id -> its number in the segment + 1 */
     uint32_t *global; /* the segment's numbers -> the stream's */
@@ -252,7 +253,8 @@ static void *number_segment(void *arg)
     number_job *w = arg;
     if (w->remap) {
         for (size_t i = w->from; i < w->to; i++)
-            w->key[i] = w->global[w->key[i]];
+            if (w->key[i] != UINT32_MAX)
+                w->key[i] = w->global[w->key[i]];
         return NULL;
     }
     size_t j;
@@ -263,6 +265,10 @@ static void *number_segment(void *arg)
         if (j == p->n) {
             p++;
             j = 0;
+        }
+        if (!lct__kept_at(w->kept, i)) {
+            w->key[i] = UINT32_MAX;
+            continue;
         }
         if (j + 16 < p->n)
             lct__u64map_prefetch(&w->ids, lct__part_at(p, j + 16)->obj_id);
@@ -309,7 +315,8 @@ static bool number_globally(number_job *jobs, unsigned n, size_t *nkeys)
     return ok;
 }
 
-bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
+bool lct__refs_number(const lct_refs *refs, const uint64_t *kept,
+                      uint32_t *key, size_t *nkeys)
 {
     if (refs->n >= UINT32_MAX)
         return false;
@@ -323,7 +330,7 @@ bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys)
     if (refs->n / n < NUMBER_MIN_SEGMENT) /* fewer, each long enough */
         n = (unsigned)(refs->n / NUMBER_MIN_SEGMENT) + 1;
     for (unsigned t = 0; t < n; t++)
-        jobs[t] = (number_job){.refs = refs, .key = key,
+        jobs[t] = (number_job){.refs = refs, .kept = kept, .key = key,
                                .from = refs->n / n * t,
                                .to = t + 1 < n ? refs->n / n * (t + 1)
                                                : refs->n};

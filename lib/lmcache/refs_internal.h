@@ -74,6 +74,13 @@ static inline bool lct__sampled(uint64_t id, uint64_t seed,
         id ^= seed * 0x9e3779b97f4a7c15ull;
         id = (id ^ (id >> 30)) * 0xbf58476d1ce4e5b9ull;
         id = (id ^ (id >> 27)) * 0x94d049bb133111ebull;
+        /* The last step keeps the top 33 bits, so a key whose top 33
+         * bits pass the threshold's is out whatever the rest: one
+         * comparison for almost every key (past is 0 when no key's
+         * top bits can pass). */
+        uint64_t past = (threshold | 0x7fffffffu) + 1;
+        if (past && id >= past)
+            return false;
         id ^= id >> 31;
     }
     return id < threshold;
@@ -120,9 +127,18 @@ static inline bool lct__ref_cursor_valid(lct__ref_cursor *c)
 /* Number each reference's key (key[i] for position i, keys numbered from
  * 0 in no promised order; *nkeys of them), on every CPU for a long
  * stream: the one hash lookup a reference the export and the curves
- * need, after which they index plain arrays.  false: out of memory, or
- * 2^32 - 1 references or more. */
-bool lct__refs_number(const lct_refs *refs, uint32_t *key, size_t *nkeys);
+ * need, after which they index plain arrays.  With `kept` (a bit a
+ * position), only the references whose bit is set: a SHARDS sample's
+ * pass numbers its own keys, not every sample's (the others' key[i] is
+ * UINT32_MAX).  false: out of memory, or 2^32 - 1 references or more. */
+bool lct__refs_number(const lct_refs *refs, const uint64_t *kept,
+                      uint32_t *key, size_t *nkeys);
+
+/* Whether position i's bit is set in `kept` (NULL: every position's). */
+static inline bool lct__kept_at(const uint64_t *kept, size_t i)
+{
+    return !kept || (kept[i >> 6] >> (i & 63) & 1);
+}
 
 /* The bytes of the cursor's reference. */
 static inline uint64_t lct__cursor_bytes(const lct__ref_cursor *c)

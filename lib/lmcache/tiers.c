@@ -78,7 +78,7 @@ lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
     uint32_t *key = reallocarray(NULL, refs->n ? refs->n : 1, sizeof *key);
     size_t nkeys = 0;
     lct__lru l1 = {0};
-    bool ok = key && lct__refs_number(refs, key, &nkeys) &&
+    bool ok = key && lct__refs_number(refs, NULL, key, &nkeys) &&
               lct__lru_alloc(&l1, nkeys, capacity, in_bytes);
     lct__l1_call call = {false, false, false};
     for (LCT__EACH_REF(refs, c)) {
