@@ -1640,7 +1640,7 @@ unsigned lct_kv_ranks_count(const lct_kv_ranks *ranks);
  * lct_refs_write_oracle_general.  lct_refs_append joins only streams
  * gathered alike.
  * @return LCT_OK, LCT_ERR_INVALID (a rate outside (0, 1], no samples,
- *         or references already added).
+ *         or references already added), LCT_ERR_NOMEM.
  */
 lct_status lct_refs_sample(lct_refs *refs, double rate, uint64_t seed,
                            unsigned samples);

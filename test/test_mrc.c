@@ -277,8 +277,9 @@ Test(mrc, sampling_decides_as_defined_at_the_threshold)
 }
 
 /* Gathering only what the samples keep (lct_refs_sample) gives the
- * curves the whole stream gives, in a fraction of the references. */
-Test(mrc, sampled_gathering_gives_the_whole_streams_curves)
+ * curves the whole stream gives, in a fraction of the references; also
+ * when the seeds run through 0, the seed that takes ids as they are. */
+static void sampled_gathering_matches(uint64_t first_seed)
 {
     size_t n = 20000;
     ref *v = stream(n, 3000, 7);
@@ -286,11 +287,11 @@ Test(mrc, sampled_gathering_gives_the_whole_streams_curves)
     for (int every = 0; every <= 1; every++) {
         lct_refs *part;
         cr_assert_eq(lct_refs_new(&part), LCT_OK);
-        cr_assert_eq(lct_refs_sample(part, 0.05, 11, 3), LCT_OK);
+        cr_assert_eq(lct_refs_sample(part, 0.05, first_seed, 3), LCT_OK);
         /* in two pieces, as threads gather them */
         lct_refs *tail;
         cr_assert_eq(lct_refs_new(&tail), LCT_OK);
-        cr_assert_eq(lct_refs_sample(tail, 0.05, 11, 3), LCT_OK);
+        cr_assert_eq(lct_refs_sample(tail, 0.05, first_seed, 3), LCT_OK);
         for (size_t i = 0; i < n; i++)
             cr_assert_eq(lct_refs_add(i < n / 2 ? part : tail, v[i].id,
                                       v[i].bytes, (double)i / 10, v[i].read),
@@ -298,7 +299,8 @@ Test(mrc, sampled_gathering_gives_the_whole_streams_curves)
         cr_assert_eq(lct_refs_append(part, tail), LCT_OK);
         cr_expect_lt(lct_refs_count(part), n / 4, "kept %llu of %zu",
                      (unsigned long long)lct_refs_count(part), n);
-        for (uint64_t seed = 11; seed < 14; seed++) {
+        for (uint64_t s = 0; s < 3; s++) {
+            uint64_t seed = first_seed + s;
             lct_mrc_options o = {.sample_rate = 0.05, .seed = seed,
                                  .every_reference = every};
             lct_mrc *a, *b;
@@ -309,6 +311,8 @@ Test(mrc, sampled_gathering_gives_the_whole_streams_curves)
             lct_mrc_totals_get(b, &tb);
             cr_expect_eq(ta.references, tb.references);
             cr_expect_eq(ta.kept_references, tb.kept_references);
+            cr_expect_gt(tb.kept_references, 0, "seed %llu",
+                         (unsigned long long)seed);
             cr_expect_eq(ta.reads, tb.reads);
             cr_expect_eq(ta.adjustment, tb.adjustment);
             for (uint64_t c = 1; c < 4000; c = c * 5 / 4 + 1)
@@ -329,6 +333,12 @@ Test(mrc, sampled_gathering_gives_the_whole_streams_curves)
     }
     lct_refs_free(whole);
     free(v);
+}
+
+Test(mrc, sampled_gathering_gives_the_whole_streams_curves)
+{
+    sampled_gathering_matches(11);
+    sampled_gathering_matches(UINT64_MAX - 1); /* ..., UINT64_MAX, 0 */
 }
 
 Test(mrc, writes_only_never_hit_and_cold_reads_miss)

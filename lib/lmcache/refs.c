@@ -36,6 +36,7 @@ void lct_refs_free(lct_refs *refs)
     for (size_t k = 0; k < refs->nparts; k++)
         part_free(&refs->parts[k]);
     free(refs->parts);
+    free(refs->salts);
     free(refs);
 }
 
@@ -91,19 +92,36 @@ lct_status lct_refs_sample(lct_refs *refs, double rate, uint64_t seed,
     if (!refs || !(rate > 0 && rate <= 1) || samples == 0 || refs->n ||
         refs->dropped_reads || refs->dropped_writes)
         return LCT_ERR_INVALID;
+    uint64_t *salts = reallocarray(NULL, samples, sizeof *salts);
+    if (!salts)
+        return LCT_ERR_NOMEM;
+    free(refs->salts);
+    refs->salts = salts;
+    refs->nsalts = 0;
+    refs->raw_sample = false;
+    for (unsigned s = 0; s < samples; s++) {
+        if (seed + s == 0)
+            refs->raw_sample = true;
+        else
+            salts[refs->nsalts++] = lct__sample_salt(seed + s);
+    }
     refs->threshold = rate >= 1 ? 0 : (uint64_t)ldexp(rate, 64);
     refs->seed = seed;
     refs->samples = samples;
     return LCT_OK;
 }
 
-/* Whether a sampled gathering keeps the key: one of its samples does. */
+/* Whether a sampled gathering keeps the key: one of its samples does
+ * (lct__sampled for each seed, the id's share of the first step worked
+ * out once). */
 static bool wanted(const lct_refs *refs, uint64_t id)
 {
-    if (!refs->threshold)
+    uint64_t threshold = refs->threshold;
+    if (!threshold || (refs->raw_sample && id < threshold))
         return true;
-    for (unsigned s = 0; s < refs->samples; s++)
-        if (lct__sampled(id, refs->seed + s, refs->threshold))
+    uint64_t y = id ^ (id >> 30);
+    for (unsigned s = 0; s < refs->nsalts; s++)
+        if (lct__sample_rest(y ^ refs->salts[s], threshold))
             return true;
     return false;
 }

@@ -60,30 +60,50 @@ struct lct_refs {
      * samples keeps its key; count the others (threshold 0: keep all). */
     uint64_t threshold, seed;
     unsigned samples;
+    /* The samples' salts (lct__sample_salt) but a seed 0's, which takes
+     * the id as it is (raw_sample) */
+    uint64_t *salts;
+    unsigned nsalts;
+    bool raw_sample;
     uint64_t dropped_reads, dropped_writes;
     uint64_t sizeless; /* references added with 0 bytes */
 };
 
 /* Whether SHARDS keeps the key: its id, salted by the seed and mixed
  * again (splitmix64's finalizer) so that each seed draws an independent
- * sample, falls under the threshold.  Seed 0 takes the id as it is. */
+ * sample, falls under the threshold.  Seed 0 takes the id as it is.
+ *
+ * The finalizer's first step, x ^ x >> 30 of x = id ^ seed * golden,
+ * is (id ^ id >> 30) ^ salt, salt = k ^ k >> 30 of k = seed * golden (a
+ * shift distributes over xor): a gathering that tests each id against
+ * several seeds works the id's share out once and the salts once. */
+static inline uint64_t lct__sample_salt(uint64_t seed)
+{
+    uint64_t k = seed * 0x9e3779b97f4a7c15ull;
+    return k ^ (k >> 30);
+}
+
+/* The test from the first step's result on: y = (id ^ id >> 30) ^ salt. */
+static inline bool lct__sample_rest(uint64_t y, uint64_t threshold)
+{
+    uint64_t z = y * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    /* The last step keeps the top 33 bits, so a key whose top 33 bits
+     * pass the threshold's is out whatever the rest: one comparison for
+     * almost every key (past is 0 when no key's top bits can pass). */
+    uint64_t past = (threshold | 0x7fffffffu) + 1;
+    if (past && z >= past)
+        return false;
+    return (z ^ (z >> 31)) < threshold;
+}
+
 static inline bool lct__sampled(uint64_t id, uint64_t seed,
                                 uint64_t threshold)
 {
-    if (seed) {
-        id ^= seed * 0x9e3779b97f4a7c15ull;
-        id = (id ^ (id >> 30)) * 0xbf58476d1ce4e5b9ull;
-        id = (id ^ (id >> 27)) * 0x94d049bb133111ebull;
-        /* The last step keeps the top 33 bits, so a key whose top 33
-         * bits pass the threshold's is out whatever the rest: one
-         * comparison for almost every key (past is 0 when no key's
-         * top bits can pass). */
-        uint64_t past = (threshold | 0x7fffffffu) + 1;
-        if (past && id >= past)
-            return false;
-        id ^= id >> 31;
-    }
-    return id < threshold;
+    if (!seed)
+        return id < threshold;
+    return lct__sample_rest((id ^ (id >> 30)) ^ lct__sample_salt(seed),
+                            threshold);
 }
 
 static inline lct__ref *lct__part_at(const lct__refs_part *p, size_t i)
