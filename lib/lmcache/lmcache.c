@@ -249,23 +249,63 @@ static void hash_head32(key_hasher *k, const unsigned char *c,
     k->total = 40;
 }
 
+/* After hash_head32 (a word boundary): the model name and the two
+ * 8-byte numbers.  The name's length fixes where in a word each number
+ * starts, so their words take one pair of shifts worked out once, not a
+ * push a field (which chose its shifts and tested for a full word at
+ * every field: about 60 instructions a key more). */
+static void hash_name_numbers(key_hasher *k, const lct_object_key *key)
+{
+    const unsigned char *name = (const unsigned char *)key->model_name.ptr;
+    size_t len = key->model_name.len, whole = len & ~(size_t)7;
+    unsigned r = (unsigned)(len & 7); /* the name's bytes in its last word */
+    for (size_t at = 0; at < whole; at += 8)
+        hash_word(k, lct__le64(name + at));
+    uint64_t rank = (uint64_t)key->kv_rank;
+    uint64_t group = (uint64_t)key->object_group_id;
+    k->total += len + 16;
+    if (!r) {
+        hash_word(k, rank);
+        hash_word(k, group);
+        return; /* k->word stays empty */
+    }
+    uint64_t t = 0;
+    if (len >= 8) { /* the last 8 bytes, shifted down to the name's tail */
+        t = lct__le64(name + len - 8) >> (64 - 8 * r);
+    } else {
+        for (unsigned i = 0; i < r; i++)
+            t |= (uint64_t)name[i] << (8 * i);
+    }
+    unsigned up = 8 * r, down = 64 - up;
+    hash_word(k, t | rank << up);
+    hash_word(k, rank >> down | group << up);
+    k->word = group >> down;
+    k->fill = r;
+}
+
 uint64_t lct_object_key_hash(const lct_object_key *key)
 {
     key_hasher k = {0x9e3779b97f4a7c15u, 0, 0, 0};
     if (key->chunk_hash.len == 32) {
         hash_head32(&k, key->chunk_hash.ptr, (uint32_t)key->model_name.len);
+        hash_name_numbers(&k, key);
     } else {
         hash_le(&k, key->chunk_hash.len, 4);
         hash_bytes(&k, key->chunk_hash.ptr, key->chunk_hash.len);
         hash_le(&k, key->model_name.len, 4);
+        hash_bytes(&k, (const unsigned char *)key->model_name.ptr,
+                   key->model_name.len);
+        hash_le(&k, (uint64_t)key->kv_rank, 8);
+        hash_le(&k, (uint64_t)key->object_group_id, 8);
     }
-    hash_bytes(&k, (const unsigned char *)key->model_name.ptr,
-               key->model_name.len);
-    hash_le(&k, (uint64_t)key->kv_rank, 8);
-    hash_le(&k, (uint64_t)key->object_group_id, 8);
-    hash_le(&k, key->cache_salt.len, 4);
-    hash_bytes(&k, (const unsigned char *)key->cache_salt.ptr,
-               key->cache_salt.len);
+    if (key->cache_salt.len) {
+        hash_le(&k, key->cache_salt.len, 4);
+        hash_bytes(&k, (const unsigned char *)key->cache_salt.ptr,
+                   key->cache_salt.len);
+    } else { /* most keys: only the length's four zero bytes */
+        k.total += 4;
+        hash_push(&k, 0, 4);
+    }
     if (k.fill)
         hash_word(&k, k.word);
     return hash_finish(k.h ^ k.total);
