@@ -179,9 +179,12 @@ static void new_refs(mrc_opts *o)
         o->ops.sample_rate = o->sample;
         o->ops.sample_seed = o->seed;
         o->ops.samples = o->samples;
-        if (lct_refs_sample(o->refs, o->sample, o->seed, o->samples) !=
-            LCT_OK)
-            tool_usage_error("mrc", "--sample: no samples");
+        lct_status st =
+            lct_refs_sample(o->refs, o->sample, o->seed, o->samples);
+        if (st != LCT_OK)
+            tool_usage_error("mrc", "%s", st == LCT_ERR_NOMEM
+                                              ? "out of memory"
+                                              : "--sample: no samples");
     }
 }
 

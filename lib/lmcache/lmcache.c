@@ -253,7 +253,7 @@ static void hash_head32(key_hasher *k, const unsigned char *c,
  * 8-byte numbers.  The name's length fixes where in a word each number
  * starts, so their words take one pair of shifts worked out once, not a
  * push a field (which chose its shifts and tested for a full word at
- * every field: about 60 instructions a key more). */
+ * every field: 41 instructions a key more on qwen's keys). */
 static void hash_name_numbers(key_hasher *k, const lct_object_key *key)
 {
     const unsigned char *name = (const unsigned char *)key->model_name.ptr;
