@@ -77,32 +77,6 @@ static void live_flip(pass *p, uint64_t pos, bool on)
         p->live_tree[i] += delta;
 }
 
-/* A live position moves on, from `from` to the later `to`: both bits
- * flip, and the word tree changes only until the two update paths meet
- * (a path from a node is always the same, so past the node they share
- * the -1 and the +1 cancel).  A key used again soon moves within a few
- * words, where the paths meet early. */
-static void live_move(pass *p, uint64_t from, uint64_t to)
-{
-    p->live_bits[from >> 6] ^= (uint64_t)1 << (from & 63);
-    p->live_bits[to >> 6] ^= (uint64_t)1 << (to & 63);
-    uint64_t words = lct__mrc_live_words(p->cap);
-    uint64_t i = (from >> 6) + 1, j = (to >> 6) + 1;
-    while (i != j) {
-        if (i < j) {
-            if (i > words)
-                break; /* and so is j */
-            p->live_tree[i] += UINT32_MAX; /* unsigned: adds -1 */
-            i += i & (~i + 1);
-        } else {
-            if (j > words)
-                break;
-            p->live_tree[j] += 1;
-            j += j & (~j + 1);
-        }
-    }
-}
-
 /* Live positions in [0, pos]. */
 static uint64_t live_upto(const pass *p, uint64_t pos)
 {
@@ -357,14 +331,13 @@ bool lct__mrc_step_uniform(pass *p, const lct__ref *r, uint32_t k)
     if (p->last[k]) {
         uint64_t last = p->last[k] - 1;
         uint64_t d = p->live - live_upto(p, last);
+        live_flip(p, last, false);
         if (request && !count_request(p, r, d, NULL))
             return false;
-        live_move(p, last, p->pos);
-    } else {
-        if (!first_reference(p, r, request))
-            return false;
-        live_flip(p, p->pos, true);
+    } else if (!first_reference(p, r, request)) {
+        return false;
     }
+    live_flip(p, p->pos, true);
     p->key_at[p->pos] = k;
     p->last[k] = (uint32_t)++p->pos;
     m->totals.reads += request;
