@@ -200,23 +200,27 @@ static inline void hash_push(key_hasher *k, uint64_t v, unsigned n)
     k->fill = f + n - 8;
 }
 
+/* The n & 7 (1..7) bytes of p[0..n) after its whole words, as the low
+ * bytes of a word. */
+static inline uint64_t tail_word(const unsigned char *p, size_t n)
+{
+    size_t tail = n & 7;
+    if (n >= 8) /* the last 8 bytes, shifted down to the tail's */
+        return lct__le64(p + n - 8) >> (8 * (8 - tail));
+    uint64_t v = 0;
+    for (size_t i = 0; i < tail; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
 static inline void hash_bytes(key_hasher *k, const unsigned char *p, size_t n)
 {
     k->total += n;
     size_t whole = n & ~(size_t)7, tail = n & 7;
     for (size_t at = 0; at < whole; at += 8)
         hash_push(k, lct__le64(p + at), 8);
-    if (!tail)
-        return;
-    uint64_t v;
-    if (n >= 8) { /* the last 8 bytes, shifted down to the tail's */
-        v = lct__le64(p + n - 8) >> (8 * (8 - tail));
-    } else {
-        v = 0;
-        for (size_t i = 0; i < tail; i++)
-            v |= (uint64_t)p[i] << (8 * i);
-    }
-    hash_push(k, v, (unsigned)tail);
+    if (tail)
+        hash_push(k, tail_word(p, n), (unsigned)tail);
 }
 
 static inline void hash_le(key_hasher *k, uint64_t x, unsigned bytes)
@@ -269,13 +273,7 @@ static void hash_name_numbers(key_hasher *k, const lct_object_key *key)
         hash_word(k, group);
         return; /* k->word stays empty */
     }
-    uint64_t t = 0;
-    if (len >= 8) { /* the last 8 bytes, shifted down to the name's tail */
-        t = lct__le64(name + len - 8) >> (64 - 8 * r);
-    } else {
-        for (unsigned i = 0; i < r; i++)
-            t |= (uint64_t)name[i] << (8 * i);
-    }
+    uint64_t t = tail_word(name, len);
     unsigned up = 8 * r, down = 64 - up;
     hash_word(k, t | rank << up);
     hash_word(k, rank >> down | group << up);
@@ -302,9 +300,8 @@ uint64_t lct_object_key_hash(const lct_object_key *key)
         hash_le(&k, key->cache_salt.len, 4);
         hash_bytes(&k, (const unsigned char *)key->cache_salt.ptr,
                    key->cache_salt.len);
-    } else { /* most keys: only the length's four zero bytes */
-        k.total += 4;
-        hash_push(&k, 0, 4);
+    } else {
+        hash_le(&k, 0, 4); /* most keys: a constant length, nothing more */
     }
     if (k.fill)
         hash_word(&k, k.word);

@@ -434,11 +434,6 @@ static bool pass_alloc(pass *p, size_t nkeys, uint64_t n,
     return p->tree && p->size_at && p->m->bytes;
 }
 
-static bool sampled(uint64_t id, uint64_t seed, uint64_t threshold)
-{
-    return lct__sampled(id, seed, threshold);
-}
-
 /* The kept references, every request, and the size all kept references
  * say when they all say the same one (else 0).  Sampled, each kept
  * reference's bit is set in `bits`, which the passes after read instead
@@ -453,7 +448,7 @@ static uint64_t kept_count(const lct_refs *refs, const lct_mrc_options *o,
     *requests = *kept_requests = 0;
     for (LCT__EACH_REF(refs, c)) {
         const lct__ref *r = c.ref;
-        bool kept = !bits || sampled(r->obj_id, o->seed, threshold);
+        bool kept = !bits || lct__sampled(r->obj_id, o->seed, threshold);
         if (bits && kept)
             bits[c.i >> 6] |= (uint64_t)1 << (c.i & 63);
         bool request = o->every_reference || lct__ref_is_read(r);
