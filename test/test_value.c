@@ -598,6 +598,139 @@ Test(value, objectkey_fast_path_walks_as_the_general_path)
     mpw_free(&twin);
 }
 
+/*
+ * A key whose bytes repeat an earlier key's outside the hash, kv_rank and
+ * object_group_id is stepped over by comparing it with that one.  Every
+ * byte of the second and later keys is set to each of a set of values, in lists of several key layouts and at several depths, and the
+ * list must walk as its twin (every tag "ObjectKez", which no fast path
+ * takes) does.
+ */
+enum { KEY_SHAPES = 8 };
+
+static void append_key(mpw *w, const char *tag, unsigned shape, int64_t rank)
+{
+    static const char llama[] = "meta-llama/Llama-3.1-8B-Instruct";
+    static const mpw_objectkey_shape shapes[] = {
+        {NULL, 3, 32, "Qwen/Qwen3-8B", 0, 0, false},
+        {NULL, 4, 32, llama, 0, 0, false},
+        {NULL, 5, 32, llama, 0, 0, false}, /* with a cache_salt */
+        {NULL, 6, 32, llama, 0, 0, false},
+        {NULL, 1, 32, "", 0, 0, false},    /* the hash alone */
+        {NULL, 3, 32, "m", 0, 0, false},   /* a tail of 10 bytes */
+        {NULL, 4, 32, "a long str8 name, 140 bytes: ................"
+                      "................................................"
+                      "..............................................",
+         0, 0, false}, /* past the templates' room */
+    };
+    if (shape < sizeof shapes / sizeof shapes[0]) {
+        mpw_objectkey_shape s = shapes[shape];
+        s.tag = tag;
+        s.rank = rank;
+        s.group = rank / 3;
+        mpw_objectkey(w, &s);
+        return;
+    }
+    /* a cache_salt nested two arrays deep */
+    static const unsigned char hash[32] = {1, 2, 3};
+    mpw_map(w, 2);
+    mpw_str(w, "__t__");
+    mpw_str(w, tag);
+    mpw_str(w, "v");
+    mpw_map(w, 5);
+    mpw_str(w, "chunk_hash");
+    mpw_bin(w, hash, sizeof hash);
+    mpw_str(w, "model_name");
+    mpw_str(w, "Qwen/Qwen3-8B");
+    mpw_str(w, "kv_rank");
+    mpw_int(w, rank);
+    mpw_str(w, "object_group_id");
+    mpw_int(w, 0);
+    mpw_str(w, "cache_salt");
+    mpw_array(w, 1);
+    mpw_array(w, 1);
+    mpw_str(w, "salt");
+}
+
+/* Three keys nested `arrays` deep, with `deeper` the last two one array
+ * further in, and a fourth key after the list.  Returns where the second
+ * key starts. */
+static size_t key_list(mpw *w, const char *tag, unsigned shape,
+                       unsigned arrays, bool deeper)
+{
+    for (unsigned d = 0; d < arrays; d++)
+        mpw_array(w, 1);
+    mpw_array(w, 2);
+    mpw_array(w, deeper ? 2 : 3);
+    append_key(w, tag, shape, 1);
+    if (deeper)
+        mpw_array(w, 2);
+    size_t second = w->len;
+    append_key(w, tag, shape, 2);
+    append_key(w, tag, shape, 5);
+    append_key(w, tag, shape, 7);
+    return second;
+}
+
+Test(value, a_key_like_the_one_before_walks_as_the_general_path)
+{
+    static const unsigned char values[] = {
+        0x00, 0x01, 0x05, 0x7f, 0x80, 0x81, 0x8f, 0x90, 0x9f, 0xa0,
+        0xa1, 0xbf, 0xc0, 0xc1, 0xc2, 0xc4, 0xcc, 0xd0, 0xd9, 0xdc,
+        0xde, 0xe0, 0xff};
+    static const struct {
+        unsigned arrays;
+        bool deeper;
+    } places[] = {{0, false},
+                  {LCT_MAX_DEPTH - 6, false},
+                  {LCT_MAX_DEPTH - 5, false},
+                  {LCT_MAX_DEPTH - 4, false},
+                  {LCT_MAX_DEPTH - 6, true},
+                  {LCT_MAX_DEPTH - 5, true}};
+    mpw w, twin;
+    mpw_init(&w);
+    mpw_init(&twin);
+    size_t checked = 0, valid = 0;
+    for (unsigned shape = 0; shape < KEY_SHAPES; shape++) {
+        for (size_t at = 0; at < sizeof places / sizeof places[0]; at++) {
+            mpw_reset(&w);
+            mpw_reset(&twin);
+            size_t from = key_list(&w, "ObjectKey", shape, places[at].arrays,
+                                   places[at].deeper);
+            key_list(&twin, "ObjectKez", shape, places[at].arrays,
+                     places[at].deeper);
+            cr_assert_eq(w.len, twin.len);
+            for (size_t i = from; i < w.len; i++) {
+                for (size_t v = 0; v <= sizeof values; v++) {
+                    unsigned char was = w.buf[i], twin_was = twin.buf[i];
+                    /* the last round: the byte with its low bit flipped */
+                    unsigned char b = v < sizeof values ? values[v] : was ^ 1;
+                    w.buf[i] = b;
+                    twin.buf[i] = b == was ? twin_was : b;
+                    size_t size = 0, twin_size = 0;
+                    int rc = lct_value_validate(view(&w), &size);
+                    int twin_rc = lct_value_validate(view(&twin), &twin_size);
+                    cr_expect_eq(rc, twin_rc,
+                                 "shape %u, place %zu, byte %zu set to %#x: "
+                                 "%d, twin %d", shape, at, i - from, b, rc,
+                                 twin_rc);
+                    if (rc == LCT_OK && twin_rc == LCT_OK) {
+                        cr_expect_eq(size, twin_size, "shape %u byte %zu",
+                                     shape, i - from);
+                        valid++;
+                    }
+                    w.buf[i] = was;
+                    twin.buf[i] = twin_was;
+                    checked++;
+                }
+            }
+        }
+    }
+    /* the changes left many lists valid, so both answers were seen */
+    cr_expect_gt(valid, checked / 10, "%zu of %zu valid", valid, checked);
+    mpw_free(&w);
+    mpw_free(&twin);
+}
+
 Test(value, str_after_last)
 {
     lct_str q = {"a.b.reserve_write", 17};

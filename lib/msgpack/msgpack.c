@@ -232,15 +232,108 @@ static inline __attribute__((always_inline)) int walk_sized(const unsigned char 
 }
 
 /*
+ * The keys of one list nearly always differ from each other only in the
+ * hash and in kv_rank and object_group_id.  Once a key has been walked
+ * whole, a later key at the same depth whose bytes equal it outside the
+ * hash, and whose rank and group are again positive fixints, is valid as
+ * that one was (same layout, same strings already checked, same nesting
+ * room) and is stepped over in a few 16-byte compares.  mask holds, for
+ * each tail byte (from the end of the hash), 0xff where it must equal the
+ * template and 0x80 at the rank and group, whose high bit must stay
+ * clear.  A key is a candidate from objectkey_step, which knows where its
+ * rank and group are; it becomes the template when its map closes.
+ */
+#define KEY_TAIL_MAX 192
+typedef struct key_candidate {
+    const unsigned char *key; /* NULL: none open */
+    unsigned depth;           /* the nesting the key itself sits at */
+    size_t rank_at, group_at; /* tail offsets of the two fixints, or 0 */
+} key_candidate;
+
+typedef struct key_template {
+    const unsigned char *key; /* NULL: none yet */
+    size_t len;
+    unsigned depth;
+    unsigned char mask[KEY_TAIL_MAX];
+} key_template;
+
+/* 16 bytes as one vector (GNU C, like the range initialisers above): one
+ * SSE2 register on x86-64, two words where there is no vector unit. */
+typedef uint64_t bytes16 __attribute__((vector_size(16)));
+
+static inline bytes16 load16(const unsigned char *p)
+{
+    bytes16 v;
+    memcpy(&v, p, 16);
+    return v;
+}
+
+/* The bits where 16 bytes at a and b differ, under mask m. */
+static inline bytes16 diff16(const unsigned char *a, const unsigned char *b,
+                             const unsigned char *m)
+{
+    return (load16(a) ^ load16(b)) & load16(m);
+}
+
+/* The candidate's key, walked whole, ends at after. */
+static void key_template_set(key_template *t, const key_candidate *c,
+                             const unsigned char *after)
+{
+    size_t tail_len = (size_t)(after - (c->key + LCT__OBJECTKEY_PREFIX));
+    t->key = NULL;
+    /* Compared 16 bytes at a time: a tail (none, or the model name's
+     * pair and more) shorter than that is left to objectkey_step. */
+    if (tail_len > KEY_TAIL_MAX || (tail_len && tail_len < 16))
+        return;
+    memset(t->mask, 0xff, tail_len);
+    if (c->rank_at)
+        t->mask[c->rank_at] = 0x80;
+    if (c->group_at)
+        t->mask[c->group_at] = 0x80;
+    t->key = c->key;
+    t->len = (size_t)(after - c->key);
+    t->depth = c->depth;
+}
+
+/* Whether the bytes at p, before end, are a key of the template's layout
+ * at the template's depth (see key_template). */
+static inline bool key_template_match(const key_template *t,
+                                      const unsigned char *p,
+                                      const unsigned char *end,
+                                      unsigned depth)
+{
+    static const unsigned char all[16] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    if (!t->key || t->depth != depth || (size_t)(end - p) < t->len)
+        return false;
+    const unsigned char *k = t->key;
+    bytes16 diff = diff16(p, k, all) | diff16(p + 16, k + 16, all);
+    size_t tail_len = t->len - LCT__OBJECTKEY_PREFIX;
+    const unsigned char *a = p + LCT__OBJECTKEY_PREFIX;
+    const unsigned char *b = k + LCT__OBJECTKEY_PREFIX;
+    size_t i = 0;
+    for (; i + 16 <= tail_len; i += 16)
+        diff |= diff16(a + i, b + i, t->mask + i);
+    if (i < tail_len) /* the last 16, overlapping the ones before */
+        diff |= diff16(a + tail_len - 16, b + tail_len - 16,
+                       t->mask + tail_len - 16);
+    return (diff[0] | diff[1] | (uint64_t)(p[32] ^ k[32])) == 0;
+}
+
+/*
  * At p (0x82), with room for two more levels at opened: the ObjectKey
  * fast path.  When the opening is there, step over it and the usual
- * pairs after it (lct__objectkey_usual_read), leaving the nesting as the token-by-token path would
- * (the wrapper map with its last value open in opened[0], the payload
- * map's remaining values in *rem) and return true; else change nothing.
+ * pairs after it (lct__objectkey_usual_read), leaving the nesting as the
+ * token-by-token path would (the wrapper map with its last value open in
+ * opened[0], the payload map's remaining values in *rem), note the key in
+ * *cand (its depth is the caller's to fill) and return true; else change
+ * nothing.
  */
 static inline bool objectkey_step(const unsigned char **pp,
                                   const unsigned char *end, bool utf8,
-                                  size_t *opened, size_t *rem)
+                                  size_t *opened, size_t *rem,
+                                  key_candidate *cand)
 {
     const unsigned char *p = *pp;
     if ((size_t)(end - p) < LCT__OBJECTKEY_PREFIX)
@@ -259,7 +352,47 @@ static inline bool objectkey_step(const unsigned char **pp,
         u.after = p + LCT__OBJECTKEY_PREFIX;
     }
     *rem = 2 * (size_t)(pairs - 1 - u.pairs);
+    cand->key = p;
+    cand->rank_at = cand->group_at = 0;
+    if (u.pairs >= 2) { /* rank: 8 bytes after the model name, group 17 */
+        cand->rank_at = (size_t)(u.model + u.model_len -
+                                 (p + LCT__OBJECTKEY_PREFIX)) + 8;
+        if (u.pairs >= 3)
+            cand->group_at = cand->rank_at + 17;
+    }
     *pp = u.after;
+    return true;
+}
+
+/*
+ * At p (0x82, with two levels of room): a key like the template, and the
+ * keys after it in the list that are too (stepped over whole), or the
+ * ObjectKey opening (objectkey_step, the key becoming the candidate).
+ * False when neither: the token-by-token path reads it.
+ */
+typedef struct key_state {
+    key_template tpl;
+    key_candidate cand;
+} key_state;
+
+static inline __attribute__((always_inline)) bool
+key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
+         bool utf8, size_t *stack, unsigned *depth, size_t *rem)
+{
+    const key_template *tpl = &keys->tpl;
+    const unsigned char *p = *pp;
+    if (key_template_match(tpl, p, end, *depth)) {
+        do {
+            p += tpl->len;
+        } while (*rem && key_template_match(tpl, p, end, *depth) &&
+                 (*rem)--);
+        *pp = p;
+        return true;
+    }
+    if (!objectkey_step(pp, end, utf8, stack + *depth, rem, &keys->cand))
+        return false;
+    keys->cand.depth = *depth;
+    *depth += 2;
     return true;
 }
 
@@ -269,7 +402,8 @@ static inline bool objectkey_step(const unsigned char **pp,
  * in stack[].  fixint, fixstr, fixmap and fixarray, nearly every byte of a
  * real trace, are decoded from the byte itself; the rest go to
  * walk_sized.  The codec's ObjectKey opening is stepped over as one unit
- * (lct__objectkey_pairs).
+ * (lct__objectkey_pairs), and a key like the last one read whole as
+ * another (key_template).
  */
 int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                  unsigned mode, const unsigned char **out, const char **why,
@@ -282,6 +416,9 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
     const bool timestamps = (mode & LCT__WALK_TIMESTAMP) != 0;
     const bool str_keys = (mode & LCT__WALK_STR_KEYS) != 0;
     const char *fault = "malformed value";
+    key_state keys;
+    keys.tpl.key = NULL; /* the rest is written when a key sets it */
+    keys.cand.key = NULL;
 
     if (str_keys && (p >= end || lct__mp_hints[*p].type != LCT_TYPE_MAP))
         WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");
@@ -293,6 +430,10 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                 return LCT_OK;
             }
             rem = stack[--depth];
+            if (depth == keys.cand.depth && keys.cand.key) {
+                key_template_set(&keys.tpl, &keys.cand, p);
+                keys.cand.key = NULL;
+            }
         }
         rem--;
         if (p >= end)
@@ -319,10 +460,8 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
         }
         size_t items;
         if (b == 0x82 && depth + 2 <= LCT_MAX_DEPTH &&
-            objectkey_step(&p, end, utf8, stack + depth, &rem)) {
-            depth += 2;
+            key_step(&keys, &p, end, utf8, stack, &depth, &rem))
             continue;
-        }
         if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */
             items = (size_t)(b & 0x0f) << (b < 0x90);
             p++;
