@@ -731,6 +731,47 @@ Test(value, a_key_like_the_one_before_walks_as_the_general_path)
     mpw_free(&twin);
 }
 
+/*
+ * The template outlives the walk that learnt it (a copy, per thread): a
+ * later walk of the same key shape is decided by it after the first
+ * buffer is overwritten and freed, and still refuses what the general
+ * path refuses.
+ */
+Test(value, a_key_learnt_in_an_earlier_walk_is_held_as_a_copy)
+{
+    mpw first, later;
+    mpw_init(&first);
+    mpw_init(&later);
+    mpw_objectkey_shape k = {"ObjectKey", 4, 32,
+                             "meta-llama/Llama-3.1-8B-Instruct", 3, 1, false};
+    mpw_array(&first, 2);
+    mpw_objectkey(&first, &k);
+    mpw_objectkey(&first, &k);
+    size_t size;
+    cr_assert_eq(lct_value_validate(view(&first), &size), LCT_OK);
+    mpw_array(&later, 1);
+    size_t key_at = later.len;
+    k.rank = 5;
+    mpw_objectkey(&later, &k);
+    memset(first.buf, 0xc1, first.len); /* what a reused buffer might hold */
+    mpw_free(&first);
+    cr_expect_eq(lct_value_validate(view(&later), &size), LCT_OK);
+    cr_expect_eq(size, later.len);
+    /* the rank: the byte before the group's pair (16 + 1 bytes), last */
+    size_t rank_at = later.len - 17 - 1;
+    cr_assert_eq(later.buf[rank_at], 5);
+    later.buf[rank_at] = 0xc1;
+    cr_expect_eq(lct_value_validate(view(&later), &size), LCT_ERR_MALFORMED);
+    later.buf[rank_at] = 0x7f;
+    cr_expect_eq(lct_value_validate(view(&later), &size), LCT_OK);
+    /* a name byte made invalid UTF-8: the template does not hold it (the
+     * codec's opening is 65 bytes, the name's str8 head 13 after it) */
+    later.buf[rank_at] = 5;
+    later.buf[key_at + 65 + 13 + 5] = 0xff;
+    cr_expect_eq(lct_value_validate(view(&later), &size), LCT_ERR_MALFORMED);
+    mpw_free(&later);
+}
+
 Test(value, str_after_last)
 {
     lct_str q = {"a.b.reserve_write", 17};

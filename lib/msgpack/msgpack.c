@@ -233,15 +233,19 @@ static inline __attribute__((always_inline)) int walk_sized(const unsigned char 
 
 /*
  * The keys of one list nearly always differ from each other only in the
- * hash and in kv_rank and object_group_id.  Once a key has been walked
- * whole, a later key at the same depth whose bytes equal it outside the
- * hash, and whose rank and group are again positive fixints, is valid as
- * that one was (same layout, same strings already checked, same nesting
- * room) and is stepped over in a few 16-byte compares.  mask holds, for
- * each tail byte (from the end of the hash), 0xff where it must equal the
- * template and 0x80 at the rank and group, whose high bit must stay
- * clear.  A key is a candidate from objectkey_step, which knows where its
- * rank and group are; it becomes the template when its map closes.
+ * hash and in kv_rank and object_group_id, and the next record's keys
+ * from this one's the same way.  Once a key has been walked whole, a
+ * later key at the same depth, in a walk of the same mode, whose bytes
+ * equal it outside the hash and whose rank and group are again positive
+ * fixints, is valid as that one was (same layout, same strings already
+ * checked, same nesting room) and is stepped over in a few 16-byte
+ * compares.  The template is a copy of the key's bytes, kept per thread
+ * and per mode, so it outlives the buffer it came from and the next walk
+ * starts with it.  mask holds, for each tail byte (from the end of the
+ * hash), 0xff where it must equal the template and 0x80 at the rank and
+ * group, whose high bit must stay clear.  A key is a candidate from
+ * objectkey_step, which knows where its rank and group are; it becomes
+ * the template when its map closes.
  */
 #define KEY_TAIL_MAX 192
 typedef struct key_candidate {
@@ -251,11 +255,14 @@ typedef struct key_candidate {
 } key_candidate;
 
 typedef struct key_template {
-    const unsigned char *key; /* NULL: none yet */
-    size_t len;
+    size_t len; /* 0: none yet */
     unsigned depth;
+    unsigned char key[LCT__OBJECTKEY_PREFIX + KEY_TAIL_MAX];
     unsigned char mask[KEY_TAIL_MAX];
 } key_template;
+
+/* One per walk mode (the modes are bits below 8). */
+static _Thread_local key_template last_keys[8];
 
 /* 16 bytes as one vector (GNU C, like the range initialisers above): one
  * SSE2 register on x86-64, two words where there is no vector unit. */
@@ -280,18 +287,19 @@ static void key_template_set(key_template *t, const key_candidate *c,
                              const unsigned char *after)
 {
     size_t tail_len = (size_t)(after - (c->key + LCT__OBJECTKEY_PREFIX));
-    t->key = NULL;
     /* Compared 16 bytes at a time: a tail (none, or the model name's
      * pair and more) shorter than that is left to objectkey_step. */
-    if (tail_len > KEY_TAIL_MAX || (tail_len && tail_len < 16))
+    if (tail_len > KEY_TAIL_MAX || (tail_len && tail_len < 16)) {
+        t->len = 0;
         return;
+    }
     memset(t->mask, 0xff, tail_len);
     if (c->rank_at)
         t->mask[c->rank_at] = 0x80;
     if (c->group_at)
         t->mask[c->group_at] = 0x80;
-    t->key = c->key;
     t->len = (size_t)(after - c->key);
+    memcpy(t->key, c->key, t->len);
     t->depth = c->depth;
 }
 
@@ -305,7 +313,7 @@ static inline bool key_template_match(const key_template *t,
     static const unsigned char all[16] = {
         0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
         0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    if (!t->key || t->depth != depth || (size_t)(end - p) < t->len)
+    if (!t->len || t->depth != depth || (size_t)(end - p) < t->len)
         return false;
     const unsigned char *k = t->key;
     bytes16 diff = diff16(p, k, all) | diff16(p + 16, k + 16, all);
@@ -371,7 +379,7 @@ static inline bool objectkey_step(const unsigned char **pp,
  * False when neither: the token-by-token path reads it.
  */
 typedef struct key_state {
-    key_template tpl;
+    key_template *tpl; /* this thread's for the walk's mode */
     key_candidate cand;
 } key_state;
 
@@ -379,13 +387,17 @@ static inline __attribute__((always_inline)) bool
 key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
          bool utf8, size_t *stack, unsigned *depth, size_t *rem)
 {
-    const key_template *tpl = &keys->tpl;
+    const key_template *tpl = keys->tpl;
     const unsigned char *p = *pp;
     if (key_template_match(tpl, p, end, *depth)) {
-        do {
-            p += tpl->len;
-        } while (*rem && key_template_match(tpl, p, end, *depth) &&
-                 (*rem)--);
+        /* and the rest of the list, while its keys match */
+        size_t len = tpl->len, left = *rem;
+        p += len;
+        while (left && key_template_match(tpl, p, end, *depth)) {
+            p += len;
+            left--;
+        }
+        *rem = left;
         *pp = p;
         return true;
     }
@@ -416,9 +428,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
     const bool timestamps = (mode & LCT__WALK_TIMESTAMP) != 0;
     const bool str_keys = (mode & LCT__WALK_STR_KEYS) != 0;
     const char *fault = "malformed value";
-    key_state keys;
-    keys.tpl.key = NULL; /* the rest is written when a key sets it */
-    keys.cand.key = NULL;
+    key_state keys = {.tpl = &last_keys[mode & 7], .cand = {.key = NULL}};
 
     if (str_keys && (p >= end || lct__mp_hints[*p].type != LCT_TYPE_MAP))
         WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");
@@ -431,7 +441,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             }
             rem = stack[--depth];
             if (depth == keys.cand.depth && keys.cand.key) {
-                key_template_set(&keys.tpl, &keys.cand, p);
+                key_template_set(keys.tpl, &keys.cand, p);
                 keys.cand.key = NULL;
             }
         }
