@@ -372,17 +372,17 @@ static inline bool objectkey_step(const unsigned char **pp,
     return true;
 }
 
+typedef struct key_state {
+    key_template *tpl; /* this thread's for the walk's mode */
+    key_candidate cand;
+} key_state;
+
 /*
  * At p (0x82, with two levels of room): a key like the template, and the
  * keys after it in the list that are too (stepped over whole), or the
  * ObjectKey opening (objectkey_step, the key becoming the candidate).
  * False when neither: the token-by-token path reads it.
  */
-typedef struct key_state {
-    key_template *tpl; /* this thread's for the walk's mode */
-    key_candidate cand;
-} key_state;
-
 static inline __attribute__((always_inline)) bool
 key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
          bool utf8, size_t *stack, unsigned *depth, size_t *rem)
