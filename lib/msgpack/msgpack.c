@@ -360,14 +360,10 @@ static inline bool objectkey_step(const unsigned char **pp,
         u.after = p + LCT__OBJECTKEY_PREFIX;
     }
     *rem = 2 * (size_t)(pairs - 1 - u.pairs);
+    const unsigned char *tail = p + LCT__OBJECTKEY_PREFIX;
     cand->key = p;
-    cand->rank_at = cand->group_at = 0;
-    if (u.pairs >= 2) { /* rank: 8 bytes after the model name, group 17 */
-        cand->rank_at = (size_t)(u.model + u.model_len -
-                                 (p + LCT__OBJECTKEY_PREFIX)) + 8;
-        if (u.pairs >= 3)
-            cand->group_at = cand->rank_at + 17;
-    }
+    cand->rank_at = u.pairs >= 2 ? (size_t)(u.rank_at - tail) : 0;
+    cand->group_at = u.pairs >= 3 ? (size_t)(u.group_at - tail) : 0;
     *pp = u.after;
     return true;
 }

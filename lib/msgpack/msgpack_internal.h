@@ -186,6 +186,7 @@ typedef struct lct__objectkey_usual {
     const unsigned char *model;
     size_t model_len;
     unsigned char rank, group;
+    const unsigned char *rank_at, *group_at; /* their bytes, once read */
     const unsigned char *after; /* the first byte after them */
 } lct__objectkey_usual;
 
@@ -219,6 +220,7 @@ static inline void lct__objectkey_usual_read(const unsigned char *q,
         memcmp(q, "\xa7kv_rank", 8) != 0 || q[8] >= 0x80)
         return;
     u->rank = q[8];
+    u->rank_at = q + 8;
     q += 9;
     u->pairs = 2;
     u->after = q;
@@ -226,6 +228,7 @@ static inline void lct__objectkey_usual_read(const unsigned char *q,
         memcmp(q, "\xafobject_group_id", 16) != 0 || q[16] >= 0x80)
         return;
     u->group = q[16];
+    u->group_at = q + 16;
     u->pairs = 3;
     u->after = q + 17;
 }
