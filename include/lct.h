@@ -259,6 +259,14 @@ typedef struct lct_value {
  */
 void *lct_large_array_grow(void *p, size_t used, uint64_t n, size_t size);
 
+/**
+ * The page such an array is put on: it takes whole ones, so an array
+ * past 256 KiB that grows to multiples of this, not by doubling, is not
+ * copied onto a fresh page at each step (on 4 KiB pages the room asked
+ * for and not written costs nothing but address space).
+ */
+#define LCT_LARGE_ARRAY_PAGE ((size_t)2 << 20)
+
 /* MARK: = Layer: lib/msgpack (docs/architecture.md) */
 
 /* MARK: - Values */

@@ -665,18 +665,20 @@ static int cmp_gap(const void *a, const void *b)
 /* stat's percentiles are picked by selection, not a sort, and its mean
  * summed in file order: both checked against a sort and a sum here, on
  * qualnames whose gaps take every path of the selection (many values
- * sharing their top bytes, repeats, negatives, all equal, and counts
- * either side of where a few are sorted directly), on one thread and
- * three. */
+ * sharing their top bytes, repeats, negatives, all equal, counts either
+ * side of where a few are sorted directly, the first differing byte far
+ * down, and the median and the 99th percentile in different values of
+ * that byte or in one), on one thread and three. */
 Test(cli, stat_percentiles_are_the_sorted_gaps)
 {
     /* MOST past 32,768 gaps: the column grows past 256 KiB, onto 2 MiB
      * pages where they pay (lct_large_array_grow), on one thread and in
      * the merge of three. */
-    enum { OPS = 5, MOST = 40000 };
+    enum { OPS = 7, MOST = 40000 };
     static const char *names[OPS] = {"mixed.op", "equal.op", "few31.op",
-                                     "few32.op", "two.op"};
-    static const size_t records[OPS] = {MOST, 400, 32, 33, 3};
+                                     "few32.op", "two.op",   "close.op",
+                                     "narrow.op"};
+    static const size_t records[OPS] = {MOST, 400, 32, 33, 3, 5000, 5000};
     static double gaps[OPS][MOST];
     size_t made[OPS] = {0};
     double t[OPS] = {0};
@@ -695,6 +697,10 @@ Test(cli, stat_percentiles_are_the_sorted_gaps)
             rng = rng * 6364136223846793005u + 1442695040888963407u;
             unsigned r = (unsigned)(rng >> 33);
             double gap = q == 1 ? 0.25
+                         /* alike down to the third byte of their keys */
+                         : q == 5 ? 1.0 + (double)(r % 256) * 0x1p-30
+                         /* the 99th percentile among the many 1.x */
+                         : q == 6 ? (r % 200 == 0 ? 2.0 : 1.0 + (r % 4) * 0x1p-30)
                          : r % 10 == 0 ? 0 /* a repeated t_mono */
                          : r % 10 == 1 ? -(double)(r % 1000) / 1024
                          : r % 10 < 6   ? (double)(r % 4096) / 1024
@@ -741,6 +747,81 @@ Test(cli, stat_percentiles_are_the_sorted_gaps)
             cr_expect_eq(json_num(json_get(op, "gap_p99")),
                          sorted[(99 * n + 99) / 100 - 1], "%s -j %d",
                          names[q], jobs);
+        }
+        json_free(got);
+        run_free(&r);
+    }
+    mpw_free(&file);
+    mpw_free(&body);
+    free(path);
+}
+
+/* info and stat find a record's qualname through a small cache keyed by
+ * the name's length and last bytes: names that share both (all in one
+ * slot), names shorter than 8 bytes and names a byte apart still count
+ * apart, on one thread and three. */
+Test(cli, stat_counts_qualnames_that_share_their_ends)
+{
+    /* 40 names of one length and one last 8 bytes (one slot), a byte
+     * apart at each place before those; "a".."z" and "aa".."zz", each
+     * the start of another. */
+    enum { SAME_END = 40, SHORT = 52, NAMES = SAME_END + SHORT, RECS = 6000 };
+    char names[NAMES][32];
+    for (int i = 0; i < SAME_END; i++) {
+        snprintf(names[i], sizeof names[i], "storage.manager.op_tail");
+        names[i][i % 15] = (char)('A' + i / 15);
+    }
+    for (int i = 0; i < 26; i++) {
+        snprintf(names[SAME_END + i], sizeof names[0], "%c", 'a' + i);
+        snprintf(names[SAME_END + 26 + i], sizeof names[0], "%c%c", 'a' + i,
+                 'a' + i);
+    }
+    uint64_t count[NAMES] = {0};
+    double first[NAMES], last[NAMES];
+    mpw file, body;
+    mpw_init(&file);
+    mpw_init(&body);
+    mpw_std_header(&body);
+    mpw_frame(&file, &body);
+    /* At random, then each name right after one a byte apart (the
+     * byte at the same place, 'A' against 'B'; "c" against "cc"). */
+    uint64_t rng = 99;
+    for (int i = 0; i < RECS + 2 * NAMES; i++) {
+        rng = rng * 6364136223846793005u + 1442695040888963407u;
+        int k = i - RECS;
+        int q = k < 0            ? (int)((rng >> 33) % NAMES)
+                : k % 2 == 0     ? k / 2
+                : k / 2 < SAME_END ? (k / 2 + 15) % SAME_END
+                : k / 2 < SAME_END + 26 ? k / 2 + 26
+                                        : k / 2 - 26;
+        double t = i * 0.001;
+        if (!count[q]++)
+            first[q] = t;
+        last[q] = t;
+        mpw_reset(&body);
+        mpw_record_begin(&body, t, 1e9 + t, names[q]);
+        mpw_map(&body, 0);
+        mpw_frame(&file, &body);
+    }
+    char *path = tmp_file_with(file.buf, file.len);
+    for (int jobs = 1; jobs <= 3; jobs += 2) {
+        char j[2] = {(char)('0' + jobs), 0};
+        run r = run_lct(NULL, "stat", "--json", "-j", j, path, NULL);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        jv *got = json_parse(r.out, r.outlen);
+        cr_assert_not_null(got, "%s", r.out);
+        const jv *ops = json_get(got, "ops");
+        cr_assert_eq(ops->n, NAMES, "-j %d", jobs);
+        for (size_t i = 0; i < ops->n; i++) {
+            const jv *op = &ops->items[i];
+            int q = 0;
+            while (q < NAMES && strcmp(json_get(op, "qualname")->s, names[q]))
+                q++;
+            cr_assert_lt(q, NAMES, "%s", json_get(op, "qualname")->s);
+            cr_expect_eq(json_get(op, "count")->u, count[q], "%s -j %d",
+                         names[q], jobs);
+            cr_expect_eq(json_num(json_get(op, "first_t_mono")), first[q]);
+            cr_expect_eq(json_num(json_get(op, "last_t_mono")), last[q]);
         }
         json_free(got);
         run_free(&r);

@@ -47,30 +47,66 @@ static uint64_t select_few(uint64_t *k, size_t n, size_t rank)
     return k[rank];
 }
 
-/* The key of rank `rank` (from 0) among k[0..n); k is reordered. */
-static uint64_t select_key(uint64_t *k, size_t n, size_t rank)
+/* The byte value at `shift` that the key of rank *rank falls in, given
+ * each value's count; *rank becomes its rank among those keys. */
+static unsigned bucket_of(const size_t count[256], size_t *rank)
 {
-    for (int shift = 56; n >= SELECT_FEW; shift -= 8) {
+    unsigned b = 0;
+    while (*rank >= count[b])
+        *rank -= count[b++];
+    return b;
+}
+
+/* Moves the keys whose byte at `shift` is b to the front: how many. */
+static size_t gather(uint64_t *k, size_t n, int shift, unsigned b)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((k[i] >> shift) & 0xff) == b) {
+            uint64_t t = k[kept];
+            k[kept++] = k[i];
+            k[i] = t;
+        }
+    return kept;
+}
+
+/* The key of rank `rank` (from 0) among k[0..n); k is reordered.  The
+ * bytes above `shift` are the same in every key, so no pass counts them;
+ * shift < 0: every key is the same. */
+static uint64_t select_key(uint64_t *k, size_t n, size_t rank, int shift)
+{
+    for (; shift >= 0 && n >= SELECT_FEW; shift -= 8) {
         size_t count[256] = {0};
         for (size_t i = 0; i < n; i++)
             count[(k[i] >> shift) & 0xff]++;
-        unsigned b = 0;
-        while (rank >= count[b])
-            rank -= count[b++];
-        if (count[b] == n && shift > 0) /* this byte is the same in all */
-            continue;
-        size_t kept = 0;
-        for (size_t i = 0; i < n; i++)
-            if (((k[i] >> shift) & 0xff) == b) {
-                uint64_t t = k[kept];
-                k[kept++] = k[i];
-                k[i] = t;
-            }
-        n = kept;
-        if (shift == 0) /* every byte equal: n copies of one key */
-            return k[rank];
+        unsigned b = bucket_of(count, &rank);
+        if (count[b] != n) /* else this byte is the same in all */
+            n = gather(k, n, shift, b);
     }
-    return select_few(k, n, rank);
+    return shift < 0 ? k[rank] : select_few(k, n, rank);
+}
+
+/* The keys of ranks lo and hi among k[0..n), n > 0; k is reordered.  The
+ * first byte that differs (`shift`, as select_key's) is counted once for
+ * both, and when both ranks fall in one of its values, that value's keys
+ * are gathered once: the gaps of a call mostly fall in one or two. */
+static void select_two(uint64_t *k, size_t n, int shift, size_t lo,
+                       size_t hi, uint64_t *at_lo, uint64_t *at_hi)
+{
+    if (n < SELECT_FEW) {
+        select_few(k, n, 0);
+        *at_lo = k[lo], *at_hi = k[hi];
+        return;
+    }
+    size_t count[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        count[(k[i] >> shift) & 0xff]++;
+    unsigned b_lo = bucket_of(count, &lo), b_hi = bucket_of(count, &hi);
+    size_t m = gather(k, n, shift, b_hi);
+    *at_hi = select_key(k, m, hi, shift - 8);
+    if (b_lo != b_hi)
+        m = gather(k, n, shift, b_lo);
+    *at_lo = select_key(k, m, lo, shift - 8);
 }
 
 static double of_key(uint64_t u)
@@ -81,11 +117,21 @@ static double of_key(uint64_t u)
     return d;
 }
 
-/* Nearest rank: index ceil(p*n/100) - 1, of n > 0 keys. */
-static double percentile(uint64_t *keys, size_t n, unsigned p)
+/* Nearest rank among n > 0: index ceil(p*n/100) - 1. */
+static size_t nearest_rank(size_t n, unsigned p)
 {
     size_t rank = ((size_t)p * n + 99) / 100;
-    return of_key(select_key(keys, n, rank > 0 ? rank - 1 : 0));
+    return rank > 0 ? rank - 1 : 0;
+}
+
+/* The shift of the highest byte in which some key differs from the
+ * first, given the or of every key xor the first (0 when all alike). */
+static int first_differing_byte(uint64_t differ)
+{
+    int shift = 56;
+    while (shift > 0 && (differ >> shift) == 0)
+        shift -= 8;
+    return shift;
 }
 
 /*
@@ -103,15 +149,21 @@ static void summarise_gaps(struct qtable *ops)
             continue;
         double sum = 0;
         uint64_t *keys = (uint64_t *)(void *)e->gaps;
+        uint64_t first = order_key(e->gaps[0]), differ = 0;
         for (size_t i = 0; i < e->ngaps; i++) {
             double gap = e->gaps[i];
             uint64_t key = order_key(gap);
             sum += gap;
+            differ |= key ^ first;
             memcpy(&keys[i], &key, sizeof key); /* a double's storage */
         }
         e->gap_mean = sum / (double)e->ngaps;
-        e->gap_p50 = percentile(keys, e->ngaps, 50);
-        e->gap_p99 = percentile(keys, e->ngaps, 99);
+        uint64_t p50, p99;
+        select_two(keys, e->ngaps, first_differing_byte(differ),
+                   nearest_rank(e->ngaps, 50), nearest_rank(e->ngaps, 99),
+                   &p50, &p99);
+        e->gap_p50 = of_key(p50);
+        e->gap_p99 = of_key(p99);
     }
 }
 

@@ -308,10 +308,6 @@ typedef struct qentry {
     double *gaps; /* inter-arrival gaps in file order, kept only when asked */
     size_t ngaps, capgaps;
     double gap_mean, gap_p50, gap_p99; /* stat's, once every gap is in */
-    /* The qualname that came after this one last time: traces cycle
-     * through a few qualnames, so it is usually the next record's, found
-     * with one compare instead of a tree walk of long shared prefixes. */
-    struct qentry *seen_after;
 } qentry;
 
 RB_HEAD(qtable, qentry);
@@ -320,9 +316,19 @@ RB_PROTOTYPE(qtable, qentry, link, qentry_cmp)
 int qentry_cmp(qentry *a, qentry *b);
 /* Find or add the qualname; NULL on out-of-memory (after a message). */
 qentry *qtable_get(struct qtable *t, lct_str qualname);
-/* Count one record (and its gap when keep_gaps); *last is the entry of
- * the record before (NULL at first), updated. */
-bool qtable_add(struct qtable *t, qentry **last, const lct_record *rec,
+
+/* Entries met lately, a slot per hash of the qualname's length and last
+ * bytes: a trace's few qualnames share long prefixes ("StorageManager.")
+ * that each compare of a tree walk reads again, while their ends tell
+ * them apart.  All NULL to begin, and again when entries move. */
+#define QCACHE_SLOTS 16
+typedef struct qcache {
+    qentry *slot[QCACHE_SLOTS];
+} qcache;
+
+/* Count one record (and its gap when keep_gaps), its entry found through
+ * the cache. */
+bool qtable_add(struct qtable *t, qcache *recent, const lct_record *rec,
                 bool keep_gaps);
 /* Move every entry of `later` (records after all of into's) into `into`,
  * adding the gap across the seam; later is left empty. */
@@ -333,7 +339,7 @@ void qtable_free(struct qtable *t);
 
 typedef struct tool_tally {
     struct qtable ops;
-    qentry *last;    /* the last record's entry, for qtable_add */
+    qcache recent;   /* for qtable_add */
     double duration; /* the largest t_mono seen */
     uint64_t total;  /* records counted */
 } tool_tally;
