@@ -662,6 +662,28 @@ static int cmp_gap(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* `lct stat --json -j JOBS path`, parsed (json_free it). */
+static jv *stat_json(const char *path, int jobs)
+{
+    char j[2] = {(char)('0' + jobs), 0};
+    run r = run_lct(NULL, "stat", "--json", "-j", j, path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    jv *got = json_parse(r.out, r.outlen);
+    cr_assert_not_null(got, "%s", r.out);
+    run_free(&r);
+    return got;
+}
+
+/* Which of names[0..n) the qualname of an op of stat's JSON is. */
+static int op_index(const jv *op, const char *const *names, int n)
+{
+    int q = 0;
+    while (q < n && strcmp(json_get(op, "qualname")->s, names[q]))
+        q++;
+    cr_assert_lt(q, n, "%s", json_get(op, "qualname")->s);
+    return q;
+}
+
 /* stat's percentiles are picked by selection, not a sort, and its mean
  * summed in file order: both checked against a sort and a sum here, on
  * qualnames whose gaps take every path of the selection (many values
@@ -719,19 +741,12 @@ Test(cli, stat_percentiles_are_the_sorted_gaps)
     }
     char *path = tmp_file_with(file.buf, file.len);
     for (int jobs = 1; jobs <= 3; jobs += 2) {
-        char j[2] = {(char)('0' + jobs), 0};
-        run r = run_lct(NULL, "stat", "--json", "-j", j, path, NULL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        jv *got = json_parse(r.out, r.outlen);
-        cr_assert_not_null(got, "%s", r.out);
+        jv *got = stat_json(path, jobs);
         const jv *ops = json_get(got, "ops");
         cr_assert_eq(ops->n, OPS);
         for (size_t i = 0; i < ops->n; i++) {
             const jv *op = &ops->items[i];
-            int q = 0;
-            while (q < OPS && strcmp(json_get(op, "qualname")->s, names[q]))
-                q++;
-            cr_assert_lt(q, OPS);
+            int q = op_index(op, names, OPS);
             size_t n = records[q] - 1;
             static double sorted[MOST];
             double sum = 0;
@@ -749,7 +764,6 @@ Test(cli, stat_percentiles_are_the_sorted_gaps)
                          names[q], jobs);
         }
         json_free(got);
-        run_free(&r);
     }
     mpw_free(&file);
     mpw_free(&body);
@@ -767,6 +781,9 @@ Test(cli, stat_counts_qualnames_that_share_their_ends)
      * the start of another. */
     enum { SAME_END = 40, SHORT = 52, NAMES = SAME_END + SHORT, RECS = 6000 };
     char names[NAMES][32];
+    const char *name_of[NAMES];
+    for (int i = 0; i < NAMES; i++)
+        name_of[i] = names[i];
     for (int i = 0; i < SAME_END; i++) {
         snprintf(names[i], sizeof names[i], "storage.manager.op_tail");
         names[i][i % 15] = (char)('A' + i / 15);
@@ -805,26 +822,18 @@ Test(cli, stat_counts_qualnames_that_share_their_ends)
     }
     char *path = tmp_file_with(file.buf, file.len);
     for (int jobs = 1; jobs <= 3; jobs += 2) {
-        char j[2] = {(char)('0' + jobs), 0};
-        run r = run_lct(NULL, "stat", "--json", "-j", j, path, NULL);
-        cr_assert_eq(r.status, 0, "%s", r.err);
-        jv *got = json_parse(r.out, r.outlen);
-        cr_assert_not_null(got, "%s", r.out);
+        jv *got = stat_json(path, jobs);
         const jv *ops = json_get(got, "ops");
         cr_assert_eq(ops->n, NAMES, "-j %d", jobs);
         for (size_t i = 0; i < ops->n; i++) {
             const jv *op = &ops->items[i];
-            int q = 0;
-            while (q < NAMES && strcmp(json_get(op, "qualname")->s, names[q]))
-                q++;
-            cr_assert_lt(q, NAMES, "%s", json_get(op, "qualname")->s);
+            int q = op_index(op, name_of, NAMES);
             cr_expect_eq(json_get(op, "count")->u, count[q], "%s -j %d",
                          names[q], jobs);
             cr_expect_eq(json_num(json_get(op, "first_t_mono")), first[q]);
             cr_expect_eq(json_num(json_get(op, "last_t_mono")), last[q]);
         }
         json_free(got);
-        run_free(&r);
     }
     mpw_free(&file);
     mpw_free(&body);

@@ -70,15 +70,23 @@ static size_t gather(uint64_t *k, size_t n, int shift, unsigned b)
     return kept;
 }
 
+/* How many of k[0..n) have each value of the byte at `shift`. */
+static void count_byte(const uint64_t *k, size_t n, int shift,
+                       size_t count[256])
+{
+    memset(count, 0, 256 * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[(k[i] >> shift) & 0xff]++;
+}
+
 /* The key of rank `rank` (from 0) among k[0..n); k is reordered.  The
  * bytes above `shift` are the same in every key, so no pass counts them;
  * shift < 0: every key is the same. */
 static uint64_t select_key(uint64_t *k, size_t n, size_t rank, int shift)
 {
     for (; shift >= 0 && n >= SELECT_FEW; shift -= 8) {
-        size_t count[256] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[(k[i] >> shift) & 0xff]++;
+        size_t count[256];
+        count_byte(k, n, shift, count);
         unsigned b = bucket_of(count, &rank);
         if (count[b] != n) /* else this byte is the same in all */
             n = gather(k, n, shift, b);
@@ -89,7 +97,7 @@ static uint64_t select_key(uint64_t *k, size_t n, size_t rank, int shift)
 /* The keys of ranks lo and hi among k[0..n), n > 0; k is reordered.  The
  * first byte that differs (`shift`, as select_key's) is counted once for
  * both, and when both ranks fall in one of its values, that value's keys
- * are gathered once: the gaps of a call mostly fall in one or two. */
+ * are gathered once. */
 static void select_two(uint64_t *k, size_t n, int shift, size_t lo,
                        size_t hi, uint64_t *at_lo, uint64_t *at_hi)
 {
@@ -98,9 +106,8 @@ static void select_two(uint64_t *k, size_t n, int shift, size_t lo,
         *at_lo = k[lo], *at_hi = k[hi];
         return;
     }
-    size_t count[256] = {0};
-    for (size_t i = 0; i < n; i++)
-        count[(k[i] >> shift) & 0xff]++;
+    size_t count[256];
+    count_byte(k, n, shift, count);
     unsigned b_lo = bucket_of(count, &lo), b_hi = bucket_of(count, &hi);
     size_t m = gather(k, n, shift, b_hi);
     *at_hi = select_key(k, m, hi, shift - 8);

@@ -59,25 +59,6 @@ static unsigned qcache_slot(lct_str q)
     return (unsigned)(tail >> 60) % QCACHE_SLOTS;
 }
 
-/* Equal qualnames: their last 8 bytes first, where a trace's qualnames
- * differ ("StorageManager.reserve_write", "...finish_write"), then the
- * rest. */
-static bool same_name(lct_str a, lct_str b)
-{
-    if (a.len != b.len)
-        return false;
-    size_t n = a.len;
-    if (n >= 8) {
-        uint64_t x, y;
-        memcpy(&x, a.ptr + n - 8, sizeof x);
-        memcpy(&y, b.ptr + n - 8, sizeof y);
-        if (x != y)
-            return false;
-        n -= 8;
-    }
-    return memcmp(a.ptr, b.ptr, n) == 0;
-}
-
 /* Twice the room, from 256 KiB in whole pages of lct_large_array_grow's:
  * a doubling there put the column on a fresh 2 MiB page, zeroed, and
  * copied it (2.7% of `stat`'s time in `perf` on 300,000 records). */
@@ -95,7 +76,7 @@ bool qtable_add(struct qtable *t, qcache *recent, const lct_record *rec,
 {
     qentry **slot = &recent->slot[qcache_slot(rec->qualname)];
     qentry *e = *slot;
-    if (!e || !same_name(e->qualname, rec->qualname)) {
+    if (!e || lct_str_cmp(e->qualname, rec->qualname) != 0) {
         if (!(e = qtable_get(t, rec->qualname)))
             return false;
         *slot = e;
