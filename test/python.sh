@@ -24,7 +24,7 @@ if [ -n "${LCT_SAN_CFLAGS:-}" ]; then
     preload="$asan:$ubsan"
 fi
 status=0
-for t in test_dropin test_tables test_pandas test_reference test_hostile test_threads test_dask test_docs; do
+for t in test_dropin test_tables test_pandas test_reference test_hostile test_caches test_threads test_dask test_docs; do
     echo "== $t ($py)"
     log="$out/$t.log"
     LD_PRELOAD="$preload" ASAN_OPTIONS=detect_leaks=0 \

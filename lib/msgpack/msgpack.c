@@ -374,22 +374,23 @@ typedef struct key_state {
 } key_state;
 
 /*
- * At p (0x82, with two levels of room): a key like the template, and the
- * keys after it in the list that are too (stepped over whole), or the
- * ObjectKey opening (objectkey_step, the key becoming the candidate).
- * False when neither: the token-by-token path reads it.
+ * At p (0x82, with two levels of room): a key like the template, and,
+ * with `run`, the values after it in its container that are too (stepped
+ * over whole), or the ObjectKey opening (objectkey_step, the key becoming
+ * the candidate).  False when neither: the token-by-token path reads it.
+ * A run must not cross the args map's own keys, which must be str: there
+ * the caller passes run false, so each value is judged where it sits.
  */
 static inline __attribute__((always_inline)) bool
 key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
-         bool utf8, size_t *stack, unsigned *depth, size_t *rem)
+         bool utf8, bool run, size_t *stack, unsigned *depth, size_t *rem)
 {
     const key_template *tpl = keys->tpl;
     const unsigned char *p = *pp;
     if (key_template_match(tpl, p, end, *depth)) {
-        /* and the rest of the list, while its keys match */
         size_t len = tpl->len, left = *rem;
         p += len;
-        while (left && key_template_match(tpl, p, end, *depth)) {
+        while (run && left && key_template_match(tpl, p, end, *depth)) {
             p += len;
             left--;
         }
@@ -458,7 +459,8 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
         }
         /* Not a str: at the top of args that is only fine for values,
          * which sit where an even count remains. */
-        if (str_keys && depth == 1 && (rem & 1))
+        const bool in_args = str_keys && depth == 1;
+        if (in_args && (rem & 1))
             WALK_FAIL(LCT_ERR_MALFORMED, "args key is not a str");
         if (b < 0x80 || b >= 0xe0) { /* fixint */
             p++;
@@ -466,7 +468,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
         }
         size_t items;
         if (b == 0x82 && depth + 2 <= LCT_MAX_DEPTH &&
-            key_step(&keys, &p, end, utf8, stack, &depth, &rem))
+            key_step(&keys, &p, end, utf8, !in_args, stack, &depth, &rem))
             continue;
         if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */
             items = (size_t)(b & 0x0f) << (b < 0x90);
