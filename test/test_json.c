@@ -564,7 +564,9 @@ static int count_bytes(void *ctx, const char *data, size_t len)
 
 /* Each key inside a key escaped the quotes of the one within it again:
  * 26 levels printed 268 MB from 349 bytes.  Up to the depth limit, output
- * now stays within a constant factor of the input. */
+ * now stays within a constant factor of the input.  (A validated record
+ * holds no map as a key, which Python cannot hash; the renderer still
+ * meets such values unvalidated, under LCT_LAZY.) */
 Test(json, keys_nested_in_keys_print_linear_in_the_input)
 {
     for (unsigned levels = 1; levels < LCT_MAX_DEPTH; levels += 17) {
@@ -573,7 +575,9 @@ Test(json, keys_nested_in_keys_print_linear_in_the_input)
         keys_in_keys(&w, levels);
         lct_value v = lct_value_from(w.buf, w.len);
         size_t size;
-        cr_assert_eq(lct_value_validate(v, &size), LCT_OK, "levels %u", levels);
+        cr_assert_eq(lct_value_validate(v, &size),
+                     levels == 1 ? LCT_OK : LCT_ERR_MALFORMED, "levels %u",
+                     levels);
         counter c = {0};
         cr_assert_eq(lct_value_write_json(v, count_bytes, &c), LCT_OK);
         cr_expect_leq(c.bytes, 100 * w.len + 100, "%u levels: %zu bytes from %zu",

@@ -257,9 +257,12 @@ static char *keys_in_keys_trace(unsigned levels)
     return mpw_trace_finish(&file, &body);
 }
 
-/* 26 levels printed 268 MB from 349 bytes; 40 never ended.  At every
- * depth up to the limit, dump, dump --header, info --json and sql's args
- * print within a constant factor of the file. */
+/* 26 levels printed 268 MB from 349 bytes; 40 never ended.  A map is no
+ * key Python can hash, so the reference skips such a record, and so does
+ * every command, at every depth up to the limit, saying why, in output
+ * within a constant factor of the file.  (lct_value_write_json prints
+ * such values linearly where they are still met, read with LCT_LAZY:
+ * test_json.) */
 Test(safety, keys_nested_in_keys_render_linear_in_the_input)
 {
     unsigned depths[] = {26, 40, LCT_MAX_DEPTH - 4};
@@ -269,17 +272,16 @@ Test(safety, keys_nested_in_keys_render_linear_in_the_input)
         cr_assert_eq(stat(path, &st), 0);
         size_t bound = 100 * (size_t)st.st_size + 4096;
         run r = LCT("check", "-q", path);
-        cr_expect_eq(r.status, 0, "the trace is clean: %s", r.out);
+        cr_expect_eq(r.status, 3, "skipped: %s", r.out);
+        cr_expect(strstr(r.out, "Python cannot hash"), "%s", r.out);
         run_free(&r);
         r = LCT("dump", path);
-        cr_expect_eq(r.status, 0, "%s", r.err);
-        cr_expect_leq(r.outlen, bound, "%u levels: %zu bytes", depths[d],
-                      r.outlen);
-        cr_expect(strstr(r.out, "msgpack:"), "the deep keys are bytes");
+        cr_expect_eq(r.status, 3, "%s", r.err);
+        cr_expect_leq(r.outlen + r.errlen, bound, "%u levels: %zu bytes",
+                      depths[d], r.outlen + r.errlen);
         run_free(&r);
         r = LCT("sql", "--json", "SELECT args FROM records", path);
-        cr_expect_eq(r.status, 0, "%s", r.err);
-        cr_expect_leq(r.outlen, bound);
+        cr_expect_leq(r.outlen + r.errlen, bound);
         run_free(&r);
         unlink(path);
         free(path);

@@ -782,3 +782,68 @@ Test(value, str_after_last)
     cr_expect_eq(lct_str_after_last((lct_str){"ends.", 5}, '.').len, 0);
     cr_expect_eq(lct_str_after_last((lct_str){NULL, 0}, '.').len, 0);
 }
+
+/*
+ * The reference decoder builds a map as a Python dict, so a map key must
+ * hash (msgspec's mpack_decode_dict: PyDict_SetItem): a map there, or an
+ * ext other than a timestamp (msgspec's Ext defines no hash), anywhere in
+ * the key, refuses the value; an array is a tuple, and hashes when what
+ * it holds does.  Each case is {"a": {KEY: 1}} unless said.
+ */
+Test(value, map_keys_must_be_values_python_can_hash)
+{
+    static const unsigned char ts[4] = {0, 0, 0, 1};
+    static const mpw_objectkey_shape k = {"ObjectKey", 3, 32, "Qwen/Qwen3-8B",
+                                          1, 0, false};
+    enum { EMPTY_MAP, MAP, ARRAY_OF_MAP, ARRAY_OF_ARRAY, EXT, TIMESTAMP,
+           OBJECT_KEY, ARRAY_OF_KEY, NCASES };
+    static const int want[NCASES] = {
+        [EMPTY_MAP] = LCT_ERR_MALFORMED, [MAP] = LCT_ERR_MALFORMED,
+        [ARRAY_OF_MAP] = LCT_ERR_MALFORMED, [ARRAY_OF_ARRAY] = LCT_OK,
+        [EXT] = LCT_ERR_MALFORMED, [TIMESTAMP] = LCT_OK,
+        [OBJECT_KEY] = LCT_ERR_MALFORMED, [ARRAY_OF_KEY] = LCT_ERR_MALFORMED};
+    mpw w;
+    mpw_init(&w);
+    /* twice: the second time the walker's key template is warm */
+    for (int round = 0; round < 2; round++)
+        for (int c = 0; c < NCASES; c++) {
+            mpw_reset(&w);
+            mpw_map(&w, 2);
+            mpw_str(&w, "k");
+            mpw_objectkey(&w, &k); /* teaches the template */
+            mpw_str(&w, "a");
+            mpw_map(&w, 1);
+            switch (c) {
+            case EMPTY_MAP: mpw_map(&w, 0); break;
+            case MAP: mpw_map(&w, 1); mpw_int(&w, 1); mpw_int(&w, 2); break;
+            case ARRAY_OF_MAP:
+                mpw_array(&w, 2); mpw_int(&w, 1); mpw_map(&w, 0); break;
+            case ARRAY_OF_ARRAY:
+                mpw_array(&w, 2); mpw_int(&w, 1); mpw_array(&w, 1);
+                mpw_str(&w, "x"); break;
+            case EXT: mpw_ext(&w, 5, ts, sizeof ts); break;
+            case TIMESTAMP: mpw_ext(&w, -1, ts, sizeof ts); break;
+            case OBJECT_KEY: mpw_objectkey(&w, &k); break;
+            case ARRAY_OF_KEY: mpw_array(&w, 1); mpw_objectkey(&w, &k); break;
+            }
+            mpw_int(&w, 1);
+            size_t size;
+            cr_expect_eq(lct_value_validate(view(&w), &size), want[c],
+                         "round %d, case %d", round, c);
+        }
+    /* a map as a value after a key that held an array: not in a key */
+    mpw_reset(&w);
+    mpw_map(&w, 2);
+    mpw_array(&w, 1);
+    mpw_array(&w, 1);
+    mpw_int(&w, 1);
+    mpw_map(&w, 1);
+    mpw_str(&w, "x");
+    mpw_map(&w, 0);
+    mpw_int(&w, 2);
+    mpw_map(&w, 0);
+    size_t size;
+    cr_expect_eq(lct_value_validate(view(&w), &size), LCT_OK);
+    cr_expect_eq(size, w.len);
+    mpw_free(&w);
+}

@@ -177,8 +177,8 @@ static bool timestamp_valid(const unsigned char *p, uint32_t n)
  * this way, 154.1M as one function.
  */
 static inline __attribute__((always_inline)) int walk_sized(const unsigned char **pp, const unsigned char *end,
-                             bool utf8, bool timestamps, size_t *items,
-                             const char **why)
+                             bool utf8, bool timestamps, bool in_key,
+                             size_t *items, const char **why)
 {
     const unsigned char *p = *pp;
     lct__mp_head h;
@@ -216,6 +216,10 @@ static inline __attribute__((always_inline)) int walk_sized(const unsigned char 
         if (timestamps && h.ext_type == LCT_EXT_TIMESTAMP &&
             !timestamp_valid(payload, h.n)) {
             *why = "invalid timestamp ext";
+            return LCT_ERR_MALFORMED;
+        }
+        if (in_key && h.ext_type != LCT_EXT_TIMESTAMP) {
+            *why = "map key holds an ext, which Python cannot hash";
             return LCT_ERR_MALFORMED;
         }
         *pp = payload + h.n;
@@ -261,8 +265,13 @@ typedef struct key_template {
     unsigned char mask[KEY_TAIL_MAX];
 } key_template;
 
-/* One per walk mode (the modes are bits below 8). */
-static _Thread_local key_template last_keys[8];
+/* A stack entry of the walker: a container's count shifted over its
+ * flags (WALK_IS_MAP, WALK_IN_KEY below). */
+#define WALK_FLAG_BITS 2
+#define WALK_FLAG_MASK 3u
+
+/* One per walk mode (the modes are bits below 16). */
+static _Thread_local key_template last_keys[16];
 
 /* 16 bytes as one vector (GNU C, like the range initialisers above): one
  * SSE2 register on x86-64, two words where there is no vector unit. */
@@ -340,7 +349,7 @@ static inline bool key_template_match(const key_template *t,
  */
 static inline bool objectkey_step(const unsigned char **pp,
                                   const unsigned char *end, bool utf8,
-                                  size_t *opened, size_t *rem,
+                                  size_t *opened, size_t *rem, unsigned flags,
                                   key_candidate *cand)
 {
     const unsigned char *p = *pp;
@@ -349,8 +358,10 @@ static inline bool objectkey_step(const unsigned char **pp,
     unsigned pairs = lct__objectkey_pairs(p);
     if (!pairs)
         return false;
-    /* Counts fit what is left: 65 bytes were there. */
-    opened[0] = *rem;
+    /* Counts fit what is left: 65 bytes were there.  Stack entries as
+     * the walker keeps them (see lct__mp_walk); the wrapper's flags are
+     * the payload's, the map's own bit under the same mode. */
+    opened[0] = *rem << WALK_FLAG_BITS | flags;
     opened[1] = 0;
     lct__objectkey_usual u;
     lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, &u);
@@ -383,7 +394,8 @@ typedef struct key_state {
  */
 static inline __attribute__((always_inline)) bool
 key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
-         bool utf8, bool run, size_t *stack, unsigned *depth, size_t *rem)
+         bool utf8, bool run, size_t *stack, unsigned *depth, size_t *rem,
+         unsigned flags)
 {
     const key_template *tpl = keys->tpl;
     const unsigned char *p = *pp;
@@ -398,21 +410,31 @@ key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
         *pp = p;
         return true;
     }
-    if (!objectkey_step(pp, end, utf8, stack + *depth, rem, &keys->cand))
+    if (!objectkey_step(pp, end, utf8, stack + *depth, rem, flags,
+                        &keys->cand))
         return false;
     keys->cand.depth = *depth;
     *depth += 2;
     return true;
 }
 
+/* The walker's flags of an open container, kept beside its counter:
+ * whether it is a map, and whether it is a map key or inside one (both
+ * only under LCT__WALK_HASHABLE_KEYS, else always clear). */
+enum { WALK_IS_MAP = 1, WALK_IN_KEY = 2 };
+
 /*
  * The walker.  Nesting is a stack of "values still to read" counters: the
  * counter of the innermost open container lives in `rem`, the outer ones
- * in stack[].  fixint, fixstr, fixmap and fixarray, nearly every byte of a
- * real trace, are decoded from the byte itself; the rest go to
- * walk_sized.  The codec's ObjectKey opening is stepped over as one unit
+ * in stack[], each shifted left over its container's flags (`flags` for
+ * the innermost).  In a map a key sits where an odd count remains, so
+ * flags & (rem | WALK_IN_KEY) says whether the next value is in a key.
+ * fixint, fixstr, fixmap and fixarray, nearly every byte of a real
+ * trace, are decoded from the byte itself; the rest go to walk_sized.
+ * The codec's ObjectKey opening is stepped over as one unit
  * (lct__objectkey_pairs), and a key like the last one read whole as
- * another (key_template).
+ * another (key_template); neither is taken inside a map key, where no
+ * map may be.
  */
 int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                  unsigned mode, const unsigned char **out, const char **why,
@@ -421,11 +443,14 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
     size_t stack[LCT_MAX_DEPTH];
     unsigned depth = 0;
     size_t rem = 1;
+    unsigned flags = 0;
     const bool utf8 = (mode & LCT__WALK_UTF8) != 0;
     const bool timestamps = (mode & LCT__WALK_TIMESTAMP) != 0;
     const bool str_keys = (mode & LCT__WALK_STR_KEYS) != 0;
+    const unsigned map_flag =
+        (mode & LCT__WALK_HASHABLE_KEYS) ? WALK_IS_MAP : 0;
     const char *fault = "malformed value";
-    key_state keys = {.tpl = &last_keys[mode & 7], .cand = {.key = NULL}};
+    key_state keys = {.tpl = &last_keys[mode & 15], .cand = {.key = NULL}};
 
     if (str_keys && (p >= end || lct__mp_hints[*p].type != LCT_TYPE_MAP))
         WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");
@@ -436,7 +461,9 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                 *out = p;
                 return LCT_OK;
             }
-            rem = stack[--depth];
+            size_t top = stack[--depth];
+            rem = top >> WALK_FLAG_BITS;
+            flags = top & WALK_FLAG_MASK;
             if (depth == keys.cand.depth && keys.cand.key) {
                 key_template_set(keys.tpl, &keys.cand, p);
                 keys.cand.key = NULL;
@@ -466,20 +493,37 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             p++;
             continue;
         }
+        /* Whether this value is in a map key: a map's key, or inside
+         * one (only ever under LCT__WALK_HASHABLE_KEYS). */
+        const size_t in_key = flags & (rem | WALK_IN_KEY);
         size_t items;
-        if (b == 0x82 && depth + 2 <= LCT_MAX_DEPTH &&
-            key_step(&keys, &p, end, utf8, !in_args, stack, &depth, &rem))
-            continue;
+        unsigned is_map;
+        if (b == 0x82 && depth + 2 <= LCT_MAX_DEPTH && !in_key) {
+            unsigned before = depth;
+            if (key_step(&keys, &p, end, utf8, !in_args, stack, &depth, &rem,
+                         flags)) {
+                /* an opening stepped over leaves the payload map open */
+                if (depth != before)
+                    flags = map_flag;
+                continue;
+            }
+        }
         if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */
-            items = (size_t)(b & 0x0f) << (b < 0x90);
+            is_map = b < 0x90;
+            items = (size_t)(b & 0x0f) << is_map;
             p++;
         } else {
-            int rc = walk_sized(&p, end, utf8, timestamps, &items, &fault);
+            is_map = b == 0xde || b == 0xdf;
+            int rc = walk_sized(&p, end, utf8, timestamps, in_key != 0,
+                                &items, &fault);
             if (rc < 0)
                 WALK_FAIL(rc, fault);
             if (rc == 0)
                 continue;
         }
+        if (in_key && is_map)
+            WALK_FAIL(LCT_ERR_MALFORMED,
+                      "map key holds a map, which Python cannot hash");
         /* A container: p is its first element; items values follow. */
         if (items == 0)
             continue;
@@ -488,7 +532,8 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             WALK_FAIL(LCT_ERR_MALFORMED, "container count exceeds the data left");
         if (depth == LCT_MAX_DEPTH)
             WALK_FAIL(LCT_ERR_DEPTH, "nesting deeper than LCT_MAX_DEPTH");
-        stack[depth++] = rem;
+        stack[depth++] = rem << WALK_FLAG_BITS | flags;
         rem = items;
+        flags = (is_map & map_flag) | (in_key ? WALK_IN_KEY : 0u);
     }
 }

@@ -79,7 +79,12 @@ enum {
     LCT__WALK_UTF8 = 1u << 0,    /* every str must be valid UTF-8 */
     LCT__WALK_TIMESTAMP = 1u << 1, /* ext -1 must be a valid timestamp */
     LCT__WALK_STR_KEYS = 1u << 2,  /* top value: a map whose keys are str */
-    LCT__WALK_VALIDATE = LCT__WALK_UTF8 | LCT__WALK_TIMESTAMP
+    /* a map key must be a value Python can hash, as the reference
+     * decoder builds dicts: no map and no ext but a timestamp in it
+     * (an array is a tuple, hashable when what it holds is) */
+    LCT__WALK_HASHABLE_KEYS = 1u << 3,
+    LCT__WALK_VALIDATE = LCT__WALK_UTF8 | LCT__WALK_TIMESTAMP |
+                         LCT__WALK_HASHABLE_KEYS
 };
 
 /*

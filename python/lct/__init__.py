@@ -93,8 +93,8 @@ except ImportError:  # pragma: no cover - depends on the interpreter
             return (isinstance(other, Ext) and self.code == other.code
                     and self.data == other.data)
 
-        def __hash__(self) -> int:
-            return hash((self.code, self.data))
+        # as msgspec's Ext: no hash, so an ext is never a dict's key
+        __hash__ = None  # type: ignore[assignment]
 
 _lct._set_types(ObjectKey, Ext, LayoutDesc)
 

@@ -141,13 +141,30 @@ def hostile_reserved_byte(s):
                   m(keys=[key(s, 0), key(s, 1), key(s, 2)]))[:-1] + b"\xc1"
 
 
+def hostile_map_as_inner_key(s):
+    """A dict key that is a dict: Python cannot hash it."""
+    return record("h", m(keys=[key(s, 0)], m=Pairs([(key(s, 1), 1)])))
+
+
+def hostile_ext_as_inner_key(s):
+    """An opaque ext as a dict key: msgspec's Ext has no hash."""
+    return record("h", m(keys=[key(s, 0)],
+                         m=Pairs([(Raw(b"\xd4\x05\x00"), 1)])))
+
+
+def valid_tuple_as_inner_key(s):
+    return record("h", m(keys=[key(s, 0)], m=Pairs([([1, [2, "x"]], 1)])))
+
+
 def valid_key_values(s):
     return record("h", m(a=key(s, 1), b=key(s, 2), c=3))
 
 
 HOSTILES = [hostile_key_as_args_key, hostile_key_as_third_args_key,
-            hostile_bad_model_utf8, hostile_reserved_byte, valid_key_values,
-            fill_key_list, fill_spec]
+            hostile_bad_model_utf8, hostile_reserved_byte,
+            hostile_map_as_inner_key, hostile_ext_as_inner_key,
+            valid_tuple_as_inner_key, valid_key_values, fill_key_list,
+            fill_spec]
 
 
 # MARK: reading

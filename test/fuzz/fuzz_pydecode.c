@@ -9,7 +9,8 @@
  * one well-formed value (malformed, cut short, nested too deeply, invalid
  * UTF-8, bytes after it), the decoder must refuse them with ValueError;
  * when it finds one, the decoder must give a value, or refuse only with
- * TypeError (a map or list used as a map key: Python cannot hash it) or
+ * TypeError (a map, or a list holding one, used as a map key: Python
+ * cannot hash it; the validator refuses those too) or
  * ValueError for a timestamp ext that does not hold one (an ext -1 of a
  * size msgpack does not define for it, or a time datetime cannot hold).
  * A value given is then compared with itself (repr runs over every
@@ -41,7 +42,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         "        self.code = code\n"
         "        self.data = data\n"
         "    def __repr__(self):\n"
-        "        return f'Ext({self.code!r}, {self.data!r})'\n",
+        "        return f'Ext({self.code!r}, {self.data!r})'\n"
+        "    def __eq__(self, other):\n"
+        "        return isinstance(other, Ext) and (self.code, self.data) == "
+        "(other.code, other.data)\n"
+        "    __hash__ = None\n",
         Py_file_input, globals, globals);
     lctpy_ext_type = done ? PyDict_GetItemString(globals, "Ext") : NULL;
     if (!lctpy_ext_type)

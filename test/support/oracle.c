@@ -150,11 +150,14 @@ static bool timestamp_ok(const unsigned char *p, uint64_t n)
 }
 
 /*
- * One value.  check: validate UTF-8 and timestamps.  str_keys: this value
- * must be a map with str keys (args).  open: non-empty containers already
- * open around it.
+ * One value.  check: validate UTF-8 and timestamps, and build it as
+ * Python would (a dict's key must hash: in_key, the value is a map key
+ * or inside one, where a map, or an ext Python keeps opaque, is refused;
+ * msgspec's Ext defines no hash).  str_keys: this value must be a map
+ * with str keys (args).  open: non-empty containers already open around
+ * it.
  */
-static bool value(cur *c, bool check, bool str_keys, int open)
+static bool value(cur *c, bool check, bool str_keys, int open, bool in_key)
 {
     uint64_t n;
     int ext_type = 0;
@@ -162,6 +165,8 @@ static bool value(cur *c, bool check, bool str_keys, int open)
     const unsigned char *b;
     if (str_keys && k != K_MAP)
         return false; /* args must be a map */
+    if (check && in_key && (k == K_MAP || (k == K_EXT && ext_type != -1)))
+        return false; /* unhashable */
     switch (k) {
     case K_BAD: return false;
     case K_STR:
@@ -186,10 +191,10 @@ static bool value(cur *c, bool check, bool str_keys, int open)
                         return false;
                     c->pos = at;
                 }
-                if (!value(c, check, false, open + 1))
+                if (!value(c, check, false, open + 1, true))
                     return false;
             }
-            if (!value(c, check, false, open + 1))
+            if (!value(c, check, false, open + 1, in_key))
                 return false;
         }
         return true;
@@ -219,8 +224,8 @@ static bool field_value(cur *c, ftype t)
     case F_INT: return k == K_INT;
     case F_STR: return k == K_STR && take(c, n, &b) && oracle_utf8(b, n);
     case F_BIN: return k == K_BIN && take(c, n, NULL);
-    case F_ARGS: c->pos = at; return value(c, true, true, 0);
-    case F_ANY: c->pos = at; return value(c, false, false, 0);
+    case F_ARGS: c->pos = at; return value(c, true, true, 0, false);
+    case F_ANY: c->pos = at; return value(c, false, false, 0, false);
     }
     return false;
 }
@@ -256,7 +261,7 @@ static bool decode(const unsigned char *body, size_t len, const char *tag,
             fields[f].at = c.pos;
             if (!field_value(&c, fields[f].type))
                 return false;
-        } else if (!value(&c, false, false, 0)) {
+        } else if (!value(&c, false, false, 0, false)) {
             return false;
         }
     }

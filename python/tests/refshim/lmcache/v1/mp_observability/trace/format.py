@@ -19,8 +19,7 @@ class Ext:
         return (getattr(other, "code", None), getattr(other, "data", None)) \
             == (self.code, self.data)
 
-    def __hash__(self):
-        return hash((self.code, self.data))
+    __hash__ = None  # msgspec's Ext defines no hash: never a dict key
 
 
 class Header:
