@@ -67,4 +67,22 @@ case $msg in
 *"is not built"*) echo "PASS import lct inside python/ unbuilt: says so" ;;
 *) echo "FAIL import lct inside python/ unbuilt said: $msg"; fail=1 ;;
 esac
+
+# `make python` adds LCT_PY_CFLAGS and LCT_PY_LDFLAGS from the environment
+# (a sanitizer build of the module by hand, docs/testing.md): a define
+# they carry must reach the compiler, which an #error on it shows.
+probe="$scratch/probe.h"
+echo '#ifdef LCT_PY_FLAGS_REACHED
+#error LCT_PY_CFLAGS reached the compiler
+#endif' > "$probe"
+if LCT_PY_CFLAGS="-DLCT_PY_FLAGS_REACHED -include $probe" \
+        LCT_PY_BUILD="$scratch/flags" PYTHON=/usr/bin/python3 \
+        make -s -C "$LCT_BUILDDIR" python > "$scratch/flags.log" 2>&1; then
+    echo "FAIL make python ignored LCT_PY_CFLAGS"; fail=1
+elif grep -q "LCT_PY_CFLAGS reached the compiler" "$scratch/flags.log"; then
+    echo "PASS make python: LCT_PY_CFLAGS reaches the compiler"
+else
+    echo "FAIL make python with LCT_PY_CFLAGS failed otherwise:"
+    tail -n 20 "$scratch/flags.log"; fail=1
+fi
 exit $fail
