@@ -79,11 +79,18 @@ head -n 2 "$log" > "$bad"
 printf '%s\n' '{"timestamp": 1, "chunk_hashes": [' '[1, 2]' \
     '{"timestamp": "x", "chunk_hashes": []}' \
     '{"timestamp": 2, "chunk_hashes": "0xab"}' \
-    '{"timestamp": 3, "chunk_hashes": ["0xzz"]}' '' >> "$bad"
+    '{"timestamp": 3, "chunk_hashes": ["0xzz"]}' \
+    '{"timestamp": 4, "request_id": "r", "model_name": "m"}' \
+    '{"timestamp": 5, "request_id": "r", "chunk_hashes": ["0xab"]}' \
+    '' >> "$bad"
 tail -n 1 "$log" >> "$bad"
 "$lct" import lookup-logs "$tmp/bad" "$tmp/bad.lct" 2> "$tmp/err"
 [ $? -eq 3 ] || say "malformed lines should exit 3"
-for n in 3 4 5 6 7; do
+grep -q "jsonl:8: skipping malformed line: no chunk_hashes" "$tmp/err" ||
+    say "a line without chunk_hashes is not named"
+grep -q "jsonl:9: skipping malformed line: no model_name" "$tmp/err" ||
+    say "a line without model_name is not named"
+for n in 3 4 5 6 7 8 9; do
     grep -q "lookup_hashes_x.jsonl:$n: skipping malformed line" "$tmp/err" ||
         say "no warning for line $n"
 done

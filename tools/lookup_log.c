@@ -234,7 +234,9 @@ static const char *check_event(json_t *e, double *t, json_error_t *err)
     if (ts && !json_is_number(ts))
         return "timestamp is not a number";
     *t = ts ? json_number_value(ts) : 0;
-    if (hashes && !json_is_array(hashes))
+    if (!hashes)
+        return "no chunk_hashes";
+    if (!json_is_array(hashes))
         return "chunk_hashes is not a list";
     size_t i;
     json_t *h;
@@ -251,6 +253,8 @@ static const char *check_event(json_t *e, double *t, json_error_t *err)
         if (v && !json_is_string(v))
             return "request_id and model_name must be strings";
     }
+    if (!json_object_get(e, "model_name"))
+        return "no model_name";
     return NULL;
 }
 
