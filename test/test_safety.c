@@ -288,6 +288,62 @@ Test(safety, keys_nested_in_keys_render_linear_in_the_input)
     }
 }
 
+/* MARK: 6b. refusals */
+
+/*
+ * Every command that reads a trace refuses one whose header is refused
+ * (and a file that does not exist) with status 1, saying why, and frees what it
+ * took on the way: in the sanitizer builds LeakSanitizer runs at exit
+ * and turns a leak into another status and a report on stderr.
+ */
+Test(safety, every_command_refuses_a_file_and_leaks_nothing, .timeout = 120)
+{
+    char bad[4096], tmp[] = "/tmp/lct-refuse-XXXXXX";
+    snprintf(bad, sizeof bad, "%s/bad_magic.lct", LCT_FIXTURES_DIR);
+    cr_assert_not_null(mkdtemp(tmp));
+    char out[4200];
+    snprintf(out, sizeof out, "%s/out", tmp);
+    const char *missing = "/nonexistent/trace.lct";
+    const char *inputs[] = {bad, missing};
+    for (int i = 0; i < 2; i++) {
+        const char *in = inputs[i];
+        const char *const cmds[][8] = {
+            {"info", in},
+            {"dump", in},
+            {"check", in},
+            {"stat", in},
+            {"keys", in},
+            {"keys", "--oracle-general", out, in},
+            {"keys", "--lookup-jsonl", out, in},
+            {"mrc", in},
+            {"mrc", "--prefix", in},
+            {"sim", "--capacity", "10", in},
+            {"replay", "--backend", "null", "--speed", "0", in},
+            {"replay", "--compare", "null", "mem:100", "--speed", "0", in},
+            {"index", in},
+            {"sql", "SELECT count(*) FROM records", in},
+        };
+        for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+            const char *argv[10] = {LCT_TOOL};
+            for (size_t k = 0; cmds[c][k]; k++)
+                argv[k + 1] = cmds[c][k];
+            run r = run_argv(NULL, argv);
+            /* 2: --compare refuses what is not a regular file before
+             * it opens it, as a usage error */
+            cr_expect(r.status == 1 || (r.status == 2 && i == 1),
+                      "%s on %s: status %d\n%s", cmds[c][0], in, r.status,
+                      r.err);
+            cr_expect_gt(r.errlen, 0, "%s on %s: no reason given", cmds[c][0],
+                         in);
+            cr_expect(!strstr(r.err, "LeakSanitizer"), "%s on %s leaks:\n%s",
+                      cmds[c][0], in, r.err);
+            run_free(&r);
+        }
+    }
+    unlink(out);
+    rmdir(tmp);
+}
+
 /* MARK: 7. the small ones */
 
 /* A trace whose qualnames and model name hold U+202E (RIGHT-TO-LEFT

@@ -574,8 +574,10 @@ int cmd_replay(int argc, char **argv)
             o.run.workers = 1;
     }
     tool_inputs in;
-    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true))
+    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true)) {
+        free(o.trace);
         return EXIT_REFUSED;
+    }
     tool_catch_interrupts();
     o.run.stop = (const volatile int *)&tool_interrupted;
     o.cfg.stop = o.run.stop; /* a backend's clean-up at open, too */
