@@ -51,25 +51,6 @@ static void key(mpw *w, const mpw_objectkey_shape *k, int64_t rank)
     mpw_objectkey(w, &s);
 }
 
-static void layout(mpw *w, unsigned dim)
-{
-    mpw_map(w, 2);
-    mpw_str(w, "__t__");
-    mpw_str(w, "MemoryLayoutDesc");
-    mpw_str(w, "v");
-    mpw_map(w, 2);
-    mpw_str(w, "shapes");
-    mpw_array(w, 1);
-    mpw_array(w, 4);
-    mpw_int(w, 2);
-    mpw_int(w, 256);
-    mpw_int(w, 8);
-    mpw_int(w, dim);
-    mpw_str(w, "dtypes");
-    mpw_array(w, 1);
-    mpw_str(w, "torch.bfloat16");
-}
-
 static void codec_str(mpw *w, const char *tag, const char *v)
 {
     mpw_map(w, 2);
@@ -89,7 +70,7 @@ static void fill_key_list(mpw *w, const mpw_objectkey_shape *k)
     for (int r = 0; r < 3; r++)
         key(w, k, r);
     mpw_str(w, "layout_desc");
-    layout(w, 128);
+    mpw_layout_desc(w, 128);
     mpw_str(w, "mode");
     codec_str(w, "PrefetchMode", "LOOKUP");
 }
@@ -137,7 +118,7 @@ static void fill_spec(mpw *w, const mpw_objectkey_shape *k)
     mpw_str(w, "group_layout_descs");
     mpw_map(w, 1);
     mpw_str(w, "0");
-    layout(w, 128);
+    mpw_layout_desc(w, 128);
     mpw_str(w, "generation");
     mpw_int(w, 0);
 }
@@ -307,7 +288,7 @@ static void hostile_layout_cut(mpw *w, const mpw_objectkey_shape *k)
     mpw_array(w, 1);
     key(w, k, 0);
     mpw_str(w, "layout_desc");
-    layout(w, 128);
+    mpw_layout_desc(w, 128);
     w->len -= 3; /* "torch.bfloat16" cut short: the map runs out */
 }
 
@@ -321,7 +302,7 @@ static void valid_layout_other(mpw *w, const mpw_objectkey_shape *k)
     key(w, k, 5);
     key(w, k, 6);
     mpw_str(w, "layout_desc");
-    layout(w, 64);
+    mpw_layout_desc(w, 64);
 }
 
 static void valid_key_values(mpw *w, const mpw_objectkey_shape *k)

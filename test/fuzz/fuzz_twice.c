@@ -122,25 +122,6 @@ static void random_key(mpw *w, uint64_t *s)
     mpw_objectkey(w, &k);
 }
 
-static void layout(mpw *w, unsigned dim)
-{
-    mpw_map(w, 2);
-    mpw_str(w, "__t__");
-    mpw_str(w, "MemoryLayoutDesc");
-    mpw_str(w, "v");
-    mpw_map(w, 2);
-    mpw_str(w, "shapes");
-    mpw_array(w, 1);
-    mpw_array(w, 4);
-    mpw_int(w, 2);
-    mpw_int(w, 256);
-    mpw_int(w, 8);
-    mpw_int(w, dim);
-    mpw_str(w, "dtypes");
-    mpw_array(w, 1);
-    mpw_str(w, "torch.bfloat16");
-}
-
 /* One cache-filling record: keys in a list, as args values, in a spec
  * with an attn_desc and group layouts, or nested in arrays. */
 static void random_record(mpw *body, uint64_t *s)
@@ -161,7 +142,7 @@ static void random_record(mpw *body, uint64_t *s)
         for (unsigned i = 0; i < n; i++)
             random_key(body, s);
         mpw_str(body, "layout_desc");
-        layout(body, 64 << (next_rand(s) % 2));
+        mpw_layout_desc(body, 64 << (next_rand(s) % 2));
         break;
     case 1:
         mpw_map(body, n);
@@ -194,7 +175,7 @@ static void random_record(mpw *body, uint64_t *s)
         mpw_str(body, "group_layout_descs");
         mpw_map(body, 1);
         mpw_str(body, "0");
-        layout(body, 128);
+        mpw_layout_desc(body, 128);
         break;
     default: {
         unsigned depth = (unsigned)(next_rand(s) % 6);

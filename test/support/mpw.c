@@ -267,6 +267,25 @@ void mpw_objectkey(mpw *w, const mpw_objectkey_shape *s)
     }
 }
 
+void mpw_layout_desc(mpw *w, unsigned dim)
+{
+    mpw_map(w, 2);
+    mpw_str(w, "__t__");
+    mpw_str(w, "MemoryLayoutDesc");
+    mpw_str(w, "v");
+    mpw_map(w, 2);
+    mpw_str(w, "shapes");
+    mpw_array(w, 1);
+    mpw_array(w, 4);
+    mpw_int(w, 2);
+    mpw_int(w, 256);
+    mpw_int(w, 8);
+    mpw_int(w, dim);
+    mpw_str(w, "dtypes");
+    mpw_array(w, 1);
+    mpw_str(w, "torch.bfloat16");
+}
+
 void mpw_trace_begin(mpw *file, mpw *body)
 {
     mpw_init(file);

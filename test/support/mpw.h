@@ -78,4 +78,7 @@ typedef struct mpw_objectkey_shape {
 } mpw_objectkey_shape;
 void mpw_objectkey(mpw *w, const mpw_objectkey_shape *s);
 
+/* A codec-wrapped MemoryLayoutDesc of one bf16 tensor [2, 256, 8, dim]. */
+void mpw_layout_desc(mpw *w, unsigned dim);
+
 #endif
