@@ -907,9 +907,10 @@ void lct_reader_set_log(lct_reader *reader, lct_log_fn fn, void *ctx);
 /**
  * Send only warnings of these kinds to the log function: a mask of
  * LCT_WARN_MASK(kind) bits (the default: every kind).  A warning of
- * another kind is counted but not even formatted, and with malformed
- * frames left out a run of empty frames (zero bytes where frames should
- * be) is stepped over in bulk rather than one 4-byte frame at a time.
+ * another kind is counted but not even formatted.  (A run of empty frames,
+ * zero bytes where frames should be, is stepped over in bulk either way,
+ * with one check of the file for the run, and a warning per frame when
+ * they are wanted.)
  */
 void lct_reader_set_log_kinds(lct_reader *reader, unsigned kinds);
 #define LCT_WARN_MASK(kind) (1u << (kind))
@@ -1022,6 +1023,11 @@ typedef struct lct_scan {
      *  Warnings, stats and the cut tail are the range's: the tail only
      *  when the range reaches the index's end. */
     uint64_t frames_from, frames_to;
+    /** lct_scan_file only, optional: a run of empty frames (zero bytes
+     *  where frames should be, as a crash can leave) in one call, from
+     *  its first frame's offset, instead of one on_skip a frame; each is
+     *  a skip in the stats and the warnings all the same. */
+    void (*on_empty_run)(void *state, uint64_t offset, uint64_t frames);
 } lct_scan;
 
 /** How many threads lct_scan_run will use for @p scan on @p index

@@ -59,6 +59,11 @@ static void stream_at(const lct_reader *r, uint64_t at, lct__source *s)
     s->base = s->consumed = at;
 }
 
+/* A skip's offset with this bit set starts a run of empty frames, and
+ * the entry after it is how many: their reason is known without reading
+ * them again (offsets stay far below 2^63). */
+#define EMPTY_RUN (UINT64_C(1) << 63)
+
 /* One frame's outcome, counted and handed to the scan's callbacks. */
 static void take(pworker *w, lct__outcome got, const lct__frame *f,
                  const lct_record *rec, const char *why)
@@ -73,6 +78,36 @@ static void take(pworker *w, lct__outcome got, const lct__frame *f,
         w->failed = true;
     if (w->scan->on_skip)
         w->scan->on_skip(w->state, f->offset, why);
+}
+
+/* At an empty frame at pos, whose bytes p[0..n) follow in source s: a
+ * run of them (lct__zero_run, one check of the file for the run, as
+ * lct_next does) taken as the skips they are, up to this thread's stop;
+ * how many bytes it held, or 0 for the usual path. */
+static size_t take_zero_run(pworker *w, const lct__source *s, uint64_t pos,
+                            const unsigned char *p, uint64_t n)
+{
+    const lct_reader *r = w->reader;
+    if (r->flags & LCT_FOLLOW)
+        return 0;
+    if (w->stop - pos < n)
+        n = w->stop - pos;
+    char why[LCT__WHY_SIZE];
+    size_t zeros = lct__zero_run(r->flags, s, r->guard_slot, pos, p,
+                                 (size_t)n, why);
+    if (!zeros)
+        return 0;
+    uint64_t frames = zeros / 4;
+    w->skipped += frames;
+    if (!lct__u64s_push(&w->skips, pos | EMPTY_RUN) ||
+        !lct__u64s_push(&w->skips, frames))
+        w->failed = true;
+    if (w->scan->on_empty_run)
+        w->scan->on_empty_run(w->state, pos, frames);
+    else if (w->scan->on_skip)
+        for (uint64_t k = 0; k < frames; k++)
+            w->scan->on_skip(w->state, pos + 4 * k, why);
+    return zeros;
 }
 
 /* A mapped reader's range, read through the mapping: no copy, the page
@@ -98,6 +133,15 @@ static void *pwork_mapped(pworker *w)
             w->how = fs;
             w->tail = f;
             break;
+        }
+        size_t zeros = f.length == 0
+                           ? take_zero_run(w, &r->source, pos,
+                                           r->source.data + pos,
+                                           r->source.size - pos)
+                           : 0;
+        if (zeros) {
+            pos += zeros;
+            continue;
         }
         lct__outcome got = lct__frame_record(r, &f, &rec, why, &cut);
         if (got == LCT__LOST) {
@@ -131,6 +175,15 @@ static void *pwork(void *arg)
             w->read_errno = src.read_errno;
             break;
         }
+        if (f.length == 0) {
+            const unsigned char *p;
+            size_t n = lct__stream_peek(&src, &p);
+            size_t zeros = take_zero_run(w, &src, pos, p, n);
+            if (zeros) {
+                pos += zeros;
+                continue;
+            }
+        }
         take(w, lct__frame_decode(w->reader->flags, &f, &rec, why), &f, &rec,
              why);
         pos = f.offset + LCT__PREFIX_SIZE + (uint64_t)f.length;
@@ -151,9 +204,18 @@ uint64_t lct__find_start(const lct_reader *r, uint64_t from, uint64_t limit)
         ssize_t got = pread(r->source.fd, buf, WINDOW, (off_t)at);
         if (got < (ssize_t)NEED)
             return UINT64_MAX;
-        for (size_t i = 0; i + NEED <= (size_t)got && at + i < limit; i++) {
-            if (buf[i + 4] != record_start[0] ||
-                memcmp(buf + i + 4, record_start, sizeof record_start) != 0)
+        /* memchr to each candidate's first byte: a run of zeros (or
+         * of anything without it) goes by at memchr's speed */
+        size_t last = (size_t)got - NEED; /* the last i with NEED bytes */
+        for (size_t i = 0; i <= last && at + i < limit; i++) {
+            const unsigned char *hit =
+                memchr(buf + i + 4, record_start[0], last - i + 1);
+            if (!hit)
+                break;
+            i = (size_t)(hit - buf) - 4;
+            if (at + i >= limit)
+                break;
+            if (memcmp(buf + i + 4, record_start, sizeof record_start) != 0)
                 continue;
             uint64_t len = lct__be32(buf + i);
             if (len >= sizeof record_start && at + i + 4 + len <= size)
@@ -221,11 +283,28 @@ static void finish(const lct_reader *r, const pworker *w, unsigned n,
     memset(st, 0, sizeof *st);
     lct__source src;
     stream_at(r, r->header.size, &src);
+    char empty_why[LCT__WHY_SIZE] = "";
+    /* a skip's reason is read again only for a log that wants it */
+    bool say = lct__sink_wants(&r->sink, LCT_WARN_MALFORMED);
     for (unsigned t = 0; t < n; t++) {
         st->records += w[t].records;
         st->skipped += w[t].skipped;
-        for (size_t k = 0; k < w[t].skips.n; k++)
-            warn_skip_at(r, &src, w[t].skips.v[k]);
+        for (size_t k = 0; say && k < w[t].skips.n; k++) {
+            uint64_t at = w[t].skips.v[k];
+            if (!(at & EMPTY_RUN)) {
+                warn_skip_at(r, &src, at);
+                continue;
+            }
+            if (!empty_why[0]) {
+                static const unsigned char none[1];
+                lct__frame empty = {.body = none};
+                lct_record rec;
+                (void)lct__frame_decode(r->flags, &empty, &rec, empty_why);
+            }
+            uint64_t frames = w[t].skips.v[++k];
+            for (uint64_t i = 0; i < frames; i++)
+                lct__warn_skip(r, (at & ~EMPTY_RUN) + 4 * i, empty_why);
+        }
     }
     free(src.buf);
     const pworker *last = &w[n - 1];

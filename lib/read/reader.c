@@ -457,31 +457,15 @@ static int no_frame(lct_reader *r, lct__frame_status fs, const lct__frame *f)
     return end_short(r, fs, f);
 }
 
-/* How many bytes of zeros p[0..n) starts with, in whole empty frames
- * (4 bytes each). */
-static size_t zero_frames(const unsigned char *p, size_t n)
-{
-    static const unsigned char zero[64];
-    size_t at = 0;
-    while (at + sizeof zero <= n && memcmp(p + at, zero, sizeof zero) == 0)
-        at += sizeof zero;
-    while (at + 4 <= n && memcmp(p + at, zero, 4) == 0)
-        at += 4;
-    return at;
-}
-
-/* A run of empty frames (zero bytes where frames should be) that no one
- * is told about: stepped over in bulk, counted as the skips they are.
- * (One at a time, each cost a frame's full handling, and on a mapping an
- * fstat: 4 MiB of zeros took half a second.)  A stream steps over as many
- * as it has read.  On a mapping zeros may be a file that shrank (the
- * guard's zero pages): the run counts only if the file still holds all of
- * it, one fstat for the run; else the usual path says where it was cut.
- * Not on a followed file. */
+/* A run of empty frames (zero bytes where frames should be), stepped
+ * over in bulk: counted and warned about as the skips they are, one by
+ * one, with one check of the file for the run (lct__zero_run).  (One at
+ * a time, each cost a frame's full handling and, on a mapping, an fstat:
+ * 4 MiB of zeros took half a second, and two with -j 2.)  A stream steps
+ * over as many as it has read.  Not on a followed file. */
 static bool zero_run(lct_reader *r)
 {
-    if ((r->flags & LCT_FOLLOW) ||
-        lct__sink_wants(&r->sink, LCT_WARN_MALFORMED))
+    if (r->flags & LCT_FOLLOW)
         return false;
     const unsigned char *p;
     size_t n;
@@ -491,15 +475,16 @@ static bool zero_run(lct_reader *r)
         p = r->source.data + r->pos;
         n = (size_t)(r->source.size - r->pos);
     }
-    size_t at = zero_frames(p, n);
-    if (at < 8) /* a lone empty frame: the usual path */
+    char why[LCT__WHY_SIZE];
+    size_t at = lct__zero_run(r->flags, &r->source, r->guard_slot, r->pos, p,
+                              n, why);
+    if (at == 0)
         return false;
-    uint64_t cut;
-    if (r->source.kind != LCT__SOURCE_STREAM &&
-        lct__shrank_before(r, r->pos + at, true, &cut))
-        return false;
-    r->stats.skipped += at / 4;
     note_status(r, LCT_ERR_MALFORMED);
+    for (size_t k = 0; k < at; k += 4) {
+        r->stats.skipped++;
+        lct__warn_skip(r, r->pos + k, why);
+    }
     r->pos += at;
     r->stats.bytes_read = r->pos;
     lct__source_ahead(&r->source, r->pos);

@@ -14,6 +14,8 @@
 #include "read/guard_internal.h"
 #include "read/yield_internal.h"
 
+#include <string.h>
+
 bool lct__yield_shrank_before(const lct__source *s, int guard_slot,
                               uint64_t end, bool suspect, uint64_t *cut)
 {
@@ -59,4 +61,29 @@ lct__outcome lct__yield_record(unsigned flags, const lct__source *s,
                                  cut))
         return LCT__LOST;
     return got;
+}
+
+size_t lct__zero_frames(const unsigned char *p, size_t n)
+{
+    static const unsigned char zero[64];
+    size_t at = 0;
+    while (at + sizeof zero <= n && memcmp(p + at, zero, sizeof zero) == 0)
+        at += sizeof zero;
+    while (at + 4 <= n && memcmp(p + at, zero, 4) == 0)
+        at += 4;
+    return at;
+}
+
+size_t lct__zero_run(unsigned flags, const lct__source *s, int guard_slot,
+                     uint64_t pos, const unsigned char *p, size_t n,
+                     char *why)
+{
+    size_t at = lct__zero_frames(p, n);
+    uint64_t cut;
+    if (at < 8 || lct__yield_shrank_before(s, guard_slot, pos + at, true, &cut))
+        return 0;
+    lct__frame empty = {.offset = pos, .length = 0, .body = p + 4};
+    lct_record rec;
+    (void)lct__frame_decode(flags, &empty, &rec, why);
+    return at;
 }

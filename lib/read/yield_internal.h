@@ -38,4 +38,20 @@ lct__outcome lct__yield_record(unsigned flags, const lct__source *s,
                                int guard_slot, const lct__frame *f,
                                lct_record *rec, char *why, uint64_t *cut);
 
+/* How many bytes of zeros p[0..n) starts with, in whole empty frames
+ * (4 bytes each). */
+size_t lct__zero_frames(const unsigned char *p, size_t n);
+
+/*
+ * A run of empty frames (zero bytes where frames should be) at `pos` of
+ * the mapped or streamed bytes p[0..n): its length in bytes when it holds
+ * two frames or more and, on a mapping, the file still holds all of it
+ * (one fstat for the run, after its bytes were read: zeros may be a file
+ * that shrank, the guard's zero pages); else 0, and the usual path takes
+ * the frame.  `why` gets the reason one empty frame is skipped.
+ */
+size_t lct__zero_run(unsigned flags, const lct__source *s, int guard_slot,
+                     uint64_t pos, const unsigned char *p, size_t n,
+                     char *why);
+
 #endif
