@@ -2130,6 +2130,11 @@ typedef struct lct_backend_config {
                                it (--value-bytes), so a key capacity is
                                checked against memory at open (0: each
                                key's own, checked as keys are stored) */
+    uint64_t first_value_bytes; /**< mem, dir: when value_bytes is 0, the
+                               weight of the trace's first key with a
+                               layout (0: not known), which a key
+                               capacity (mem) or one value (dir) is checked
+                               against at open the same way */
     /** Give up a long open (redis's clean-up of an earlier run's keys)
      *  when *stop becomes non-zero; NULL: never. */
     const volatile int *stop;

@@ -176,28 +176,30 @@ done
 "$lct" replay --backend s3://x "$sample" 2>&1 >/dev/null |
     grep -q 'redis://HOST:PORT' || fail "an unknown backend's message lacks redis://"
 # 7. mem: never holds more than 4/5 of the memory there is: a capacity
-# that cannot fit is refused at open with the arithmetic (exit 1); a key
+# that cannot fit is refused at open with the arithmetic (exit 1), a key
+# count weighed by --value-bytes or by the trace's first key; a key
 # count whose values outgrow it fails the store that would pass it, and
-# the run still stops with its reports (a key of 32 MiB each, in 1.5 GB
-# of address space; not under ASan, whose shadow memory needs more).
+# the run still stops with its reports (30 keys, the first of 32 MiB and
+# later ones up to 128 MiB, in 1.5 GB of address space; not under ASan,
+# whose shadow memory needs more).
 for cap in "mem:64T" "mem:1000 --value-bytes 1G"; do
     # shellcheck disable=SC2086
     "$lct" replay -q --speed 0 --backend $cap "$sample" >/dev/null \
         2>"$tmp/cap.err"
     [ $? -eq 1 ] || fail "$cap should be refused (1)"
-    grep -q 'GiB available): give at most mem:[0-9]*M' "$tmp/cap.err" ||
+    grep -q 'GiB available): give at most \(mem:[0-9]* (keys), \)\?mem:[0-9]*M' "$tmp/cap.err" ||
         fail "$cap: no arithmetic: $(cat "$tmp/cap.err")"
 done
 if ! grep -q __asan_init "$lct"; then
-    "$lct" gen -n 400 "$tmp/big.lct" || fail "gen"
+    "$lct" gen -n 400 --sizes 4 --seed 3 "$tmp/big.lct" || fail "gen"
     # shellcheck disable=SC3045 # dash, Debian's sh, has ulimit -v
     (ulimit -v 1500000
-     "$lct" replay -q --speed 0 --backend mem:1000 --max-errors 1 \
+     "$lct" replay -q --speed 0 --backend mem:30 --max-errors 1 \
          --output-dir "$tmp/budget" "$tmp/big.lct" >/dev/null)
-    [ $? -eq 1 ] || fail "mem:1000 past the budget should exit 1"
+    [ $? -eq 1 ] || fail "mem:30 past the budget should exit 1"
     grep -q '"first": "mem: [0-9]* keys hold .* give at most mem:' \
         "$tmp/budget/trace_replay_summary.json" ||
-        fail "mem:1000 past the budget: no ENOMEM with the arithmetic"
+        fail "mem:30 past the budget: no ENOMEM with the arithmetic"
 fi
 # 13. --l1: the backend behind it hits as lct mrc --l1's curve says at
 # each L2 capacity (token hit ratio: the prefix rule over chunks); the
@@ -256,10 +258,25 @@ if unshare -rm true 2>/dev/null; then
         [ $? -eq 1 ] || exit 12
         grep -q "\"first\": \"dir:.*MiB stored, 1048576 bytes more pass 4/5" \
             "$SMALL/out/trace_replay_summary.json" || exit 13
-        [ "$(ls "$SMALL/kv" | wc -l)" -le 6 ] || exit 14'
+        [ "$(ls "$SMALL/kv" | wc -l)" -le 6 ] || exit 14
+        # no --value-bytes: the trace'"'"'s first key is checked at open
+        "$LCT" replay -q --speed 0 --backend "dir:$SMALL/kv" "$SAMPLE" \
+            2>"$SMALL/first.err"
+        [ $? -eq 1 ] || exit 15
+        grep -q "one value of the trace.s first key, [0-9]* bytes passes" \
+            "$SMALL/first.err" || exit 16'
     rc=$?
     [ $rc -eq 0 ] || fail "dir: on a small disk (step $rc)"
 else
     echo "replay-cli: no mount namespace here: dir:'s disk budget not run"
 fi
-echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage, --l1, dir: budget"
+# A key count that cannot fit, weighed by the trace's first key, is
+# refused at once with the arithmetic and what would fit.
+"$lct" replay --speed 0 --backend mem:1000000 "$sample" > /dev/null 2> "$tmp/mem.err"
+rc=$?
+[ $rc -eq 1 ] || fail "mem:1000000 keys: status $rc"
+grep -q "would hold 1000000 keys x [0-9]* bytes (the trace's first key)" \
+    "$tmp/mem.err" || fail "mem:1000000 keys: $(cat "$tmp/mem.err")"
+grep -q "give at most mem:[0-9]* (keys)" "$tmp/mem.err" ||
+    fail "mem:1000000 keys: no key count that fits"
+echo "replay-cli: mem equals mrc, LMCache's files, Ctrl-C, damage, --compare, usage, --l1, dir: budget, key counts checked at open"

@@ -61,15 +61,18 @@ static lct_status set_budget(dir_store *d, const lct_backend_config *cfg,
                          d->shown, strerror(errno));
     d->free = (uint64_t)fs.f_bavail * fs.f_frsize;
     d->budget = (int64_t)(d->free / 5 * 4);
-    uint64_t value = cfg ? cfg->value_bytes : 0;
+    bool fixed = cfg && cfg->value_bytes;
+    uint64_t value = !cfg ? 0 : fixed ? cfg->value_bytes
+                                      : cfg->first_value_bytes;
     char free_text[32];
     if (value > (uint64_t)d->budget)
         return lct__fail(err, LCT_ERR_RANGE, 0, 0,
-                         "dir:%s: one value of --value-bytes %" PRIu64
-                         " passes 4/5 of the %s free there: give a "
-                         "smaller --value-bytes or another PATH",
-                         d->shown, value,
-                         size_text(free_text, (double)d->free));
+                         "dir:%s: one value of %s%" PRIu64
+                         " bytes passes 4/5 of the %s free there: give a "
+                         "smaller --value-bytes or --scale, or another PATH",
+                         d->shown,
+                         fixed ? "--value-bytes " : "the trace's first key, ",
+                         value, size_text(free_text, (double)d->free));
     return LCT_OK;
 }
 

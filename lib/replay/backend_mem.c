@@ -226,8 +226,14 @@ static lct_status mem_open(const char *arg, const lct_backend_config *cfg,
     }
     m->available = memory_available();
     m->budget = m->available / 5 * 4;
-    /* What the capacity holds at most, when that is known at open */
-    uint64_t each = cfg ? cfg->value_bytes : 0, need = m->capacity;
+    /* What the capacity holds at most, when that is known at open: every
+     * value's weight, or else the trace's first key's */
+    uint64_t each = !cfg                ? 0
+                    : cfg->value_bytes ? cfg->value_bytes
+                                       : cfg->first_value_bytes;
+    const char *whose = cfg && !cfg->value_bytes ? " (the trace's first key)"
+                                                 : "";
+    uint64_t need = m->capacity;
     if (!m->by_bytes)
         need = each == 0                        ? 0
                : m->capacity > UINT64_MAX / each ? UINT64_MAX
@@ -238,13 +244,17 @@ static lct_status mem_open(const char *arg, const lct_backend_config *cfg,
             snprintf(what, sizeof what, "%.1f GiB", gib(need));
         else
             snprintf(what, sizeof what,
-                     "%" PRIu64 " keys x %" PRIu64 " bytes = %.1f GiB",
-                     m->capacity, each, gib(need));
+                     "%" PRIu64 " keys x %" PRIu64 " bytes%s = %.1f GiB",
+                     m->capacity, each, whose, gib(need));
+        char keys[48] = "";
+        if (!m->by_bytes)
+            snprintf(keys, sizeof keys, "mem:%" PRIu64 " (keys), ",
+                     m->budget / each);
         lct__fail(err, LCT_ERR_RANGE, 0, 0,
                   "mem:%s would hold %s, more than the %.1f GiB it may "
-                  "(4/5 of the %.1f GiB available): give at most mem:%" PRIu64
+                  "(4/5 of the %.1f GiB available): give at most %smem:%" PRIu64
                   "M%s",
-                  arg, what, gib(m->budget), gib(m->available),
+                  arg, what, gib(m->budget), gib(m->available), keys,
                   m->budget >> 20, m->by_bytes ? "" : " or a smaller "
                                                      "--value-bytes");
         free(m);
