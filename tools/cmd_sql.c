@@ -337,6 +337,9 @@ static void create_table(sqlite3 *db, const char *name, const char *module,
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         /* The module's message names the file and what is wrong. */
         fprintf(stderr, "%s: %s\n", tool_name, msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        sqlite3_free(sql);
+        sqlite3_close(db);
         exit(EXIT_REFUSED);
     }
     sqlite3_free(sql);
