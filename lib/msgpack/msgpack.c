@@ -423,6 +423,55 @@ key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
  * only under LCT__WALK_HASHABLE_KEYS, else always clear). */
 enum { WALK_IS_MAP = 1, WALK_IN_KEY = 2 };
 
+/* Close the containers whose values are all read (rem 0), restoring
+ * each outer one's count and flags, and make a key walked whole the
+ * template; false when the top value itself is read. */
+static inline __attribute__((always_inline)) bool
+close_read(size_t *stack, unsigned *depth, size_t *rem, unsigned *flags,
+           key_state *keys, const unsigned char *p)
+{
+    while (*rem == 0) {
+        if (*depth == 0)
+            return false;
+        size_t top = stack[--*depth];
+        *rem = top >> WALK_FLAG_BITS;
+        *flags = top & WALK_FLAG_MASK;
+        if (*depth == keys->cand.depth && keys->cand.key) {
+            key_template_set(keys->tpl, &keys->cand, p);
+            keys->cand.key = NULL;
+        }
+    }
+    return true;
+}
+
+/* Open a container of `items` values with these flags (WALK_IS_MAP,
+ * WALK_IN_KEY), `left` bytes from its first value to the end: 0, or a
+ * failure status with *why.  A map inside a map key is refused here:
+ * Python cannot hash it. */
+static inline __attribute__((always_inline)) int
+open_container(size_t *stack, unsigned *depth, size_t *rem, unsigned *flags,
+               size_t items, unsigned child, size_t left, const char **why)
+{
+    if ((child & (WALK_IS_MAP | WALK_IN_KEY)) == (WALK_IS_MAP | WALK_IN_KEY)) {
+        *why = "map key holds a map, which Python cannot hash";
+        return LCT_ERR_MALFORMED;
+    }
+    if (items == 0)
+        return LCT_OK;
+    if (items > left) { /* every value takes at least one byte */
+        *why = "container count exceeds the data left";
+        return LCT_ERR_MALFORMED;
+    }
+    if (*depth == LCT_MAX_DEPTH) {
+        *why = "nesting deeper than LCT_MAX_DEPTH";
+        return LCT_ERR_DEPTH;
+    }
+    stack[(*depth)++] = *rem << WALK_FLAG_BITS | *flags;
+    *rem = items;
+    *flags = child;
+    return LCT_OK;
+}
+
 /*
  * The walker.  Nesting is a stack of "values still to read" counters: the
  * counter of the innermost open container lives in `rem`, the outer ones
@@ -456,18 +505,9 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
         WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");
 
     for (;;) {
-        while (rem == 0) {
-            if (depth == 0) {
-                *out = p;
-                return LCT_OK;
-            }
-            size_t top = stack[--depth];
-            rem = top >> WALK_FLAG_BITS;
-            flags = top & WALK_FLAG_MASK;
-            if (depth == keys.cand.depth && keys.cand.key) {
-                key_template_set(keys.tpl, &keys.cand, p);
-                keys.cand.key = NULL;
-            }
+        if (rem == 0 && !close_read(stack, &depth, &rem, &flags, &keys, p)) {
+            *out = p;
+            return LCT_OK;
         }
         rem--;
         if (p >= end)
@@ -521,19 +561,11 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             if (rc == 0)
                 continue;
         }
-        if (in_key && is_map)
-            WALK_FAIL(LCT_ERR_MALFORMED,
-                      "map key holds a map, which Python cannot hash");
         /* A container: p is its first element; items values follow. */
-        if (items == 0)
-            continue;
-        /* Every value takes at least one byte. */
-        if (items > (size_t)(end - p))
-            WALK_FAIL(LCT_ERR_MALFORMED, "container count exceeds the data left");
-        if (depth == LCT_MAX_DEPTH)
-            WALK_FAIL(LCT_ERR_DEPTH, "nesting deeper than LCT_MAX_DEPTH");
-        stack[depth++] = rem << WALK_FLAG_BITS | flags;
-        rem = items;
-        flags = (is_map & map_flag) | (in_key ? WALK_IN_KEY : 0u);
+        int rc = open_container(stack, &depth, &rem, &flags, items,
+                                (is_map & map_flag) | (in_key ? WALK_IN_KEY : 0u),
+                                (size_t)(end - p), &fault);
+        if (rc < 0)
+            WALK_FAIL(rc, fault);
     }
 }
