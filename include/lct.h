@@ -2211,9 +2211,21 @@ typedef struct lct_replay_options {
                                 read-through cache, as libCacheSim counts) */
     bool store_at_reserve; /**< store at reserve_write, not finish_write */
     uint64_t max_errors;   /**< stop issuing after this many (0: never) */
-    /** Stop issuing when *stop becomes non-zero (a signal handler's flag);
-     *  what is in flight drains and the report is marked partial. */
+    /** Stop issuing when *stop becomes non-zero (a signal handler's flag,
+     *  looked at every 0.1 s): operations not yet given to the backend
+     *  are dropped, the calls under way end (at most the backend's own
+     *  timeout), and the report is marked partial. */
     const volatile int *stop;
+    /** Seconds in which operations are given to the backend, or are
+     *  out, and none succeeds (each fails, or none comes back), after
+     *  which the backend counts as stalled and the run ends as on *stop,
+     *  with report.stalled (0: never). */
+    double stall;
+    /** Called from a watch thread at most every 10 s while the error
+     *  count grows, with the count: a failing run is heard of even where
+     *  no progress is shown. */
+    void (*on_errors)(void *ctx, uint64_t errors);
+    void *on_errors_ctx;
     /** Called after each operation with the engine's report lock held
      *  (one call at a time), e.g. for a JSONL line per operation. */
     void (*on_op)(void *ctx, const lct_backend_op *op, double t_sched,
@@ -2308,8 +2320,10 @@ typedef struct lct_replay_report {
     lct_replay_error_kind error_kinds[LCT_REPLAY_ERROR_KINDS];
     unsigned nerror_kinds;
     uint64_t errors_other;  /**< of kinds past LCT_REPLAY_ERROR_KINDS */
-    bool partial;           /**< stopped early (stop flag or max_errors) */
+    bool partial;           /**< stopped early (stop flag, max_errors or a
+                                 stall) */
     bool too_many_errors;
+    bool stalled;           /**< nothing answered for options.stall s */
     unsigned workers;       /**< threads used */
     lct_stats read;         /**< the reader's: skipped frames, a cut tail */
 } lct_replay_report;

@@ -197,6 +197,52 @@ grep -q '^errors: ETIMEDOUT' "$tmp/mute.txt" ||
 [ $took -le 10 ] || fail "a mute server took ${took}s"
 kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
+# A server stopped (SIGSTOP) mid-run answers nothing: every operation
+# times out.  With --stall 2 the run ends on its own, its reports
+# written and marked stalled; with --stall 0 it goes on failing, says its
+# error count on stderr every 10 s (a file here, not a terminal), and
+# SIGTERM ends it within one --timeout and a second.  The sample paced
+# at a tenth of its speed lasts 30 s.
+until_gone() { # PID TENTHS WHAT: fail if PID still runs after TENTHS/10 s
+    i=0
+    while kill -0 "$1" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -le "$2" ] || { kill -9 "$1"; kill -CONT "$pid"; fail "$3"; }
+        sleep 0.1
+    done
+}
+start_redis
+"$lct" replay --speed 0.1 --timeout 1 --stall 2 --value-bytes 4096 \
+    --backend "redis://127.0.0.1:$port" --output-dir "$tmp/stalled" \
+    "$sample" >"$tmp/stalled.txt" 2>&1 &
+replay=$!
+sleep 1
+kill -STOP "$pid"
+until_gone "$replay" 100 "a stopped server: --stall 2 did not end the run"
+wait "$replay"
+rc=$?
+[ $rc -eq 1 ] || fail "a stalled run: exit $rc, want 1: $(cat "$tmp/stalled.txt")"
+grep -q '^PARTIAL: the backend answered nothing for --stall seconds' \
+    "$tmp/stalled.txt" || fail "the stall not said: $(cat "$tmp/stalled.txt")"
+grep -q '"stalled": true' "$tmp/stalled/trace_replay_summary.json" ||
+    fail "the summary does not say stalled"
+kill -CONT "$pid"
+"$lct" replay --speed 0.1 --timeout 1 --stall 0 --connections 2 \
+    --pipeline 4 --value-bytes 4096 --backend "redis://127.0.0.1:$port" \
+    "$sample" >"$tmp/stopped.txt" 2>"$tmp/stopped.err" &
+replay=$!
+sleep 1
+kill -STOP "$pid"
+sleep 11
+grep -q '^lct replay: [0-9]* operations failed so far$' "$tmp/stopped.err" ||
+    { kill -9 "$replay"; kill -CONT "$pid"; fail "no error count in 11 s: $(cat "$tmp/stopped.err")"; }
+kill -TERM "$replay"
+until_gone "$replay" 20 "SIGTERM with the server stopped: not ended in 2 s"
+wait "$replay"
+grep -q '^PARTIAL: interrupted' "$tmp/stopped.txt" ||
+    fail "interrupted run not said: $(cat "$tmp/stopped.txt")"
+kill -CONT "$pid"; kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
 # Not redis at all (an HTTP server): told so at the start, exit 1.
 fake http
 "$lct" replay -q --speed 0 --backend "redis://127.0.0.1:$port" "$sample" \

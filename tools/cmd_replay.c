@@ -31,7 +31,8 @@
 enum {
     OPT_BACKEND = 300, OPT_SPEED, OPT_WORKERS, OPT_PIPELINE, OPT_VALUE_BYTES,
     OPT_SCALE, OPT_FSYNC, OPT_DIRECT, OPT_KEEP, OPT_TIMEOUT, OPT_FILL,
-    OPT_STORE_AT, OPT_MAX_ERRORS, OPT_OUTPUT_DIR, OPT_JSONL_OUT, OPT_COMPARE,
+    OPT_STORE_AT, OPT_MAX_ERRORS, OPT_STALL, OPT_OUTPUT_DIR, OPT_JSONL_OUT,
+    OPT_COMPARE,
     OPT_CONNECTIONS, OPT_L1
 };
 
@@ -91,6 +92,9 @@ static void help(void)
         "  --timeout SECONDS    connect / answer timeout (redis; default 2)\n"
         "  --max-errors N       stop issuing after N errors (default 1000;\n"
         "                       0 never)\n"
+        "  --stall SECONDS      end the run when operations are out and none\n"
+        "                       is answered for this long (default 10; 0\n"
+        "                       never)\n"
         "  --output-dir DIR     write DIR/trace_replay_ops.csv and\n"
         "                       DIR/trace_replay_summary.json (--compare:\n"
         "                       in DIR/A-<uri>/ and DIR/B-<uri>/, the URI's\n"
@@ -187,6 +191,11 @@ static void on_option(void *ctx, int c, const char *arg)
     case OPT_MAX_ERRORS:
         r->max_errors = (uint64_t)tool_parse_count("replay", "--max-errors",
                                                    arg);
+        break;
+    case OPT_STALL:
+        r->stall = tool_parse_seconds("replay", "--stall", arg);
+        if (!(r->stall >= 0))
+            tool_usage_error("replay", "--stall '%s' must be 0 or more", arg);
         break;
     case OPT_OUTPUT_DIR: o->output_dir = arg; break;
     case OPT_JSONL_OUT: o->jsonl_out = arg; break;
@@ -539,6 +548,14 @@ static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
 }
 
 /* The traces as the reports name them: the one, or "A + B + C". */
+/* A run that keeps failing says so every 10 s, terminal or not. */
+static void on_errors(void *ctx, uint64_t errors)
+{
+    (void)ctx;
+    fprintf(stderr, "lct replay: %" PRIu64 " operations failed so far\n",
+            errors);
+}
+
 static char *join_names(const tool_args *a)
 {
     size_t len = 1;
@@ -561,6 +578,7 @@ int cmd_replay(int argc, char **argv)
     replay_opts o = {0};
     o.run.speed = 1;
     o.run.max_errors = 1000;
+    o.run.stall = 10;
     static const struct option own[] = {
         {"backend", required_argument, NULL, OPT_BACKEND},
         {"compare", required_argument, NULL, OPT_COMPARE},
@@ -578,6 +596,7 @@ int cmd_replay(int argc, char **argv)
         {"l1", required_argument, NULL, OPT_L1},
         {"store-at", required_argument, NULL, OPT_STORE_AT},
         {"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
+        {"stall", required_argument, NULL, OPT_STALL},
         {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
         {"jsonl-out", required_argument, NULL, OPT_JSONL_OUT},
         {NULL, 0, NULL, 0}};
@@ -621,8 +640,10 @@ int cmd_replay(int argc, char **argv)
     tool_catch_interrupts();
     o.run.stop = (const volatile int *)&tool_interrupted;
     o.cfg.stop = o.run.stop; /* a backend's clean-up at open, too */
-    if (!a.quiet)
+    if (!a.quiet) {
         o.run.progress = on_progress;
+        o.run.on_errors = on_errors;
+    }
     int rc = o.compare ? replay_compare(&o, &in, b, &a)
                        : replay_one(&o, &in, &a);
     tool_inputs_close(&in);

@@ -166,9 +166,13 @@ void replay_print_table(FILE *f, const replay_run *run)
                "each within %.2f%% of the true value\n",
             LCT_REPLAY_HIST_ERROR * 100);
     if (r->partial)
-        fprintf(f, "PARTIAL: %s; what was in flight was drained\n",
-                r->too_many_errors ? "stopped after --max-errors errors"
-                                   : "interrupted");
+        fprintf(f, "PARTIAL: %s\n",
+                r->stalled ? "the backend answered nothing for --stall "
+                             "seconds: operations not yet sent were dropped"
+                : r->too_many_errors
+                    ? "stopped after --max-errors errors; what was in "
+                      "flight was drained"
+                    : "interrupted: operations not yet sent were dropped");
 }
 
 /* The kinds by name, as LMCache sorts its rows and json.dump its keys:
@@ -391,6 +395,8 @@ static void summary_object(jw *w, const replay_run *run)
     juint(w, "records", r->records);
     double ref = replay_reference_hit_ratio(r);
     jratio(w, "reference_hit_ratio", ref, ref >= 0 ? 1 : 0);
+    jkey(w, "stalled");
+    fputs(r->stalled ? "true" : "false", w->f);
     json_throughput(w, r);
     jratio(w, "token_hit_ratio", (double)r->chunks_hit, (double)r->chunks);
     jstr(w, "trace", run->file);

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <sched.h>
 #include <stdio.h>
@@ -193,27 +194,48 @@ static void call_one(const lct__engine *e, unsigned worker, lct_backend_op *op)
     }
 }
 
-/* Issue slots [0, n) and note when each started and answered. */
-static void issue(lct__engine *e, lct__worker *w, size_t n, uint64_t *began)
+/* Count n more operations given to the backend, or answered by it (the
+ * watch thread reads them; only this worker writes them). */
+static inline void note(_Atomic uint64_t *count, uint64_t n)
+{
+    atomic_store_explicit(
+        count, atomic_load_explicit(count, memory_order_relaxed) + n,
+        memory_order_relaxed);
+}
+
+/* Issue slots [0, n) and note when each started and answered; how many
+ * were issued (fewer when the run is given up on between them). */
+static size_t issue(lct__engine *e, lct__worker *w, size_t n,
+                    uint64_t *began)
 {
     uint64_t t0 = lct__now_ns();
     if (n > 1 && e->ops->pipeline) {
+        note(&w->issued, n);
         e->ops->pipeline(e->state, w->index, w->ops, n);
-        uint64_t t1 = lct__now_ns();
+        note(&w->returned, n);
+        uint64_t t1 = lct__now_ns(), ok = 0;
         for (size_t i = 0; i < n; i++) {
             lct_backend_op *op = &w->ops[i];
+            ok += op->status == LCT_OK;
             began[i] = op->sent_ns >= t0 && op->sent_ns <= t1 ? op->sent_ns
                                                                : t0;
             if (op->done_ns < began[i] || op->done_ns > t1)
                 op->done_ns = t1;
         }
-        return;
+        note(&w->succeeded, ok);
+        return n;
     }
     for (size_t i = 0; i < n; i++) {
+        if (i && lct__engine_abandoned(e))
+            return i;
         began[i] = t0;
+        note(&w->issued, 1);
         call_one(e, w->index, &w->ops[i]);
+        note(&w->returned, 1);
+        note(&w->succeeded, w->ops[i].status == LCT_OK);
         t0 = w->ops[i].done_ns = lct__now_ns();
     }
+    return n;
 }
 
 static void tally_op(lct__engine *e, lct__worker *w, size_t i, uint64_t began,
@@ -337,7 +359,7 @@ static void add_loads(lct__engine *e, lct__worker *w, followups *f,
 static void run_slots(lct__engine *e, lct__worker *w, size_t n)
 {
     uint64_t *began = w->began;
-    issue(e, w, n, began);
+    n = issue(e, w, n, began);
     lct__rop fills[n ? n : 1];
     lct_replay_kind fill_kind[n ? n : 1];
     lct__pcall *ready[n ? n : 1];
@@ -479,6 +501,10 @@ static void run_batch(lct__engine *e, lct__worker *w)
     uint64_t bytes = 0;
     w->nbuf = 0;
     for (size_t i = 0; i < w->nbatch; i++) {
+        if (lct__engine_abandoned(e)) { /* what is left is dropped */
+            n = 0;
+            break;
+        }
         const lct__rop *p = &w->batch[i];
         uint64_t b = slot_bytes(p, (lct_replay_kind)p->kind);
         bool wait = !e->inline_run && p->wait_seq &&
@@ -732,9 +758,112 @@ lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
     return LCT_OK;
 }
 
+/* What the watch thread saw last. */
+typedef struct watch_state {
+    uint64_t issued, succeeded; /* the counts at the last tick */
+    uint64_t since;             /* the backend has been useless since */
+    uint64_t said_at, said;     /* the error count said last */
+} watch_state;
+
+static uint64_t sum_counts(const lct__engine *e, size_t offset)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < e->nworkers; i++)
+        n += atomic_load_explicit(
+            (_Atomic uint64_t *)((char *)&e->workers[i] + offset),
+            memory_order_relaxed);
+    return n;
+}
+
+/* Every 0.1 s: a stop asked for; a backend given work (or holding it)
+ * that lets none of it succeed; the error count, said every 10 s while
+ * it grows.  Idle (nothing out, nothing new: a paced run's gap) is not
+ * a stall. */
+static void watch_tick(lct__engine *e, uint64_t now, watch_state *ws)
+{
+    const lct_replay_options *o = e->opts;
+    if (o->stop && *o->stop)
+        atomic_store(&e->abandon, 1);
+    uint64_t issued = sum_counts(e, offsetof(lct__worker, issued));
+    uint64_t returned = sum_counts(e, offsetof(lct__worker, returned));
+    uint64_t succeeded = sum_counts(e, offsetof(lct__worker, succeeded));
+    bool idle = issued == returned && issued == ws->issued;
+    ws->issued = issued;
+    if (succeeded != ws->succeeded || idle) {
+        ws->succeeded = succeeded;
+        ws->since = now;
+    } else if (o->stall > 0 && (double)(now - ws->since) >= o->stall * 1e9) {
+        e->stalled = true;
+        atomic_store(&e->abandon, 1);
+    }
+    uint64_t errors = atomic_load(&e->errors);
+    if (o->on_errors && now - ws->said_at >= 10 * UINT64_C(1000000000)) {
+        if (errors != ws->said)
+            o->on_errors(o->on_errors_ctx, errors);
+        ws->said = errors;
+        ws->said_at = now;
+    }
+}
+
+static void *watch_main(void *arg)
+{
+    lct__engine *e = arg;
+    watch_state ws = {.since = lct__now_ns()};
+    ws.said_at = ws.since;
+    pthread_mutex_lock(&e->watch_lock);
+    while (!e->watch_quit) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 100000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&e->watch_wake, &e->watch_lock, &ts);
+        if (!e->watch_quit)
+            watch_tick(e, lct__now_ns(), &ws);
+    }
+    pthread_mutex_unlock(&e->watch_lock);
+    return NULL;
+}
+
+/* The watch thread, when there is anything to watch for. */
+static void watch_start(lct__engine *e)
+{
+    const lct_replay_options *o = e->opts;
+    if (!o->stop && !(o->stall > 0) && !o->on_errors)
+        return;
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&e->watch_wake, &attr);
+    pthread_condattr_destroy(&attr);
+    pthread_mutex_init(&e->watch_lock, NULL);
+    e->watching = pthread_create(&e->watch, NULL, watch_main, e) == 0;
+    if (!e->watching) {
+        pthread_cond_destroy(&e->watch_wake);
+        pthread_mutex_destroy(&e->watch_lock);
+    }
+}
+
+static void watch_stop(lct__engine *e)
+{
+    if (!e->watching)
+        return;
+    pthread_mutex_lock(&e->watch_lock);
+    e->watch_quit = true;
+    pthread_cond_signal(&e->watch_wake);
+    pthread_mutex_unlock(&e->watch_lock);
+    pthread_join(e->watch, NULL);
+    pthread_cond_destroy(&e->watch_wake);
+    pthread_mutex_destroy(&e->watch_lock);
+    e->watching = false;
+}
+
 lct_status lct__engine_start(lct__engine *e, lct_error *err)
 {
     e->start_ns = lct__now_ns();
+    watch_start(e);
     if (e->inline_run)
         return LCT_OK;
     for (unsigned i = 0; i < e->nworkers; i++) {
@@ -754,15 +883,16 @@ lct_status lct__engine_start(lct__engine *e, lct_error *err)
 void lct__engine_finish(lct__engine *e)
 {
     lct__engine_flush(e);
-    if (e->inline_run)
-        return;
-    pthread_mutex_lock(&e->lock);
-    e->closing = true;
-    pthread_cond_broadcast(&e->can_take);
-    pthread_mutex_unlock(&e->lock);
-    for (unsigned i = 0; i < e->started; i++)
-        pthread_join(e->workers[i].thread, NULL);
-    e->started = 0;
+    if (!e->inline_run) {
+        pthread_mutex_lock(&e->lock);
+        e->closing = true;
+        pthread_cond_broadcast(&e->can_take);
+        pthread_mutex_unlock(&e->lock);
+        for (unsigned i = 0; i < e->started; i++)
+            pthread_join(e->workers[i].thread, NULL);
+        e->started = 0;
+    }
+    watch_stop(e);
 }
 
 void lct__engine_free(lct__engine *e)

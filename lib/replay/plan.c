@@ -343,7 +343,7 @@ static bool plan_record(planner *p, const lct_record *rec)
 
 static bool should_stop(planner *p)
 {
-    if (p->o->stop && *p->o->stop)
+    if ((p->o->stop && *p->o->stop) || lct__engine_abandoned(p->e))
         return true;
     if (p->o->max_errors &&
         atomic_load(&p->e->errors) >= p->o->max_errors) {
@@ -434,6 +434,8 @@ static lct_status replay(source *src, const lct_backend_ops *ops,
         lct__engine_finish(&e);
         report->duration = (double)(lct__now_ns() - e.start_ns) / 1e9;
         lct__engine_report(&e, report);
+        report->stalled = e.stalled;
+        report->partial |= lct__engine_abandoned(&e);
         for (unsigned i = 0; i < e.nworkers; i++)
             if (e.workers[i].failed != LCT_OK)
                 p.nomem = true;

@@ -85,6 +85,10 @@ typedef struct lct__worker {
     lct__rop *batch;       /* taken from the queue */
     size_t nbatch;
     lct_status failed;     /* a buffer could not grow */
+    /* Operations this worker gave the backend, those that came back,
+     * and those that succeeded: written by it alone, read by the watch
+     * thread (engine.c). */
+    _Atomic uint64_t issued, returned, succeeded;
 } lct__worker;
 
 struct lct__engine {
@@ -127,7 +131,24 @@ struct lct__engine {
     pthread_mutex_t report_lock; /* on_op calls */
     lct__worker *workers;
     unsigned started; /* threads running */
+
+    /* The watch thread (engine.c): sets abandon on opts->stop, or when
+     * operations are out and none is answered for opts->stall seconds
+     * (stalled); then nothing more is issued, what was taken is dropped
+     * and the run ends with what it has. */
+    atomic_int abandon;
+    bool stalled;
+    bool watching, watch_quit;
+    pthread_t watch;
+    pthread_mutex_t watch_lock;
+    pthread_cond_t watch_wake;
 };
+
+/* Whether the run is being given up on (a stop, or a stalled backend). */
+static inline bool lct__engine_abandoned(lct__engine *e)
+{
+    return atomic_load_explicit(&e->abandon, memory_order_relaxed) != 0;
+}
 
 /* Set up (threads not started yet) and tear down. */
 lct_status lct__engine_init(lct__engine *e, const lct_backend_ops *ops,
