@@ -847,3 +847,51 @@ Test(value, map_keys_must_be_values_python_can_hash)
     cr_expect_eq(size, w.len);
     mpw_free(&w);
 }
+
+/*
+ * Keys of several shapes mixed in one list (salted and unsalted, three
+ * model names), as a fleet's traces hold them: each shape is stepped over
+ * by a template of its own, and every byte of the later keys, changed,
+ * walks as the twin (no fast path) walks.
+ */
+Test(value, mixed_key_shapes_walk_as_the_general_path)
+{
+    static const unsigned order[] = {0, 2, 0, 1, 2, 2, 0, 1, 3, 0};
+    static const unsigned char values[] = {0x00, 0x05, 0x7f, 0x80, 0xa0,
+                                           0xc1, 0xcc, 0xd9, 0xff};
+    mpw w, twin;
+    mpw_init(&w);
+    mpw_init(&twin);
+    size_t from = 0, checked = 0, valid = 0;
+    for (int i = 0; i < 2; i++) {
+        mpw *m = i ? &twin : &w;
+        mpw_array(m, sizeof order / sizeof order[0]);
+        for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+            if (k == 4)
+                from = m->len;
+            append_key(m, i ? "ObjectKez" : "ObjectKey", order[k],
+                       (int64_t)k);
+        }
+    }
+    cr_assert_eq(w.len, twin.len);
+    size_t size;
+    cr_expect_eq(lct_value_validate(view(&w), &size), LCT_OK);
+    for (size_t at = from; at < w.len; at++)
+        for (size_t v = 0; v < sizeof values; v++) {
+            unsigned char was = w.buf[at], twin_was = twin.buf[at];
+            w.buf[at] = values[v];
+            twin.buf[at] = values[v] == was ? twin_was : values[v];
+            size_t a = 0, b = 0;
+            int rc = lct_value_validate(view(&w), &a);
+            int twin_rc = lct_value_validate(view(&twin), &b);
+            cr_expect_eq(rc, twin_rc, "byte %zu set to %#x", at - from,
+                         values[v]);
+            valid += rc == LCT_OK && twin_rc == LCT_OK && a == b;
+            w.buf[at] = was;
+            twin.buf[at] = twin_was;
+            checked++;
+        }
+    cr_expect_gt(valid, checked / 10, "%zu of %zu valid", valid, checked);
+    mpw_free(&w);
+    mpw_free(&twin);
+}

@@ -16,7 +16,7 @@ static void help(void)
     printf("usage: lct gen -n N [--seed S] [--max-keys K] [--docs D]\n"
            "               [--shape qwen|llama] [--model NAME]\n"
            "               [--cache-salt S] [--kv-ranks N] [--groups N]\n"
-           "               [--sizes N] [--spec] OUT\n"
+           "               [--sizes N] [--spec] [--mix] OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
            "for standard output): prefetches and writes of 1 to K (default\n"
@@ -45,13 +45,18 @@ static void help(void)
            "  --spec           prefetches in newer LMCache's form: a\n"
            "                   PrefetchRequestSpec with attn_desc (world_size\n"
            "                   the kv ranks) and a layout per object group\n"
+           "  --mix            a fleet's keys, request by request: three\n"
+           "                   models (13, 32 and 34 bytes; 2, 8 and 4 kv\n"
+           "                   ranks; object groups for one), two layouts,\n"
+           "                   a cache_salt (one of 8 tenants) on one key in\n"
+           "                   five (instead of the keys' options)\n"
            "  -h, --help       this text\n");
 }
 
 typedef struct gen_opts {
     long long records, seed, max_keys, docs, sizes;
     gen_shape shape;
-    bool spec;
+    bool spec, mix;
     gen_keys fields; /* what --model, --cache-salt, ... said */
     bool set[4];     /* which of them were given */
 } gen_opts;
@@ -66,7 +71,8 @@ enum {
     OPT_KV_RANKS,
     OPT_GROUPS,
     OPT_SIZES,
-    OPT_SPEC
+    OPT_SPEC,
+    OPT_MIX
 };
 
 /* The options that set one field of the keys. */
@@ -119,6 +125,8 @@ static void gen_option(void *ctx, int c, const char *arg)
             tool_usage_error("gen", "--sizes is 1 to 64");
     } else if (c == OPT_SPEC) {
         o->spec = true;
+    } else if (c == OPT_MIX) {
+        o->mix = true;
     } else if (c == OPT_DOCS) {
         o->docs = tool_parse_count("gen", "--docs", arg);
         if (o->docs > 1000000)
@@ -140,6 +148,7 @@ int cmd_gen(int argc, char **argv)
         {"groups", required_argument, NULL, OPT_GROUPS},
         {"sizes", required_argument, NULL, OPT_SIZES},
         {"spec", no_argument, NULL, OPT_SPEC},
+        {"mix", no_argument, NULL, OPT_MIX},
         {NULL, 0, NULL, 0}};
     gen_opts o = {.records = -1, .seed = 1, .max_keys = 32, .docs = 1000};
     tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",
@@ -163,6 +172,7 @@ int cmd_gen(int argc, char **argv)
     gen_set_keys(&k);
     gen_set_sizes((unsigned)o.sizes);
     gen_set_spec(o.spec);
+    gen_set_mix(o.mix);
     /* Written whole under a temporary name, then renamed: an interrupted
      * run leaves no half trace, and what was at OUT stays until then. */
     tool_args none = {0};

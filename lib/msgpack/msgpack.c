@@ -265,13 +265,32 @@ typedef struct key_template {
     unsigned char mask[KEY_TAIL_MAX];
 } key_template;
 
+/* Several templates, for traces whose keys mix shapes (salted and not,
+ * several models): a key's slot is chosen by bytes that tell the shapes
+ * apart (its payload's pair count and the model name's str head and
+ * length, which sit at fixed places after the codec's opening), so each
+ * shape keeps its own and a key is compared with one. */
+#define KEY_TEMPLATES 8
+#define KEY_SLOT_BYTES (LCT__OBJECTKEY_PREFIX + 13)
+typedef struct key_templates {
+    key_template t[KEY_TEMPLATES];
+} key_templates;
+
+/* The slot of the key at p, which has KEY_SLOT_BYTES bytes. */
+static inline unsigned key_slot(const unsigned char *p)
+{
+    const unsigned char *q = p + LCT__OBJECTKEY_PREFIX;
+    return (p[19] ^ (unsigned)q[11] * 3u ^ (unsigned)q[12] * 5u) %
+           KEY_TEMPLATES;
+}
+
 /* A stack entry of the walker: a container's count shifted over its
  * flags (WALK_IS_MAP, WALK_IN_KEY below). */
 #define WALK_FLAG_BITS 2
 #define WALK_FLAG_MASK 3u
 
 /* One per walk mode (the modes are bits below 16). */
-static _Thread_local key_template last_keys[16];
+static _Thread_local key_templates last_keys[16];
 
 /* 16 bytes as one vector (GNU C, like the range initialisers above): one
  * SSE2 register on x86-64, two words where there is no vector unit. */
@@ -380,9 +399,31 @@ static inline bool objectkey_step(const unsigned char **pp,
 }
 
 typedef struct key_state {
-    key_template *tpl; /* this thread's for the walk's mode */
+    key_templates *tpls; /* this thread's for the walk's mode */
     key_candidate cand;
 } key_state;
+
+/* The template the key at p is like (its slot's); NULL when it is not. */
+static inline __attribute__((always_inline)) const key_template *
+find_template(key_templates *ts,
+                                                const unsigned char *p,
+                                                const unsigned char *end,
+                                                unsigned depth)
+{
+    if ((size_t)(end - p) < KEY_SLOT_BYTES)
+        return NULL;
+    const key_template *t = &ts->t[key_slot(p)];
+    return key_template_match(t, p, end, depth) ? t : NULL;
+}
+
+/* The candidate, walked whole (its map closed at after), becomes its
+ * slot's template (a template's key is longer than KEY_SLOT_BYTES). */
+static void key_templates_add(key_templates *ts, const key_candidate *c,
+                              const unsigned char *after)
+{
+    if ((size_t)(after - c->key) >= KEY_SLOT_BYTES)
+        key_template_set(&ts->t[key_slot(c->key)], c, after);
+}
 
 /*
  * At p (0x82, with two levels of room): a key like the template, and,
@@ -397,13 +438,15 @@ key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
          bool utf8, bool run, size_t *stack, unsigned *depth, size_t *rem,
          unsigned flags)
 {
-    const key_template *tpl = keys->tpl;
     const unsigned char *p = *pp;
-    if (key_template_match(tpl, p, end, *depth)) {
-        size_t len = tpl->len, left = *rem;
-        p += len;
-        while (run && left && key_template_match(tpl, p, end, *depth)) {
-            p += len;
+    const key_template *tpl = find_template(keys->tpls, p, end, *depth);
+    if (tpl) {
+        size_t left = *rem;
+        p += tpl->len;
+        while (run && left &&
+               (key_template_match(tpl, p, end, *depth) ||
+                (tpl = find_template(keys->tpls, p, end, *depth)))) {
+            p += tpl->len;
             left--;
         }
         *rem = left;
@@ -437,7 +480,7 @@ close_read(size_t *stack, unsigned *depth, size_t *rem, unsigned *flags,
         *rem = top >> WALK_FLAG_BITS;
         *flags = top & WALK_FLAG_MASK;
         if (*depth == keys->cand.depth && keys->cand.key) {
-            key_template_set(keys->tpl, &keys->cand, p);
+            key_templates_add(keys->tpls, &keys->cand, p);
             keys->cand.key = NULL;
         }
     }
@@ -499,7 +542,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
     const unsigned map_flag =
         (mode & LCT__WALK_HASHABLE_KEYS) ? WALK_IS_MAP : 0;
     const char *fault = "malformed value";
-    key_state keys = {.tpl = &last_keys[mode & 15], .cand = {.key = NULL}};
+    key_state keys = {.tpls = &last_keys[mode & 15], .cand = {.key = NULL}};
 
     if (str_keys && (p >= end || lct__mp_hints[*p].type != LCT_TYPE_MAP))
         WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");

@@ -16,6 +16,9 @@ static uint64_t rng_state;
 static gen_keys keys = {"Qwen/Qwen3-8B", NULL, 2, 0};
 static unsigned sizes; /* gen_set_sizes: key sizes that vary, 0 or 1: one */
 static bool spec_form; /* gen_set_spec: prefetches as a PrefetchRequestSpec */
+static bool mix;       /* gen_set_mix: each request's keys from a fleet */
+static unsigned head_dim = 128; /* the layout's last dimension */
+static const char *mix_salt;    /* the request's tenant, with mix */
 
 gen_keys gen_shape_keys(gen_shape s)
 {
@@ -39,6 +42,28 @@ void gen_set_sizes(unsigned n)
 void gen_set_spec(bool on)
 {
     spec_form = on;
+}
+
+void gen_set_mix(bool on)
+{
+    mix = on;
+}
+
+/* With gen_set_mix, the keys and layout of the next request, from one
+ * draw. */
+static void mix_request(uint64_t draw)
+{
+    static const gen_keys fleet[] = {
+        {"Qwen/Qwen3-8B", NULL, 2, 0},
+        {"meta-llama/Llama-3.1-8B-Instruct", NULL, 8, 3},
+        {"mistralai/Mistral-7B-Instruct-v0.3", NULL, 4, 0},
+    };
+    static const char *tenants[] = {"tenant-1", "tenant-2", "tenant-3",
+                                    "tenant-4", "tenant-5", "tenant-6",
+                                    "tenant-7", "tenant-8"};
+    keys = fleet[draw % 3];
+    mix_salt = tenants[(draw >> 16) % 8];
+    head_dim = (draw >> 24) % 2 ? 64 : 128;
 }
 
 void gen_set_keys(const gen_keys *k)
@@ -68,10 +93,15 @@ static void object_keys(lct_writer *w, unsigned n, uint64_t first)
         for (int b = 0; b < 32; b++)
             hash[b] = (unsigned char)((s * 2654435761u) >> (b % 8 * 4));
         lct_writer_codec(w, "ObjectKey");
+        /* With mix, one chunk in five (always the same ones) carries the
+         * request's tenant as its salt. */
+        const char *salt = keys.salt;
+        if (mix && ((s * 0x9e3779b97f4a7c15u) >> 32) % 5 == 0)
+            salt = mix_salt;
         /* object_group_id (0) and cache_salt may be absent; the recorder
          * leaves them out when they hold their defaults. */
         lct_writer_map(w, 3u + (keys.groups > 0 ? 1u : 0u) +
-                              (keys.salt ? 1u : 0u));
+                              (salt ? 1u : 0u));
         lct_writer_cstr(w, "chunk_hash");
         lct_writer_bin(w, hash, sizeof hash);
         lct_writer_cstr(w, "model_name");
@@ -82,9 +112,9 @@ static void object_keys(lct_writer *w, unsigned n, uint64_t first)
             lct_writer_cstr(w, "object_group_id");
             lct_writer_uint(w, (first + i) % keys.groups);
         }
-        if (keys.salt) {
+        if (salt) {
             lct_writer_cstr(w, "cache_salt");
-            lct_writer_cstr(w, keys.salt);
+            lct_writer_cstr(w, salt);
         }
     }
 }
@@ -105,7 +135,7 @@ static void layout_desc(lct_writer *w, uint64_t first)
     lct_writer_uint(w, 32);
     lct_writer_uint(w, tokens);
     lct_writer_uint(w, 8);
-    lct_writer_uint(w, 128);
+    lct_writer_uint(w, head_dim);
     lct_writer_cstr(w, "dtypes");
     lct_writer_array(w, 1);
     lct_writer_cstr(w, "torch.bfloat16");
@@ -295,6 +325,8 @@ int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
     uint64_t request = 0, written = 0;
     while (written < records && rc == 0) {
         uint64_t pick = rng();
+        if (mix)
+            mix_request(rng());
         unsigned nkeys = 1 + (unsigned)(pick % max_keys);
         bool prefetch = (pick >> 8) % 3 != 0;
         int steps = prefetch ? 4 : 2;

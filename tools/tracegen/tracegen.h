@@ -50,6 +50,16 @@ void gen_set_sizes(unsigned n);
  * arguments, as before). */
 void gen_set_spec(bool on);
 
+/* A fleet's mix, as recorded traces hold it: each request's keys drawn
+ * from three models (Qwen/Qwen3-8B with 2 kv ranks, the 32-byte
+ * meta-llama/Llama-3.1-8B-Instruct with 8 ranks and 3 object groups,
+ * mistralai/Mistral-7B-Instruct-v0.3 with 4 ranks) and one of two
+ * layouts (head dimensions 128 and 64), one chunk in five (always the
+ * same ones) with a cache_salt of the request's tenant (one of eight),
+ * so salted and unsalted keys alternate within a call; the fields of
+ * gen_set_keys are then not used. */
+void gen_set_mix(bool on);
+
 int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
               uint64_t seed);
 
