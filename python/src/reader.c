@@ -151,6 +151,26 @@ static bool args_view(record *rec, lct_value *v)
     return true;
 }
 
+/* After reading the args' bytes: NULL with the shrink's exception in
+ * place of whatever the read gave (out, or its exception) if the file
+ * shrank meanwhile (zeros were read, and a refusal of them is no answer),
+ * else out as it is. */
+static PyObject *checked_after(record *rec, PyObject *out)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    lct_value v;
+    if (!args_view(rec, &v)) {
+        Py_XDECREF(out);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        return NULL;
+    }
+    PyErr_Restore(type, value, tb);
+    return out;
+}
+
 static PyObject *record_args(record *rec, void *closure)
 {
     (void)closure;
@@ -158,14 +178,11 @@ static PyObject *record_args(record *rec, void *closure)
         lct_value v;
         if (!args_view(rec, &v))
             return NULL;
-        PyObject *args = lctpy_decode(v.ptr, v.len);
+        /* checked after too, failed or not: a shrink during the decode
+         * read zeros */
+        PyObject *args = checked_after(rec, lctpy_decode(v.ptr, v.len));
         if (!args)
             return NULL;
-        /* checked after: a shrink during the decode read zeros */
-        if (!args_view(rec, &v)) {
-            Py_DECREF(args);
-            return NULL;
-        }
         rec->args = args;
     }
     Py_INCREF(rec->args);
@@ -213,7 +230,7 @@ static PyObject *record_object_keys(record *rec, PyObject *unused)
     lct_error err;
     if (lct_key_iter_init(&lr, &it, &err) != LCT_OK) {
         PyErr_SetString(PyExc_ValueError, err.message);
-        return NULL;
+        return checked_after(rec, NULL);
     }
     PyObject *out = PyList_New(0);
     lct_object_key key;
@@ -236,9 +253,9 @@ static PyObject *record_object_keys(record *rec, PyObject *unused)
     if (out && rc < 0) {
         Py_DECREF(out);
         PyErr_SetString(PyExc_ValueError, err.message);
-        return NULL;
+        out = NULL;
     }
-    return out;
+    return checked_after(rec, out);
 }
 
 /* The call's layout_desc argument through liblct's typed accessor, as
@@ -256,7 +273,7 @@ static PyObject *record_layout(record *rec, PyObject *unused)
     uint64_t bytes = 0;
     if (lct_layout_desc_get(v, &layout, &err) != LCT_OK) {
         PyErr_SetString(PyExc_ValueError, err.message);
-        return NULL;
+        return checked_after(rec, NULL);
     }
     if (lct_layout_bytes(&layout, &bytes, &err) != LCT_OK)
         bytes = 0; /* an unknown dtype: the size is not guessed */
@@ -270,7 +287,7 @@ static PyObject *record_layout(record *rec, PyObject *unused)
                            : NULL;
     Py_XDECREF(shapes);
     Py_XDECREF(dtypes);
-    return out;
+    return checked_after(rec, out);
 }
 
 static PyObject *record_repr(record *rec)
