@@ -2353,6 +2353,18 @@ lct_status lct_replay_run_merge(lct_merge *merge, const lct_backend_ops *ops,
 /** The workers a run with @p opts uses (what to open the backend for). */
 unsigned lct_replay_workers(const lct_replay_options *opts);
 
+/** The most a value weighs in a run: a heavier key is stored at this. */
+#define LCT_REPLAY_MAX_VALUE_BYTES (UINT64_C(1) << 30)
+
+/**
+ * What a key of @p layout_bytes weighs in a run with @p opts: value_bytes
+ * when set, else its layout bytes (times scale when set, rounded, at
+ * least 1), at most LCT_REPLAY_MAX_VALUE_BYTES (@p clamped, may be NULL,
+ * says it was cut to that); 0 for a key of no layout and no value_bytes.
+ */
+uint64_t lct_replay_key_bytes(const lct_replay_options *opts,
+                              uint64_t layout_bytes, bool *clamped);
+
 #ifdef __cplusplus
 }
 #endif

@@ -289,15 +289,15 @@ static void run_init(replay_run *run, const replay_opts *o, const char *uri)
  * by run_init), close it.  False (after a message) when the backend
  * could not be opened or the run failed. */
 /*
- * What the trace's first key with a layout weighs in the run (times
- * --scale, at most 1 GiB, as the engine weighs it), read through a
- * reader of its own in the first 100,000 records of the first file; 0
- * for a pipe, which cannot be read twice, or when none has a layout.  A
- * key capacity is checked against memory with it before the run: 3232
- * keys of 32 MiB once crawled for minutes in 17.8 GiB, every store
- * failing.
+ * What the trace's first key with a layout weighs in the run
+ * (lct_replay_key_bytes), read through a reader of its own in the first
+ * 100,000 records of the first file; 0 for a pipe, which cannot be read
+ * twice, or when none has a layout.  A key capacity is checked against
+ * memory with it before the run: 3232 keys of 32 MiB once crawled for
+ * minutes in 17.8 GiB, every store failing.
  */
-static uint64_t first_key_bytes(lct_reader *first, double scale)
+static uint64_t first_key_bytes(lct_reader *first,
+                                const lct_replay_options *run)
 {
     struct stat sb;
     const char *path = lct_reader_path(first);
@@ -317,13 +317,7 @@ static uint64_t first_key_bytes(lct_reader *first, double scale)
             ;
     }
     lct_close(r);
-    const double most = 1024.0 * 1024.0 * 1024.0;
-    if (bytes && scale > 0) {
-        double scaled = (double)bytes * scale + 0.5;
-        bytes = scaled < 1 ? 1 : scaled > most ? (uint64_t)most
-                                               : (uint64_t)scaled;
-    }
-    return bytes > (uint64_t)most ? (uint64_t)most : bytes;
+    return lct_replay_key_bytes(run, bytes, NULL);
 }
 
 static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
@@ -345,7 +339,7 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
     cfg.workers = lct_replay_workers(&o->run);
     cfg.value_bytes = o->run.value_bytes;
     if (!cfg.value_bytes)
-        cfg.first_value_bytes = first_key_bytes(in->r, o->run.scale);
+        cfg.first_value_bytes = first_key_bytes(in->r, &o->run);
     void *state = NULL;
     lct_status opened = ops->open(arg, &cfg, &state, &err);
     if (opened == LCT_ERR_INVALID) /* the URI's argument is malformed */

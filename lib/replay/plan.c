@@ -13,10 +13,6 @@
 #include "base/error_internal.h"
 #include "replay/replay_internal.h"
 
-/* The most a value may weigh: a heavier key (its layout bytes, or those
- * times --scale) is stored at this weight and counted as clamped. */
-#define MAX_VALUE_BYTES (1ull << 30)
-
 enum call { CALL_OTHER, CALL_RESERVE, CALL_FINISH, CALL_PREFETCH };
 
 typedef struct planner {
@@ -81,25 +77,36 @@ static void count_call(lct_replay_report *r, lct_str q)
     c->count = 1;
 }
 
+uint64_t lct_replay_key_bytes(const lct_replay_options *o,
+                              uint64_t layout_bytes, bool *clamped)
+{
+    if (clamped)
+        *clamped = false;
+    if (o->value_bytes)
+        return o->value_bytes;
+    uint64_t b = layout_bytes;
+    if (b && o->scale > 0) {
+        double scaled = (double)b * o->scale + 0.5;
+        b = scaled < 1 ? 1
+            : scaled > (double)LCT_REPLAY_MAX_VALUE_BYTES
+                ? LCT_REPLAY_MAX_VALUE_BYTES + 1
+                : (uint64_t)scaled;
+    }
+    if (b > LCT_REPLAY_MAX_VALUE_BYTES) {
+        if (clamped)
+            *clamped = true;
+        return LCT_REPLAY_MAX_VALUE_BYTES;
+    }
+    return b;
+}
+
+/* What a key weighs, counted as unsized or clamped in the report. */
 static uint64_t key_bytes(planner *p, uint64_t layout_bytes)
 {
-    if (p->o->value_bytes)
-        return p->o->value_bytes;
-    uint64_t b = layout_bytes;
-    if (b == 0) {
-        p->r->unsized++;
-        return 0;
-    }
-    if (p->o->scale > 0) {
-        double scaled = (double)b * p->o->scale + 0.5;
-        b = scaled < 1 ? 1 : scaled > (double)MAX_VALUE_BYTES
-                                 ? MAX_VALUE_BYTES + 1
-                                 : (uint64_t)scaled;
-    }
-    if (b > MAX_VALUE_BYTES) {
-        p->r->clamped++;
-        return MAX_VALUE_BYTES;
-    }
+    bool clamped;
+    uint64_t b = lct_replay_key_bytes(p->o, layout_bytes, &clamped);
+    p->r->unsized += b == 0;
+    p->r->clamped += clamped;
     return b;
 }
 
