@@ -295,12 +295,8 @@ static void finish(const lct_reader *r, const pworker *w, unsigned n,
                 warn_skip_at(r, &src, at);
                 continue;
             }
-            if (!empty_why[0]) {
-                static const unsigned char none[1];
-                lct__frame empty = {.body = none};
-                lct_record rec;
-                (void)lct__frame_decode(r->flags, &empty, &rec, empty_why);
-            }
+            if (!empty_why[0])
+                lct__empty_frame_why(r->flags, empty_why);
             uint64_t frames = w[t].skips.v[++k];
             for (uint64_t i = 0; i < frames; i++)
                 lct__warn_skip(r, (at & ~EMPTY_RUN) + 4 * i, empty_why);

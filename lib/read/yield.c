@@ -63,7 +63,9 @@ lct__outcome lct__yield_record(unsigned flags, const lct__source *s,
     return got;
 }
 
-size_t lct__zero_frames(const unsigned char *p, size_t n)
+/* How many bytes of zeros p[0..n) starts with, in whole empty frames
+ * (4 bytes each). */
+static size_t zero_frames(const unsigned char *p, size_t n)
 {
     static const unsigned char zero[64];
     size_t at = 0;
@@ -78,12 +80,18 @@ size_t lct__zero_run(unsigned flags, const lct__source *s, int guard_slot,
                      uint64_t pos, const unsigned char *p, size_t n,
                      char *why)
 {
-    size_t at = lct__zero_frames(p, n);
+    size_t at = zero_frames(p, n);
     uint64_t cut;
     if (at < 8 || lct__yield_shrank_before(s, guard_slot, pos + at, true, &cut))
         return 0;
-    lct__frame empty = {.offset = pos, .length = 0, .body = p + 4};
+    lct__empty_frame_why(flags, why);
+    return at;
+}
+
+void lct__empty_frame_why(unsigned flags, char *why)
+{
+    static const unsigned char none[1];
+    lct__frame empty = {.body = none};
     lct_record rec;
     (void)lct__frame_decode(flags, &empty, &rec, why);
-    return at;
 }

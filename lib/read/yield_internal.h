@@ -38,10 +38,6 @@ lct__outcome lct__yield_record(unsigned flags, const lct__source *s,
                                int guard_slot, const lct__frame *f,
                                lct_record *rec, char *why, uint64_t *cut);
 
-/* How many bytes of zeros p[0..n) starts with, in whole empty frames
- * (4 bytes each). */
-size_t lct__zero_frames(const unsigned char *p, size_t n);
-
 /*
  * A run of empty frames (zero bytes where frames should be) at `pos` of
  * the mapped or streamed bytes p[0..n): its length in bytes when it holds
@@ -53,5 +49,8 @@ size_t lct__zero_frames(const unsigned char *p, size_t n);
 size_t lct__zero_run(unsigned flags, const lct__source *s, int guard_slot,
                      uint64_t pos, const unsigned char *p, size_t n,
                      char *why);
+
+/* The reason an empty frame is skipped, into why (as decoding says it). */
+void lct__empty_frame_why(unsigned flags, char *why);
 
 #endif

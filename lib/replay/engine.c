@@ -812,13 +812,9 @@ static void *watch_main(void *arg)
     ws.said_at = ws.since;
     pthread_mutex_lock(&e->watch_lock);
     while (!e->watch_quit) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_nsec += 100000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        uint64_t due = lct__now_ns() + 100000000u;
+        struct timespec ts = {(time_t)(due / 1000000000u),
+                              (long)(due % 1000000000u)};
         pthread_cond_timedwait(&e->watch_wake, &e->watch_lock, &ts);
         if (!e->watch_quit)
             watch_tick(e, lct__now_ns(), &ws);
