@@ -184,6 +184,20 @@ static void hostile_key_as_third_args_key(mpw *w,
     key(w, k, 4);
 }
 
+/* In a map below args, a run of keys from a value into the keys after
+ * it: a map key must be hashable, which an ObjectKey is not. */
+static void hostile_key_as_inner_map_key(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 1);
+    mpw_str(w, "x");
+    mpw_map(w, 2);
+    mpw_str(w, "a");
+    key(w, k, 1);
+    key(w, k, 2);
+    key(w, k, 3);
+}
+
 static void hostile_key_first(mpw *w, const mpw_objectkey_shape *k)
 {
     mpw_record_begin(w, 0.2, 1.2, "h");
@@ -324,6 +338,7 @@ static const struct {
     {"key as an args key", hostile_key_as_args_key},
     {"key as the third args key", hostile_key_as_third_args_key},
     {"key as the first args key", hostile_key_first},
+    {"key as an inner map's key", hostile_key_as_inner_map_key},
     {"key list, then a key as an args key", hostile_list_then_key},
     {"invalid UTF-8 in a model name", hostile_bad_model_utf8},
     {"a reserved byte ending a key", hostile_bad_last_byte},

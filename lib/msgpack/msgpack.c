@@ -366,8 +366,11 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
         const size_t in_key = flags & (rem | WALK_IN_KEY);
         size_t items;
         unsigned is_map;
+        /* A run of keys stays in an array: in a map it would cross the
+         * map's keys, which must be str (args) or hashable. */
+        const bool run = !in_args && !(flags & WALK_IS_MAP);
         if (b == 0x82 && depth + 2 <= LCT_MAX_DEPTH && !in_key &&
-            key_step(&keys, &p, end, utf8, !in_args, stack, &depth, &rem,
+            key_step(&keys, &p, end, utf8, run, stack, &depth, &rem,
                      &flags, map_flag))
             continue;
         if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */

@@ -146,6 +146,12 @@ def hostile_map_as_inner_key(s):
     return record("h", m(keys=[key(s, 0)], m=Pairs([(key(s, 1), 1)])))
 
 
+def hostile_key_run_into_inner_keys(s):
+    """A run of keys from a map's value into the map's next key."""
+    return record(SM + "reserve_write",
+                  m(x=Pairs([("a", key(s, 1)), (key(s, 2), key(s, 3))])))
+
+
 def hostile_ext_as_inner_key(s):
     """An opaque ext as a dict key: msgspec's Ext has no hash."""
     return record("h", m(keys=[key(s, 0)],
@@ -163,7 +169,7 @@ def valid_key_values(s):
 HOSTILES = [hostile_key_as_args_key, hostile_key_as_third_args_key,
             hostile_bad_model_utf8, hostile_reserved_byte,
             hostile_map_as_inner_key, hostile_ext_as_inner_key,
-            valid_tuple_as_inner_key, valid_key_values, fill_key_list,
+            hostile_key_run_into_inner_keys, valid_tuple_as_inner_key, valid_key_values, fill_key_list,
             fill_spec]
 
 
