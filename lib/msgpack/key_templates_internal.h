@@ -31,17 +31,31 @@
  * the template when its map closes.
  */
 #define KEY_TAIL_MAX 192
+#define KEY_TAIL_BLOCKS (KEY_TAIL_MAX / 16)
 typedef struct key_candidate {
     const unsigned char *key; /* NULL: none open */
     unsigned depth;           /* the nesting the key itself sits at */
     size_t rank_at, group_at; /* tail offsets of the two fixints, or 0 */
 } key_candidate;
 
+/* 16 bytes as one vector (GNU C, like the range initialisers above): one
+ * SSE2 register on x86-64, two words where there is no vector unit. */
+typedef uint64_t bytes16 __attribute__((vector_size(16)));
+
+/* The template's bytes are kept as the compare reads them, 16 at a time:
+ * the codec's opening less its first byte (the caller has seen the 0x82),
+ * then the tail after the hash in whole blocks and a last block ending
+ * with the key (overlapping the one before it when the tail is not a
+ * multiple of 16), each with its mask.  The blocks' places are fixed
+ * but for the last, so the compare is a straight run of loads with
+ * constant offsets, entered at the template's block count. */
 typedef struct key_template {
-    size_t len; /* 0: none yet */
-    unsigned depth;
-    unsigned char key[LCT__OBJECTKEY_PREFIX + KEY_TAIL_MAX];
-    unsigned char mask[KEY_TAIL_MAX];
+    unsigned depth1; /* the key's depth plus 1; 0: none yet */
+    unsigned full;  /* whole tail blocks */
+    size_t len;
+    bytes16 head[2];
+    bytes16 tail[KEY_TAIL_BLOCKS], tail_mask[KEY_TAIL_BLOCKS];
+    bytes16 last, last_mask;
 } key_template;
 
 /* Several templates, for traces whose keys mix shapes (salted and not,
@@ -69,22 +83,11 @@ static inline unsigned key_slot(const unsigned char *p)
 #define WALK_FLAG_MASK 3u
 
 
-/* 16 bytes as one vector (GNU C, like the range initialisers above): one
- * SSE2 register on x86-64, two words where there is no vector unit. */
-typedef uint64_t bytes16 __attribute__((vector_size(16)));
-
 static inline bytes16 load16(const unsigned char *p)
 {
     bytes16 v;
     memcpy(&v, p, 16);
     return v;
-}
-
-/* The bits where 16 bytes at a and b differ, under mask m. */
-static inline bytes16 diff16(const unsigned char *a, const unsigned char *b,
-                             const unsigned char *m)
-{
-    return (load16(a) ^ load16(b)) & load16(m);
 }
 
 /* The candidate's key, walked whole, ends at after. */
@@ -94,45 +97,68 @@ static void key_template_set(key_template *t, const key_candidate *c,
     size_t tail_len = (size_t)(after - (c->key + LCT__OBJECTKEY_PREFIX));
     /* Compared 16 bytes at a time: a tail (none, or the model name's
      * pair and more) shorter than that is left to objectkey_step. */
-    if (tail_len > KEY_TAIL_MAX || (tail_len && tail_len < 16)) {
-        t->len = 0;
+    if (tail_len > KEY_TAIL_MAX || tail_len < 16) {
+        t->depth1 = 0;
         return;
     }
-    memset(t->mask, 0xff, tail_len);
+    unsigned char mask[KEY_TAIL_MAX];
+    memset(mask, 0xff, tail_len);
     if (c->rank_at)
-        t->mask[c->rank_at] = 0x80;
+        mask[c->rank_at] = 0x80;
     if (c->group_at)
-        t->mask[c->group_at] = 0x80;
+        mask[c->group_at] = 0x80;
+    const unsigned char *tail = c->key + LCT__OBJECTKEY_PREFIX;
+    t->head[0] = load16(c->key + 1);
+    t->head[1] = load16(c->key + 17);
+    t->full = (unsigned)(tail_len / 16);
+    for (unsigned i = 0; i < t->full; i++) {
+        t->tail_mask[i] = load16(mask + 16 * i);
+        t->tail[i] = load16(tail + 16 * i) & t->tail_mask[i];
+    }
+    t->last_mask = load16(mask + tail_len - 16);
+    t->last = load16(tail + tail_len - 16) & t->last_mask;
     t->len = (size_t)(after - c->key);
-    memcpy(t->key, c->key, t->len);
-    t->depth = c->depth;
+    t->depth1 = c->depth + 1;
 }
 
-/* Whether the bytes at p, before end, are a key of the template's layout
- * at the template's depth (see key_template). */
-static inline bool key_template_match(const key_template *t,
+/* One whole tail block of the compare, entered at the block count. */
+#define KEY_BLOCK(i)                                                       \
+    case i + 1:                                                            \
+        diff |= (load16(tail + 16 * i) & t->tail_mask[i]) ^ t->tail[i];    \
+        __attribute__((fallthrough));
+
+/* Whether the bytes at p (0x82), before end, are a key of the template's
+ * layout at the template's depth (see key_template). */
+static inline __attribute__((always_inline)) bool
+key_template_match(const key_template *t,
                                       const unsigned char *p,
                                       const unsigned char *end,
                                       unsigned depth)
 {
-    static const unsigned char all[16] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    if (!t->len || t->depth != depth || (size_t)(end - p) < t->len)
+    if (t->depth1 != depth + 1 || (size_t)(end - p) < t->len)
         return false;
-    const unsigned char *k = t->key;
-    bytes16 diff = diff16(p, k, all) | diff16(p + 16, k + 16, all);
-    size_t tail_len = t->len - LCT__OBJECTKEY_PREFIX;
-    const unsigned char *a = p + LCT__OBJECTKEY_PREFIX;
-    const unsigned char *b = k + LCT__OBJECTKEY_PREFIX;
-    size_t i = 0;
-    for (; i + 16 <= tail_len; i += 16)
-        diff |= diff16(a + i, b + i, t->mask + i);
-    if (i < tail_len) /* the last 16, overlapping the ones before */
-        diff |= diff16(a + tail_len - 16, b + tail_len - 16,
-                       t->mask + tail_len - 16);
-    return (diff[0] | diff[1] | (uint64_t)(p[32] ^ k[32])) == 0;
+    const unsigned char *tail = p + LCT__OBJECTKEY_PREFIX;
+    bytes16 diff = (load16(p + 1) ^ t->head[0]) | (load16(p + 17) ^ t->head[1]);
+    diff |= (load16(p + t->len - 16) & t->last_mask) ^ t->last;
+    switch (t->full) {
+        KEY_BLOCK(11)
+        KEY_BLOCK(10)
+        KEY_BLOCK(9)
+        KEY_BLOCK(8)
+        KEY_BLOCK(7)
+        KEY_BLOCK(6)
+        KEY_BLOCK(5)
+        KEY_BLOCK(4)
+        KEY_BLOCK(3)
+        KEY_BLOCK(2)
+        KEY_BLOCK(1)
+        KEY_BLOCK(0)
+    default:
+        break;
+    }
+    return (diff[0] | diff[1]) == 0;
 }
+#undef KEY_BLOCK
 
 /*
  * At p (0x82), with room for two more levels at opened: the ObjectKey
@@ -180,16 +206,19 @@ typedef struct key_state {
     key_candidate cand;
 } key_state;
 
-/* The template the key at p is like (its slot's); NULL when it is not. */
+/* The template the value at p is a key like (its slot's); NULL when it
+ * is not.  The slot is picked before any compare, so a list whose keys
+ * alternate shapes costs one compare a key. */
 static inline __attribute__((always_inline)) const key_template *
-find_template(key_templates *ts,
-                                                const unsigned char *p,
-                                                const unsigned char *end,
-                                                unsigned depth)
+find_template(const key_templates *ts, const unsigned char *p,
+              const unsigned char *end, unsigned depth)
 {
-    if ((size_t)(end - p) < KEY_SLOT_BYTES)
+    if ((size_t)(end - p) < KEY_SLOT_BYTES || *p != 0x82)
         return NULL;
     const key_template *t = &ts->t[key_slot(p)];
+    /* Opaque to the optimiser, which otherwise works the slot's address
+     * out again for each block of the compare. */
+    __asm__("" : "+r"(t));
     return key_template_match(t, p, end, depth) ? t : NULL;
 }
 
@@ -203,32 +232,44 @@ static void key_templates_add(key_templates *ts, const key_candidate *c,
 }
 
 /*
- * At p (0x82, with two levels of room): a key like the template, and,
+ * From p: the keys like their slot's template at depth, at most max of
+ * them, stepped over whole; returns how many and sets *pp past them.
+ * Out of line, so the compare keeps its vectors in registers (inside
+ * the walker's loop they were spilled to the stack).
+ */
+static __attribute__((noinline)) size_t
+key_run(const key_templates *ts, const unsigned char **pp,
+        const unsigned char *end, unsigned depth, size_t max)
+{
+    const unsigned char *p = *pp;
+    size_t n = 0;
+    const key_template *t;
+    while (n < max && (t = find_template(ts, p, end, depth))) {
+        p += t->len;
+        n++;
+    }
+    *pp = p;
+    return n;
+}
+
+/*
+ * At p (0x82, with two levels of room): a key like its template, and,
  * with `run`, the values after it in its container that are too (stepped
  * over whole), or the ObjectKey opening (objectkey_step, the key becoming
  * the candidate, *flags the open payload map's: map_flag).  False when
  * neither: the token-by-token path reads it.
- * A run must not cross the args map's own keys, which must be str: there
- * the caller passes run false, so each value is judged where it sits.
+ * A run must not cross a map's keys, which must be str (args) or
+ * hashable: there the caller passes run false, so each value is judged
+ * where it sits.
  */
 static inline __attribute__((always_inline)) bool
 key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
          bool utf8, bool run, size_t *stack, unsigned *depth, size_t *rem,
          unsigned *flags, unsigned map_flag)
 {
-    const unsigned char *p = *pp;
-    const key_template *tpl = find_template(keys->tpls, p, end, *depth);
-    if (tpl) {
-        size_t left = *rem;
-        p += tpl->len;
-        while (run && left &&
-               (key_template_match(tpl, p, end, *depth) ||
-                (tpl = find_template(keys->tpls, p, end, *depth)))) {
-            p += tpl->len;
-            left--;
-        }
-        *rem = left;
-        *pp = p;
+    size_t n = key_run(keys->tpls, pp, end, *depth, run ? *rem + 1 : 1);
+    if (n) {
+        *rem -= n - 1; /* the first was counted by the caller */
         return true;
     }
     if (!objectkey_step(pp, end, utf8, stack + *depth, rem, *flags,
