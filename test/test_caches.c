@@ -23,6 +23,7 @@
 
 #include "files.h"
 #include "lct.h"
+#include "msgpack/key_templates_internal.h"
 #include "mpw.h"
 #include "oracle.h"
 #include "run.h"
@@ -635,8 +636,8 @@ static text cold_alone(const mpw *b)
     return t;
 }
 
-Test(caches, hostile_records_after_every_cache_filler_read_as_cold,
-     .timeout = 300)
+/* Every hostile shape after every filler, in both orders. */
+static void hostile_after_fillers(void)
 {
     unsigned checked = 0, hostile_skipped = 0;
     for (size_t s = 0; s < NSHAPES; s++) {
@@ -678,6 +679,70 @@ Test(caches, hostile_records_after_every_cache_filler_read_as_cold,
     /* the hostile shapes are hostile: most of them the oracle skips */
     cr_expect_geq(hostile_skipped, NSHAPES * 9, "%u skipped", hostile_skipped);
     cr_expect_eq(checked, NSHAPES * NFILLERS * NHOSTILES * 2 * NWAYS * 2);
+}
+
+/* The key compare a CPU with AVX2 takes (32 bytes at a time), and the
+ * 16-byte one every other takes: both are read the same. */
+Test(caches, hostile_records_after_every_cache_filler_read_as_cold,
+     .timeout = 300)
+{
+#if defined(__x86_64__)
+    cr_assert_eq(lct__key_run_wide(true), !!__builtin_cpu_supports("avx2"));
+#endif
+    hostile_after_fillers();
+}
+
+Test(caches, the_16_byte_key_compare_reads_them_as_cold, .timeout = 300)
+{
+    cr_assert_not(lct__key_run_wide(false));
+    hostile_after_fillers();
+    lct__key_run_wide(true);
+}
+
+/*
+ * Every byte of a key that a template compares is compared: a list whose
+ * last key has one byte made 0xc1 (reserved as a head, never in UTF-8)
+ * after a record that set the template, one byte place at a time.  Only
+ * a byte of the hash leaves the key valid; every other place must be
+ * skipped as the oracle skips it, under both compares.
+ */
+static void every_byte(bool wide)
+{
+    lct__key_run_wide(wide);
+    unsigned valid_places = 0;
+    for (size_t s = 0; s < NSHAPES; s++) {
+        const mpw_objectkey_shape *k = &key_shapes[s];
+        mpw one = {0};
+        key(&one, k, 0);
+        size_t key_len = one.len;
+        mpw_free(&one);
+        mpw fill;
+        write_body(&fill, fill_key_list, k);
+        text cold_fill = cold_alone(&fill);
+        for (size_t from_end = 1; from_end < key_len; from_end++) {
+            mpw bad = {0};
+            key_list_patched(&bad, k, from_end, 0xc1);
+            text cold_bad = cold_alone(&bad);
+            valid_places += oracle_record_ok(bad.buf, bad.len);
+            char what[160];
+            snprintf(what, sizeof what, "%s, shape %zu: byte %zu of %zu",
+                     wide ? "32-byte" : "16-byte", s, key_len - from_end,
+                     key_len);
+            check_pair(&fill, &bad, &cold_fill, &cold_bad, what);
+            mpw_free(&bad);
+            free(cold_bad.buf);
+        }
+        mpw_free(&fill);
+        free(cold_fill.buf);
+    }
+    cr_expect_eq(valid_places, NSHAPES * 32, "only the hash's 32 bytes");
+    lct__key_run_wide(true);
+}
+
+Test(caches, every_byte_a_template_holds_is_compared, .timeout = 300)
+{
+    every_byte(true);
+    every_byte(false);
 }
 
 /* MARK: the lct tool */

@@ -2,7 +2,8 @@
  * key_templates_internal.h - the walker's key templates (msgpack.c's
  * only): a key like one walked whole before is stepped over by comparing
  * it with that one's bytes, and the codec's ObjectKey opening as one
- * unit.  Inline functions for the walker's hot path; the templates'
+ * unit.  The types and the walker's inline steps are here; making a
+ * template and the compares are key_templates.c's; the templates'
  * storage (per thread and walk mode) is msgpack.c's.
  */
 #ifndef LCT_KEY_TEMPLATES_INTERNAL_H
@@ -38,127 +39,69 @@ typedef struct key_candidate {
     size_t rank_at, group_at; /* tail offsets of the two fixints, or 0 */
 } key_candidate;
 
-/* 16 bytes as one vector (GNU C, like the range initialisers above): one
- * SSE2 register on x86-64, two words where there is no vector unit. */
+/* 16 bytes as one vector (GNU C, like the range initialisers in
+ * msgpack.c): one SSE2 register on x86-64, two words where there is no
+ * vector unit. */
 typedef uint64_t bytes16 __attribute__((vector_size(16)));
 
-/* The template's bytes are kept as the compare reads them, 16 at a time:
- * the codec's opening less its first byte (the caller has seen the 0x82),
- * then the tail after the hash in whole blocks and a last block ending
- * with the key (overlapping the one before it when the tail is not a
- * multiple of 16), each with its mask.  The blocks' places are fixed
- * but for the last, so the compare is a straight run of loads with
- * constant offsets, entered at the template's block count. */
+/* A template is the key's bytes masked and the mask: 0 over the hash,
+ * 0x80 at the rank and group (whose high bit must stay clear), 0xff
+ * elsewhere.  Both are stored one place on, byte j at [j + 15], so that
+ * the blocks the 16-byte compare reads (bytes 1, 17, then 65 + 16 i:
+ * the codec's opening less the 0x82 the caller has seen, and the tail
+ * after the hash) sit on 16-byte boundaries, where an SSE2 instruction
+ * can take them as operands. */
+#define KEY_MAX (LCT__OBJECTKEY_PREFIX + KEY_TAIL_MAX)
+#define KEY_STORE_AT 15
 typedef struct key_template {
     unsigned depth1; /* the key's depth plus 1; 0: none yet */
-    unsigned full;  /* whole tail blocks */
+    unsigned full;   /* whole 16-byte tail blocks */
+    unsigned full32; /* whole 32-byte tail blocks */
     size_t len;
-    bytes16 head[2];
-    bytes16 tail[KEY_TAIL_BLOCKS], tail_mask[KEY_TAIL_BLOCKS];
-    bytes16 last, last_mask;
+    _Alignas(32) unsigned char key[KEY_STORE_AT + KEY_MAX];
+    _Alignas(32) unsigned char mask[KEY_STORE_AT + KEY_MAX];
 } key_template;
 
 /* Several templates, for traces whose keys mix shapes (salted and not,
- * several models): a key's slot is chosen by bytes that tell the shapes
- * apart (its payload's pair count and the model name's str head and
- * length, which sit at fixed places after the codec's opening), so each
- * shape keeps its own and a key is compared with one. */
-#define KEY_TEMPLATES 8
+ * several models) and sit at several depths (a flat list, a request
+ * spec's): a key's slot is chosen by its depth and the bytes that tell
+ * the shapes apart (its payload's pair count and the model name's str
+ * head and length, which sit at fixed places after the codec's
+ * opening), so each keeps its own and a key is compared with one. */
+#define KEY_TEMPLATES 16
 #define KEY_SLOT_BYTES (LCT__OBJECTKEY_PREFIX + 13)
 typedef struct key_templates {
     key_template t[KEY_TEMPLATES];
 } key_templates;
 
-/* The slot of the key at p, which has KEY_SLOT_BYTES bytes. */
-static inline unsigned key_slot(const unsigned char *p)
+/* The slot of the key at p, which has KEY_SLOT_BYTES bytes, at depth. */
+static inline unsigned key_slot(const unsigned char *p, unsigned depth)
 {
     const unsigned char *q = p + LCT__OBJECTKEY_PREFIX;
-    return (p[19] ^ (unsigned)q[11] * 3u ^ (unsigned)q[12] * 5u) %
+    return (p[19] ^ (unsigned)q[11] * 3u ^ (unsigned)q[12] * 5u ^
+            depth * 9u) %
            KEY_TEMPLATES;
 }
+
+/* The candidate's key, walked whole, ends at after: it becomes *t, or
+ * *t is emptied when it is not a key a template can hold. */
+void lct__key_template_set(key_template *t, const key_candidate *c,
+                           const unsigned char *after);
+
+/* From *pp: the keys like their slot's template at depth, at most max of
+ * them, stepped over whole; returns how many and sets *pp past them. */
+size_t lct__key_run(const key_templates *ts, const unsigned char **pp,
+                    const unsigned char *end, unsigned depth, size_t max);
+
+/* Whether lct__key_run may take the 32-byte compare where the CPU has
+ * AVX2 (by default it does), so that tests run both; returns whether it
+ * now will. */
+bool lct__key_run_wide(bool allow);
 
 /* A stack entry of the walker: a container's count shifted over its
  * flags (WALK_IS_MAP, WALK_IN_KEY below). */
 #define WALK_FLAG_BITS 2
 #define WALK_FLAG_MASK 3u
-
-
-static inline bytes16 load16(const unsigned char *p)
-{
-    bytes16 v;
-    memcpy(&v, p, 16);
-    return v;
-}
-
-/* The candidate's key, walked whole, ends at after. */
-static void key_template_set(key_template *t, const key_candidate *c,
-                             const unsigned char *after)
-{
-    size_t tail_len = (size_t)(after - (c->key + LCT__OBJECTKEY_PREFIX));
-    /* Compared 16 bytes at a time: a tail (none, or the model name's
-     * pair and more) shorter than that is left to objectkey_step. */
-    if (tail_len > KEY_TAIL_MAX || tail_len < 16) {
-        t->depth1 = 0;
-        return;
-    }
-    unsigned char mask[KEY_TAIL_MAX];
-    memset(mask, 0xff, tail_len);
-    if (c->rank_at)
-        mask[c->rank_at] = 0x80;
-    if (c->group_at)
-        mask[c->group_at] = 0x80;
-    const unsigned char *tail = c->key + LCT__OBJECTKEY_PREFIX;
-    t->head[0] = load16(c->key + 1);
-    t->head[1] = load16(c->key + 17);
-    t->full = (unsigned)(tail_len / 16);
-    for (unsigned i = 0; i < t->full; i++) {
-        t->tail_mask[i] = load16(mask + 16 * i);
-        t->tail[i] = load16(tail + 16 * i) & t->tail_mask[i];
-    }
-    t->last_mask = load16(mask + tail_len - 16);
-    t->last = load16(tail + tail_len - 16) & t->last_mask;
-    t->len = (size_t)(after - c->key);
-    t->depth1 = c->depth + 1;
-}
-
-/* One whole tail block of the compare, entered at the block count. */
-#define KEY_BLOCK(i)                                                       \
-    case i + 1:                                                            \
-        diff |= (load16(tail + 16 * i) & t->tail_mask[i]) ^ t->tail[i];    \
-        __attribute__((fallthrough));
-
-/* Whether the bytes at p (0x82), before end, are a key of the template's
- * layout at the template's depth (see key_template). */
-static inline __attribute__((always_inline)) bool
-key_template_match(const key_template *t,
-                                      const unsigned char *p,
-                                      const unsigned char *end,
-                                      unsigned depth)
-{
-    if (t->depth1 != depth + 1 || (size_t)(end - p) < t->len)
-        return false;
-    const unsigned char *tail = p + LCT__OBJECTKEY_PREFIX;
-    bytes16 diff = (load16(p + 1) ^ t->head[0]) | (load16(p + 17) ^ t->head[1]);
-    diff |= (load16(p + t->len - 16) & t->last_mask) ^ t->last;
-    switch (t->full) {
-        KEY_BLOCK(11)
-        KEY_BLOCK(10)
-        KEY_BLOCK(9)
-        KEY_BLOCK(8)
-        KEY_BLOCK(7)
-        KEY_BLOCK(6)
-        KEY_BLOCK(5)
-        KEY_BLOCK(4)
-        KEY_BLOCK(3)
-        KEY_BLOCK(2)
-        KEY_BLOCK(1)
-        KEY_BLOCK(0)
-    default:
-        break;
-    }
-    return (diff[0] | diff[1]) == 0;
-}
-#undef KEY_BLOCK
 
 /*
  * At p (0x82), with room for two more levels at opened: the ObjectKey
@@ -206,50 +149,13 @@ typedef struct key_state {
     key_candidate cand;
 } key_state;
 
-/* The template the value at p is a key like (its slot's); NULL when it
- * is not.  The slot is picked before any compare, so a list whose keys
- * alternate shapes costs one compare a key. */
-static inline __attribute__((always_inline)) const key_template *
-find_template(const key_templates *ts, const unsigned char *p,
-              const unsigned char *end, unsigned depth)
-{
-    if ((size_t)(end - p) < KEY_SLOT_BYTES || *p != 0x82)
-        return NULL;
-    const key_template *t = &ts->t[key_slot(p)];
-    /* Opaque to the optimiser, which otherwise works the slot's address
-     * out again for each block of the compare. */
-    __asm__("" : "+r"(t));
-    return key_template_match(t, p, end, depth) ? t : NULL;
-}
-
 /* The candidate, walked whole (its map closed at after), becomes its
  * slot's template (a template's key is longer than KEY_SLOT_BYTES). */
-static void key_templates_add(key_templates *ts, const key_candidate *c,
+static inline void key_templates_add(key_templates *ts, const key_candidate *c,
                               const unsigned char *after)
 {
     if ((size_t)(after - c->key) >= KEY_SLOT_BYTES)
-        key_template_set(&ts->t[key_slot(c->key)], c, after);
-}
-
-/*
- * From p: the keys like their slot's template at depth, at most max of
- * them, stepped over whole; returns how many and sets *pp past them.
- * Out of line, so the compare keeps its vectors in registers (inside
- * the walker's loop they were spilled to the stack).
- */
-static __attribute__((noinline)) size_t
-key_run(const key_templates *ts, const unsigned char **pp,
-        const unsigned char *end, unsigned depth, size_t max)
-{
-    const unsigned char *p = *pp;
-    size_t n = 0;
-    const key_template *t;
-    while (n < max && (t = find_template(ts, p, end, depth))) {
-        p += t->len;
-        n++;
-    }
-    *pp = p;
-    return n;
+        lct__key_template_set(&ts->t[key_slot(c->key, c->depth)], c, after);
 }
 
 /*
@@ -267,7 +173,7 @@ key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
          bool utf8, bool run, size_t *stack, unsigned *depth, size_t *rem,
          unsigned *flags, unsigned map_flag)
 {
-    size_t n = key_run(keys->tpls, pp, end, *depth, run ? *rem + 1 : 1);
+    size_t n = lct__key_run(keys->tpls, pp, end, *depth, run ? *rem + 1 : 1);
     if (n) {
         *rem -= n - 1; /* the first was counted by the caller */
         return true;

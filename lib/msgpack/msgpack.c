@@ -236,8 +236,17 @@ static inline __attribute__((always_inline)) int walk_sized(const unsigned char 
     }
 }
 
-/* One per walk mode (the modes are bits below 16). */
-static _Thread_local key_templates last_keys[16];
+/* One set per walk mode that can judge a key's bytes otherwise: by
+ * UTF-8, timestamps and hashable map keys.  LCT__WALK_STR_KEYS only
+ * judges the top map's keys, at depth 1, and a key a template holds sits
+ * at depth 1 or below with its bytes deeper. */
+static _Thread_local key_templates last_keys[8];
+
+static inline key_templates *templates_for(unsigned mode)
+{
+    return &last_keys[(mode & (LCT__WALK_UTF8 | LCT__WALK_TIMESTAMP)) |
+                      (mode & LCT__WALK_HASHABLE_KEYS ? 4u : 0u)];
+}
 
 /* A fixstr at *pp, whose first byte is b: stepped over (NULL), or the
  * phrase for why not, *pp then past its head. */
@@ -331,7 +340,7 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
     const unsigned map_flag =
         (mode & LCT__WALK_HASHABLE_KEYS) ? WALK_IS_MAP : 0;
     const char *fault = "malformed value";
-    key_state keys = {.tpls = &last_keys[mode & 15], .cand = {.key = NULL}};
+    key_state keys = {.tpls = templates_for(mode), .cand = {.key = NULL}};
 
     if (str_keys && (p >= end || lct__mp_hints[*p].type != LCT_TYPE_MAP))
         WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");

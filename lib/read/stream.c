@@ -38,7 +38,9 @@
  * before anything was read, so that no arithmetic is done on NULL). */
 static const unsigned char *at_start(const lct__source *s)
 {
-    static const unsigned char nothing[1];
+    /* as long as a prefix, which is all the compiler cannot rule out
+     * being read from here (have() is 0 then) */
+    static const unsigned char nothing[LCT__PREFIX_SIZE + DOOMED_KEEP];
     return s->buf ? s->buf + s->start : nothing;
 }
 
@@ -144,9 +146,9 @@ static bool make_room(lct__source *s)
     return true;
 }
 
-/* Make the buffer hold `want` bytes of the current frame: 1 done, 0 the
- * input ended first, -1 read error or out of memory. */
-static int fill_to(lct__source *s, size_t want, bool follow)
+/* fill_to's reading part, out of line: most frames are in the buffer. */
+static __attribute__((noinline)) int fill_more(lct__source *s, size_t want,
+                                               bool follow)
 {
     while (have(s) < want) {
         if (s->eof && !follow)
@@ -166,6 +168,13 @@ static int fill_to(lct__source *s, size_t want, bool follow)
         s->fill += (size_t)got;
     }
     return 1;
+}
+
+/* Make the buffer hold `want` bytes of the current frame: 1 done, 0 the
+ * input ended first, -1 read error or out of memory. */
+static inline int fill_to(lct__source *s, size_t want, bool follow)
+{
+    return have(s) >= want ? 1 : fill_more(s, want, follow);
 }
 
 /* Read and drop n input bytes (the rest of a doomed body): 1 done, 0 the

@@ -1,0 +1,242 @@
+/*
+ * key_templates.c - making a key template and stepping over the keys like
+ * one (the walker's key runs; see key_templates_internal.h for the rule a
+ * template stands for).  Two compares of the same bytes under the same
+ * masks: 16 bytes at a time (SSE2, or plain words), and 32 at a time on
+ * x86-64 CPUs with AVX2, chosen once per process.
+ */
+#include "msgpack/key_templates_internal.h"
+
+#include <stdbool.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+static inline bytes16 load16(const unsigned char *p)
+{
+    bytes16 v;
+    memcpy(&v, p, 16);
+    return v;
+}
+
+/* Whether all 16 bytes are zero: a byte compare and its bit mask on
+ * SSE2 (three instructions, where the two halves' or takes five). */
+static inline bool bytes16_zero(bytes16 v)
+{
+#ifdef __SSE2__
+    return _mm_movemask_epi8(_mm_cmpeq_epi8((__m128i)v, _mm_setzero_si128())) ==
+           0xffff;
+#else
+    return (v[0] | v[1]) == 0;
+#endif
+}
+
+/* 16 bytes of a template's store, on a 16-byte boundary. */
+static inline bytes16 stored16(const unsigned char *p)
+{
+    return load16(__builtin_assume_aligned(p, 16));
+}
+
+void lct__key_template_set(key_template *t, const key_candidate *c,
+                           const unsigned char *after)
+{
+    size_t tail_len = (size_t)(after - (c->key + LCT__OBJECTKEY_PREFIX));
+    /* Compared 16 bytes at a time: a tail (none, or the model name's
+     * pair and more) shorter than that is left to objectkey_step. */
+    if (tail_len > KEY_TAIL_MAX || tail_len < 16) {
+        t->depth1 = 0;
+        return;
+    }
+    size_t len = (size_t)(after - c->key);
+    unsigned char *mask = t->mask + KEY_STORE_AT;
+    unsigned char *key = t->key + KEY_STORE_AT;
+    memset(mask, 0xff, len);
+    memset(mask + LCT__OBJECTKEY_PREFIX - 32, 0, 32); /* the hash */
+    if (c->rank_at)
+        mask[LCT__OBJECTKEY_PREFIX + c->rank_at] = 0x80;
+    if (c->group_at)
+        mask[LCT__OBJECTKEY_PREFIX + c->group_at] = 0x80;
+    memcpy(key, c->key, len);
+    for (size_t i = 0; i < len; i += 16) { /* the store has room past len */
+        bytes16 k = load16(key + i) & load16(mask + i);
+        memcpy(key + i, &k, 16);
+    }
+    t->full = (unsigned)(tail_len / 16);
+    t->full32 = (unsigned)(tail_len / 32);
+    t->len = len;
+    t->depth1 = c->depth + 1;
+}
+
+/* The template in p's slot, when p (before end) can hold one of its
+ * length and it is at the template's depth; the 0x82 is checked here for
+ * the keys after a run's first. */
+static inline __attribute__((always_inline)) const key_template *
+slot_template(const key_templates *ts, const unsigned char *p,
+              const unsigned char *end, unsigned depth1)
+{
+    if ((size_t)(end - p) < KEY_SLOT_BYTES || *p != 0x82)
+        return NULL;
+    const key_template *t = &ts->t[key_slot(p, depth1 - 1)];
+    /* Opaque to the optimiser, which otherwise works the slot's address
+     * out again for each block of the compare. */
+    __asm__("" : "+r"(t));
+    if (t->depth1 != depth1 || (size_t)(end - p) < t->len)
+        return NULL;
+    return t;
+}
+
+/* The 16 bytes at key offset at, in p and the template (at + 15 is a
+ * multiple of 16 for the blocks below but the last). */
+#define DIFF16(at)                                                         \
+    ((load16(p + (at)) & stored16(t->mask + KEY_STORE_AT + (at))) ^        \
+     stored16(t->key + KEY_STORE_AT + (at)))
+
+/* One whole 16-byte tail block of the compare, entered at the count. */
+#define BLOCK16(i)                                                         \
+    case i + 1:                                                            \
+        diff |= DIFF16(LCT__OBJECTKEY_PREFIX + 16 * i);                    \
+        __attribute__((fallthrough));
+
+static inline __attribute__((always_inline)) bool
+match16(const key_template *t, const unsigned char *p)
+{
+    const unsigned char *k = t->key + KEY_STORE_AT, *m = t->mask + KEY_STORE_AT;
+    size_t last = t->len - 16;
+    bytes16 diff = (load16(p + 1) ^ stored16(k + 1)) |
+                   (load16(p + 17) ^ stored16(k + 17)) |
+                   ((load16(p + last) & load16(m + last)) ^ load16(k + last));
+    switch (t->full) {
+        BLOCK16(11)
+        BLOCK16(10)
+        BLOCK16(9)
+        BLOCK16(8)
+        BLOCK16(7)
+        BLOCK16(6)
+        BLOCK16(5)
+        BLOCK16(4)
+        BLOCK16(3)
+        BLOCK16(2)
+        BLOCK16(1)
+        BLOCK16(0)
+    default:
+        break;
+    }
+    return bytes16_zero(diff);
+}
+#undef BLOCK16
+#undef DIFF16
+
+/*
+ * The run: each key is compared first with the template the key before
+ * it matched (in a list that is nearly always the one), then with its
+ * slot's.  Any template that matches proves the key valid, so which one
+ * is tried first changes the cost, never the answer.  Out of line, so the
+ * compare keeps its vectors in registers (inside the walker's loop they
+ * were spilled to the stack).
+ */
+#define KEY_RUN(match)                                                     \
+    const unsigned char *p = *pp;                                          \
+    size_t n = 0;                                                          \
+    const key_template *t = NULL;                                          \
+    while (n < max) {                                                      \
+        if (!t || (size_t)(end - p) < t->len || *p != 0x82 ||             \
+            !match(t, p)) {                                                \
+            const key_template *s = slot_template(ts, p, end, depth + 1);  \
+            if (!s || s == t || !match(s, p))                              \
+                break;                                                     \
+            t = s;                                                         \
+        }                                                                  \
+        p += t->len;                                                       \
+        n++;                                                               \
+    }                                                                      \
+    *pp = p;                                                               \
+    return n;
+
+static __attribute__((noinline)) size_t
+run16(const key_templates *ts, const unsigned char **pp,
+      const unsigned char *end, unsigned depth, size_t max)
+{
+    KEY_RUN(match16)
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(LCT_NO_WIDE)
+#define HAVE_WIDE 1
+#include <immintrin.h>
+typedef uint64_t bytes32 __attribute__((vector_size(32)));
+
+/* VEX instructions take unaligned memory operands, so the key and mask
+ * are read where they sit. */
+static inline __attribute__((always_inline, target("avx2"))) bytes32
+load32(const unsigned char *p)
+{
+    bytes32 v;
+    memcpy(&v, p, 32);
+    return v;
+}
+
+#define DIFF32(at)                                                         \
+    ((load32(p + (at)) & load32(m + (at))) ^ load32(k + (at)))
+#define BLOCK32(i)                                                         \
+    case i + 1:                                                            \
+        diff |= DIFF32(LCT__OBJECTKEY_PREFIX + 32 * i);                    \
+        __attribute__((fallthrough));
+
+static inline __attribute__((always_inline, target("avx2"))) bool
+match32(const key_template *t, const unsigned char *p)
+{
+    /* the opening less its first byte, and the last 32 bytes of the key
+     * (reaching back into the hash when the tail is short: masked) */
+    const unsigned char *k = t->key + KEY_STORE_AT, *m = t->mask + KEY_STORE_AT;
+    bytes32 diff = (load32(p + 1) ^ load32(k + 1)) | DIFF32(t->len - 32);
+    switch (t->full32) {
+        BLOCK32(5)
+        BLOCK32(4)
+        BLOCK32(3)
+        BLOCK32(2)
+        BLOCK32(1)
+        BLOCK32(0)
+    default:
+        break;
+    }
+    return _mm256_testz_si256((__m256i)diff, (__m256i)diff);
+}
+#undef BLOCK32
+#undef DIFF32
+
+static __attribute__((noinline, target("avx2"))) size_t
+run32(const key_templates *ts, const unsigned char **pp,
+      const unsigned char *end, unsigned depth, size_t max)
+{
+    KEY_RUN(match32)
+}
+#undef KEY_RUN
+
+/* -1: not yet asked; set once, the same for every thread. */
+static int wide = -1;
+#endif
+
+bool lct__key_run_wide(bool allow)
+{
+#ifdef HAVE_WIDE
+    int now = allow && __builtin_cpu_supports("avx2");
+    __atomic_store_n(&wide, now, __ATOMIC_RELAXED);
+    return now;
+#else
+    (void)allow;
+    return false;
+#endif
+}
+
+size_t lct__key_run(const key_templates *ts, const unsigned char **pp,
+                    const unsigned char *end, unsigned depth, size_t max)
+{
+#ifdef HAVE_WIDE
+    int w = __atomic_load_n(&wide, __ATOMIC_RELAXED);
+    if (w < 0)
+        w = lct__key_run_wide(true);
+    if (w)
+        return run32(ts, pp, end, depth, max);
+#endif
+    return run16(ts, pp, end, depth, max);
+}
