@@ -526,14 +526,18 @@ static inline bool skip_small(const unsigned char *p, const unsigned char *end,
     return false;
 }
 
-/* The last layout_desc this thread sized, by its bytes: a trace's calls
- * mostly share one layout, and decoding it cost more than walking the
- * call's keys. */
+/* The last few layout_descs this thread sized, by their bytes: a
+ * trace's calls share a layout or a few (a fleet's models), and decoding
+ * one cost more than walking the call's keys. */
+enum { LAYOUT_SLOTS = 4 };
 static _Thread_local struct {
-    unsigned char bytes[256];
-    size_t len; /* 0: none; else exactly one whole value's bytes */
-    uint64_t layout_bytes;
-} last_layout;
+    struct {
+        unsigned char bytes[256];
+        size_t len; /* 0: none; else exactly one whole value's bytes */
+        uint64_t layout_bytes;
+    } slot[LAYOUT_SLOTS];
+    unsigned next; /* the slot the next one replaces */
+} last_layouts;
 
 /* Whether v is exactly the len bytes at known (len 0: nothing known). */
 static inline bool same_bytes(lct_value v, const unsigned char *known,
@@ -579,7 +583,7 @@ static inline bool starts_with(const unsigned char *p, const unsigned char *end,
 
 /* Step over the value at p: a small one, an enum member in the
  * encoder's form ({"__t__": fixstr, "v": small}: a call's policy and
- * mode), the last layout sized or a value walked lately (a msgpack value
+ * mode), a layout sized lately or a value walked lately (a msgpack value
  * ends where its own bytes say, so bytes that begin with a whole value's
  * are that value), else as the walker steps, remembering it; false when
  * it is malformed. */
@@ -588,10 +592,12 @@ static inline bool skip_value(const unsigned char *p, const unsigned char *end,
 {
     if (skip_small(p, end, after))
         return true;
-    if (starts_with(p, end, last_layout.bytes, last_layout.len)) {
-        *after = p + last_layout.len;
-        return true;
-    }
+    for (unsigned i = 0; i < LAYOUT_SLOTS; i++)
+        if (starts_with(p, end, last_layouts.slot[i].bytes,
+                        last_layouts.slot[i].len)) {
+            *after = p + last_layouts.slot[i].len;
+            return true;
+        }
     if (end - p >= 11 && p[0] == 0x82 && memcmp(p + 1, "\xa5__t__", 6) == 0 &&
         (p[7] & 0xe0) == 0xa0) {
         size_t at = 8 + (p[7] & 0x1fu);
@@ -1127,18 +1133,24 @@ static bool usual_key(lct_iter *it, lct_object_key *key)
  * cannot be sized), remembered by its bytes for the next call. */
 static bool layout_value_bytes(lct_value v, uint64_t *bytes)
 {
-    if (same_bytes(v, last_layout.bytes, last_layout.len)) {
-        *bytes = last_layout.layout_bytes;
-        return true;
-    }
+    for (unsigned i = 0; i < LAYOUT_SLOTS; i++)
+        if (same_bytes(v, last_layouts.slot[i].bytes,
+                       last_layouts.slot[i].len)) {
+            *bytes = last_layouts.slot[i].layout_bytes;
+            return true;
+        }
     lct_layout_desc layout;
     if (lct_layout_desc_get(v, &layout, NULL) != LCT_OK)
         return false;
     if (lct_layout_bytes(&layout, bytes, NULL) != LCT_OK)
         *bytes = 0; /* present but not sizable: unknown */
-    if (keep_whole(v, last_layout.bytes, sizeof last_layout.bytes,
-                   &last_layout.len))
-        last_layout.layout_bytes = *bytes;
+    unsigned i = last_layouts.next;
+    if (keep_whole(v, last_layouts.slot[i].bytes,
+                   sizeof last_layouts.slot[i].bytes,
+                   &last_layouts.slot[i].len)) {
+        last_layouts.slot[i].layout_bytes = *bytes;
+        last_layouts.next = (i + 1) % LAYOUT_SLOTS;
+    }
     return true;
 }
 
