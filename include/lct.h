@@ -492,7 +492,17 @@ enum {
      * without this flag under LCT_FOLLOW and LCT_POPULATE; LCT_NO_MMAP and
      * LCT_STREAM go first.
      */
-    LCT_ONE_PASS = 1u << 6
+    LCT_ONE_PASS = 1u << 6,
+    /**
+     * The caller reads each record's keys (lct_key_iter_init) after
+     * lct_next() in the same thread: the walk that validates a record
+     * hands over its first list of ObjectKeys when the list is the
+     * encoder's usual form with all its keys alike, so the key iterator
+     * does not walk it again.  Only the last record a thread decoded is
+     * handed over; any other record's keys are found by the iterator's
+     * own walk.  The keys are the same with or without the flag.
+     */
+    LCT_KEYS = 1u << 7
 };
 
 /** The trace schema versions this library reads. */

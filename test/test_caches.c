@@ -13,6 +13,7 @@
  * and its keys must be the same.
  */
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -320,6 +321,21 @@ static void valid_layout_other(mpw *w, const mpw_objectkey_shape *k)
     mpw_layout_desc(w, 64);
 }
 
+/* A list whose last key has a model of its own: the keys before it are
+ * like a template, the list as a whole is not. */
+static void valid_list_other_last(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 1);
+    mpw_str(w, "keys");
+    mpw_array(w, 3);
+    key(w, k, 0);
+    key(w, k, 1);
+    mpw_objectkey_shape other = *k;
+    other.model = "other/Model-of-its-own";
+    key(w, &other, 2);
+}
+
 static void valid_key_values(mpw *w, const mpw_objectkey_shape *k)
 {
     mpw_record_begin(w, 0.2, 1.2, "h");
@@ -350,6 +366,8 @@ static const struct {
     {"a layout cut short", hostile_layout_cut},
     {"valid: another layout", valid_layout_other},
     {"valid: keys as args values", valid_key_values},
+    {"valid: a list whose last key is another model's",
+     valid_list_other_last},
     {"valid: a key list", fill_key_list},
     {"valid: a request spec", fill_spec},
 };
@@ -412,10 +430,16 @@ static void describe_record(const lct_record *rec, text *t)
     text_printf(t, "\n");
 }
 
-/* What reading the file at path gives, one way. */
-enum way { MAPPED, STREAM, NO_MMAP, BUFFER, PIPE, SCAN, NWAYS };
+/* The ways to read a file.  The _KEYS ways open with LCT_KEYS: the keys
+ * printed are the ones the validating walk handed over, where it did;
+ * the cold read's are found by the key layer's own walk. */
+enum way {
+    MAPPED, STREAM, NO_MMAP, BUFFER, PIPE, SCAN,
+    MAPPED_KEYS, STREAM_KEYS, SCAN_KEYS, NWAYS
+};
 static const char *way_names[] = {"mapped", "stream", "no-mmap", "buffer",
-                                  "pipe", "scan -j 2"};
+                                  "pipe", "scan -j 2", "mapped, LCT_KEYS",
+                                  "stream, LCT_KEYS", "scan -j 2, LCT_KEYS"};
 
 typedef struct scan_state {
     text t;
@@ -449,6 +473,7 @@ static void *feed_pipe(void *arg)
     return NULL;
 }
 
+/* What reading the file at path gives, one way. */
 static void read_one_way(const char *path, enum way way, text *out)
 {
     lct_reader *r = NULL;
@@ -473,15 +498,18 @@ static void read_one_way(const char *path, enum way way, text *out)
         cr_assert_not_null(data);
         st = lct_open_buffer(data, len, "buffer", LCT_QUIET, &r, &err);
     } else {
-        unsigned flags = LCT_QUIET | (way == STREAM   ? LCT_STREAM
-                                      : way == NO_MMAP ? LCT_NO_MMAP
-                                                       : 0);
+        unsigned flags =
+            LCT_QUIET |
+            (way == STREAM || way == STREAM_KEYS ? LCT_STREAM
+             : way == NO_MMAP                    ? LCT_NO_MMAP
+                                                 : 0) |
+            (way >= MAPPED_KEYS ? LCT_KEYS : 0);
         st = lct_open(path, flags, &r, &err);
     }
     text_printf(out, "open %d\n", st);
     if (st == LCT_OK) {
         lct_stats stats;
-        if (way == SCAN) {
+        if (way == SCAN || way == SCAN_KEYS) {
             scan_state states[2] = {{{0}}, {{0}}};
             void *ptrs[2] = {&states[0], &states[1]};
             lct_scan scan = {.threads = 2, .on_record = scan_record,
@@ -745,6 +773,89 @@ Test(caches, every_byte_a_template_holds_is_compared, .timeout = 300)
     every_byte(false);
 }
 
+/* The keys of rec, as describe_record prints them. */
+static char *keys_of(const lct_record *rec)
+{
+    text t = {0};
+    describe_record(rec, &t);
+    t.buf[t.len - 1] = '\0'; /* as record_lines gives them */
+    return t.buf;
+}
+
+/*
+ * The keys a walk hands over are the last record's, in this thread: a
+ * record read before them, a record of another reader, and a record read
+ * without validation (LCT_LAZY) in a buffer where a handed-over list
+ * once was, are each given their own keys.
+ */
+/* Two keys, then more bytes than a longer list would take. */
+static void two_keys_then_text(mpw *w, const mpw_objectkey_shape *k)
+{
+    char text[400];
+    memset(text, 'x', sizeof text - 1);
+    text[sizeof text - 1] = '\0';
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 2);
+    mpw_str(w, "keys");
+    mpw_array(w, 2);
+    key(w, k, 5);
+    key(w, k, 6);
+    mpw_str(w, "note");
+    mpw_str(w, text);
+}
+
+Test(caches, handed_over_keys_are_only_the_last_records, .timeout = 60)
+{
+    mpw a, b;
+    write_body(&a, fill_key_list, &key_shapes[0]);
+    write_body(&b, two_keys_then_text, &key_shapes[0]);
+    const mpw *two[2] = {&a, &b};
+    uint64_t off[2], yoff[2];
+    char *x = trace_of(two, 2, off);
+    const mpw *other[2] = {&b, &a};
+    char *y = trace_of(other, 2, yoff);
+    text cold_x = read_cold(x), cold_y = read_cold(y);
+
+    /* two mapped readers, records kept while the other reads */
+    lct_reader *rx, *ry;
+    lct_error err;
+    cr_assert_eq(lct_open(x, LCT_QUIET | LCT_KEYS, &rx, &err), LCT_OK);
+    cr_assert_eq(lct_open(y, LCT_QUIET | LCT_KEYS, &ry, &err), LCT_OK);
+    lct_record r1, r2, r3;
+    cr_assert_eq(lct_next(rx, &r1), 1);
+    cr_assert_eq(lct_next(ry, &r2), 1);
+    cr_assert_eq(lct_next(rx, &r3), 1);
+    char *k1 = keys_of(&r1), *k2 = keys_of(&r2), *k3 = keys_of(&r3);
+    char *w1 = record_lines(&cold_x, off[0]), *w3 = record_lines(&cold_x, off[1]);
+    char *w2 = record_lines(&cold_y, yoff[0]);
+    cr_expect_str_eq(k1, w1);
+    cr_expect_str_eq(k2, w2);
+    cr_expect_str_eq(k3, w3);
+    free(k1), free(k2), free(k3), free(w1), free(w2), free(w3);
+    lct_close(rx);
+    lct_close(ry);
+
+    /* a streamed reader's buffer, freed, and a lazy one's in its place */
+    for (int round = 0; round < 4; round++) {
+        lct_reader *s;
+        cr_assert_eq(lct_open(x, LCT_QUIET | LCT_KEYS | LCT_STREAM, &s, &err),
+                     LCT_OK);
+        cr_assert_eq(lct_next(s, &r1), 1);
+        lct_close(s);
+        cr_assert_eq(lct_open(y, LCT_QUIET | LCT_LAZY | LCT_STREAM, &s, &err),
+                     LCT_OK);
+        cr_assert_eq(lct_next(s, &r2), 1);
+        k2 = keys_of(&r2);
+        w2 = record_lines(&cold_y, yoff[0]);
+        cr_expect_str_eq(k2, w2, "round %d", round);
+        free(k2), free(w2);
+        lct_close(s);
+    }
+    unlink(x), unlink(y), free(x), free(y);
+    free(cold_x.buf), free(cold_y.buf);
+    mpw_free(&a), mpw_free(&b);
+}
+
 /* MARK: the lct tool */
 
 /* Every record line of `lct dump` for the file, offsets left out. */
@@ -776,71 +887,86 @@ static char *dump_records(const char *const *argv, const char *stdin_path,
  * is the one that fills them.  check's exit status and dump's records
  * through the mapping, the stream, two threads and a pipe.
  */
-Test(caches, the_tool_reads_hostile_records_after_fillers_as_alone,
-     .timeout = 300)
+static void tool_pairs(size_t s)
 {
     static const char *modes[][3] = {{"--mmap", NULL, NULL},
                                      {"--stream", NULL, NULL},
                                      {"-j", "2", NULL},
                                      {"-", NULL, NULL}};
     unsigned runs = 0;
-    for (size_t s = 0; s < NSHAPES; s++) {
-        const mpw_objectkey_shape *k = &key_shapes[s];
-        for (size_t f = 0; f < NFILLERS; f++)
-            for (size_t h = 0; h < NHOSTILES; h++) {
-                mpw a, b;
-                write_body(&a, fillers[f].write, k);
-                write_body(&b, hostiles[h].write, k);
-                const mpw *alone[1] = {&b}, *pairs[2][2] = {{&a, &b},
-                                                          {&b, &a}};
-                uint64_t off[2];
-                char *single = trace_of(alone, 1, off);
-                const char *argv1[] = {LCT_TOOL, "dump", "-q", single, NULL};
-                int st;
-                char *want_b = dump_records(argv1, NULL, &st);
-                bool ok = oracle_record_ok(b.buf, b.len);
-                cr_expect_eq(st, ok ? 0 : 3);
-                for (int order = 0; order < 2; order++) {
-                    char *path = trace_of(pairs[order], 2, off);
-                    for (size_t m = 0; m < 4; m++) {
-                        bool piped = strcmp(modes[m][0], "-") == 0;
-                        const char *argv[8] = {LCT_TOOL, "dump", "-q"};
-                        size_t n = 3;
-                        for (size_t i = 0; i < 2 && modes[m][i]; i++)
-                            if (!piped)
-                                argv[n++] = modes[m][i];
-                        argv[n++] = piped ? "-" : path;
-                        argv[n] = NULL;
-                        char *got = dump_records(argv, piped ? path : NULL, &st);
-                        cr_expect_eq(st, ok ? 0 : 3, "shape %zu, %s / %s, %s",
-                                     s, fillers[f].name, hostiles[h].name,
-                                     modes[m][0]);
-                        /* the filler's line is valid: it is there, and the
-                         * hostile's line, if any, is what it gave alone */
-                        cr_expect(strstr(got, want_b) != NULL,
-                                  "shape %zu, %s / %s, order %d, %s:\n%s\n"
-                                  "alone:\n%s", s, fillers[f].name,
-                                  hostiles[h].name, order, modes[m][0], got,
-                                  want_b);
-                        size_t lines = 0;
-                        for (const char *c = got; *c; c++)
-                            lines += *c == '\n';
-                        cr_expect_eq(lines, 1 + (size_t)ok,
-                                     "shape %zu, %s / %s, %s: %zu lines",
-                                     s, fillers[f].name, hostiles[h].name,
-                                     modes[m][0], lines);
-                        free(got);
-                        runs++;
-                    }
-                    unlink(path);
-                    free(path);
+    const mpw_objectkey_shape *k = &key_shapes[s];
+    for (size_t h = 0; h < NHOSTILES; h++) {
+        mpw b;
+        write_body(&b, hostiles[h].write, k);
+        const mpw *alone[1] = {&b};
+        uint64_t off[2];
+        char *single = trace_of(alone, 1, off);
+        const char *argv1[] = {LCT_TOOL, "dump", "-q", single, NULL};
+        int st;
+        char *want_b = dump_records(argv1, NULL, &st);
+        bool ok = oracle_record_ok(b.buf, b.len);
+        cr_expect_eq(st, ok ? 0 : 3);
+        for (size_t f = 0; f < NFILLERS; f++) {
+            mpw a;
+            write_body(&a, fillers[f].write, k);
+            const mpw *pairs[2][2] = {{&a, &b}, {&b, &a}};
+            for (int order = 0; order < 2; order++) {
+                char *path = trace_of(pairs[order], 2, off);
+                for (size_t m = 0; m < 4; m++) {
+                    bool piped = strcmp(modes[m][0], "-") == 0;
+                    const char *argv[8] = {LCT_TOOL, "dump", "-q"};
+                    size_t n = 3;
+                    for (size_t i = 0; i < 2 && modes[m][i]; i++)
+                        if (!piped)
+                            argv[n++] = modes[m][i];
+                    argv[n++] = piped ? "-" : path;
+                    argv[n] = NULL;
+                    char *got = dump_records(argv, piped ? path : NULL, &st);
+                    cr_expect_eq(st, ok ? 0 : 3, "shape %zu, %s / %s, %s", s,
+                                 fillers[f].name, hostiles[h].name,
+                                 modes[m][0]);
+                    /* the filler's line is valid: it is there, and the
+                     * hostile's line, if any, is what it gave alone */
+                    cr_expect(strstr(got, want_b) != NULL,
+                              "shape %zu, %s / %s, order %d, %s:\n%s\n"
+                              "alone:\n%s", s, fillers[f].name,
+                              hostiles[h].name, order, modes[m][0], got,
+                              want_b);
+                    size_t lines = 0;
+                    for (const char *c = got; *c; c++)
+                        lines += *c == '\n';
+                    cr_expect_eq(lines, 1 + (size_t)ok,
+                                 "shape %zu, %s / %s, %s: %zu lines", s,
+                                 fillers[f].name, hostiles[h].name,
+                                 modes[m][0], lines);
+                    free(got);
+                    runs++;
                 }
-                free(want_b);
-                unlink(single);
-                free(single);
-                mpw_free(&a);
-                mpw_free(&b);
+                unlink(path);
+                free(path);
             }
+            mpw_free(&a);
+        }
+        free(want_b);
+        unlink(single);
+        free(single);
+        mpw_free(&b);
     }
-    cr_expect_eq(runs, NSHAPES * NFILLERS * NHOSTILES * 2 * 4);
+    cr_expect_eq(runs, NFILLERS * NHOSTILES * 2 * 4);
+}
+
+/* One test a key shape: each runs the tool some 600 times, which under
+ * the sanitizers on a busy machine is minutes. */
+ParameterizedTestParameters(caches, tool_reads_hostiles_after_fillers_alone)
+{
+    static size_t shapes[NSHAPES];
+    for (size_t s = 0; s < NSHAPES; s++)
+        shapes[s] = s;
+    return cr_make_param_array(size_t, shapes, NSHAPES);
+}
+
+ParameterizedTest(size_t *shape, caches,
+                  tool_reads_hostiles_after_fillers_alone, .timeout = 600)
+{
+    tool_pairs(*shape);
 }

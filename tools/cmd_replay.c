@@ -627,7 +627,8 @@ int cmd_replay(int argc, char **argv)
             o.run.workers = 1;
     }
     tool_inputs in;
-    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true)) {
+    if (!tool_inputs_open(&in, &a, tool_source_flags(&a) | LCT_KEYS,
+                          true)) {
         free(o.trace);
         return EXIT_REFUSED;
     }

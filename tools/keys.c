@@ -75,7 +75,8 @@ bool tool_keys_start(const char *cmd, const char *out_opt,
         tool_keyops_free(o);
         return false;
     }
-    if (!tool_inputs_open(in, a, tool_source_flags(a), true)) {
+    /* every record's keys are read right after it (lct_key_iter_init) */
+    if (!tool_inputs_open(in, a, tool_source_flags(a) | LCT_KEYS, true)) {
         lct_output_abort(*out);
         tool_keyops_free(o);
         return false;

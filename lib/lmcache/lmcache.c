@@ -1088,42 +1088,18 @@ static bool usual_key(lct_iter *it, lct_object_key *key)
     const unsigned char *p = it->cur, *end = it->end;
     if (it->remaining == 0 || (size_t)(end - p) < LCT__OBJECTKEY_PREFIX)
         return false;
-    unsigned pairs = lct__objectkey_pairs(p);
     lct__objectkey_usual u;
-    if (pairs < 3)
+    const unsigned char *salt, *q;
+    size_t salt_len;
+    if (!(q = lct__objectkey_usual_whole(p, end, &u, &salt, &salt_len)))
         return false;
-    lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, &u);
-    if (u.pairs < 2)
-        return false;
-    const unsigned char *q = u.after;
-    lct_str salt = {"", 0};
-    if (pairs - 1 == u.pairs + 1) { /* one more: a cache_salt, or give up */
-        size_t left = (size_t)(end - q), head, len;
-        if (left < 12 || memcmp(q, "\xaa" "cache_salt", 11) != 0)
-            return false;
-        if (q[11] == 0xc0) {
-            head = 12, len = 0;
-        } else if ((q[11] & 0xe0) == 0xa0) {
-            head = 12, len = q[11] & 0x1fu;
-        } else if (q[11] == 0xd9 && left >= 13) {
-            head = 13, len = q[12];
-        } else {
-            return false;
-        }
-        if (len > left - head)
-            return false;
-        if (len)
-            salt = (lct_str){(const char *)q + head, len};
-        q += head + len;
-    } else if (pairs - 1 != u.pairs) {
-        return false;
-    }
     *key = (lct_object_key){
         .chunk_hash = {p + LCT__OBJECTKEY_PREFIX - 32, 32},
         .model_name = {(const char *)u.model, u.model_len},
         .kv_rank = u.rank,
         .object_group_id = u.pairs == 3 ? u.group : 0,
-        .cache_salt = salt};
+        .cache_salt = salt_len ? (lct_str){(const char *)salt, salt_len}
+                               : (lct_str){"", 0}};
     it->cur = q;
     it->remaining--;
     return true;
@@ -1175,11 +1151,49 @@ static uint64_t spec_group_bytes(const lct_prefetch_spec *spec,
  * LCT_KEY_ITER_CACHE), it->keys left at the first key not read, and *v
  * the whole value (stepped over only past what was read).  False
  * (nothing changed) when the value is not a plain array. */
+/* The key at p whose fields are where f says, as usual_key reads it. */
+static inline void noted_key(const unsigned char *p, const lct__key_fields *f,
+                             lct_object_key *key)
+{
+    *key = (lct_object_key){
+        .chunk_hash = {p + LCT__OBJECTKEY_PREFIX - 32, 32},
+        .model_name = {(const char *)p + f->model_at, f->model_len},
+        .kv_rank = p[f->rank_at],
+        .object_group_id = f->group_at ? p[f->group_at] : 0,
+        .cache_salt = f->salt_len
+                          ? (lct_str){(const char *)p + f->salt_at, f->salt_len}
+                          : (lct_str){"", 0}};
+}
+
+/* read_keys_array from the keys the record's validating walk found, when
+ * this is the list it noted (lct__key_notes, LCT_KEYS): no walk of the
+ * list. */
+static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
+{
+    const lct__key_notes *kn = lct__key_notes_here();
+    const unsigned char *p = a->cur;
+    if (kn->list != p || kn->end > a->end)
+        return false;
+    size_t n = kn->count < LCT_KEY_ITER_CACHE ? kn->count : LCT_KEY_ITER_CACHE;
+    const unsigned char *k = kn->first;
+    for (size_t i = 0; i < n; i++, k += kn->len)
+        noted_key(k, &kn->fields, &it->cached[i]);
+    it->ncached = (uint32_t)n;
+    it->keys = (lct_iter){.cur = k, .end = a->end,
+                          .remaining = (uint32_t)(kn->count - n),
+                          .count = (uint32_t)kn->count};
+    *v = (lct_value){p, (size_t)(kn->end - p)};
+    a->cur = kn->end;
+    return true;
+}
+
 static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
 {
     const unsigned char *p = a->cur, *end = a->end;
     if (p >= end)
         return false;
+    if (noted_keys_array(a, it, v))
+        return true;
     uint32_t count;
     size_t head;
     if ((*p & 0xf0) == 0x90)

@@ -38,6 +38,27 @@ static inline bytes16 stored16(const unsigned char *p)
     return load16(__builtin_assume_aligned(p, 16));
 }
 
+/* Where the key at k (len bytes) has its fields, when it is of the
+ * usual form whole (lct__objectkey_usual_whole); false when not. */
+static bool usual_fields(const unsigned char *k, size_t len,
+                         lct__key_fields *f)
+{
+    lct__objectkey_usual u;
+    const unsigned char *salt;
+    size_t salt_len;
+    if (lct__objectkey_usual_whole(k, k + len, &u, &salt, &salt_len) !=
+        k + len)
+        return false;
+    *f = (lct__key_fields){
+        .model_at = (uint16_t)(u.model - k),
+        .model_len = (uint16_t)u.model_len,
+        .rank_at = (uint16_t)(u.rank_at - k),
+        .group_at = u.pairs == 3 ? (uint16_t)(u.group_at - k) : 0,
+        .salt_at = (uint16_t)(salt - k),
+        .salt_len = (uint16_t)salt_len};
+    return true;
+}
+
 void lct__key_template_set(key_template *t, const key_candidate *c,
                            const unsigned char *after)
 {
@@ -62,6 +83,7 @@ void lct__key_template_set(key_template *t, const key_candidate *c,
         bytes16 k = load16(key + i) & load16(mask + i);
         memcpy(key + i, &k, 16);
     }
+    t->usual = -1; /* worked out when a walk that notes keys needs it */
     t->full = (unsigned)(tail_len / 16);
     t->full32 = (unsigned)(tail_len / 32);
     t->len = len;
@@ -135,7 +157,7 @@ match16(const key_template *t, const unsigned char *p)
  * compare keeps its vectors in registers (inside the walker's loop they
  * were spilled to the stack).
  */
-#define KEY_RUN(match)                                                     \
+#define KEY_RUN(match, on_new)                                             \
     const unsigned char *p = *pp;                                          \
     size_t n = 0;                                                          \
     const key_template *t = NULL;                                          \
@@ -146,18 +168,44 @@ match16(const key_template *t, const unsigned char *p)
             if (!s || s == t || !match(s, p))                              \
                 break;                                                     \
             t = s;                                                         \
+            on_new;                                                        \
         }                                                                  \
         p += t->len;                                                       \
         n++;                                                               \
     }                                                                      \
-    *pp = p;                                                               \
-    return n;
+    *pp = p;
+
+static _Thread_local lct__key_notes lct__notes;
+
+const lct__key_notes *lct__key_notes_here(void)
+{
+    return &lct__notes;
+}
+
+void lct__key_notes_forget(void)
+{
+    lct__notes.list = NULL;
+}
 
 static __attribute__((noinline)) size_t
 run16(const key_templates *ts, const unsigned char **pp,
       const unsigned char *end, unsigned depth, size_t max)
 {
-    KEY_RUN(match16)
+    KEY_RUN(match16, (void)0)
+    return n;
+}
+
+/* A run that also says which template its keys were like, when one was
+ * like them all (*like NULL when they switched). */
+static __attribute__((noinline)) size_t
+run16_like(const key_templates *ts, const unsigned char **pp,
+           const unsigned char *end, unsigned depth, size_t max,
+           const key_template **like)
+{
+    unsigned seen = 0;
+    KEY_RUN(match16, seen++)
+    *like = seen == 1 ? t : NULL;
+    return n;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(LCT_NO_WIDE)
@@ -208,9 +256,20 @@ static __attribute__((noinline, target("avx2"))) size_t
 run32(const key_templates *ts, const unsigned char **pp,
       const unsigned char *end, unsigned depth, size_t max)
 {
-    KEY_RUN(match32)
+    KEY_RUN(match32, (void)0)
+    return n;
 }
-#undef KEY_RUN
+
+static __attribute__((noinline, target("avx2"))) size_t
+run32_like(const key_templates *ts, const unsigned char **pp,
+           const unsigned char *end, unsigned depth, size_t max,
+           const key_template **like)
+{
+    unsigned seen = 0;
+    KEY_RUN(match32, seen++)
+    *like = seen == 1 ? t : NULL;
+    return n;
+}
 
 /* -1: not yet asked; set once, the same for every thread. */
 static int wide = -1;
@@ -228,15 +287,53 @@ bool lct__key_run_wide(bool allow)
 #endif
 }
 
+/* Whether to take the 32-byte compare. */
+static inline bool take_wide(void)
+{
+#ifdef HAVE_WIDE
+    int w = __atomic_load_n(&wide, __ATOMIC_RELAXED);
+    return w < 0 ? lct__key_run_wide(true) : w != 0;
+#else
+    return false;
+#endif
+}
+
 size_t lct__key_run(const key_templates *ts, const unsigned char **pp,
                     const unsigned char *end, unsigned depth, size_t max)
 {
 #ifdef HAVE_WIDE
-    int w = __atomic_load_n(&wide, __ATOMIC_RELAXED);
-    if (w < 0)
-        w = lct__key_run_wide(true);
-    if (w)
+    if (take_wide())
         return run32(ts, pp, end, depth, max);
 #endif
     return run16(ts, pp, end, depth, max);
+}
+
+size_t lct__key_run_noted(key_templates *ts, const unsigned char **pp,
+                          const unsigned char *end, unsigned depth,
+                          size_t max, const unsigned char *list,
+                          size_t count)
+{
+    const unsigned char *first = *pp;
+    const key_template *like;
+    size_t n;
+#ifdef HAVE_WIDE
+    if (take_wide())
+        n = run32_like(ts, pp, end, depth, max, &like);
+    else
+#endif
+        n = run16_like(ts, pp, end, depth, max, &like);
+    if (n != count || !like)
+        return n;
+    if (like->usual < 0) { /* this thread's own template: worked out once */
+        key_template *t = &ts->t[like - ts->t];
+        /* from its bytes as kept: the hash and the rank and group are
+         * masked to 0, which changes no field's place */
+        t->usual = usual_fields(t->key + KEY_STORE_AT, t->len, &t->fields);
+    }
+    if (like->usual)
+        lct__notes = (lct__key_notes){.list = list, .first = first,
+                                      .end = *pp, .count = n,
+                                      .len = like->len,
+                                      .fields = like->fields};
+    return n;
 }

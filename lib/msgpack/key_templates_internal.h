@@ -1,6 +1,6 @@
 /*
  * key_templates_internal.h - the walker's key templates (msgpack.c's
- * only): a key like one walked whole before is stepped over by comparing
+ * and key_templates.c's): a key like one walked whole before is stepped over by comparing
  * it with that one's bytes, and the codec's ObjectKey opening as one
  * unit.  The types and the walker's inline steps are here; making a
  * template and the compares are key_templates.c's; the templates'
@@ -53,10 +53,14 @@ typedef uint64_t bytes16 __attribute__((vector_size(16)));
  * can take them as operands. */
 #define KEY_MAX (LCT__OBJECTKEY_PREFIX + KEY_TAIL_MAX)
 #define KEY_STORE_AT 15
+
 typedef struct key_template {
     unsigned depth1; /* the key's depth plus 1; 0: none yet */
     unsigned full;   /* whole 16-byte tail blocks */
     unsigned full32; /* whole 32-byte tail blocks */
+    int usual;       /* of the usual form (fields says where): 1 yes,
+                        0 no, -1 not yet worked out */
+    lct__key_fields fields;
     size_t len;
     _Alignas(32) unsigned char key[KEY_STORE_AT + KEY_MAX];
     _Alignas(32) unsigned char mask[KEY_STORE_AT + KEY_MAX];
@@ -92,6 +96,14 @@ void lct__key_template_set(key_template *t, const key_candidate *c,
  * them, stepped over whole; returns how many and sets *pp past them. */
 size_t lct__key_run(const key_templates *ts, const unsigned char **pp,
                     const unsigned char *end, unsigned depth, size_t max);
+
+/* lct__key_run from the first element of the array at list (of count
+ * elements): when its keys are the whole array, all like one template
+ * of the usual form, the array becomes this thread's notes. */
+size_t lct__key_run_noted(key_templates *ts, const unsigned char **pp,
+                          const unsigned char *end, unsigned depth,
+                          size_t max, const unsigned char *list,
+                          size_t count);
 
 /* Whether lct__key_run may take the 32-byte compare where the CPU has
  * AVX2 (by default it does), so that tests run both; returns whether it
@@ -147,12 +159,18 @@ static inline bool objectkey_step(const unsigned char **pp,
 typedef struct key_state {
     key_templates *tpls; /* this thread's for the walk's mode */
     key_candidate cand;
+    /* Noting (LCT__WALK_NOTE_KEYS, until a first list of keys is
+     * tried): the last array opened, and where its first element
+     * starts. */
+    bool note;
+    const unsigned char *list, *list_first;
+    size_t list_count;
 } key_state;
 
 /* The candidate, walked whole (its map closed at after), becomes its
  * slot's template (a template's key is longer than KEY_SLOT_BYTES). */
 static inline void key_templates_add(key_templates *ts, const key_candidate *c,
-                              const unsigned char *after)
+                                     const unsigned char *after)
 {
     if ((size_t)(after - c->key) >= KEY_SLOT_BYTES)
         lct__key_template_set(&ts->t[key_slot(c->key, c->depth)], c, after);
@@ -173,7 +191,15 @@ key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
          bool utf8, bool run, size_t *stack, unsigned *depth, size_t *rem,
          unsigned *flags, unsigned map_flag)
 {
-    size_t n = lct__key_run(keys->tpls, pp, end, *depth, run ? *rem + 1 : 1);
+    size_t max = run ? *rem + 1 : 1, n;
+    if (keys->note && *pp == keys->list_first && run) {
+        n = lct__key_run_noted(keys->tpls, pp, end, *depth, max, keys->list,
+                               keys->list_count);
+        keys->note = false; /* a record's first list of keys, or none */
+        keys->list_first = NULL;
+    } else {
+        n = lct__key_run(keys->tpls, pp, end, *depth, max);
+    }
     if (n) {
         *rem -= n - 1; /* the first was counted by the caller */
         return true;

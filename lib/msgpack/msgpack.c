@@ -340,8 +340,8 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
     const unsigned map_flag =
         (mode & LCT__WALK_HASHABLE_KEYS) ? WALK_IS_MAP : 0;
     const char *fault = "malformed value";
-    key_state keys = {.tpls = templates_for(mode), .cand = {.key = NULL}};
-
+    key_state keys = {.tpls = templates_for(mode), .cand = {.key = NULL},
+                      .note = (mode & LCT__WALK_NOTE_KEYS) != 0};
     if (str_keys && (p >= end || lct__mp_hints[*p].type != LCT_TYPE_MAP))
         WALK_FAIL(LCT_ERR_MALFORMED, "args is not a map");
 
@@ -373,8 +373,6 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
         /* Whether this value is in a map key: a map's key, or inside
          * one (only ever under LCT__WALK_HASHABLE_KEYS). */
         const size_t in_key = flags & (rem | WALK_IN_KEY);
-        size_t items;
-        unsigned is_map;
         /* A run of keys stays in an array: in a map it would cross the
          * map's keys, which must be str (args) or hashable. */
         const bool run = !in_args && !(flags & WALK_IS_MAP);
@@ -382,6 +380,9 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             key_step(&keys, &p, end, utf8, run, stack, &depth, &rem,
                      &flags, map_flag))
             continue;
+        const unsigned char *head = p;
+        size_t items;
+        unsigned is_map;
         if (b < 0xa0) { /* fixmap (pairs count twice) or fixarray */
             is_map = b < 0x90;
             items = (size_t)(b & 0x0f) << is_map;
@@ -395,11 +396,14 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
             if (rc == 0)
                 continue;
         }
-        /* A container: p is its first element; items values follow. */
+        /* A container: p is its first element; items values follow */
         int rc = open_container(stack, &depth, &rem, &flags, items,
                                 (is_map & map_flag) | (in_key ? WALK_IN_KEY : 0u),
                                 (size_t)(end - p), &fault);
         if (rc < 0)
             WALK_FAIL(rc, fault);
+        if (keys.note && !is_map) /* a list of keys, maybe */
+            keys.list = head, keys.list_first = p, keys.list_count = items;
     }
 }
+

@@ -83,6 +83,9 @@ enum {
      * decoder builds dicts: no map and no ext but a timestamp in it
      * (an array is a tuple, hashable when what it holds is) */
     LCT__WALK_HASHABLE_KEYS = 1u << 3,
+    /* note the first array of keys for the key layer (key_templates_
+     * internal.h: lct__key_notes); a record's walk only */
+    LCT__WALK_NOTE_KEYS = 1u << 4,
     LCT__WALK_VALIDATE = LCT__WALK_UTF8 | LCT__WALK_TIMESTAMP |
                          LCT__WALK_HASHABLE_KEYS
 };
@@ -238,6 +241,79 @@ static inline void lct__objectkey_usual_read(const unsigned char *q,
     u->after = q + 17;
 }
 
+/*
+ * A whole ObjectKey of the usual form at p (its 65-byte opening there):
+ * chunk_hash, then the usual pairs (lct__objectkey_usual_read, at least
+ * model_name and kv_rank) and at most a "cache_salt" with nil, a fixstr
+ * or a str8, and no other pair.  Returns the first byte after its
+ * pairs, with *u and the salt's bytes (*salt_len 0 for nil or none);
+ * NULL when the key is not of that form.  The key layer's fast path
+ * (lmcache.c's usual_key) and the templates' fields read it so.
+ */
+static inline const unsigned char *
+lct__objectkey_usual_whole(const unsigned char *p, const unsigned char *end,
+                           lct__objectkey_usual *u,
+                           const unsigned char **salt, size_t *salt_len)
+{
+    unsigned pairs = lct__objectkey_pairs(p);
+    if (pairs < 3)
+        return NULL;
+    lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, u);
+    if (u->pairs < 2)
+        return NULL;
+    const unsigned char *q = u->after;
+    *salt = q, *salt_len = 0;
+    if (pairs - 1 == u->pairs)
+        return q;
+    if (pairs - 1 != u->pairs + 1) /* more than a cache_salt */
+        return NULL;
+    size_t left = (size_t)(end - q), head, len;
+    if (left < 12 || memcmp(q, "\xaa" "cache_salt", 11) != 0)
+        return NULL;
+    if (q[11] == 0xc0)
+        head = 12, len = 0;
+    else if ((q[11] & 0xe0) == 0xa0)
+        head = 12, len = q[11] & 0x1fu;
+    else if (q[11] == 0xd9 && left >= 13)
+        head = 13, len = q[12];
+    else
+        return NULL;
+    if (len > left - head)
+        return NULL;
+    *salt = q + head, *salt_len = len;
+    return q + head + len;
+}
 
+/* Where a key of the encoder's usual form (the key layer's fast path:
+ * model_name, kv_rank, object_group_id and a cache_salt, in that order,
+ * the last two optional) has its fields, from its first byte: every key
+ * like a template has them where the template has. */
+typedef struct lct__key_fields {
+    uint16_t model_at, model_len;
+    uint16_t rank_at, group_at; /* group_at 0: no object_group_id */
+    uint16_t salt_at, salt_len; /* salt_len 0: none, nil or empty */
+} lct__key_fields;
+
+/*
+ * The keys a record's validating walk found (LCT_KEYS), handed to the key
+ * layer so that it need not find them again: the first array of the
+ * record whose elements are all keys like one template (so each of the
+ * same length, at first + i * len), of the usual form.  Per thread, and
+ * only ever of the record this thread decoded last (lct__record_decode
+ * forgets them before each record and after a refused one), so a list
+ * is known by its address.  Noting costs nothing a key: a list of mixed
+ * shapes (a salted key among unsalted ones) is not noted.
+ */
+typedef struct lct__key_notes {
+    const unsigned char *list;  /* the array's first byte; NULL: none */
+    const unsigned char *first; /* its first key */
+    const unsigned char *end;   /* past its last */
+    size_t count, len;          /* its keys, and each one's bytes */
+    lct__key_fields fields;     /* where each has its fields */
+} lct__key_notes;
+
+/* This thread's notes (key_templates.c). */
+const lct__key_notes *lct__key_notes_here(void);
+void lct__key_notes_forget(void);
 
 #endif

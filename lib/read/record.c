@@ -81,6 +81,8 @@ static int decode_fast(const unsigned char *body, size_t len, unsigned flags,
         return 1;
     }
     const unsigned char *args_end;
+    /* The key layer's notes are of the record this thread read last. */
+    lct__key_notes_forget();
     if (flags & LCT_LAZY) {
         /* Last pair of the map: the view runs to the end of the frame. */
         unsigned b = *p;
@@ -89,8 +91,12 @@ static int decode_fast(const unsigned char *body, size_t len, unsigned flags,
         args_end = end;
     } else {
         const char *walk_why = "malformed value";
-        *rc = lct__mp_walk(p, end, LCT__WALK_VALIDATE | LCT__WALK_STR_KEYS,
+        *rc = lct__mp_walk(p, end,
+                           LCT__WALK_VALIDATE | LCT__WALK_STR_KEYS |
+                               (flags & LCT_KEYS ? LCT__WALK_NOTE_KEYS : 0),
                            &args_end, &walk_why, NULL);
+        if (*rc != LCT_OK || args_end != end)
+            lct__key_notes_forget(); /* refused: nobody reads its keys */
         if (*rc != LCT_OK) {
             snprintf(why, LCT__WHY_SIZE, "field `args`: %s", walk_why);
             return 1;

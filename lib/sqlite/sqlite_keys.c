@@ -179,7 +179,8 @@ static int open_file(keys_cursor *c, lct__sqlfile *f)
     lct_close(c->stream);
     c->stream = NULL;
     c->have_rec = false;
-    if (lct_open(f->path, lct__sqlfile_pass_flags(f), &c->stream, &err) !=
+    if (lct_open(f->path, lct__sqlfile_pass_flags(f) | LCT_KEYS, &c->stream,
+                 &err) !=
         LCT_OK) {
         lct__sqltab_error((lct__sqltab *)c->base.pVtab, "%s", err.message);
         return SQLITE_ERROR;
