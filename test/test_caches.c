@@ -804,6 +804,32 @@ static void two_keys_then_text(mpw *w, const mpw_objectkey_shape *k)
     mpw_str(w, text);
 }
 
+/* two_keys_then_text with t_mono a float32, so the record decoder's
+ * general path reads it, and a qualname 4 bytes longer, so that its
+ * args start where the fast layout's do. */
+static void two_keys_off_the_fast_layout(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw t, head;
+    write_body(&t, two_keys_then_text, k);
+    mpw_init(&head);
+    mpw_record_begin(&head, 0.2, 1.2, RW);
+    size_t args = head.len; /* where the fast layout's args start */
+    mpw_free(&head);
+    mpw_map(w, 5);
+    mpw_str(w, "type");
+    mpw_str(w, "record");
+    mpw_str(w, "t_mono");
+    mpw_f32(w, 0.2f);
+    mpw_str(w, "t_wall");
+    mpw_f64(w, 1.2);
+    mpw_str(w, "qualname");
+    mpw_str(w, RW "_off");
+    mpw_str(w, "args");
+    cr_assert_eq(w->len, args, "args at %zu, not %zu", w->len, args);
+    mpw_raw(w, t.buf + args, t.len - args);
+    mpw_free(&t);
+}
+
 Test(caches, handed_over_keys_are_only_the_last_records, .timeout = 60)
 {
     mpw a, b;
@@ -814,7 +840,12 @@ Test(caches, handed_over_keys_are_only_the_last_records, .timeout = 60)
     char *x = trace_of(two, 2, off);
     const mpw *other[2] = {&b, &a};
     char *y = trace_of(other, 2, yoff);
-    text cold_x = read_cold(x), cold_y = read_cold(y);
+    mpw c;
+    write_body(&c, two_keys_off_the_fast_layout, &key_shapes[0]);
+    const mpw *third[2] = {&c, &a};
+    uint64_t zoff[2];
+    char *z = trace_of(third, 2, zoff);
+    text cold_x = read_cold(x), cold_y = read_cold(y), cold_z = read_cold(z);
 
     /* two mapped readers, records kept while the other reads */
     lct_reader *rx, *ry;
@@ -835,25 +866,35 @@ Test(caches, handed_over_keys_are_only_the_last_records, .timeout = 60)
     lct_close(rx);
     lct_close(ry);
 
-    /* a streamed reader's buffer, freed, and a lazy one's in its place */
-    for (int round = 0; round < 4; round++) {
+    /* a streamed reader's buffer, freed, and in its place a lazy
+     * reader's, or a record the decoder's general path reads */
+    struct {
+        const char *path;
+        unsigned flags;
+        const text *cold;
+        uint64_t at;
+    } after[2] = {{y, LCT_LAZY, &cold_y, yoff[0]},
+                  {z, LCT_KEYS, &cold_z, zoff[0]}};
+    for (int round = 0; round < 8; round++) {
         lct_reader *s;
         cr_assert_eq(lct_open(x, LCT_QUIET | LCT_KEYS | LCT_STREAM, &s, &err),
                      LCT_OK);
         cr_assert_eq(lct_next(s, &r1), 1);
         lct_close(s);
-        cr_assert_eq(lct_open(y, LCT_QUIET | LCT_LAZY | LCT_STREAM, &s, &err),
+        cr_assert_eq(lct_open(after[round % 2].path,
+                              LCT_QUIET | LCT_STREAM | after[round % 2].flags,
+                              &s, &err),
                      LCT_OK);
         cr_assert_eq(lct_next(s, &r2), 1);
         k2 = keys_of(&r2);
-        w2 = record_lines(&cold_y, yoff[0]);
+        w2 = record_lines(after[round % 2].cold, after[round % 2].at);
         cr_expect_str_eq(k2, w2, "round %d", round);
         free(k2), free(w2);
         lct_close(s);
     }
-    unlink(x), unlink(y), free(x), free(y);
-    free(cold_x.buf), free(cold_y.buf);
-    mpw_free(&a), mpw_free(&b);
+    unlink(x), unlink(y), unlink(z), free(x), free(y), free(z);
+    free(cold_x.buf), free(cold_y.buf), free(cold_z.buf);
+    mpw_free(&a), mpw_free(&b), mpw_free(&c);
 }
 
 /* MARK: the lct tool */

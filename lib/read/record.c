@@ -81,8 +81,6 @@ static int decode_fast(const unsigned char *body, size_t len, unsigned flags,
         return 1;
     }
     const unsigned char *args_end;
-    /* The key layer's notes are of the record this thread read last. */
-    lct__key_notes_forget();
     if (flags & LCT_LAZY) {
         /* Last pair of the map: the view runs to the end of the frame. */
         unsigned b = *p;
@@ -124,6 +122,9 @@ int lct__record_decode(const unsigned char *body, size_t len, unsigned flags,
                        lct_record *rec, char *why)
 {
     int rc;
+    /* The key layer's notes are only ever of the record this thread read
+     * last: forgotten here, whichever way the record is read. */
+    lct__key_notes_forget();
     if (decode_fast(body, len, flags, rec, &rc, why))
         return rc;
 
