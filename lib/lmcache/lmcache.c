@@ -530,12 +530,13 @@ static inline bool skip_small(const unsigned char *p, const unsigned char *end,
  * trace's calls share a layout or a few (a fleet's models), and decoding
  * one cost more than walking the call's keys. */
 enum { LAYOUT_SLOTS = 4 };
+typedef struct layout_slot {
+    unsigned char bytes[256];
+    size_t len; /* 0: none; else exactly one whole value's bytes */
+    uint64_t layout_bytes;
+} layout_slot;
 static _Thread_local struct {
-    struct {
-        unsigned char bytes[256];
-        size_t len; /* 0: none; else exactly one whole value's bytes */
-        uint64_t layout_bytes;
-    } slot[LAYOUT_SLOTS];
+    layout_slot slot[LAYOUT_SLOTS];
     unsigned next; /* the slot the next one replaces */
 } last_layouts;
 
@@ -581,6 +582,17 @@ static inline bool starts_with(const unsigned char *p, const unsigned char *end,
            memcmp(p, known, len) == 0;
 }
 
+/* The layout sized lately that bytes p..end begin with, or NULL. */
+static inline const layout_slot *known_layout(const unsigned char *p,
+                                              const unsigned char *end)
+{
+    for (unsigned i = 0; i < LAYOUT_SLOTS; i++)
+        if (starts_with(p, end, last_layouts.slot[i].bytes,
+                        last_layouts.slot[i].len))
+            return &last_layouts.slot[i];
+    return NULL;
+}
+
 /* Step over the value at p: a small one, an enum member in the
  * encoder's form ({"__t__": fixstr, "v": small}: a call's policy and
  * mode), a layout sized lately or a value walked lately (a msgpack value
@@ -592,12 +604,11 @@ static inline bool skip_value(const unsigned char *p, const unsigned char *end,
 {
     if (skip_small(p, end, after))
         return true;
-    for (unsigned i = 0; i < LAYOUT_SLOTS; i++)
-        if (starts_with(p, end, last_layouts.slot[i].bytes,
-                        last_layouts.slot[i].len)) {
-            *after = p + last_layouts.slot[i].len;
-            return true;
-        }
+    const layout_slot *known = known_layout(p, end);
+    if (known) {
+        *after = p + known->len;
+        return true;
+    }
     if (end - p >= 11 && p[0] == 0x82 && memcmp(p + 1, "\xa5__t__", 6) == 0 &&
         (p[7] & 0xe0) == 0xa0) {
         size_t at = 8 + (p[7] & 0x1fu);
@@ -1109,12 +1120,11 @@ static bool usual_key(lct_iter *it, lct_object_key *key)
  * cannot be sized), remembered by its bytes for the next call. */
 static bool layout_value_bytes(lct_value v, uint64_t *bytes)
 {
-    for (unsigned i = 0; i < LAYOUT_SLOTS; i++)
-        if (same_bytes(v, last_layouts.slot[i].bytes,
-                       last_layouts.slot[i].len)) {
-            *bytes = last_layouts.slot[i].layout_bytes;
-            return true;
-        }
+    const layout_slot *known = known_layout(v.ptr, v.ptr + v.len);
+    if (known && known->len == v.len) {
+        *bytes = known->layout_bytes;
+        return true;
+    }
     lct_layout_desc layout;
     if (lct_layout_desc_get(v, &layout, NULL) != LCT_OK)
         return false;
@@ -1146,11 +1156,6 @@ static uint64_t spec_group_bytes(const lct_prefetch_spec *spec,
     return v.ptr && layout_value_bytes(v, &bytes) ? bytes : 0;
 }
 
-/* A `keys` value at a->cur that is an array: its keys read into
- * it->cached while the encoder's usual shape lasts (at most
- * LCT_KEY_ITER_CACHE), it->keys left at the first key not read, and *v
- * the whole value (stepped over only past what was read).  False
- * (nothing changed) when the value is not a plain array. */
 /* The key at p whose fields are where f says, as usual_key reads it. */
 static inline void noted_key(const unsigned char *p, const lct__key_fields *f,
                              lct_object_key *key)
@@ -1187,6 +1192,11 @@ static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     return true;
 }
 
+/* A `keys` value at a->cur that is an array: its keys read into
+ * it->cached while the encoder's usual shape lasts (at most
+ * LCT_KEY_ITER_CACHE), it->keys left at the first key not read, and *v
+ * the whole value (stepped over only past what was read).  False
+ * (nothing changed) when the value is not a plain array. */
 static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
 {
     const unsigned char *p = a->cur, *end = a->end;

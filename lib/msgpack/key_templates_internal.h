@@ -1,8 +1,8 @@
 /*
  * key_templates_internal.h - the walker's key templates (msgpack.c's
- * and key_templates.c's): a key like one walked whole before is stepped over by comparing
- * it with that one's bytes, and the codec's ObjectKey opening as one
- * unit.  The types and the walker's inline steps are here; making a
+ * and key_templates.c's): a key like one walked whole before is stepped
+ * over by comparing it with that one's bytes, and the codec's ObjectKey
+ * opening as one unit.  The types and the walker's inline steps are here; making a
  * template and the compares are key_templates.c's; the templates'
  * storage (per thread and walk mode) is msgpack.c's.
  */
@@ -22,17 +22,14 @@
  * later key at the same depth, in a walk of the same mode, whose bytes
  * equal it outside the hash and whose rank and group are again positive
  * fixints, is valid as that one was (same layout, same strings already
- * checked, same nesting room) and is stepped over in a few 16-byte
+ * checked, same nesting room) and is stepped over in a few 16- or 32-byte
  * compares.  The template is a copy of the key's bytes, kept per thread
  * and per mode, so it outlives the buffer it came from and the next walk
- * starts with it.  mask holds, for each tail byte (from the end of the
- * hash), 0xff where it must equal the template and 0x80 at the rank and
- * group, whose high bit must stay clear.  A key is a candidate from
- * objectkey_step, which knows where its rank and group are; it becomes
- * the template when its map closes.
+ * starts with it (key_template says how it is kept).  A key is a
+ * candidate from objectkey_step, which knows where its rank and group
+ * are; it becomes the template when its map closes.
  */
 #define KEY_TAIL_MAX 192
-#define KEY_TAIL_BLOCKS (KEY_TAIL_MAX / 16)
 typedef struct key_candidate {
     const unsigned char *key; /* NULL: none open */
     unsigned depth;           /* the nesting the key itself sits at */
@@ -196,7 +193,6 @@ key_step(key_state *keys, const unsigned char **pp, const unsigned char *end,
         n = lct__key_run_noted(keys->tpls, pp, end, *depth, max, keys->list,
                                keys->list_count);
         keys->note = false; /* a record's first list of keys, or none */
-        keys->list_first = NULL;
     } else {
         n = lct__key_run(keys->tpls, pp, end, *depth, max);
     }
