@@ -1883,9 +1883,10 @@ void lct_mrc_curve_free(lct_mrc_curve *curve);
 /* MARK: - One capacity simulated: LMCache's cache simulator */
 
 /**
- * What lct_sim_run simulates: an LRU cache of @p capacity keys, or bytes
- * with @p in_bytes (a key weighs what its latest reference that gave a
- * size said; one heavier than the whole cache is not inserted).
+ * What lct_sim_run simulates: an LRU cache of @p capacity keys, or of
+ * @p capacity bytes with @p in_bytes, held as LMCache's simulator holds
+ * them: max(1, capacity / the first sized key's bytes) keys, every key
+ * counted as one (the report's key_bytes and capacity_keys).
  */
 typedef struct lct_sim_options {
     uint64_t capacity;       /**< keys, or bytes with in_bytes; above 0 */
@@ -1901,8 +1902,8 @@ typedef struct lct_sim_options {
 
 /**
  * A distribution as lct_sim_run reports it: the percentiles are LMCache's
- * (the value at index min(floor(p n), n - 1) of the sorted values), from
- * a histogram exact below 64 and within 1/64 of the value above; bins[0]
+ * nearest rank (the value of rank ceil(p n / 100), counted from 1, of the
+ * sorted values), exact: kept as counts of the distinct values; bins[0]
  * counts the zeros and bins[k] the values in [2^(k-1), 2^k), for charts.
  */
 typedef struct lct_sim_dist {
@@ -1947,14 +1948,20 @@ lct_status lct_mrc_stream_l1_stats(const lct_mrc_stream *s,
 /**
  * LMCache's `cache-simulator` report at one capacity, by the prefix rule.
  * A lookup is a read call (lct_refs_end_call); its hits are its leading
- * run of keys in the cache as each is looked up in turn; a chunk
+ * run of keys the cache holds before the lookup touches it (spans and
+ * positions measured then too, as LMCache's simulate() does); a chunk
  * position (the call's keys_per_position keys) is hit when all its keys
  * are in that run; the token hit ratio is positions_hit / positions.
  * Every reference, stores too, then makes its key the most recent.
+ * Memory: per distinct key, per distinct value of each distribution,
+ * and 8 bytes a lookup (its rate, for Stat 1 and Stat 4).
  */
 typedef struct lct_sim_report {
     uint64_t capacity;            /**< as given */
     bool in_bytes;
+    uint64_t capacity_keys;       /**< the keys the cache holds */
+    uint64_t key_bytes;           /**< with in_bytes: the first sized
+                                       key's bytes (0: none was sized) */
     uint64_t references, distinct_keys;
     double mean_key_bytes;        /**< over distinct keys (0: unknown) */
     uint64_t calls;               /**< lookups with keys */
@@ -1964,7 +1971,7 @@ typedef struct lct_sim_report {
     uint64_t evictions;           /**< keys pushed out to make room */
     uint64_t bypassed;            /**< references too heavy to insert */
     /** Per lookup, positions hit over its positions: how many hit none
-     *  and all; the mean and p25, p50, p75, p90, p99 (to 0.01%); counts
+     *  and all; the mean and p25, p50, p75, p90, p99 (exact); counts
      *  in 5% bins, the 21st holding exactly 100%. */
     uint64_t calls_no_hit, calls_all_hit;
     double call_hit_mean, call_hit_p[5];
@@ -1975,11 +1982,12 @@ typedef struct lct_sim_report {
     lct_sim_dist span;            /**< references since a key's last
                                        reference, at each hit */
     lct_sim_dist lru_position;    /**< the key's LRU position at each hit
-                                       (0: the most recent) */
+                                       (0: the most recent), in the cache
+                                       as it was before the lookup */
     double cumulative[5];         /**< the token hit ratio so far after */
-    uint64_t cumulative_calls[5]; /**< about 10, 25, 50, 75 and 100% of
-                                       the lookups: the series' points at
-                                       or before them */
+    uint64_t cumulative_calls[5]; /**< lookup int(n f), f = 10, 25, 50,
+                                       75 and 100% of the n lookups (at
+                                       least the first), LMCache's Stat 4 */
     lct_sim_point *series;        /**< evenly spaced over the lookups,
                                        the last one the whole run's */
     size_t nseries;

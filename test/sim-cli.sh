@@ -4,7 +4,8 @@
 # of the sample's 32 MiB keys gives the same run, the text report's
 # labels are LMCache's, the CSV is its distributions, the SVG has its
 # seven panels and never lands on the trace, usage errors exit 2 and a
-# damaged trace 3.
+# damaged trace 3; on a hand-made lookup log its text report is LMCache's,
+# line for line.
 set -u
 lct="$LCT_BUILDDIR/tools/lct"
 src="$LCT_SRCDIR"
@@ -74,8 +75,8 @@ EOF
 
 "$lct" sim --capacity 128 "$sample" > "$tmp/text" || say "sim text"
 for label in "Requests processed  :" "Token hit rate      :" \
-    "Stat 1 - Per-request token hit rate distribution" \
-    "Stat 7 - Cache position at hit (0 = MRU, max = LRU)" \
+    "Stat 1 — Per-request token hit rate distribution" \
+    "Stat 7 — Cache position at hit (0 = MRU, max = LRU)" \
     "Total evictions    :"; do
     grep -qF "$label" "$tmp/text" || say "text report lacks '$label'"
 done
@@ -105,4 +106,109 @@ done
 [ $? -eq 3 ] || say "a damaged trace should exit 3"
 
 [ $fail -eq 0 ] && echo "sim-cli: ok"
+# LMCache's report line for line on a hand-made lookup log, imported:
+# lookups [a] [a b] [a b c] [a b c d] of 32 MiB chunks at 64 MiB (two
+# chunks), worked out by hand from simulator.py's simulate() and
+# print_statistics (64600bc): prefixes 0 1 2 0 (a, b evicted at the end:
+# 5 evictions), hit tokens 768 of 2,560; positions before each request
+# 0 | 1 0, spans 1 | 2 2; Stat 4 at requests int(4 f) clamped to >= 1.
+mkdir "$tmp/hand"
+hand="$tmp/hand/lookup_hashes_20261206_000000_000000.jsonl"
+n=0
+for hashes in '"0xa1"' '"0xa1", "0xb2"' '"0xa1", "0xb2", "0xc3"' \
+    '"0xa1", "0xb2", "0xc3", "0xd4"'; do
+    n=$((n + 1))
+    printf '{"timestamp": %d.0, "request_id": "r%d", "model_name": "m", "chunk_size": 256, "seq_len": %d, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": [%s]}\n' \
+        "$n" "$n" $((n * 256)) "$hashes" >> "$hand"
+done
+"$lct" import lookup-logs -q "$hand" "$tmp/hand.lct" || say "import"
+"$lct" sim -q --capacity 0.0625GiB "$tmp/hand.lct" > "$tmp/hand.txt" ||
+    say "sim on the imported log"
+cat > "$tmp/hand.want" <<'EOF'
+============================================================
+Aggregate
+============================================================
+  Requests processed  : 4
+  Total tokens        : 2,560
+  Hit tokens          : 768
+  Miss tokens         : 1,792
+  Token hit rate      : 30.00%
+  Cache capacity      : 0.06 GiB  (2 chunks × 33,554,432 bytes/chunk)
+  Cache occupancy     : 2 / 2 chunks
+
+============================================================
+Stat 1 — Per-request token hit rate distribution
+============================================================
+  Requests with 0% hit rate   : 2 (50.0%)
+  Requests with 100% hit rate : 0 (0.0%)
+  Mean                        : 29.17%
+  p25                         : 0.00%
+  p50                         : 0.00%
+  p75                         : 50.00%
+  p90                         : 66.67%
+  p99                         : 66.67%
+
+============================================================
+Stat 2 — Hit prefix length per request (chunks)
+============================================================
+  Mean               : 0.8
+  p25                : 0
+  p50                : 0
+  p75                : 1
+  p90                : 2
+  p99                : 2
+
+============================================================
+Stat 3 — Chunk reuse count distribution
+============================================================
+  Unique chunks hit at least once : 2
+  Mean reuse count                : 1.5
+  Max reuse count                 : 2
+  p25                             : 1
+  p50                             : 1
+  p75                             : 2
+  p90                             : 2
+  p99                             : 2
+
+============================================================
+Stat 4 — Rolling (cumulative) token hit rate over time
+============================================================
+  After request      1 : 0.00%
+  After request      1 : 0.00%
+  After request      2 : 33.33%
+  After request      3 : 50.00%
+  After request      4 : 30.00%
+
+============================================================
+Stat 5 — Evictions
+============================================================
+  Total evictions    : 5
+
+============================================================
+Stat 6 — Global span distribution (chunks between last store and hit)
+============================================================
+  Total hit chunks   : 3
+  Mean span          : 1.7
+  Max span           : 2
+  p25                : 1
+  p50                : 2
+  p75                : 2
+  p90                : 2
+  p99                : 2
+
+============================================================
+Stat 7 — Cache position at hit (0 = MRU, max = LRU)
+============================================================
+  Mean position      : 0.3
+  Max position       : 1
+  p25                : 0
+  p50                : 0
+  p75                : 1
+  p90                : 1
+  p99                : 1
+============================================================
+EOF
+diff "$tmp/hand.want" "$tmp/hand.txt" ||
+    say "the report is not LMCache's, line for line"
+
 exit $fail

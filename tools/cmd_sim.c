@@ -1,8 +1,8 @@
 /*
  * cmd_sim.c - `lct sim`: LMCache's cache simulator at one capacity over
  * a trace (lct_sim_run), its report as LMCache's `cache-simulator`
- * prints it (text), as JSON, its distributions as CSV, and its chart of
- * seven panels (sim_svg.c).
+ * prints it (sim_text.c), as JSON, its distributions as CSV, and its
+ * chart of seven panels (sim_svg.c).
  */
 #include "tool.h"
 
@@ -97,156 +97,6 @@ static void on_option(void *ctx, int c, const char *arg)
     }
 }
 
-/* MARK: the report as LMCache prints it */
-
-static const char *const SEP =
-    "============================================================";
-
-static void heading(const char *title)
-{
-    printf("\n%s\n%s\n%s\n", SEP, title, SEP);
-}
-
-/* 1234567 as 1,234,567, as Python's {:,} */
-static void put_count(uint64_t v)
-{
-    char digits[32];
-    int n = snprintf(digits, sizeof digits, "%" PRIu64, v);
-    for (int i = 0; i < n; i++) {
-        if (i && (n - i) % 3 == 0)
-            putchar(',');
-        putchar(digits[i]);
-    }
-}
-
-static void dist_lines(const char *mean_label, const lct_sim_dist *d,
-                       bool with_max, const char *max_label)
-{
-    printf("  %-19s: %.1f\n", mean_label, d->mean);
-    if (with_max) {
-        printf("  %-19s: ", max_label);
-        put_count(d->max);
-        putchar('\n');
-    }
-    const uint64_t p[] = {d->p25, d->p50, d->p75, d->p90, d->p99};
-    const char *names[] = {"p25", "p50", "p75", "p90", "p99"};
-    for (int i = 0; i < 5; i++)
-        printf("  %-19s: %" PRIu64 "\n", names[i], p[i]);
-}
-
-static void print_aggregate(const lct_sim_report *r, uint64_t chunk)
-{
-    printf("%s\nAggregate\n%s\n", SEP, SEP);
-    printf("  Requests processed  : ");
-    put_count(r->calls);
-    if (chunk) {
-        printf("\n  Total tokens        : ");
-        put_count(r->positions * chunk);
-        printf("\n  Hit tokens          : ");
-        put_count(r->positions_hit * chunk);
-        printf("\n  Miss tokens         : ");
-        put_count((r->positions - r->positions_hit) * chunk);
-    } else {
-        printf("\n  Total chunks        : ");
-        put_count(r->positions);
-        printf("  (no chunk size: --chunk-size N gives tokens)\n"
-               "  Hit chunks          : ");
-        put_count(r->positions_hit);
-    }
-    printf("\n  Token hit rate      : %.2f%%\n",
-           r->positions ? 100.0 * (double)r->positions_hit /
-                              (double)r->positions : 0);
-    printf("  Cache capacity      : ");
-    if (r->in_bytes)
-        printf("%.2f GiB  (%.0f keys x %.0f bytes/key)\n",
-               (double)r->capacity / 1073741824.0,
-               r->mean_key_bytes > 0 ? (double)r->capacity / r->mean_key_bytes
-                                 : 0, r->mean_key_bytes);
-    else
-        printf("%" PRIu64 " keys\n", r->capacity);
-    printf("  Cache occupancy     : ");
-    put_count(r->occupancy_keys);
-    printf(" keys, %.2f GiB\n", (double)r->occupancy_bytes / 1073741824.0);
-}
-
-/* Both tiers' token hit rate: L1's positions and L2's. */
-static double both_rate(const lct_sim_report *r, const lct_l1_stats *l1)
-{
-    return l1->positions ? (double)(l1->positions_hit + r->positions_hit) /
-                               (double)l1->positions : 0;
-}
-
-static void print_l1(const lct_sim_report *r, const lct_l1_stats *l1)
-{
-    heading("L1 in front (the cache above is the L2 behind it)");
-    printf("  L1 capacity        : ");
-    if (l1->in_bytes)
-        printf("%.2f GiB\n", (double)l1->capacity / 1073741824.0);
-    else
-        printf("%" PRIu64 " keys\n", l1->capacity);
-    printf("  L1 served          : %" PRIu64 " of %" PRIu64 " chunks (%.2f%%)\n"
-           "  Asked of L2        : %" PRIu64 " keys, %" PRIu64 " stores "
-           "written through\n  Both tiers         : %.2f%% token hit rate\n",
-           l1->positions_hit, l1->positions,
-           l1->positions ? 100.0 * (double)l1->positions_hit /
-                               (double)l1->positions : 0,
-           l1->keys_to_l2, l1->writes, 100 * both_rate(r, l1));
-}
-
-static void print_text(const lct_sim_report *r, uint64_t chunk,
-                       const lct_l1_stats *l1)
-{
-    print_aggregate(r, chunk);
-    if (l1)
-        print_l1(r, l1);
-    if (r->calls) {
-        heading("Stat 1 - Per-request token hit rate distribution");
-        printf("  Requests with 0%% hit rate   : ");
-        put_count(r->calls_no_hit);
-        printf(" (%.1f%%)\n  Requests with 100%% hit rate : ",
-               100.0 * (double)r->calls_no_hit / (double)r->calls);
-        put_count(r->calls_all_hit);
-        printf(" (%.1f%%)\n  Mean                        : %.2f%%\n",
-               100.0 * (double)r->calls_all_hit / (double)r->calls,
-               100 * r->call_hit_mean);
-        const char *names[] = {"p25", "p50", "p75", "p90", "p99"};
-        for (int i = 0; i < 5; i++)
-            printf("  %-4s                        : %.2f%%\n", names[i],
-                   100 * r->call_hit_p[i]);
-        heading("Stat 2 - Hit prefix length per request (chunks)");
-        dist_lines("Mean", &r->leading, false, NULL);
-        heading("Stat 3 - Chunk reuse count distribution");
-        printf("  Unique chunks hit at least once : ");
-        put_count(r->reuse.count);
-        printf("\n");
-        dist_lines("Mean reuse count", &r->reuse, true, "Max reuse count");
-        heading("Stat 4 - Rolling (cumulative) token hit rate over time");
-        for (int i = 0; i < 5; i++) {
-            printf("  After request %6" PRIu64 " : %.2f%%\n",
-                   r->cumulative_calls[i], 100 * r->cumulative[i]);
-        }
-    }
-    heading("Stat 5 - Evictions");
-    printf("  Total evictions    : ");
-    put_count(r->evictions);
-    putchar('\n');
-    if (r->bypassed)
-        printf("  Too large to cache : %" PRIu64 " references\n", r->bypassed);
-    if (r->span.count) {
-        heading("Stat 6 - Global span distribution (references between last "
-                "use and hit)");
-        printf("  Total hit chunks   : ");
-        put_count(r->span.count);
-        putchar('\n');
-        dist_lines("Mean span", &r->span, true, "Max span");
-    }
-    if (r->lru_position.count) {
-        heading("Stat 7 - Cache position at hit (0 = MRU, max = LRU)");
-        dist_lines("Mean position", &r->lru_position, true, "Max position");
-    }
-    printf("%s\n", SEP);
-}
-
 /* MARK: JSON and CSV */
 
 static void json_dist(const char *name, const lct_sim_dist *d)
@@ -277,7 +127,7 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
                l1->capacity, l1->in_bytes ? "bytes" : "keys", l1->keys,
                l1->keys_hit, l1->positions, l1->positions_hit,
                l1->keys_to_l2, l1->writes, l1->evictions);
-        tool_put_json_double(both_rate(r, l1));
+        tool_put_json_double(tool_sim_both_rate(r, l1));
         putchar(',');
     } else {
         putchar('{');
@@ -299,8 +149,10 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
                                             (double)r->positions : 0);
     printf(",\"keys\":%" PRIu64 ",\"keys_hit\":%" PRIu64
            ",\"references\":%" PRIu64 ",\"distinct_keys\":%" PRIu64
+           ",\"capacity_keys\":%" PRIu64 ",\"key_bytes\":%" PRIu64
            ",\"mean_key_bytes\":",
-           r->keys, r->keys_hit, r->references, r->distinct_keys);
+           r->keys, r->keys_hit, r->references, r->distinct_keys,
+           r->capacity_keys, r->key_bytes);
     tool_put_json_double(r->mean_key_bytes);
     printf(",\"occupancy_keys\":%" PRIu64 ",\"occupancy_bytes\":%" PRIu64
            ",\"evictions\":%" PRIu64 ",\"bypassed\":%" PRIu64
@@ -430,7 +282,7 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     else if (a->csv)
         print_csv(&r);
     else
-        print_text(&r, chunk, front);
+        tool_sim_text(&r, chunk, front);
     if (svg)
         ok = tool_sim_svg(svg, a->noperands > 1 ? "merged traces"
                                                 : tool_input_name(a->file),

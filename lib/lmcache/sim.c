@@ -19,84 +19,12 @@
 #include "lmcache/refs_internal.h"
 #include "lmcache/lru_internal.h"
 #include "base/u64map_internal.h"
+#include "lmcache/sim_internal.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define RATE_BINS 10001 /* per-call hit ratios to 0.01% */
-
-/* MARK: histograms exact below 64, within 1/64 above */
-
-#define SUB 64
-#define HIST_SLOTS (SUB + 58 * SUB)
-
-typedef struct hist {
-    uint64_t *n; /* HIST_SLOTS counts */
-    uint64_t count, max;
-    double sum;
-} hist;
-
-static size_t slot_of(uint64_t v)
-{
-    if (v < SUB)
-        return (size_t)v;
-    int octave = 63 - __builtin_clzll(v); /* >= 6 */
-    uint64_t sub = (v >> (octave - 6)) & (SUB - 1);
-    return (size_t)SUB + (size_t)(octave - 6) * SUB + (size_t)sub;
-}
-
-static uint64_t slot_value(size_t s) /* the least value of slot s */
-{
-    if (s < SUB)
-        return s;
-    size_t octave = (s - SUB) / SUB + 6, sub = (s - SUB) % SUB;
-    return ((uint64_t)(SUB + sub)) << (octave - 6);
-}
-
-static void hist_add(hist *h, uint64_t v)
-{
-    h->n[slot_of(v)]++;
-    h->count++;
-    h->sum += (double)v;
-    if (v > h->max)
-        h->max = v;
-}
-
-/* LMCache's percentile: the value at index min(floor(p n), n - 1) of the
- * sorted values (its _percentiles). */
-static uint64_t hist_rank(const hist *h, double p)
-{
-    if (!h->count)
-        return 0;
-    uint64_t idx = (uint64_t)(p * (double)h->count);
-    if (idx > h->count - 1)
-        idx = h->count - 1;
-    uint64_t seen = 0;
-    for (size_t s = 0; s < HIST_SLOTS; s++) {
-        seen += h->n[s];
-        if (seen > idx)
-            return slot_value(s) > h->max ? h->max : slot_value(s);
-    }
-    return h->max;
-}
-
-static void hist_report(const hist *h, lct_sim_dist *d)
-{
-    static const double ps[] = {0.25, 0.50, 0.75, 0.90, 0.99};
-    memset(d, 0, sizeof *d);
-    d->count = h->count;
-    d->max = h->max;
-    d->mean = h->count ? h->sum / (double)h->count : 0;
-    uint64_t *out[] = {&d->p25, &d->p50, &d->p75, &d->p90, &d->p99};
-    for (size_t i = 0; i < 5; i++)
-        *out[i] = hist_rank(h, ps[i]);
-    for (size_t s = 0; s < HIST_SLOTS; s++) {
-        uint64_t v = slot_value(s);
-        d->bins[v ? 64 - __builtin_clzll(v) : 0] += h->n[s];
-    }
-}
 
 /* MARK: the LRU cache and the depth of a key in it */
 
@@ -104,6 +32,9 @@ typedef struct sim {
     const lct_sim_options *o;
     lct_sim_report *r;
     lct__lru cache;
+    /* the first sized key's bytes (0 until one is seen): with
+     * o->in_bytes they turn the capacity into keys */
+    uint64_t key_bytes;
     /* stack depth (the LRU position at a reference): a Fenwick tree of
      * live positions, compacted when full (as mrc.c's) */
     uint32_t *last, *key_at, *tree;
@@ -111,12 +42,19 @@ typedef struct sim {
     /* per key: hits in a leading run, and its last reference */
     uint32_t *hits;
     uint64_t *seen;
-    /* the call under way */
-    bool in_call, call_read, leading;
-    uint64_t call_keys, call_positions, run_positions;
+    /* the call under way, held until it ends: LMCache measures a
+     * lookup's hits against the cache as it was before the lookup */
+    uint32_t *call_key, *call_flags;
+    uint64_t *call_bytes;
+    size_t ncall, callcap;
+    double call_seconds;
     uint64_t index, calls_done, stride;
-    hist leading_h, call_h, span_h, depth_h;
-    uint64_t *rate_bins;
+    lct__dist leading_d, call_d, span_d, depth_d;
+    /* per lookup: chunk positions hit and looked up, for the rates'
+     * percentiles and the cumulative rate at LMCache's five requests */
+    uint32_t (*rates)[2];
+    size_t ratecap;
+    bool nomem;
 } sim;
 
 static void tree_add(uint32_t *t, uint64_t n, uint64_t pos, uint32_t d)
@@ -216,138 +154,221 @@ static void series_point(sim *s, double seconds)
         r->positions ? (double)r->positions_hit / (double)r->positions : 0};
 }
 
-/* The cumulative rate after 10, 25, 50, 75 and 100% of the calls: at the
- * last point of the series at or before each (the last point is the
- * whole run's). */
-static void cumulative(sim *s, double seconds)
+/* The last point of the series is the whole run's. */
+static void series_end(sim *s, double seconds)
 {
     lct_sim_report *r = s->r;
-    if (!r->nseries || r->series[r->nseries - 1].calls != s->calls_done) {
-        if (r->nseries == s->o->series_points)
-            r->nseries--; /* the end replaces the last sampled point */
-        r->series[r->nseries++] = (lct_sim_point){
-            s->calls_done, seconds,
-            r->positions ? (double)r->positions_hit / (double)r->positions
-                         : 0};
-    }
-    static const double at[] = {0.10, 0.25, 0.50, 0.75, 1.00};
-    for (size_t i = 0; i < 5; i++) {
-        uint64_t want = (uint64_t)fmax(1, floor(at[i] * (double)s->calls_done));
-        size_t j = 0;
-        while (j + 1 < r->nseries && r->series[j + 1].calls <= want)
-            j++;
-        r->cumulative_calls[i] = r->series[j].calls;
-        r->cumulative[i] = r->series[j].hit_ratio;
-    }
-}
-
-static void call_end(sim *s, double seconds)
-{
-    lct_sim_report *r = s->r;
-    if (!s->in_call || !s->call_read || !s->call_keys)
+    if (r->nseries && r->series[r->nseries - 1].calls == s->calls_done)
         return;
-    s->in_call = false;
-    r->calls++;
-    r->positions += s->call_positions;
-    r->positions_hit += s->run_positions;
-    double rate = s->call_positions ? (double)s->run_positions /
-                                          (double)s->call_positions : 0;
-    r->calls_no_hit += s->run_positions == 0;
-    r->calls_all_hit += s->run_positions == s->call_positions;
-    s->rate_bins[(size_t)lround(rate * (RATE_BINS - 1))]++;
-    r->call_hit_bins[rate >= 1 ? 20 : (size_t)(rate * 20)]++;
-    hist_add(&s->leading_h, s->run_positions);
-    hist_add(&s->call_h, s->call_positions);
-    s->calls_done++;
-    series_point(s, seconds);
+    if (r->nseries == s->o->series_points)
+        r->nseries--; /* the end replaces the last sampled point */
+    r->series[r->nseries++] = (lct_sim_point){
+        s->calls_done, seconds,
+        r->positions ? (double)r->positions_hit / (double)r->positions : 0};
 }
 
-static void call_start(sim *s, const lct__ref *ref)
+/* The cumulative rate after the requests LMCache's Stat 4 names
+ * (simulator.py, print_statistics): request int(n f) for f = 10, 25, 50,
+ * 75 and 100% of n, counted from 1 (at least the first). */
+static void cumulative(sim *s)
 {
-    s->in_call = true;
-    s->call_read = lct__ref_is_read(ref);
-    s->leading = true;
-    s->call_keys = s->call_positions = s->run_positions = 0;
+    lct_sim_report *r = s->r;
+    static const double at[] = {0.1, 0.25, 0.5, 0.75, 1.0};
+    uint64_t n = s->calls_done, hit = 0, all = 0, i = 0;
+    for (size_t p = 0; p < 5 && n; p++) {
+        int64_t idx = (int64_t)((double)n * at[p]) - 1;
+        uint64_t want = idx < 0 ? 0 : (uint64_t)idx >= n ? n - 1
+                                                         : (uint64_t)idx;
+        for (; i <= want; i++) {
+            hit += s->rates[i][0];
+            all += s->rates[i][1];
+        }
+        r->cumulative_calls[p] = want + 1;
+        r->cumulative[p] = all ? (double)hit / (double)all : 0;
+    }
+}
+
+static bool note_rate(sim *s, uint64_t hit, uint64_t positions)
+{
+    if (s->calls_done == s->ratecap) {
+        size_t cap = s->ratecap ? 2 * s->ratecap : 1024;
+        void *g = reallocarray(s->rates, cap, sizeof *s->rates);
+        if (!g)
+            return false;
+        s->rates = g;
+        s->ratecap = cap;
+    }
+    /* a call of 2^32 positions would be a 100 GB frame */
+    s->rates[s->calls_done][0] = (uint32_t)hit;
+    s->rates[s->calls_done][1] = (uint32_t)positions;
+    return true;
+}
+
+static bool lookup_counted(sim *s, uint64_t keys, uint64_t positions,
+                           uint64_t hit)
+{
+    lct_sim_report *r = s->r;
+    if (!keys)
+        return true;
+    r->calls++;
+    r->positions += positions;
+    r->positions_hit += hit;
+    double rate = positions ? (double)hit / (double)positions : 0;
+    r->calls_no_hit += rate == 0;
+    r->calls_all_hit += rate == 1;
+    r->call_hit_bins[rate >= 1 ? 20 : (size_t)(rate * 20)]++;
+    if (!note_rate(s, hit, positions) ||
+        !lct__dist_add(&s->leading_d, hit) ||
+        !lct__dist_add(&s->call_d, positions))
+        return false;
+    s->calls_done++;
+    series_point(s, s->call_seconds);
+    return true;
+}
+
+/* The LRU position of key k (0 the most recent), the cache untouched:
+ * the distinct keys referenced since its last reference.  It is the
+ * rank among the keys held, since a cache of keys holds a prefix of the
+ * recency order. */
+static uint64_t depth_of(const sim *s, uint32_t k)
+{
+    return s->live - tree_prefix(s->tree, s->last[k] - 1);
+}
+
+/* A lookup as LMCache's simulate() takes one: its leading run of keys
+ * the cache holds, each hit's span and position measured before the
+ * lookup touches anything; then every key becomes the most recent. */
+static bool lookup_stats(sim *s)
+{
+    uint64_t keys = 0, positions = 0, hit = 0;
+    bool leading = true;
+    for (size_t i = 0; i < s->ncall; i++) {
+        uint32_t k = s->call_key[i], f = s->call_flags[i];
+        if (!(f & LCT__REF_READ))
+            continue;
+        keys++;
+        leading = leading && s->cache.in[k];
+        if (leading) {
+            s->r->keys_hit++;
+            s->hits[k]++;
+            if (!lct__dist_add(&s->span_d, s->index + i - s->seen[k]) ||
+                !lct__dist_add(&s->depth_d, depth_of(s, k)))
+                return false;
+        }
+        if (f & LCT__REF_POSITION) {
+            positions++;
+            hit += leading;
+        }
+    }
+    s->r->keys += keys;
+    return lookup_counted(s, keys, positions, hit);
+}
+
+/* With a byte capacity, LMCache's simulator holds max(1, capacity //
+ * bytes per chunk) chunks, the bytes per chunk from the first lookup
+ * (simulate()); here from the first key whose call has a layout.  Until
+ * then the cache does not evict. */
+static void size_capacity(sim *s, uint64_t bytes)
+{
+    if (s->key_bytes || !bytes)
+        return;
+    s->key_bytes = bytes;
+    if (!s->o->in_bytes)
+        return;
+    uint64_t keys = s->o->capacity / bytes;
+    s->cache.capacity = keys ? keys : 1;
+    while (s->cache.used > s->cache.capacity) {
+        lct__lru_unlink(&s->cache, s->cache.tail);
+        s->cache.evictions++;
+    }
+}
+
+static bool run_call(sim *s)
+{
+    if (!s->ncall)
+        return true;
+    for (size_t i = 0; i < s->ncall; i++)
+        size_capacity(s, s->call_bytes[i]);
+    if ((s->call_flags[0] & LCT__REF_READ) && !lookup_stats(s))
+        return false;
+    for (size_t i = 0; i < s->ncall; i++) {
+        uint32_t k = s->call_key[i];
+        if (!depth_room(s))
+            return false;
+        depth_touch(s, k);
+        s->seen[k] = s->index++;
+        lct__lru_touch(&s->cache, k, s->call_bytes[i]);
+    }
+    s->ncall = 0;
+    return true;
 }
 
 static bool step(sim *s, const lct__ref *ref, uint32_t k, uint64_t bytes)
 {
-    if (!depth_room(s))
+    if ((ref->size & LCT__REF_CALL) && !run_call(s))
         return false;
-    if (ref->size & LCT__REF_CALL) {
-        call_end(s, ref->seconds);
-        call_start(s, ref);
+    if (s->ncall == s->callcap) {
+        size_t had = s->callcap, cap = had ? 2 * had : 64;
+        if (!lct__grow_zeroed(&s->call_key, had, cap, sizeof *s->call_key) ||
+            !lct__grow_zeroed(&s->call_flags, had, cap,
+                              sizeof *s->call_flags) ||
+            !lct__grow_zeroed(&s->call_bytes, had, cap,
+                              sizeof *s->call_bytes))
+            return false;
+        s->callcap = cap;
     }
-    bool hit = s->cache.in[k];
-    uint64_t depth = depth_touch(s, k);
-    if (s->in_call && s->call_read && lct__ref_is_read(ref)) {
-        s->call_keys++;
-        s->r->keys++;
-        bool prefix_hit = s->leading && hit;
-        s->leading = prefix_hit;
-        if (prefix_hit) {
-            s->r->keys_hit++;
-            s->hits[k]++;
-            hist_add(&s->span_h, s->index - s->seen[k]);
-            hist_add(&s->depth_h, depth);
-        }
-        if (ref->size & LCT__REF_POSITION) {
-            s->call_positions++;
-            s->run_positions += prefix_hit;
-        }
-    }
-    s->seen[k] = s->index++;
-    lct__lru_touch(&s->cache, k, bytes);
+    s->call_key[s->ncall] = k;
+    s->call_flags[s->ncall] = ref->size & (LCT__REF_READ | LCT__REF_POSITION);
+    s->call_bytes[s->ncall++] = bytes;
+    s->call_seconds = ref->seconds;
     return true;
 }
 
-/* The calls' hit ratios at LMCache's ranks, from the 0.01% bins. */
-static void rate_report(const sim *s, lct_sim_report *r)
+/* Stat 1 as LMCache computes it from the per-request rates: their sum in
+ * request order (Python's sum() before 3.12; 3.12 compensates, which
+ * moves only digits the report does not print), and the exact rate at
+ * each rank. */
+static bool rate_report(const sim *s, lct_sim_report *r)
 {
-    static const double ps[] = {0.25, 0.50, 0.75, 0.90, 0.99};
     double sum = 0;
-    for (size_t b = 0; b < RATE_BINS; b++)
-        sum += (double)s->rate_bins[b] * (double)b / (RATE_BINS - 1);
+    for (uint64_t i = 0; i < s->calls_done; i++)
+        sum += s->rates[i][1] ? (double)s->rates[i][0] /
+                                    (double)s->rates[i][1] : 0;
     r->call_hit_mean = r->calls ? sum / (double)r->calls : 0;
-    for (size_t i = 0; i < 5 && r->calls; i++) {
-        uint64_t idx = (uint64_t)(ps[i] * (double)r->calls), seen = 0;
-        if (idx > r->calls - 1)
-            idx = r->calls - 1;
-        for (size_t b = 0; b < RATE_BINS; b++) {
-            seen += s->rate_bins[b];
-            if (seen > idx) {
-                r->call_hit_p[i] = (double)b / (RATE_BINS - 1);
-                break;
-            }
-        }
-    }
+    return lct__rate_percentiles((const uint32_t (*)[2])s->rates,
+                                 s->calls_done, r->call_hit_p);
 }
 
-static void finish(sim *s, size_t nkeys)
+static bool finish(sim *s, size_t nkeys)
 {
     lct_sim_report *r = s->r;
-    rate_report(s, r);
-    hist_report(&s->leading_h, &r->leading);
-    hist_report(&s->call_h, &r->call_positions);
-    hist_report(&s->span_h, &r->span);
-    hist_report(&s->depth_h, &r->lru_position);
-    hist reuse = {s->call_h.n, 0, 0, 0}; /* the calls' histogram, reused */
-    memset(reuse.n, 0, HIST_SLOTS * sizeof *reuse.n);
+    if (!run_call(s) || !rate_report(s, r))
+        return false;
+    cumulative(s);
+    lct__dist reuse = {0};
+    bool ok = lct__dist_report(&s->leading_d, &r->leading) &&
+              lct__dist_report(&s->call_d, &r->call_positions) &&
+              lct__dist_report(&s->span_d, &r->span) &&
+              lct__dist_report(&s->depth_d, &r->lru_position);
     uint64_t bytes = 0;
-    for (size_t k = 0; k < nkeys; k++) {
+    for (size_t k = 0; ok && k < nkeys; k++) {
         if (s->hits[k])
-            hist_add(&reuse, s->hits[k]);
+            ok = lct__dist_add(&reuse, s->hits[k]);
         if (s->cache.in[k]) {
             r->occupancy_keys++;
             r->occupancy_bytes += s->cache.size[k];
         }
         bytes += s->cache.size[k];
     }
-    hist_report(&reuse, &r->reuse);
+    ok = ok && lct__dist_report(&reuse, &r->reuse);
+    lct__dist_free(&reuse);
     r->evictions = s->cache.evictions;
     r->bypassed = s->cache.bypassed;
     r->distinct_keys = nkeys;
     r->mean_key_bytes = nkeys ? (double)bytes / (double)nkeys : 0;
+    r->key_bytes = s->key_bytes;
+    r->capacity_keys = s->cache.capacity;
+    return ok;
 }
 
 /* MARK: running it, a reference at a time */
@@ -373,27 +394,23 @@ struct lct_sim {
     double seconds;
 };
 
-static bool sim_alloc(sim *s)
+static void sim_alloc(sim *s)
 {
-    s->rate_bins = calloc(RATE_BINS, sizeof *s->rate_bins);
-    hist *hs[] = {&s->leading_h, &s->call_h, &s->span_h, &s->depth_h};
-    bool ok = s->rate_bins != NULL;
-    for (size_t i = 0; i < 4; i++)
-        ok = ok && (hs[i]->n = calloc(HIST_SLOTS, sizeof *hs[i]->n));
     s->stride = 1;
     s->cache.head = s->cache.tail = LCT__LRU_NIL;
-    s->cache.capacity = s->o->capacity;
-    s->cache.in_bytes = s->o->in_bytes;
-    return ok;
+    /* keys; a byte capacity becomes keys at the first sized key */
+    s->cache.capacity = s->o->in_bytes ? UINT64_MAX : s->o->capacity;
 }
 
 static void sim_free(sim *s)
 {
     lct__lru_free(&s->cache);
     free(s->last), free(s->hits), free(s->seen), free(s->key_at);
-    free(s->tree), free(s->rate_bins);
-    free(s->leading_h.n), free(s->call_h.n), free(s->span_h.n);
-    free(s->depth_h.n);
+    free(s->tree), free(s->rates);
+    free(s->call_key), free(s->call_flags), free(s->call_bytes);
+    lct__dist *ds[] = {&s->leading_d, &s->call_d, &s->span_d, &s->depth_d};
+    for (size_t i = 0; i < 4; i++)
+        lct__dist_free(ds[i]);
 }
 
 /* Room for one more key number in every per-key array. */
@@ -495,8 +512,8 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
     x->l1 = (lct__lru){.head = LCT__LRU_NIL, .tail = LCT__LRU_NIL,
                        .capacity = x->o.l1_capacity,
                        .in_bytes = x->o.l1_in_bytes};
-    if (!sim_alloc(&x->s) ||
-        !(x->r.series = calloc(x->o.series_points + 1,
+    sim_alloc(&x->s);
+    if (!(x->r.series = calloc(x->o.series_points + 1,
                                sizeof *x->r.series))) {
         lct_sim_free(x);
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
@@ -545,9 +562,9 @@ lct_status lct_sim_finish(lct_sim *x, lct_sim_report *out, lct_error *err)
                          "lct_sim_finish: a simulation and a report");
     if (x->ncall && lct_sim_end_call(x, 1) != LCT_OK)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
-    call_end(&x->s, x->seconds);
-    cumulative(&x->s, x->seconds);
-    finish(&x->s, x->nkeys);
+    if (!finish(&x->s, x->nkeys))
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
+    series_end(&x->s, x->seconds);
     x->r.has_l1 = x->o.l1_capacity != 0;
     x->r.l1.evictions = x->l1.evictions;
     x->r.l1.bypassed = x->l1.bypassed;

@@ -75,9 +75,11 @@ static PyObject *report_dict(const lct_sim_report *r)
         return NULL;
     }
     return Py_BuildValue(
-        "{sKsOsKsKsKsKsKsKsKsKsdsKsKsKsKsdsNsNsNsN}", "capacity",
+        "{sKsOsKsKsKsKsKsKsKsKsKsKsdsKsKsKsKsdsNsNsNsN}", "capacity",
         (unsigned long long)r->capacity, "in_bytes",
-        r->in_bytes ? Py_True : Py_False, "requests",
+        r->in_bytes ? Py_True : Py_False, "capacity_keys",
+        (unsigned long long)r->capacity_keys, "key_bytes",
+        (unsigned long long)r->key_bytes, "requests",
         (unsigned long long)r->calls, "keys", (unsigned long long)r->keys,
         "keys_hit", (unsigned long long)r->keys_hit, "chunks",
         (unsigned long long)r->positions, "hit_chunks",

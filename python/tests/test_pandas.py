@@ -183,7 +183,7 @@ def test_sim_is_lct_sims_report():
         df = lct.sim(SAMPLE, **kw)
         a = df.attrs
         for k in ("requests", "evictions", "occupancy_keys", "chunks",
-                  "hit_chunks"):
+                  "hit_chunks", "capacity_keys", "key_bytes"):
             assert a[k] == want[k], (cli, k)
         assert a["token_hit_rate"] == want["token_hit_rate"], cli
         assert a["tokens"] == want["total_tokens"], cli
@@ -195,6 +195,8 @@ def test_sim_is_lct_sims_report():
             [p["token_hit_rate"] for p in want["series"]]
         if "l1" in kw:
             assert a["both_token_hit_rate"] == want["both_token_hit_rate"]
+    # 4 GiB of the sample's 32 MiB keys, as LMCache sizes its chunks
+    assert lct.sim(SAMPLE, "4GiB").attrs["capacity_keys"] == 128
     for bad in (0, -3, "64X", "1.5keys", True, "2BB"):
         try:
             lct.sim(SAMPLE, bad)
