@@ -1654,6 +1654,31 @@ void lct_kv_ranks_add(lct_kv_ranks *ranks, int64_t kv_rank);
 /** The distinct ranks noted, or 1 when none were. */
 unsigned lct_kv_ranks_count(const lct_kv_ranks *ranks);
 
+/** Rows (kv rank, object group) a call may have that lct_chunk_rows
+ *  tells apart; keys of rows past them share one count. */
+#define LCT_CHUNK_ROWS 256
+
+/**
+ * A call's keys numbered in chunks, as LMCache folds a lookup: a key's
+ * chunk is its place among the call's keys of its row (kv rank and
+ * object group), so chunk-major flat keys and a task spec's rows, row
+ * after row, number alike.  lct_chunk_rows_reset() before each call
+ * (about 6 KB; no allocation).
+ */
+typedef struct lct_chunk_rows {
+    int64_t rank[LCT_CHUNK_ROWS], group[LCT_CHUNK_ROWS];
+    uint32_t count[LCT_CHUNK_ROWS + 1];
+    unsigned n, last;
+} lct_chunk_rows;
+void lct_chunk_rows_reset(lct_chunk_rows *rows);
+/** The chunk (from 0) of the call's next key. */
+uint32_t lct_chunk_of(lct_chunk_rows *rows, const lct_object_key *key);
+/** The id LMCache's cache simulator knows a chunk by: its hash alone
+ *  (the model, ranks, group and salt left out, as its logs carry one
+ *  hash a chunk and its cache keys by that string):
+ *  lct_object_key_hash of a key with only this chunk_hash. */
+uint64_t lct_chunk_hash_id(lct_bytes chunk_hash);
+
 /**
  * Gather for SHARDS curves only (before the first lct_refs_add): from now
  * on a reference is kept only when one of @p samples samples at @p rate,
@@ -2011,6 +2036,16 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
 /** A key of the call under way.  @return LCT_OK, LCT_ERR_NOMEM. */
 lct_status lct_sim_add(lct_sim *sim, uint64_t obj_id, uint64_t bytes,
                        double t_mono, bool is_read);
+/**
+ * A key of the call under way as LMCache's simulator sees it: each chunk
+ * of the call (lct_chunk_of) is one entry, known by its hash alone
+ * (lct_chunk_hash_id, of its first key met), weighing @p bytes; the
+ * call's other keys of that chunk (its other ranks and groups) add
+ * nothing.  End such a call with lct_sim_end_call(sim, 1).
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (no sim or key).
+ */
+lct_status lct_sim_add_key(lct_sim *sim, const lct_object_key *key,
+                           uint64_t bytes, double t_mono, bool is_read);
 /** The call's keys are all added: simulate them.
  *  @return LCT_OK, LCT_ERR_INVALID (keys_per_position 0), LCT_ERR_NOMEM. */
 lct_status lct_sim_end_call(lct_sim *sim, unsigned keys_per_position);

@@ -1,7 +1,7 @@
 #!/bin/sh
-# lct sim from the command line: its figures are the prefix curve's at
-# the same capacity (lct mrc --prefix), a byte capacity holding as many
-# of the sample's 32 MiB keys gives the same run, the text report's
+# lct sim from the command line: on a one-rank trace its figures are the
+# prefix curve's at the same capacity (lct mrc --prefix), a byte capacity
+# holding as many 32 MiB keys gives the same run, the text report's
 # labels are LMCache's, the CSV is its distributions, the SVG has its
 # seven panels and never lands on the trace, usage errors exit 2 and a
 # damaged trace 3; on a hand-made lookup log its text report is LMCache's,
@@ -15,9 +15,14 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 say() { echo "FAIL: $*"; fail=1; }
 
-"$lct" sim --capacity 128 --json "$sample" > "$tmp/k.json" || say "sim --json"
-"$lct" sim --capacity 4GiB --json "$sample" > "$tmp/b.json" || say "sim 4GiB"
-"$lct" mrc --prefix --json "$sample" > "$tmp/mrc.json" || say "mrc --prefix"
+# lct sim counts a chunk as one entry (LMCache's simulator's model) and
+# lct mrc --prefix a key: on a one-rank trace, with 32 MiB keys as the
+# sample's, the two are the same.
+one="$tmp/one.lct"
+"$lct" gen -n 3000 --kv-ranks 1 --seed 4 "$one" > /dev/null || say "gen"
+"$lct" sim --capacity 128 --json "$one" > "$tmp/k.json" || say "sim --json"
+"$lct" sim --capacity 4GiB --json "$one" > "$tmp/b.json" || say "sim 4GiB"
+"$lct" mrc --prefix --json "$one" > "$tmp/mrc.json" || say "mrc --prefix"
 python3 - "$tmp" <<'EOF' || fail=1
 import json, sys
 d = sys.argv[1]
@@ -51,9 +56,9 @@ EOF
 
 # Two tiers: lct sim --l1's L2 and both tiers are lct mrc --l1's at the
 # same L2 capacity.
-"$lct" sim --l1 64 --capacity 128 --json "$sample" > "$tmp/l1s.json" ||
+"$lct" sim --l1 64 --capacity 128 --json "$one" > "$tmp/l1s.json" ||
     say "sim --l1"
-"$lct" mrc --l1 64 --json "$sample" > "$tmp/l1m.json" || say "mrc --l1"
+"$lct" mrc --l1 64 --json "$one" > "$tmp/l1m.json" || say "mrc --l1"
 python3 - "$tmp" <<'EOF' || fail=1
 import json, sys
 d = sys.argv[1]

@@ -4,7 +4,9 @@
  * out from LMCache's source: lmcache/tools/cache_simulator/simulator.py
  * (simulate, _percentiles, print_statistics; 64600bc, the nearest-rank
  * percentiles of PR #4441) and lru_cache.py (LRUCache: position, access,
- * insert).  One key a chunk position throughout, as on a one-rank trace.
+ * insert), and the chunks of its lookup-hash logs (one hash a chunk,
+ * LookupHashLoggingSubscriber; the ranks of a chunk share it,
+ * ipc_key_to_object_keys).
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -14,6 +16,15 @@
 
 /* Key names: any distinct ids. */
 static uint64_t K(unsigned n) { return 0x1000 + n; }
+
+/* The report of a simulation fed by hand, which is then freed. */
+static lct_sim_report finished(lct_sim *s)
+{
+    lct_sim_report r;
+    cr_assert_eq(lct_sim_finish(s, &r, NULL), LCT_OK);
+    lct_sim_free(s);
+    return r;
+}
 
 /* Lookups (read calls) of the given keys, 8 bytes each; calls end at 0. */
 static lct_sim_report run(const lct_sim_options *o, const unsigned *keys,
@@ -27,10 +38,7 @@ static lct_sim_report run(const lct_sim_options *o, const unsigned *keys,
         else
             cr_assert_eq(lct_sim_add(s, K(keys[i]), 8, 0, true), LCT_OK);
     }
-    lct_sim_report r;
-    cr_assert_eq(lct_sim_finish(s, &r, NULL), LCT_OK);
-    lct_sim_free(s);
-    return r;
+    return finished(s);
 }
 
 /* [A] [A B] [A B C] [A B C D] in a large cache: hit prefixes 0 1 2 3. */
@@ -174,9 +182,7 @@ Test(sim_lmcache, every_key_is_sized_as_the_first)
         cr_assert_eq(lct_sim_add(s, ids[i], bytes[i], 0, true), LCT_OK);
         cr_assert_eq(lct_sim_end_call(s, 1), LCT_OK);
     }
-    lct_sim_report r;
-    cr_assert_eq(lct_sim_finish(s, &r, NULL), LCT_OK);
-    lct_sim_free(s);
+    lct_sim_report r = finished(s);
     cr_expect_eq(r.capacity_keys, 2);
     cr_expect_eq(r.keys_hit, 1);
     cr_expect_eq(r.evictions, 0);
@@ -197,5 +203,65 @@ Test(sim_lmcache, evictions_and_occupancy)
     cr_expect_eq(r.occupancy_keys, 2);
     cr_expect_eq(r.calls_no_hit, 4);
     cr_expect_eq(r.calls_all_hit, 1);
+    lct_sim_report_free(&r);
+}
+
+/* A key of `rank` and `group` for chunk hash byte h (32 bytes of it). */
+static lct_object_key key_of(unsigned char *hash, unsigned char h,
+                             int64_t rank, int64_t group)
+{
+    for (int i = 0; i < 32; i++)
+        hash[i] = h;
+    return (lct_object_key){{hash, 32}, {"m", 1}, rank, group, {"", 0}};
+}
+
+/* LMCache's logs carry one hash a chunk (its ObjectKeys of one chunk
+ * share chunk_hash across ranks, ipc_key_to_object_keys) and its cache
+ * keys by that hash.  Two lookups of chunks 0 and 1 x ranks 0 and 1 at
+ * two chunks: the second hits both, 50% of the tokens (as keys, four of
+ * them in a cache of two, nothing would hit). */
+Test(sim_lmcache, the_ranks_of_a_chunk_are_one_entry)
+{
+    lct_sim_options o = {.capacity = 2};
+    lct_sim *s;
+    cr_assert_eq(lct_sim_new(&o, &s, NULL), LCT_OK);
+    unsigned char h[4][32];
+    for (int call = 0; call < 2; call++) {
+        for (int k = 0; k < 4; k++) { /* chunk-major: c0 r0, c0 r1, ... */
+            lct_object_key key = key_of(h[k], (unsigned char)(k / 2),
+                                        k % 2, 0);
+            cr_assert_eq(lct_sim_add_key(s, &key, 8, 0, true), LCT_OK);
+        }
+        cr_assert_eq(lct_sim_end_call(s, 1), LCT_OK);
+    }
+    lct_sim_report r = finished(s);
+    cr_expect_eq(r.positions, 4);
+    cr_expect_eq(r.positions_hit, 2);
+    cr_expect_eq(r.distinct_keys, 2);
+    cr_expect_eq(r.evictions, 0);
+    lct_sim_report_free(&r);
+}
+
+/* A PrefetchTaskSpec lists its rows one after the other: rank 0's chunks
+ * c0 c1 c2, then rank 1's.  Numbered by row, they are three chunks,
+ * each one entry named by rank 0's key, as chunk-major keys are. */
+Test(sim_lmcache, a_task_specs_rows_fold_into_chunks)
+{
+    lct_sim_options o = {.capacity = 10};
+    lct_sim *s;
+    cr_assert_eq(lct_sim_new(&o, &s, NULL), LCT_OK);
+    unsigned char h[6][32];
+    for (int call = 0; call < 2; call++) {
+        for (int k = 0; k < 6; k++) { /* row-major: r0 c0 c1 c2, r1 ... */
+            unsigned char byte = (unsigned char)(k % 3 + 10 * (k / 3));
+            lct_object_key key = key_of(h[k], byte, k / 3, 0);
+            cr_assert_eq(lct_sim_add_key(s, &key, 8, 0, true), LCT_OK);
+        }
+        cr_assert_eq(lct_sim_end_call(s, 1), LCT_OK);
+    }
+    lct_sim_report r = finished(s);
+    cr_expect_eq(r.positions, 6);     /* 3 chunks a lookup */
+    cr_expect_eq(r.positions_hit, 3); /* the second lookup, whole */
+    cr_expect_eq(r.distinct_keys, 3); /* rank 1's own hashes add none */
     lct_sim_report_free(&r);
 }

@@ -41,15 +41,17 @@ static void help(void)
            "               [--range A:B] FILE...\n"
            "\n"
            "LMCache's cache simulator at one capacity: an LRU cache of CAP\n"
-           "keys or bytes over the trace's key references, each lookup\n"
-           "(submit_prefetch_task) counted by the prefix rule (its hits are\n"
-           "its leading run of keys in the cache), every reference then\n"
-           "made the most recent.  Prints LMCache's report: tokens and the\n"
-           "token hit rate, per-request hit rates, leading hits, reuse per\n"
-           "chunk, the cumulative hit rate, evictions, spans and LRU\n"
-           "positions at hits.\n"
+           "chunks (a call's keys of one chunk, its kv ranks and groups,\n"
+           "are one entry, known by its hash, as LMCache's logs give it)\n"
+           "or bytes (max(1, CAP / the first chunk's bytes) chunks), each\n"
+           "lookup (submit_prefetch_task) counted by the prefix rule (its\n"
+           "hits are its leading run of chunks the cache holds), every\n"
+           "chunk then made the most recent.  Prints LMCache's report, line\n"
+           "for line: tokens and the token hit rate, per-request hit rates,\n"
+           "leading hits, reuse per chunk, the cumulative hit rate,\n"
+           "evictions, spans and LRU positions at hits.\n"
            "\n"
-           "  --capacity CAP  keys (1000, 1000keys) or bytes with B, K, M,\n"
+           "  --capacity CAP  chunks (1000, 1000keys) or bytes with B, K, M,\n"
            "               G or T (64G, 1.5TiB; powers of 1024)\n"
            "  --lookups-only  only the read calls' keys, as LMCache's\n"
            "               simulator models its logs (writes give none)\n"
@@ -216,22 +218,18 @@ static void print_csv(const lct_sim_report *r)
 /* MARK: the command */
 
 /* The trace's keys fed to the simulation a record at a time: a record's
- * keys are one call, its chunk positions as many keys as it has kv ranks
- * (as lct mrc --prefix counts them). */
+ * keys are one call, each of its chunks one entry (lct_sim_add_key). */
 typedef struct feed {
     lct_sim *sim;
     uint64_t idx;
     bool open, failed;
-    lct_kv_ranks ranks;
 } feed;
 
 static void feed_end(feed *f)
 {
-    if (f->open &&
-        lct_sim_end_call(f->sim, lct_kv_ranks_count(&f->ranks)) != LCT_OK)
+    if (f->open && lct_sim_end_call(f->sim, 1) != LCT_OK)
         f->failed = true;
     f->open = false;
-    f->ranks.n = 0;
 }
 
 static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
@@ -244,9 +242,8 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
         feed_end(f);
     f->open = true;
     f->idx = idx;
-    lct_kv_ranks_add(&f->ranks, key->kv_rank);
-    if (lct_sim_add(f->sim, lct_object_key_hash(key), bytes, rec->t_mono,
-                    op == TOOL_KEY_READ) != LCT_OK)
+    if (lct_sim_add_key(f->sim, key, bytes, rec->t_mono,
+                        op == TOOL_KEY_READ) != LCT_OK)
         f->failed = true;
     return f->failed;
 }

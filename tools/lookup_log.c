@@ -56,8 +56,14 @@ static void layout_json(FILE *f, const lct_record *rec)
 {
     lct_value v;
     lct_layout_desc d;
-    bool have = lct_map_find(rec->args, "layout_desc", &v) == LCT_OK &&
-                lct_layout_desc_get(v, &d, NULL) == LCT_OK;
+    lct_prefetch_spec spec;
+    /* a request spec's: object group 0's, LMCache's layout_descs[0] */
+    bool have = lct_map_find(rec->args, "layout_desc", &v) == LCT_OK
+                    ? lct_layout_desc_get(v, &d, NULL) == LCT_OK
+                    : lct_map_find(rec->args, "spec", &v) == LCT_OK &&
+                          lct_prefetch_spec_get(v, &spec, NULL) == LCT_OK &&
+                          lct_prefetch_spec_layout(&spec, 0, &d, NULL) ==
+                              LCT_OK;
     fputs(", \"dtypes\": [", f);
     lct_iter it;
     lct_value x;
@@ -99,6 +105,7 @@ void tool_lookup_log_key(tool_lookup_log *l, const lct_record *rec,
         l->idx = idx;
         l->keys = 0;
         l->hashes_len = 0;
+        lct_chunk_rows_reset(&l->rows);
         /* what the line needs of the record, taken now: a streamed
          * record's views die at the next one */
         char *head = NULL;
@@ -135,6 +142,8 @@ void tool_lookup_log_key(tool_lookup_log *l, const lct_record *rec,
         free(l->layout);
         l->layout = lay;
     }
+    if (lct_chunk_of(&l->rows, k) != l->keys)
+        return; /* the chunk's hash is written: an earlier row's key */
     char hex[2 * 64 + 8] = "\"0x";
     size_t n = 3, len = k->chunk_hash.len > 64 ? 64 : k->chunk_hash.len;
     static const char digits[] = "0123456789abcdef";

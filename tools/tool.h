@@ -529,13 +529,16 @@ bool tool_keys_collect(tool_inputs *in, tool_keyops *o, const char *cmd,
  * one lookup gathered, then its line. */
 typedef struct tool_lookup_log {
     FILE *f;
-    uint64_t chunk_size; /* tokens a key holds (0: unknown) */
+    uint64_t chunk_size; /* tokens a chunk holds (0: unknown) */
     bool open, failed;
-    uint64_t idx, keys, lines;
+    uint64_t idx, keys, lines; /* keys: the line's chunks */
+    lct_chunk_rows rows;       /* the line's call's chunks so far */
     char *head, *layout, *hashes;
     size_t hashes_len, hashes_cap;
 } tool_lookup_log;
-/* A key of lookup record idx: a new idx ends the previous line. */
+/* A key of lookup record idx: a new idx ends the previous line; each
+ * chunk of the call (lct_chunk_of) is one hash, its first key's, as
+ * LMCache logs one hash a chunk. */
 void tool_lookup_log_key(tool_lookup_log *l, const lct_record *rec,
                          uint64_t idx, const lct_object_key *k);
 /* Write the line gathered (if any). */

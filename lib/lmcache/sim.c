@@ -389,6 +389,8 @@ struct lct_sim {
     size_t nkeys, keycap;
     pending *call;
     size_t ncall, callcap;
+    lct_chunk_rows rows; /* lct_sim_add_key: the call's chunks so far */
+    uint32_t call_chunks;
     lct__lru l1;        /* with o.l1_capacity: the L1 in front */
     bool l1_read, l1_leading, l1_first;
     double seconds;
@@ -501,6 +503,7 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
     if (!x)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     x->o = *opts;
+    lct_chunk_rows_reset(&x->rows);
     if (!x->o.series_points)
         x->o.series_points = 100;
     x->s.o = &x->o;
@@ -537,10 +540,24 @@ lct_status lct_sim_add(lct_sim *x, uint64_t obj_id, uint64_t bytes,
     return LCT_OK;
 }
 
+lct_status lct_sim_add_key(lct_sim *x, const lct_object_key *key,
+                           uint64_t bytes, double t_mono, bool is_read)
+{
+    if (!x || !key)
+        return LCT_ERR_INVALID;
+    if (lct_chunk_of(&x->rows, key) != x->call_chunks)
+        return LCT_OK; /* the chunk has its entry: an earlier row's key */
+    x->call_chunks++;
+    return lct_sim_add(x, lct_chunk_hash_id(key->chunk_hash), bytes, t_mono,
+                       is_read);
+}
+
 lct_status lct_sim_end_call(lct_sim *x, unsigned keys_per_position)
 {
     if (!x || !keys_per_position)
         return LCT_ERR_INVALID;
+    lct_chunk_rows_reset(&x->rows);
+    x->call_chunks = 0;
     for (size_t i = 0; i < x->ncall; i++) {
         const pending *p = &x->call[i];
         bool last = (i + 1) % keys_per_position == 0 || i + 1 == x->ncall;

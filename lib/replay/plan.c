@@ -256,9 +256,8 @@ static int plan_prefetch(planner *p, lct_key_iter *it, bool *issued,
     /* L1's chunk positions: the call's, and those before the chunk of
      * its first key L1 did not serve */
     uint32_t first = UINT32_MAX, last = 0, served_until = UINT32_MAX;
-    lct__chunk_rows rows;
-    rows.n = rows.last = 0;
-    rows.count[LCT__ROWS] = 0;
+    lct_chunk_rows rows;
+    lct_chunk_rows_reset(&rows);
     lct_object_key key;
     uint64_t layout;
     int rc;
@@ -266,7 +265,7 @@ static int plan_prefetch(planner *p, lct_key_iter *it, bool *issued,
         uint64_t id = lct_object_key_hash(&key), bytes = key_bytes(p, layout);
         /* the call's chunks, L1's keys counted: what L2 is asked keeps
          * the call's chunk boundaries, as the two-tier curve keeps them */
-        uint32_t chunk = lct__chunk_of(&rows, &key);
+        uint32_t chunk = lct_chunk_of(&rows, &key);
         *handled = true;
         first = chunk < first ? chunk : first;
         last = chunk > last ? chunk : last;

@@ -1,7 +1,7 @@
 /*
  * replay_internal.h - what the replay's parts share: the planner
  * (plan.c: records to operations, the L1 in front (l1.c), a prefetch
- * call's chunks (chunks.c), pacing, the dispatch loop) hands operations
+ * call's chunks (lct_chunk_of), pacing, the dispatch loop) hands operations
  * to the executor (engine.c: workers, the in-flight limit, causal waits,
  * timing, a prefetch call's loads once its lookups have answered),
  * which keeps per-worker tallies merged into the report at the end.
@@ -178,21 +178,6 @@ static inline uint64_t lct__due_ns(const lct__engine *e, double due)
 }
 /* The merged tallies into the report. */
 void lct__engine_report(const lct__engine *e, lct_replay_report *r);
-
-/* A call's rows (kv rank, object group) and the keys each has had: a
- * key's chunk is its place in its row, whatever order the form lists
- * them in (chunk-major flat keys, or a task spec's row after row).
- * Rows past LCT__ROWS share one count.  Start with n = last = 0 and
- * count[LCT__ROWS] = 0. */
-#define LCT__ROWS 256
-typedef struct lct__chunk_rows {
-    int64_t rank[LCT__ROWS], group[LCT__ROWS];
-    uint32_t count[LCT__ROWS + 1];
-    unsigned n, last;
-} lct__chunk_rows;
-
-/* The chunk of a call's next key (its place in its row). */
-uint32_t lct__chunk_of(lct__chunk_rows *r, const lct_object_key *key);
 
 /* The replay's L1 (l1.c): lct__lru over keys numbered as they come. */
 typedef struct lct__l1 {

@@ -701,8 +701,8 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
                 continue;
             lct_kv_ranks_add(&w->ranks, key.kv_rank);
             lct_status st =
-                w->sim      ? lct_sim_add(w->sim, id, bytes, rec->t_mono,
-                                          op == 0)
+                w->sim      ? lct_sim_add_key(w->sim, &key, bytes,
+                                              rec->t_mono, op == 0)
                 : w->stream ? lct_mrc_stream_add(w->stream, id, bytes, op == 0)
                             : lct_refs_add(w->refs, id, bytes, rec->t_mono,
                                            op == 0);
@@ -732,10 +732,10 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
             if (!lctpy_col_push(&w->cols[c], &code[c - KC_NUMBERS], 4))
                 return false;
     }
-    /* The record's keys are one call, chunk positions of its kv ranks. */
+    /* The record's keys are one call: for lct.sim, an entry a chunk;
+     * for the prefix curve, chunk positions of its kv ranks. */
     if (w->sim && op <= 1)
-        return lct_sim_end_call(w->sim, lct_kv_ranks_count(&w->ranks)) ==
-               LCT_OK;
+        return lct_sim_end_call(w->sim, 1) == LCT_OK;
     unsigned per = lct_kv_ranks_count(&w->ranks);
     if (w->stream && w->calls && op <= 1)
         return lct_mrc_stream_end_call(w->stream, per) == LCT_OK;

@@ -1,0 +1,159 @@
+#!/bin/sh
+# lct sim against LMCache's cache simulator's procedure on the same
+# lookups, every statistic: each trace shape (two ranks, eight ranks with
+# object groups and a salt, request specs, a fleet's mix of models and
+# layouts) is exported with `lct keys --lookup-jsonl`, and the procedure
+# of LMCache's lmcache/tools/cache_simulator/simulator.py (simulate(),
+# _percentiles and print_statistics' Stat 4 points at 64600bc; the LRU of
+# lru_cache.py), written out below, is run on the export at capacities in
+# GiB from below one chunk up, and in chunks.  `lct sim --lookups-only`
+# on the trace must give the same figures.  The export itself must be
+# what LookupHashLoggingSubscriber writes: a hash a chunk (the ranks of a
+# chunk are one), seq_len in tokens, a request spec's layout.  The
+# procedure runs in the first python3 on PATH (any 3.x).
+set -u
+lct="$LCT_BUILDDIR/tools/lct"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+say() { echo "FAIL: $*"; fail=1; }
+
+n=0
+for shape in "" "--shape llama" "--spec" "--mix"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086
+    "$lct" gen -n 2500 --seed $n $shape "$tmp/t$n.lct" > /dev/null ||
+        say "gen $shape"
+    "$lct" keys -q --lookup-jsonl "$tmp/t$n.jsonl" "$tmp/t$n.lct" ||
+        say "export $shape"
+    for cap in 0.01GiB 0.5GiB 2GiB 40; do
+        "$lct" sim -q --lookups-only --capacity "$cap" --json \
+            "$tmp/t$n.lct" > "$tmp/t$n-$cap.json" || say "sim $shape $cap"
+    done
+done
+
+python3 - "$tmp" <<'EOF' || fail=1
+import json, math, sys
+from collections import OrderedDict, defaultdict
+d = sys.argv[1]
+DTYPE = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1,
+         "float8_e5m2": 1, "int8": 1, "int32": 4, "int64": 8}
+
+
+def nearest(values, p):  # _percentiles: rank ceil(p n / 100), from 1
+    s = sorted(values)
+    n = len(s)
+    return s[min(max((p * n + 99) // 100, 1), n) - 1]
+
+
+def simulate(events, chunks):
+    """simulate(): the leading run the cache contains, each hit's span
+    and LRU position taken before the request touches the cache, then
+    access the run and insert the rest (the least recent evicted)."""
+    cache = OrderedDict()  # least recent first
+    ev = total = hit_t = 0
+    rates, prefixes, rolling = [], [], []
+    reuse, last, spans, pos = defaultdict(int), {}, [], []
+    gidx = 0
+    for e in events:
+        hs, seq, cs = e["chunk_hashes"], e["seq_len"], e["chunk_size"]
+        if not hs and seq == 0:
+            continue
+        run = 0
+        for h in hs:
+            if h not in cache:
+                break
+            run += 1
+        total += seq
+        hit_t += run * cs
+        rates.append(run * cs / seq if seq else 0.0)
+        prefixes.append(run)
+        rolling.append(hit_t / total if total else 0.0)
+        order = list(cache)
+        for i, h in enumerate(hs[:run]):
+            reuse[h] += 1
+            if h in last:
+                spans.append(gidx + i - last[h])
+            pos.append(len(order) - 1 - order.index(h))
+        for i, h in enumerate(hs):
+            last[h] = gidx + i
+            if h in cache:
+                cache.move_to_end(h)
+            else:
+                if len(cache) >= chunks:
+                    cache.popitem(last=False)
+                    ev += 1
+                cache[h] = None
+        gidx += len(hs)
+    return dict(ev=ev, total=total, hit=hit_t, rates=rates,
+                prefixes=prefixes, rolling=rolling, reuse=list(reuse.values()),
+                spans=spans, pos=pos, occ=len(cache))
+
+
+bad = []
+def check(what, got, want):
+    if got != want:
+        bad.append(f"{what}: lct {got!r}, LMCache {want!r}")
+
+for n in range(1, 5):
+    events = [json.loads(l) for l in open(f"{d}/t{n}.jsonl")]
+    for e in events:
+        if len(e["chunk_hashes"]) * e["chunk_size"] != e["seq_len"]:
+            bad.append(f"t{n}: seq_len is not chunks x chunk_size")
+            break
+        if len(set(e["chunk_hashes"])) != len(e["chunk_hashes"]):
+            bad.append(f"t{n}: a hash twice in one lookup")
+            break
+    events.sort(key=lambda e: e.get("timestamp", 0.0))
+    first = events[0]
+    bpc = sum(math.prod(s) * DTYPE[t]
+              for s, t in zip(first["shapes"], first["dtypes"]))
+    if not bpc:
+        bad.append(f"t{n}: no layout in the export")
+        continue
+    for cap in ("0.01GiB", "0.5GiB", "2GiB", "40"):
+        chunks = (max(1, int(float(cap[:-3]) * 2**30) // bpc)
+                  if cap.endswith("GiB") else int(cap))
+        w = simulate(events, chunks)
+        g = json.load(open(f"{d}/t{n}-{cap}.json"))
+        at = f"t{n} {cap}"
+        check(at + " chunks held", g["capacity_keys"], chunks)
+        check(at + " requests", g["requests"], len(w["rates"]))
+        check(at + " tokens", g["total_tokens"], w["total"])
+        check(at + " hit tokens", g["hit_tokens"], w["hit"])
+        check(at + " evictions", g["evictions"], w["ev"])
+        check(at + " occupancy", g["occupancy_keys"], w["occ"])
+        r = g["request_hit_rate"]
+        check(at + " zero-hit requests", g["requests_no_hit"],
+              sum(1 for x in w["rates"] if x == 0.0))
+        check(at + " full-hit requests", g["requests_all_hit"],
+              sum(1 for x in w["rates"] if x == 1.0))
+        check(at + " mean rate", r["mean"], sum(w["rates"]) / len(w["rates"]))
+        for p in (25, 50, 75, 90, 99):
+            check(f"{at} rate p{p}", r[f"p{p}"], nearest(w["rates"], p))
+        for name, vals in (("hit_prefix_chunks", w["prefixes"]),
+                           ("chunk_reuse", w["reuse"]),
+                           ("span", w["spans"]),
+                           ("lru_position", w["pos"])):
+            got = g[name]
+            check(f"{at} {name} count", got["count"], len(vals))
+            if not vals:
+                continue
+            check(f"{at} {name} mean", got["mean"], sum(vals) / len(vals))
+            check(f"{at} {name} max", got["max"], max(vals))
+            for p in (25, 50, 75, 90, 99):
+                check(f"{at} {name} p{p}", got[f"p{p}"], nearest(vals, p))
+        k = len(w["rolling"])
+        for i, f in enumerate((0.1, 0.25, 0.5, 0.75, 1.0)):
+            idx = max(0, min(int(k * f) - 1, k - 1))
+            c = g["cumulative"][i]
+            check(f"{at} Stat 4 point {i}", c["after_requests"], idx + 1)
+            check(f"{at} Stat 4 rate {i}", c["token_hit_rate"],
+                  w["rolling"][idx])
+for b in bad[:20]:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+EOF
+
+[ $fail = 0 ] && echo "sim-lmcache: ok"
+exit $fail
