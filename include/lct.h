@@ -1918,6 +1918,8 @@ typedef struct lct_sim_options {
     bool in_bytes;
     unsigned series_points;  /**< the cumulative series' points at most
                                   (0: 100), evenly spaced over the calls */
+    uint64_t chunk_tokens;   /**< tokens a chunk holds (0: 1), for the
+                                  calls that state none of their own */
     /** Above 0: an LRU L1 of this many keys (bytes with l1_in_bytes) in
      *  front, as lct_refs_behind_l1 models it; the cache simulated is
      *  then the L2 behind it, and the report's l1 says what L1 did. */
@@ -1976,7 +1978,7 @@ lct_status lct_mrc_stream_l1_stats(const lct_mrc_stream *s,
  * run of keys the cache holds before the lookup touches it (spans and
  * positions measured then too, as LMCache's simulate() does); a chunk
  * position (the call's keys_per_position keys) is hit when all its keys
- * are in that run; the token hit ratio is positions_hit / positions.
+ * are in that run; the token hit ratio is hit_tokens / tokens.
  * Every reference, stores too, then makes its key the most recent.
  * Memory: per distinct key, per distinct value of each distribution,
  * and 8 bytes a lookup (its rate, for Stat 1 and Stat 4).
@@ -1991,7 +1993,11 @@ typedef struct lct_sim_report {
     double mean_key_bytes;        /**< over distinct keys (0: unknown) */
     uint64_t calls;               /**< lookups with keys */
     uint64_t keys, keys_hit;      /**< looked-up keys; in leading runs */
-    uint64_t positions, positions_hit; /**< chunk positions (tokens) */
+    uint64_t positions, positions_hit; /**< chunk positions */
+    uint64_t tokens, hit_tokens;  /**< LMCache's total and hit tokens: a
+                                       lookup's seq_len (else its positions
+                                       x chunk_tokens), and its hit
+                                       positions x the chunk's tokens */
     uint64_t occupancy_keys, occupancy_bytes; /**< held at the end */
     uint64_t evictions;           /**< keys pushed out to make room */
     uint64_t bypassed;            /**< references too heavy to insert */
@@ -2046,6 +2052,24 @@ lct_status lct_sim_add(lct_sim *sim, uint64_t obj_id, uint64_t bytes,
  */
 lct_status lct_sim_add_key(lct_sim *sim, const lct_object_key *key,
                            uint64_t bytes, double t_mono, bool is_read);
+/**
+ * lct_sim_end_call for a lookup whose tokens LMCache's lookup-hash log
+ * states: @p seq_len tokens (a last, partial chunk's tail included,
+ * always a miss), @p chunk_tokens a chunk (the log's chunk_size), as
+ * simulate() counts them; a lookup with no key but tokens is a request
+ * too, all missed (LMCache skips one with neither).
+ * @return LCT_OK, LCT_ERR_INVALID (keys_per_position 0), LCT_ERR_NOMEM.
+ */
+lct_status lct_sim_end_call_tokens(lct_sim *sim, unsigned keys_per_position,
+                                   uint64_t chunk_tokens, uint64_t seq_len);
+/**
+ * The tokens a lookup record states, as `lct import lookup-logs` writes
+ * LMCache's logged events: its args' int seq_len and chunk_size (a
+ * missing chunk_size is 1, as simulate() takes it).  @return true when
+ * the record has a seq_len.
+ */
+bool lct_lookup_tokens(const lct_record *rec, uint64_t *seq_len,
+                       uint64_t *chunk_tokens);
 /** The call's keys are all added: simulate them.
  *  @return LCT_OK, LCT_ERR_INVALID (keys_per_position 0), LCT_ERR_NOMEM. */
 lct_status lct_sim_end_call(lct_sim *sim, unsigned keys_per_position);

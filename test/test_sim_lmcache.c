@@ -265,3 +265,34 @@ Test(sim_lmcache, a_task_specs_rows_fold_into_chunks)
     cr_expect_eq(r.distinct_keys, 3); /* rank 1's own hashes add none */
     lct_sim_report_free(&r);
 }
+
+/* simulate() counts a request's seq_len tokens (a partial last chunk's
+ * tail always missed) and hit_prefix x its chunk_size hit; a request with
+ * no hash but tokens counts, all missed; one with neither is skipped.
+ * [A] of 300 tokens, [A B] of 600, [] of 100, [] of 0, then [A] whose
+ * tokens are its chunks x the options' 256: requests 4, tokens 300 + 600
+ * + 100 + 256, hit 256 + 256. */
+Test(sim_lmcache, tokens_are_the_logged_seq_len)
+{
+    lct_sim_options o = {.capacity = 8, .chunk_tokens = 256};
+    lct_sim *s;
+    cr_assert_eq(lct_sim_new(&o, &s, NULL), LCT_OK);
+    cr_assert_eq(lct_sim_add(s, K(1), 8, 0, true), LCT_OK);
+    cr_assert_eq(lct_sim_end_call_tokens(s, 1, 256, 300), LCT_OK);
+    cr_assert_eq(lct_sim_add(s, K(1), 8, 0, true), LCT_OK);
+    cr_assert_eq(lct_sim_add(s, K(2), 8, 0, true), LCT_OK);
+    cr_assert_eq(lct_sim_end_call_tokens(s, 1, 256, 600), LCT_OK);
+    cr_assert_eq(lct_sim_end_call_tokens(s, 1, 256, 100), LCT_OK);
+    cr_assert_eq(lct_sim_end_call_tokens(s, 1, 256, 0), LCT_OK);
+    cr_assert_eq(lct_sim_add(s, K(1), 8, 0, true), LCT_OK);
+    cr_assert_eq(lct_sim_end_call(s, 1), LCT_OK);
+    lct_sim_report r = finished(s);
+    cr_expect_eq(r.calls, 4);
+    cr_expect_eq(r.tokens, 1256);
+    cr_expect_eq(r.hit_tokens, 512);
+    cr_expect_eq(r.calls_no_hit, 2);
+    cr_expect_eq(r.calls_all_hit, 1);
+    cr_expect_eq(r.call_hit_p[2], 256.0 / 600); /* rank 3 of 0 0 .43 1 */
+    cr_expect_eq(r.cumulative[4], 512.0 / 1256);
+    lct_sim_report_free(&r);
+}

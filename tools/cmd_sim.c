@@ -140,15 +140,14 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
     if (chunk)
         printf("%" PRIu64 ",\"total_tokens\":%" PRIu64
                ",\"hit_tokens\":%" PRIu64 ",\"miss_tokens\":%" PRIu64,
-               chunk, r->positions * chunk, r->positions_hit * chunk,
-               (r->positions - r->positions_hit) * chunk);
+               chunk, r->tokens, r->hit_tokens, r->tokens - r->hit_tokens);
     else
         fputs("null,\"total_tokens\":null,\"hit_tokens\":null,"
               "\"miss_tokens\":null", stdout);
     printf(",\"chunks\":%" PRIu64 ",\"hit_chunks\":%" PRIu64
            ",\"token_hit_rate\":", r->positions, r->positions_hit);
-    tool_put_json_double(r->positions ? (double)r->positions_hit /
-                                            (double)r->positions : 0);
+    tool_put_json_double(r->tokens ? (double)r->hit_tokens /
+                                         (double)r->tokens : 0);
     printf(",\"keys\":%" PRIu64 ",\"keys_hit\":%" PRIu64
            ",\"references\":%" PRIu64 ",\"distinct_keys\":%" PRIu64
            ",\"capacity_keys\":%" PRIu64 ",\"key_bytes\":%" PRIu64
@@ -218,16 +217,22 @@ static void print_csv(const lct_sim_report *r)
 /* MARK: the command */
 
 /* The trace's keys fed to the simulation a record at a time: a record's
- * keys are one call, each of its chunks one entry (lct_sim_add_key). */
+ * keys are one call, each of its chunks one entry (lct_sim_add_key); a
+ * lookup imported from LMCache's logs counts the tokens it logged. */
 typedef struct feed {
     lct_sim *sim;
     uint64_t idx;
     bool open, failed;
+    bool logged; /* the call's record states its tokens: */
+    uint64_t seq_len, chunk_tokens;
 } feed;
 
 static void feed_end(feed *f)
 {
-    if (f->open && lct_sim_end_call(f->sim, 1) != LCT_OK)
+    if (f->open &&
+        (f->logged ? lct_sim_end_call_tokens(f->sim, 1, f->chunk_tokens,
+                                             f->seq_len)
+                   : lct_sim_end_call(f->sim, 1)) != LCT_OK)
         f->failed = true;
     f->open = false;
 }
@@ -240,10 +245,14 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
         return 0;
     if (f->open && idx != f->idx)
         feed_end(f);
-    f->open = true;
-    f->idx = idx;
-    if (lct_sim_add_key(f->sim, key, bytes, rec->t_mono,
-                        op == TOOL_KEY_READ) != LCT_OK)
+    if (!f->open) {
+        f->logged = op == TOOL_KEY_READ &&
+                    lct_lookup_tokens(rec, &f->seq_len, &f->chunk_tokens);
+        f->open = true;
+        f->idx = idx;
+    }
+    if (key && lct_sim_add_key(f->sim, key, bytes, rec->t_mono,
+                               op == TOOL_KEY_READ) != LCT_OK)
         f->failed = true;
     return f->failed;
 }
@@ -255,6 +264,9 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     lct_error err;
     o->sim.l1_capacity = o->l1 ? o->l1_capacity : 0;
     o->sim.l1_in_bytes = o->l1_bytes;
+    uint64_t chunk = o->chunk_size ? o->chunk_size : tool_chunk_size(in->r);
+    o->sim.chunk_tokens = chunk;
+    o->ops.keyless = true;
     feed f = {0};
     if (lct_sim_new(&o->sim, &f.sim, &err) != LCT_OK)
         tool_usage_error("sim", "%s", err.message);
@@ -269,7 +281,6 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
         lct_output_abort(svg);
         return false;
     }
-    uint64_t chunk = o->chunk_size ? o->chunk_size : tool_chunk_size(in->r);
     if (!r.calls && !a->quiet)
         fprintf(stderr, "%s sim: no lookups: the trace (or --read) "
                 "selected none\n", tool_name);

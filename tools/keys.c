@@ -285,6 +285,8 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
         if (op == TOOL_KEY_NONE)
             continue;
         long given = record_keys(in->current, &rec, idx, op, cmd, fn, ctx);
+        if (given == 0 && o->keyless && fn(ctx, &rec, idx, op, NULL, 0))
+            break;
         if (given < 0)
             break;
         if (given == 0) /* only then: looking costs a walk of the args */

@@ -369,7 +369,13 @@ static lct_status write_event(lct_writer *w, const event *ev, double t0,
                                    "StorageManager.submit_prefetch_task";
     lct_writer_record_begin(w, ev->t - t0, ev->t, qualname,
                             sizeof qualname - 1);
-    lct_writer_map(w, 3);
+    /* the logged token counts, which a trace has nowhere else: LMCache's
+     * simulator counts seq_len tokens, chunk_size a hit chunk */
+    json_t *seq = json_object_get(e, "seq_len");
+    json_t *cs = json_object_get(e, "chunk_size");
+    bool has_seq = json_is_integer(seq) && json_integer_value(seq) >= 0;
+    bool has_cs = json_is_integer(cs) && json_integer_value(cs) >= 0;
+    lct_writer_map(w, 3u + (uint32_t)has_seq + (uint32_t)has_cs);
     lct_writer_cstr(w, "keys");
     lct_writer_array(w, (uint32_t)json_array_size(hashes));
     size_t i;
@@ -390,6 +396,14 @@ static lct_status write_event(lct_writer *w, const event *ev, double t0,
     write_layout(w, e);
     lct_writer_cstr(w, "external_request_id");
     lct_writer_cstr(w, id ? id : "");
+    if (has_seq) {
+        lct_writer_cstr(w, "seq_len");
+        lct_writer_int(w, json_integer_value(seq));
+    }
+    if (has_cs) {
+        lct_writer_cstr(w, "chunk_size");
+        lct_writer_int(w, json_integer_value(cs));
+    }
     json_decref(e);
     return lct_writer_end(w, err);
 }

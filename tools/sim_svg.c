@@ -135,8 +135,7 @@ static void cumulative(const panel *p, const lct_sim_report *r)
 
 static void summary(const panel *p, const lct_sim_report *r, uint64_t chunk)
 {
-    double rate = r->positions ? (double)r->positions_hit /
-                                     (double)r->positions : 0;
+    double rate = r->tokens ? (double)r->hit_tokens / (double)r->tokens : 0;
     fprintf(p->f, "<g transform=\"translate(%d %d)\" font-size=\"12\">\n"
                   "<text x=\"10\" y=\"18\" font-size=\"13\" "
                   "font-weight=\"bold\">Summary</text>\n"
@@ -146,7 +145,7 @@ static void summary(const panel *p, const lct_sim_report *r, uint64_t chunk)
     if (chunk)
         fprintf(p->f, "<text x=\"10\" y=\"92\">tokens: %" PRIu64
                       " (%" PRIu64 " a chunk)</text>\n",
-                r->positions * chunk, chunk);
+                r->tokens, chunk);
     if (r->in_bytes)
         fprintf(p->f, "<text x=\"10\" y=\"114\">capacity: %.2f GiB</text>\n",
                 (double)r->capacity / 1073741824.0);

@@ -65,11 +65,11 @@ static void print_aggregate(const lct_sim_report *r, uint64_t chunk)
     put_count(r->calls);
     if (chunk) {
         printf("\n  Total tokens        : ");
-        put_count(r->positions * chunk);
+        put_count(r->tokens);
         printf("\n  Hit tokens          : ");
-        put_count(r->positions_hit * chunk);
+        put_count(r->hit_tokens);
         printf("\n  Miss tokens         : ");
-        put_count((r->positions - r->positions_hit) * chunk);
+        put_count(r->tokens - r->hit_tokens);
     } else {
         printf("\n  Total chunks        : ");
         put_count(r->positions);
@@ -78,7 +78,7 @@ static void print_aggregate(const lct_sim_report *r, uint64_t chunk)
         put_count(r->positions_hit);
     }
     printf("\n  Token hit rate      : ");
-    put_pct(2, ratio(r->positions_hit, r->positions));
+    put_pct(2, ratio(r->hit_tokens, r->tokens));
     /* LMCache states the capacity in GiB; a capacity in keys is that
      * many keys of the first sized key's bytes */
     double bytes = r->in_bytes ? (double)r->capacity

@@ -461,6 +461,9 @@ typedef struct tool_keyops {
     bool calls;
     /* mrc --lookups-only: write calls give no references. */
     bool lookups_only;
+    /* sim: a selected record with no key is given to the walk's fn once,
+     * with a NULL key (a logged lookup of no whole chunk). */
+    bool keyless;
     /* exact mrc: references go to this curve as they come, on one
      * thread, and none is gathered. */
     lct_mrc_stream *stream;

@@ -50,10 +50,15 @@ typedef struct sim {
     double call_seconds;
     uint64_t index, calls_done, stride;
     lct__dist leading_d, call_d, span_d, depth_d;
-    /* per lookup: chunk positions hit and looked up, for the rates'
-     * percentiles and the cumulative rate at LMCache's five requests */
-    uint32_t (*rates)[2];
+    /* per lookup: tokens hit and looked up, for the rates' percentiles
+     * and the cumulative rate at LMCache's five requests */
+    uint64_t (*rates)[2];
     size_t ratecap;
+    /* tokens a chunk holds (o->chunk_tokens, at least 1), and the call's
+     * own counts when lct_sim_end_call_tokens gave them */
+    uint64_t chunk_tokens;
+    bool call_tokens_given;
+    uint64_t call_chunk_tokens, call_seq_len;
     bool nomem;
 } sim;
 
@@ -151,7 +156,7 @@ static void series_point(sim *s, double seconds)
     }
     r->series[r->nseries++] = (lct_sim_point){
         s->calls_done, seconds,
-        r->positions ? (double)r->positions_hit / (double)r->positions : 0};
+        r->tokens ? (double)r->hit_tokens / (double)r->tokens : 0};
 }
 
 /* The last point of the series is the whole run's. */
@@ -164,7 +169,7 @@ static void series_end(sim *s, double seconds)
         r->nseries--; /* the end replaces the last sampled point */
     r->series[r->nseries++] = (lct_sim_point){
         s->calls_done, seconds,
-        r->positions ? (double)r->positions_hit / (double)r->positions : 0};
+        r->tokens ? (double)r->hit_tokens / (double)r->tokens : 0};
 }
 
 /* The cumulative rate after the requests LMCache's Stat 4 names
@@ -188,7 +193,7 @@ static void cumulative(sim *s)
     }
 }
 
-static bool note_rate(sim *s, uint64_t hit, uint64_t positions)
+static bool note_rate(sim *s, uint64_t hit, uint64_t tokens)
 {
     if (s->calls_done == s->ratecap) {
         size_t cap = s->ratecap ? 2 * s->ratecap : 1024;
@@ -198,26 +203,35 @@ static bool note_rate(sim *s, uint64_t hit, uint64_t positions)
         s->rates = g;
         s->ratecap = cap;
     }
-    /* a call of 2^32 positions would be a 100 GB frame */
-    s->rates[s->calls_done][0] = (uint32_t)hit;
-    s->rates[s->calls_done][1] = (uint32_t)positions;
+    s->rates[s->calls_done][0] = hit;
+    s->rates[s->calls_done][1] = tokens;
     return true;
 }
 
+/* A lookup counted as simulate() counts one: hit_prefix x chunk_size
+ * tokens hit of seq_len (positions x the chunk's tokens when the call
+ * gave no seq_len); a lookup with no chunk counts when it has tokens
+ * (LMCache skips only one with neither). */
 static bool lookup_counted(sim *s, uint64_t keys, uint64_t positions,
                            uint64_t hit)
 {
     lct_sim_report *r = s->r;
-    if (!keys)
+    bool given = s->call_tokens_given;
+    uint64_t per = given ? s->call_chunk_tokens : s->chunk_tokens;
+    uint64_t tokens = given ? s->call_seq_len : positions * per;
+    uint64_t hit_tokens = hit * per;
+    if (!keys && !(given && tokens))
         return true;
     r->calls++;
     r->positions += positions;
     r->positions_hit += hit;
-    double rate = positions ? (double)hit / (double)positions : 0;
+    r->tokens += tokens;
+    r->hit_tokens += hit_tokens;
+    double rate = tokens ? (double)hit_tokens / (double)tokens : 0;
     r->calls_no_hit += rate == 0;
     r->calls_all_hit += rate == 1;
     r->call_hit_bins[rate >= 1 ? 20 : (size_t)(rate * 20)]++;
-    if (!note_rate(s, hit, positions) ||
+    if (!note_rate(s, hit_tokens, tokens) ||
         !lct__dist_add(&s->leading_d, hit) ||
         !lct__dist_add(&s->call_d, positions))
         return false;
@@ -285,8 +299,11 @@ static void size_capacity(sim *s, uint64_t bytes)
 
 static bool run_call(sim *s)
 {
-    if (!s->ncall)
-        return true;
+    if (!s->ncall) { /* a lookup of no chunk still counts its tokens */
+        bool ok = !s->call_tokens_given || lookup_counted(s, 0, 0, 0);
+        s->call_tokens_given = false;
+        return ok;
+    }
     for (size_t i = 0; i < s->ncall; i++)
         size_capacity(s, s->call_bytes[i]);
     if ((s->call_flags[0] & LCT__REF_READ) && !lookup_stats(s))
@@ -300,6 +317,7 @@ static bool run_call(sim *s)
         lct__lru_touch(&s->cache, k, s->call_bytes[i]);
     }
     s->ncall = 0;
+    s->call_tokens_given = false;
     return true;
 }
 
@@ -335,7 +353,7 @@ static bool rate_report(const sim *s, lct_sim_report *r)
         sum += s->rates[i][1] ? (double)s->rates[i][0] /
                                     (double)s->rates[i][1] : 0;
     r->call_hit_mean = r->calls ? sum / (double)r->calls : 0;
-    return lct__rate_percentiles((const uint32_t (*)[2])s->rates,
+    return lct__rate_percentiles((const uint64_t (*)[2])s->rates,
                                  s->calls_done, r->call_hit_p);
 }
 
@@ -399,6 +417,7 @@ struct lct_sim {
 static void sim_alloc(sim *s)
 {
     s->stride = 1;
+    s->chunk_tokens = s->o->chunk_tokens ? s->o->chunk_tokens : 1;
     s->cache.head = s->cache.tail = LCT__LRU_NIL;
     /* keys; a byte capacity becomes keys at the first sized key */
     s->cache.capacity = s->o->in_bytes ? UINT64_MAX : s->o->capacity;
@@ -550,6 +569,25 @@ lct_status lct_sim_add_key(lct_sim *x, const lct_object_key *key,
     x->call_chunks++;
     return lct_sim_add(x, lct_chunk_hash_id(key->chunk_hash), bytes, t_mono,
                        is_read);
+}
+
+lct_status lct_sim_end_call_tokens(lct_sim *x, unsigned keys_per_position,
+                                   uint64_t chunk_tokens, uint64_t seq_len)
+{
+    if (!x || !keys_per_position)
+        return LCT_ERR_INVALID;
+    /* a call still buffered is another's: counted first, as it was */
+    if (!x->o.l1_capacity && !run_call(&x->s))
+        return LCT_ERR_NOMEM;
+    lct_status rc = lct_sim_end_call(x, keys_per_position);
+    if (rc != LCT_OK || x->o.l1_capacity)
+        return rc; /* an L2's calls are what L1 left of them: no tokens */
+    /* this call is the one buffered: count it with its own tokens now */
+    x->s.call_tokens_given = true;
+    x->s.call_chunk_tokens = chunk_tokens;
+    x->s.call_seq_len = seq_len;
+    x->s.call_seconds = x->seconds;
+    return run_call(&x->s) ? LCT_OK : LCT_ERR_NOMEM;
 }
 
 lct_status lct_sim_end_call(lct_sim *x, unsigned keys_per_position)

@@ -1,7 +1,7 @@
 /*
  * sim_dist.c - exact distributions for lct sim (sim_internal.h): counts
- * of distinct values in a u64map, sorted once at the report, and the
- * per-request rates as fractions, so that every percentile is the value
+ * of distinct values in a u64map, sorted once at the report, the
+ * per-request rates among them, so that every percentile is the value
  * LMCache's simulator prints, not one read off a histogram.
  */
 #include "lmcache/sim_internal.h"
@@ -93,23 +93,17 @@ void lct__dist_free(lct__dist *d)
     memset(d, 0, sizeof *d);
 }
 
-/* A rate hit/total as one map key; 0/0 counts as 0 (LMCache's rate of a
- * request without tokens). */
-static uint64_t pack(uint32_t hit, uint32_t total)
+/* A rate as the bits of its double: non-negative doubles order as their
+ * bit patterns do, so the map sorts them by value. */
+static uint64_t rate_bits(uint64_t hit, uint64_t total)
 {
-    return total ? (uint64_t)hit << 32 | total : 1;
+    double rate = total ? (double)hit / (double)total : 0;
+    uint64_t bits;
+    memcpy(&bits, &rate, sizeof bits);
+    return bits;
 }
 
-static int by_rate(const void *a, const void *b)
-{
-    uint64_t x = ((const lct__u64map_entry *)a)->key;
-    uint64_t y = ((const lct__u64map_entry *)b)->key;
-    uint64_t xl = (x >> 32) * (y & 0xffffffffu);
-    uint64_t yl = (y >> 32) * (x & 0xffffffffu);
-    return (xl > yl) - (xl < yl);
-}
-
-bool lct__rate_percentiles(const uint32_t (*pairs)[2], uint64_t n,
+bool lct__rate_percentiles(const uint64_t (*pairs)[2], uint64_t n,
                            double out[5])
 {
     memset(out, 0, 5 * sizeof *out);
@@ -118,14 +112,13 @@ bool lct__rate_percentiles(const uint32_t (*pairs)[2], uint64_t n,
     lct__dist d = {0};
     bool ok = true;
     for (uint64_t i = 0; ok && i < n; i++)
-        ok = lct__dist_add(&d, pack(pairs[i][0], pairs[i][1]));
-    lct__u64map_entry *v = ok ? sorted(&d.counts, by_rate) : NULL;
+        ok = lct__dist_add(&d, rate_bits(pairs[i][0], pairs[i][1]));
+    lct__u64map_entry *v = ok ? sorted(&d.counts, by_key) : NULL;
     if (v) {
-        uint64_t keys[5];
-        at_ranks(v, n, keys);
+        uint64_t bits[5];
+        at_ranks(v, n, bits);
         for (size_t i = 0; i < 5; i++)
-            out[i] = (double)(keys[i] >> 32) /
-                     (double)(keys[i] & 0xffffffffu);
+            memcpy(&out[i], &bits[i], sizeof out[i]);
         free(v);
     }
     lct__dist_free(&d);

@@ -3,7 +3,7 @@
  * (sim_dist.c): each statistic kept as counts of its distinct values, so
  * that its percentiles are LMCache's to the digit in memory that grows
  * with the distinct values, not with the samples; and the per-request
- * rates, kept as exact fractions.
+ * rates' percentiles.
  */
 #ifndef LCT_SIM_INTERNAL_H
 #define LCT_SIM_INTERNAL_H
@@ -35,9 +35,10 @@ static inline uint64_t lct__nearest_rank(unsigned p, uint64_t n)
     return rank < 1 ? 1 : rank > n ? n : rank;
 }
 
-/* Per-request rates hit/total, as fractions: the value at each of
- * LMCache's five ranks.  false when memory ran out. */
-bool lct__rate_percentiles(const uint32_t (*pairs)[2], uint64_t n,
+/* Per-request rates hit/total (0 when total is), each divided as Python
+ * divides two ints: the value at each of LMCache's five ranks.  false
+ * when memory ran out. */
+bool lct__rate_percentiles(const uint64_t (*pairs)[2], uint64_t n,
                            double out[5]);
 
 #endif

@@ -722,11 +722,15 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
     l1_cap, l1_bytes = (0, False) if l1 is None else _capacity("l1", l1)
     points = _whole("points", points, 1, 100000)
     s, u, ws, wu = _bounds(since, until)
+    if chunk_size is None:
+        chunk_size = _header_chunk_size(path)
+    else:
+        chunk_size = _whole("chunk_size", chunk_size, 1, 2**62)
     try:
         raw = _lct.sim(_os.fspath(path), cap, in_bytes, _patterns(read),
                        _patterns(write), _patterns(qualname), s, u, ws, wu,
                        bool(lookups_only), l1_cap, l1_bytes, points,
-                       _log_for("sim", path))
+                       _log_for("sim", path), chunk_size or 0)
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
     dists = raw.pop("distributions")
@@ -735,17 +739,12 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
                                "p90", "p99")} for k, v in dists.items()},
         orient="index")
     df.index.name = "distribution"
-    if chunk_size is None:
-        chunk_size = _header_chunk_size(path)
-    else:
-        chunk_size = _whole("chunk_size", chunk_size, 1, 2**62)
     series = pd.DataFrame(raw.pop("series"))
-    raw["token_hit_rate"] = (raw["hit_chunks"] / raw["chunks"]
-                             if raw["chunks"] else 0.0)
+    tokens, hit = raw.pop("tokens_counted"), raw.pop("hit_tokens_counted")
+    raw["token_hit_rate"] = hit / tokens if tokens else 0.0
     raw["chunk_size"] = chunk_size
-    raw["tokens"] = raw["chunks"] * chunk_size if chunk_size else None
-    raw["hit_tokens"] = raw["hit_chunks"] * chunk_size if chunk_size \
-        else None
+    raw["tokens"] = tokens if chunk_size else None
+    raw["hit_tokens"] = hit if chunk_size else None
     if "l1" in raw:
         front = raw["l1"]
         raw["both_token_hit_rate"] = (

@@ -75,7 +75,7 @@ static PyObject *report_dict(const lct_sim_report *r)
         return NULL;
     }
     return Py_BuildValue(
-        "{sKsOsKsKsKsKsKsKsKsKsKsKsdsKsKsKsKsdsNsNsNsN}", "capacity",
+        "{sKsOsKsKsKsKsKsKsKsKsKsKsKsKsdsKsKsKsKsdsNsNsNsN}", "capacity",
         (unsigned long long)r->capacity, "in_bytes",
         r->in_bytes ? Py_True : Py_False, "capacity_keys",
         (unsigned long long)r->capacity_keys, "key_bytes",
@@ -83,7 +83,9 @@ static PyObject *report_dict(const lct_sim_report *r)
         (unsigned long long)r->calls, "keys", (unsigned long long)r->keys,
         "keys_hit", (unsigned long long)r->keys_hit, "chunks",
         (unsigned long long)r->positions, "hit_chunks",
-        (unsigned long long)r->positions_hit, "occupancy_keys",
+        (unsigned long long)r->positions_hit, "tokens_counted",
+        (unsigned long long)r->tokens, "hit_tokens_counted",
+        (unsigned long long)r->hit_tokens, "occupancy_keys",
         (unsigned long long)r->occupancy_keys, "occupancy_bytes",
         (unsigned long long)r->occupancy_bytes, "evictions",
         (unsigned long long)r->evictions, "mean_key_bytes",
@@ -117,21 +119,22 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
                               "write", "qualname", "since", "until",
                               "wall_since", "wall_until", "lookups_only",
                               "l1_capacity", "l1_in_bytes", "points", "log",
-                              NULL};
+                              "chunk_tokens", NULL};
     PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
              *since = Py_None, *until = Py_None, *wsince = Py_None,
              *wuntil = Py_None, *log = Py_None;
-    unsigned long long capacity = 0, l1_capacity = 0;
+    unsigned long long capacity = 0, l1_capacity = 0, chunk_tokens = 0;
     int in_bytes = 0, lookups_only = 0, l1_bytes = 0;
     unsigned points = 0;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "O&K|pOOOOOOOpKpIO", kwnames, PyUnicode_FSConverter,
+            args, kw, "O&K|pOOOOOOOpKpIOK", kwnames, PyUnicode_FSConverter,
             &path_obj, &capacity, &in_bytes, &reads, &writes, &quals, &since,
             &until, &wsince, &wuntil, &lookups_only, &l1_capacity, &l1_bytes,
-            &points, &log))
+            &points, &log, &chunk_tokens))
         return NULL;
     lct_sim_options o = {.capacity = capacity, .in_bytes = in_bytes,
                          .series_points = points,
+                         .chunk_tokens = chunk_tokens,
                          .l1_capacity = l1_capacity, .l1_in_bytes = l1_bytes};
     lct_sim *sim;
     lct_sim_report r;

@@ -732,8 +732,13 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
             if (!lctpy_col_push(&w->cols[c], &code[c - KC_NUMBERS], 4))
                 return false;
     }
-    /* The record's keys are one call: for lct.sim, an entry a chunk;
-     * for the prefix curve, chunk positions of its kv ranks. */
+    /* The record's keys are one call: for lct.sim, an entry a chunk (and
+     * the tokens an imported log states); for the prefix curve, chunk
+     * positions of its kv ranks. */
+    uint64_t seq_len, chunk_tokens;
+    if (w->sim && op == 0 && lct_lookup_tokens(rec, &seq_len, &chunk_tokens))
+        return lct_sim_end_call_tokens(w->sim, 1, chunk_tokens, seq_len) ==
+               LCT_OK;
     if (w->sim && op <= 1)
         return lct_sim_end_call(w->sim, 1) == LCT_OK;
     unsigned per = lct_kv_ranks_count(&w->ranks);

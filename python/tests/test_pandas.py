@@ -224,6 +224,41 @@ def traces_dir():
     return d
 
 
+def test_sim_counts_the_tokens_an_imported_log_states():
+    """A log's seq_len (tail included), its own chunk_size and a lookup of
+    no whole chunk count as LMCache's simulator counts them, in lct.sim as
+    in lct sim: 300 + 600 + 100 tokens, 256 hit."""
+    pd()
+    import json
+    import subprocess
+    from support import LCT
+    if not os.path.exists(LCT):
+        raise Skip(f"no lct tool at {LCT}")
+    d = tempfile.mkdtemp()
+    try:
+        log = os.path.join(d, "lookup_hashes_20261206_000000_000000.jsonl")
+        with open(log, "w") as f:
+            for t, seq, hashes in ((1, 300, ["0xa1"]),
+                                   (2, 600, ["0xa1", "0xb2"]), (3, 100, [])):
+                f.write(json.dumps({
+                    "timestamp": float(t), "request_id": f"r{t}",
+                    "model_name": "m", "chunk_size": 256, "seq_len": seq,
+                    "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]],
+                    "chunk_hashes": hashes}) + "\n")
+        trace = os.path.join(d, "t.lct")
+        subprocess.run([LCT, "import", "lookup-logs", "-q", log, trace],
+                       check=True)
+        want = json.loads(subprocess.run(
+            [LCT, "sim", "-q", "--json", "--capacity", "1GiB", trace],
+            check=True, capture_output=True, text=True).stdout)
+        a = lct.sim(trace, "1GiB").attrs
+        assert (a["requests"], a["tokens"], a["hit_tokens"]) == (3, 1000, 256)
+        assert a["token_hit_rate"] == want["token_hit_rate"] == 256 / 1000
+        assert a["tokens"] == want["total_tokens"]
+    finally:
+        shutil.rmtree(d)
+
+
 def test_dask_takes_directories_and_agrees_with_the_single_process_types():
     ld = dask_ready()
     d = traces_dir()
