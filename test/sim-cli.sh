@@ -110,13 +110,13 @@ done
     > /dev/null 2>&1
 [ $? -eq 3 ] || say "a damaged trace should exit 3"
 
-[ $fail -eq 0 ] && echo "sim-cli: ok"
 # LMCache's report line for line on a hand-made lookup log, imported:
 # lookups [a] [a b] [a b c] [a b c d] of 32 MiB chunks at 64 MiB (two
 # chunks), worked out by hand from simulator.py's simulate() and
 # print_statistics (64600bc): prefixes 0 1 2 0 (a, b evicted at the end:
 # 5 evictions), hit tokens 768 of 2,560; positions before each request
-# 0 | 1 0, spans 1 | 2 2; Stat 4 at requests int(4 f) clamped to >= 1.
+# 0 | 1 0, spans 1 | 2 2; Stat 4 at requests int(4 f) clamped to >= 1
+# (the whole report: test/golden/sim-report-hand.txt).
 mkdir "$tmp/hand"
 hand="$tmp/hand/lookup_hashes_20261206_000000_000000.jsonl"
 n=0
@@ -129,94 +129,11 @@ done
 "$lct" import lookup-logs -q "$hand" "$tmp/hand.lct" || say "import"
 "$lct" sim -q --capacity 0.0625GiB "$tmp/hand.lct" > "$tmp/hand.txt" ||
     say "sim on the imported log"
-cat > "$tmp/hand.want" <<'EOF'
-============================================================
-Aggregate
-============================================================
-  Requests processed  : 4
-  Total tokens        : 2,560
-  Hit tokens          : 768
-  Miss tokens         : 1,792
-  Token hit rate      : 30.00%
-  Cache capacity      : 0.06 GiB  (2 chunks × 33,554,432 bytes/chunk)
-  Cache occupancy     : 2 / 2 chunks
-
-============================================================
-Stat 1 — Per-request token hit rate distribution
-============================================================
-  Requests with 0% hit rate   : 2 (50.0%)
-  Requests with 100% hit rate : 0 (0.0%)
-  Mean                        : 29.17%
-  p25                         : 0.00%
-  p50                         : 0.00%
-  p75                         : 50.00%
-  p90                         : 66.67%
-  p99                         : 66.67%
-
-============================================================
-Stat 2 — Hit prefix length per request (chunks)
-============================================================
-  Mean               : 0.8
-  p25                : 0
-  p50                : 0
-  p75                : 1
-  p90                : 2
-  p99                : 2
-
-============================================================
-Stat 3 — Chunk reuse count distribution
-============================================================
-  Unique chunks hit at least once : 2
-  Mean reuse count                : 1.5
-  Max reuse count                 : 2
-  p25                             : 1
-  p50                             : 1
-  p75                             : 2
-  p90                             : 2
-  p99                             : 2
-
-============================================================
-Stat 4 — Rolling (cumulative) token hit rate over time
-============================================================
-  After request      1 : 0.00%
-  After request      1 : 0.00%
-  After request      2 : 33.33%
-  After request      3 : 50.00%
-  After request      4 : 30.00%
-
-============================================================
-Stat 5 — Evictions
-============================================================
-  Total evictions    : 5
-
-============================================================
-Stat 6 — Global span distribution (chunks between last store and hit)
-============================================================
-  Total hit chunks   : 3
-  Mean span          : 1.7
-  Max span           : 2
-  p25                : 1
-  p50                : 2
-  p75                : 2
-  p90                : 2
-  p99                : 2
-
-============================================================
-Stat 7 — Cache position at hit (0 = MRU, max = LRU)
-============================================================
-  Mean position      : 0.3
-  Max position       : 1
-  p25                : 0
-  p50                : 0
-  p75                : 1
-  p90                : 1
-  p99                : 1
-============================================================
-EOF
-diff "$tmp/hand.want" "$tmp/hand.txt" ||
+diff "$src/test/golden/sim-report-hand.txt" "$tmp/hand.txt" ||
     say "the report is not LMCache's, line for line"
 
-# LMCache's log conventions, imported and simulated as simulate() does:
+# LMCache's log conventions (test/golden/lookup-log-conventions.jsonl),
+# imported and simulated as simulate() does:
 # tokens are seq_len, tail included (300 tokens of one 256-token chunk);
 # a lookup of no whole chunk but 100 tokens is a request, all missed; a
 # line's own chunk_size counts its hits (128), a missing one counts 1;
@@ -226,102 +143,12 @@ diff "$tmp/hand.want" "$tmp/hand.txt" ||
 # 0, 256/600, 0, 1, 1/40 (p50 rank 3: 2.50%, p75 rank 4: 42.67%).
 mkdir "$tmp/conv"
 conv="$tmp/conv/lookup_hashes_20261206_000000_000001.jsonl"
-cat > "$conv" <<'EOF'
-{"timestamp": 1.0, "request_id": "t1", "model_name": "m", "chunk_size": 256, "seq_len": 300, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": ["0xa1"]}
-{"timestamp": 2.0, "request_id": "t2", "model_name": "m", "chunk_size": 256, "seq_len": 600, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": ["0xa1", "0xb2"]}
-{"timestamp": 3.0, "request_id": "t3", "model_name": "m", "chunk_size": 256, "seq_len": 100, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": []}
-{"timestamp": 4.0, "request_id": "t4", "model_name": "m2", "chunk_size": 128, "seq_len": 256, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": ["0xa1", "0xb2"]}
-{"timestamp": 5.0, "request_id": "t5", "model_name": "m", "seq_len": 40, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": ["0xa1"]}
-{"timestamp": 6.0, "request_id": "t6", "model_name": "m", "chunk_size": 256, "seq_len": 0, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": []}
-EOF
+cp "$src/test/golden/lookup-log-conventions.jsonl" "$conv"
 "$lct" import lookup-logs -q "$conv" "$tmp/conv.lct" || say "import conv"
 "$lct" sim -q --capacity 1GiB "$tmp/conv.lct" > "$tmp/conv.txt" ||
     say "sim on the conventions' log"
-cat > "$tmp/conv.want" <<'EOF'
-============================================================
-Aggregate
-============================================================
-  Requests processed  : 5
-  Total tokens        : 1,296
-  Hit tokens          : 513
-  Miss tokens         : 783
-  Token hit rate      : 39.58%
-  Cache capacity      : 1.00 GiB  (32 chunks × 33,554,432 bytes/chunk)
-  Cache occupancy     : 2 / 32 chunks
-
-============================================================
-Stat 1 — Per-request token hit rate distribution
-============================================================
-  Requests with 0% hit rate   : 2 (40.0%)
-  Requests with 100% hit rate : 1 (20.0%)
-  Mean                        : 29.03%
-  p25                         : 0.00%
-  p50                         : 2.50%
-  p75                         : 42.67%
-  p90                         : 100.00%
-  p99                         : 100.00%
-
-============================================================
-Stat 2 — Hit prefix length per request (chunks)
-============================================================
-  Mean               : 0.8
-  p25                : 0
-  p50                : 1
-  p75                : 1
-  p90                : 2
-  p99                : 2
-
-============================================================
-Stat 3 — Chunk reuse count distribution
-============================================================
-  Unique chunks hit at least once : 2
-  Mean reuse count                : 2.0
-  Max reuse count                 : 3
-  p25                             : 1
-  p50                             : 1
-  p75                             : 3
-  p90                             : 3
-  p99                             : 3
-
-============================================================
-Stat 4 — Rolling (cumulative) token hit rate over time
-============================================================
-  After request      1 : 0.00%
-  After request      1 : 0.00%
-  After request      2 : 28.44%
-  After request      3 : 25.60%
-  After request      5 : 39.58%
-
-============================================================
-Stat 5 — Evictions
-============================================================
-  Total evictions    : 0
-
-============================================================
-Stat 6 — Global span distribution (chunks between last store and hit)
-============================================================
-  Total hit chunks   : 4
-  Mean span          : 1.8
-  Max span           : 2
-  p25                : 1
-  p50                : 2
-  p75                : 2
-  p90                : 2
-  p99                : 2
-
-============================================================
-Stat 7 — Cache position at hit (0 = MRU, max = LRU)
-============================================================
-  Mean position      : 0.5
-  Max position       : 1
-  p25                : 0
-  p50                : 0
-  p75                : 1
-  p90                : 1
-  p99                : 1
-============================================================
-EOF
-diff "$tmp/conv.want" "$tmp/conv.txt" ||
+diff "$src/test/golden/sim-report-log-conventions.txt" "$tmp/conv.txt" ||
     say "tails, empty lookups, chunk sizes: not LMCache's report"
 
+[ $fail -eq 0 ] && echo "sim-cli: ok"
 exit $fail
