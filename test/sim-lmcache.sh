@@ -9,7 +9,8 @@
 # GiB from below one chunk up, and in chunks.  `lct sim --lookups-only`
 # on the trace must give the same figures.  The export itself must be
 # what LookupHashLoggingSubscriber writes: a hash a chunk (the ranks of a
-# chunk are one), seq_len in tokens, a request spec's layout.  The
+# chunk are one), seq_len in tokens, a request spec's layout; and lct
+# gen must write keys as LMCache makes them.  The
 # procedure runs in the first python3 on PATH (any 3.x).
 set -u
 lct="$LCT_BUILDDIR/tools/lct"
@@ -151,6 +152,63 @@ for n in range(1, 5):
             check(f"{at} Stat 4 rate {i}", c["token_hit_rate"],
                   w["rolling"][idx])
 for b in bad[:20]:
+    print("FAIL:", b)
+sys.exit(1 if bad else 0)
+EOF
+
+# lct gen writes keys as LMCache makes them (ipc_key_to_object_keys):
+# whole chunks, a key per kv rank of each, the ranks sharing the hash;
+# hashes of 32 distinct-looking bytes that depend on the model; --start
+# sets t_wall; --per-rank-hashes gives the older keys back.
+"$lct" gen -n 400 --seed 9 "$tmp/q.lct" > /dev/null || say "gen qwen"
+"$lct" gen -n 400 --seed 9 --shape llama "$tmp/l.lct" > /dev/null ||
+    say "gen llama"
+"$lct" gen -n 400 --seed 9 --start 1800000000 "$tmp/s.lct" > /dev/null ||
+    say "gen --start"
+"$lct" gen -n 400 --seed 9 --per-rank-hashes "$tmp/p.lct" > /dev/null ||
+    say "gen --per-rank-hashes"
+for t in q l p; do
+    "$lct" keys --csv "$tmp/$t.lct" > "$tmp/$t.csv" || say "keys $t"
+done
+"$lct" dump "$tmp/s.lct" | head -1 > "$tmp/s.json"
+python3 - "$tmp" <<'EOF' || fail=1
+import csv, json, sys
+from collections import defaultdict
+d = sys.argv[1]
+bad = []
+def calls(name):
+    by = defaultdict(list)
+    for row in csv.DictReader(open(f"{d}/{name}.csv")):
+        by[row["idx"]].append(row)
+    return by
+qwen = set()
+for name, ranks in (("q", 2), ("l", 8)):
+    hashes = set()
+    for idx, rows in calls(name).items():
+        if len(rows) % ranks:
+            bad.append(f"{name} call {idx}: {len(rows)} keys, not whole chunks")
+        for c in range(0, len(rows), ranks):
+            chunk = rows[c:c + ranks]
+            if [int(r["kv_rank"]) for r in chunk] != list(range(ranks)):
+                bad.append(f"{name} call {idx}: chunk {c // ranks} ranks")
+            if len({r["chunk_hash"] for r in chunk}) != 1:
+                bad.append(f"{name} call {idx}: ranks of a chunk differ")
+            h = chunk[0]["chunk_hash"]
+            if h[:16] * 4 == h:
+                bad.append(f"{name}: hash {h} is 8 bytes repeated")
+            hashes.add(h)
+    if name == "q":
+        qwen = hashes
+    elif hashes & qwen:
+        bad.append("llama's chunk hashes repeat qwen's")
+t_wall = json.load(open(f"{d}/s.json"))["t_wall"]
+if not 1800000000 <= t_wall < 1800000001:
+    bad.append(f"--start: t_wall {t_wall}")
+p = calls("p")
+if not any(len({r["chunk_hash"] for r in rows}) == len(rows) > 1
+           for rows in p.values()):
+    bad.append("--per-rank-hashes: no call with a hash a key")
+for b in bad[:10]:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 EOF

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,12 +17,14 @@ static void help(void)
     printf("usage: lct gen -n N [--seed S] [--max-keys K] [--docs D]\n"
            "               [--shape qwen|llama] [--model NAME]\n"
            "               [--cache-salt S] [--kv-ranks N] [--groups N]\n"
-           "               [--sizes N] [--spec] [--mix] OUT\n"
+           "               [--sizes N] [--spec] [--mix] [--start T]\n"
+           "               [--per-rank-hashes] OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
            "for standard output): prefetches and writes of 1 to K (default\n"
-           "32) codec-wrapped ObjectKeys with 32-byte chunk hashes, up to\n"
-           "2 ms apart.  A request's keys are the first chunks of one of D\n"
+           "32) codec-wrapped ObjectKeys, rounded up to whole chunks: each\n"
+           "chunk a key per kv rank sharing its 32-byte hash, as LMCache's\n"
+           "keys are, up to 2 ms apart.  A request's keys are the first chunks of one of D\n"
            "documents (default 1000) drawn by Zipf's law, so requests share\n"
            "prefixes and keys are reused; --docs 0 gives every request keys\n"
            "of its own.  The same seed gives the same bytes.\n"
@@ -36,7 +39,8 @@ static void help(void)
            "                   object groups 0-2, a cache_salt)\n"
            "  --model NAME     the keys' model_name (after --shape's)\n"
            "  --cache-salt S   a cache_salt in every key\n"
-           "  --kv-ranks N     key i of a call has kv_rank i mod N (1-1024)\n"
+           "  --kv-ranks N     a key per kv rank 0 to N-1 of each chunk\n"
+           "                   (1-1024)\n"
            "  --groups N       object_group_id chunk mod N (1-1024); with\n"
            "                   0 the field is left out\n"
            "  --sizes N        key sizes that vary: a document's keys weigh\n"
@@ -50,13 +54,20 @@ static void help(void)
            "                   ranks; object groups for one), two layouts,\n"
            "                   a cache_salt (one of 8 tenants) on one key in\n"
            "                   five (instead of the keys' options)\n"
+           "  --start T        t_wall at the first record's t_mono 0\n"
+           "                   (default 1764600000): seeds with their own\n"
+           "                   starts make a fleet spread in time\n"
+           "  --per-rank-hashes  the older generator's keys: each key its\n"
+           "                   own chunk of one kv rank (key i: rank i mod\n"
+           "                   N), its hash 8 bytes repeated\n"
            "  -h, --help       this text\n");
 }
 
 typedef struct gen_opts {
     long long records, seed, max_keys, docs, sizes;
     gen_shape shape;
-    bool spec, mix;
+    bool spec, mix, per_rank;
+    double start;
     gen_keys fields; /* what --model, --cache-salt, ... said */
     bool set[4];     /* which of them were given */
 } gen_opts;
@@ -72,7 +83,9 @@ enum {
     OPT_GROUPS,
     OPT_SIZES,
     OPT_SPEC,
-    OPT_MIX
+    OPT_MIX,
+    OPT_START,
+    OPT_PER_RANK
 };
 
 /* The options that set one field of the keys. */
@@ -127,6 +140,16 @@ static void gen_option(void *ctx, int c, const char *arg)
         o->spec = true;
     } else if (c == OPT_MIX) {
         o->mix = true;
+    } else if (c == OPT_PER_RANK) {
+        o->per_rank = true;
+    } else if (c == OPT_START) {
+        char *end;
+        errno = 0;
+        o->start = strtod(arg, &end);
+        if (errno || end == arg || *end || !(o->start >= 0) ||
+            o->start > 1e11)
+            tool_usage_error("gen", "--start is seconds since 1970, not '%s'",
+                             arg);
     } else if (c == OPT_DOCS) {
         o->docs = tool_parse_count("gen", "--docs", arg);
         if (o->docs > 1000000)
@@ -149,8 +172,11 @@ int cmd_gen(int argc, char **argv)
         {"sizes", required_argument, NULL, OPT_SIZES},
         {"spec", no_argument, NULL, OPT_SPEC},
         {"mix", no_argument, NULL, OPT_MIX},
+        {"start", required_argument, NULL, OPT_START},
+        {"per-rank-hashes", no_argument, NULL, OPT_PER_RANK},
         {NULL, 0, NULL, 0}};
-    gen_opts o = {.records = -1, .seed = 1, .max_keys = 32, .docs = 1000};
+    gen_opts o = {.records = -1, .seed = 1, .max_keys = 32, .docs = 1000,
+                  .start = 1764600000.0};
     tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",
                     .on_option = gen_option, .ctx = &o, .help = help,
                     .operand = "OUT"};
@@ -173,6 +199,8 @@ int cmd_gen(int argc, char **argv)
     gen_set_sizes((unsigned)o.sizes);
     gen_set_spec(o.spec);
     gen_set_mix(o.mix);
+    gen_set_per_rank_hashes(o.per_rank);
+    gen_set_start(o.start);
     /* Written whole under a temporary name, then renamed: an interrupted
      * run leaves no half trace, and what was at OUT stays until then. */
     tool_args none = {0};

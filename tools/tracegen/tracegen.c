@@ -19,6 +19,8 @@ static bool spec_form; /* gen_set_spec: prefetches as a PrefetchRequestSpec */
 static bool mix;       /* gen_set_mix: each request's keys from a fleet */
 static unsigned head_dim = 128; /* the layout's last dimension */
 static const char *mix_salt;    /* the request's tenant, with mix */
+static bool per_rank;           /* gen_set_per_rank_hashes */
+static double start = 1764600000.0; /* gen_set_start: t_wall at t_mono 0 */
 
 gen_keys gen_shape_keys(gen_shape s)
 {
@@ -47,6 +49,16 @@ void gen_set_spec(bool on)
 void gen_set_mix(bool on)
 {
     mix = on;
+}
+
+void gen_set_per_rank_hashes(bool on)
+{
+    per_rank = on;
+}
+
+void gen_set_start(double t_wall)
+{
+    start = t_wall;
 }
 
 /* With gen_set_mix, the keys and layout of the next request, from one
@@ -83,15 +95,55 @@ static uint64_t rng(void)
 }
 
 
-/* n keys: chunks first..first+n-1 of one stream of chunks. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Chunk s's hash: 32 bytes that look like a real one (four mixed words,
+ * none repeating another), the model's name mixed in, as another model's
+ * tokens hash to other chunks.  With gen_set_per_rank_hashes, the older
+ * generator's: 8 bytes of s repeated, whatever the model. */
+static void chunk_hash(unsigned char hash[32], uint64_t s)
+{
+    if (per_rank) {
+        for (int b = 0; b < 32; b++)
+            hash[b] = (unsigned char)((s * 2654435761u) >> (b % 8 * 4));
+        return;
+    }
+    uint64_t m = 0xcbf29ce484222325u; /* FNV-1a of the model name */
+    for (const char *c = keys.model; *c; c++)
+        m = (m ^ (unsigned char)*c) * 0x100000001b3u;
+    for (int w = 0; w < 4; w++) {
+        uint64_t v = mix64(s * 4 + (uint64_t)w + m);
+        for (int b = 0; b < 8; b++)
+            hash[w * 8 + b] = (unsigned char)(v >> (8 * b));
+    }
+}
+
+/* The keys a call of about n keys has: whole chunks, a key for every kv
+ * rank of each (at least n); with gen_set_per_rank_hashes, n. */
+static unsigned call_keys(unsigned n)
+{
+    unsigned r = keys.kv_ranks;
+    return per_rank ? n : (n + r - 1) / r * r;
+}
+
+/* A call's keys from chunk `first` on: chunk-major, a key per kv rank of
+ * each chunk, the ranks sharing the chunk's hash, as LMCache's
+ * ipc_key_to_object_keys makes them.  With gen_set_per_rank_hashes, key
+ * i is chunk first + i of rank i mod the ranks, as the older generator
+ * wrote them. */
 static void object_keys(lct_writer *w, unsigned n, uint64_t first)
 {
+    n = call_keys(n);
     lct_writer_array(w, n);
     for (unsigned i = 0; i < n; i++) {
         unsigned char hash[32];
-        uint64_t s = first + i;
-        for (int b = 0; b < 32; b++)
-            hash[b] = (unsigned char)((s * 2654435761u) >> (b % 8 * 4));
+        uint64_t s = first + (per_rank ? i : i / keys.kv_ranks);
+        chunk_hash(hash, s);
         lct_writer_codec(w, "ObjectKey");
         /* With mix, one chunk in five (always the same ones) carries the
          * request's tenant as its salt. */
@@ -110,7 +162,7 @@ static void object_keys(lct_writer *w, unsigned n, uint64_t first)
         lct_writer_uint(w, i % keys.kv_ranks);
         if (keys.groups) {
             lct_writer_cstr(w, "object_group_id");
-            lct_writer_uint(w, (first + i) % keys.groups);
+            lct_writer_uint(w, s % keys.groups);
         }
         if (salt) {
             lct_writer_cstr(w, "cache_salt");
@@ -200,7 +252,7 @@ static int write_header(lct_writer *w)
     h.level = (lct_str){"storage", 7};
     h.trace_schema_version = 2;
     h.t_mono_start = 1000.5;
-    h.t_wall_start = 1764600000.25;
+    h.t_wall_start = start + 0.25;
     h.sm_config_json = (lct_str){"{\"chunk_size\": 256}", 19};
     h.sm_config_digest = (lct_str){"", 0};
     return lct_writer_header(w, &h, NULL) == LCT_OK ? 0 : -1;
@@ -335,7 +387,7 @@ int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
              step++) {
             t += (double)(rng() % 2000) / 1e6; /* up to 2 ms apart */
             const char *op = prefetch ? prefetch_ops[step] : write_ops[step];
-            lct_writer_record_begin(w, t, 1764600000.0 + t, op, strlen(op));
+            lct_writer_record_begin(w, t, start + t, op, strlen(op));
             step_args(w, prefetch, step, nkeys, first_chunk(&d, pick),
                       request);
             if (lct_writer_end(w, NULL) != LCT_OK)

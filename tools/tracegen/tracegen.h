@@ -15,7 +15,8 @@
 /*
  * Write a header and `records` records to fd, one write per frame: prefetches
  * (submit, read enter/exit, finish) and writes (reserve, finish), 1 to
- * max_keys ObjectKeys per call with 32-byte chunk hashes, codec-wrapped as
+ * max_keys ObjectKeys per call (rounded up to whole chunks of every kv
+ * rank) with 32-byte chunk hashes, codec-wrapped as
  * the recorder wraps them.  With ndocs > 0 a request's keys are the first
  * chunks of one of ndocs documents drawn by Zipf's law (s = 1), so keys
  * are reused the way shared prompt prefixes reuse them; with 0 every
@@ -59,6 +60,17 @@ void gen_set_spec(bool on);
  * so salted and unsalted keys alternate within a call; the fields of
  * gen_set_keys are then not used. */
 void gen_set_mix(bool on);
+
+/* Chunk hashes as the older generator wrote them (false: the default):
+ * each key of a call its own chunk, of one kv rank, its hash 8 bytes
+ * repeated; the default gives every chunk a key per kv rank sharing one
+ * hash of 32 distinct-looking bytes that depend on the model, as
+ * LMCache's keys are. */
+void gen_set_per_rank_hashes(bool on);
+
+/* The t_wall of t_mono 0 (default 1764600000, 2025-12-01): several seeds
+ * with several starts make a fleet spread in time. */
+void gen_set_start(double t_wall);
 
 int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
               uint64_t seed);
