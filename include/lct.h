@@ -1680,6 +1680,30 @@ uint32_t lct_chunk_of(lct_chunk_rows *rows, const lct_object_key *key);
 uint64_t lct_chunk_hash_id(lct_bytes chunk_hash);
 
 /**
+ * A call's keys folded as LMCache folds a lookup: held until the call
+ * ends, then handed to a reference stream (lct_refs, for the prefix
+ * rule) or an exact curve chunk after chunk (lct_chunk_of: each chunk's
+ * keys in the order added), each chunk one chunk position, so a chunk
+ * counts as hit only when all its rows (kv ranks, object groups) are in
+ * the leading run, whether the call lists its keys chunk-major or row
+ * after row.  Reused call after call; no allocation once it has held
+ * the longest call.
+ */
+typedef struct lct_call_fold lct_call_fold;
+typedef struct lct_mrc_stream lct_mrc_stream; /* below */
+lct_status lct_call_fold_new(lct_call_fold **out);
+void lct_call_fold_free(lct_call_fold *fold);
+/** A key of the call under way (its id is lct_object_key_hash). */
+lct_status lct_call_fold_add(lct_call_fold *fold, const lct_object_key *key,
+                             uint64_t bytes, double t_mono, bool is_read);
+/** The call's keys into @p refs as one ended call (lct_refs_end_call's
+ *  flags, a position a chunk); the fold is then empty. */
+lct_status lct_call_fold_to_refs(lct_call_fold *fold, lct_refs *refs);
+/** The same into an exact curve fed as it goes (lct_mrc_stream_add and
+ *  lct_mrc_stream_end_call). */
+lct_status lct_call_fold_to_stream(lct_call_fold *fold, lct_mrc_stream *s);
+
+/**
  * Gather for SHARDS curves only (before the first lct_refs_add): from now
  * on a reference is kept only when one of @p samples samples at @p rate,
  * salted @p seed to seed + samples - 1 (lct_mrc_options), keeps its key;

@@ -10,7 +10,8 @@
 # on the trace must give the same figures.  The export itself must be
 # what LookupHashLoggingSubscriber writes: a hash a chunk (the ranks of a
 # chunk are one), seq_len in tokens, a request spec's layout; and lct
-# gen must write keys as LMCache makes them.  The
+# gen must write keys as LMCache makes them, and lct mrc --prefix, lct sim
+# and lct replay --fill-on-miss count the same chunks hit.  The
 # procedure runs in the first python3 on PATH (any 3.x).
 set -u
 lct="$LCT_BUILDDIR/tools/lct"
@@ -155,6 +156,27 @@ for b in bad[:20]:
     print("FAIL:", b)
 sys.exit(1 if bad else 0)
 EOF
+
+# lct mrc --prefix at K keys, lct sim at K / R chunks (R keys a chunk)
+# and lct replay --fill-on-miss on a mem:K backend count the same chunks
+# hit on traces whose calls list their keys chunk by chunk.
+for shape in "" "--spec"; do
+    # shellcheck disable=SC2086
+    "$lct" gen -n 4000 --seed 7 $shape "$tmp/a.lct" > /dev/null || say "gen"
+    m=$("$lct" mrc --prefix --json "$tmp/a.lct" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+p = [p for p in m["curve"] if p["keys"] == 128][0]
+print(round(p["token_hit_ratio"] * m["positions"]))')
+    s=$("$lct" sim -q --json --capacity 64 "$tmp/a.lct" | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["hit_chunks"])')
+    r=$("$lct" replay -q --backend mem:128 --value-bytes 1K --speed 0 \
+        --fill-on-miss "$tmp/a.lct" 2>&1 |
+        sed -n 's/.*prefix rule: \([0-9]*\) of.*/\1/p')
+    [ -n "$m" ] && [ "$m" = "$s" ] && [ "$s" = "$r" ] ||
+        say "shape '$shape': chunks hit: mrc --prefix $m, sim $s, replay $r"
+done
 
 # lct gen writes keys as LMCache makes them (ipc_key_to_object_keys):
 # whole chunks, a key per kv rank of each, the ranks sharing the hash;

@@ -1769,3 +1769,51 @@ Test(sim, fed_a_call_at_a_time_it_is_the_whole_streams)
     lct_refs_free(r);
     free(c.v), free(c.start), free(c.len), free(c.per_position);
 }
+
+/* MARK: a call's rows folded into chunks (lct_call_fold) */
+
+/* A key of chunk hash byte h, kv rank r, object group g. */
+static lct_object_key row_key(unsigned char *hash, unsigned char h,
+                              int64_t r, int64_t g)
+{
+    memset(hash, h, 32);
+    return (lct_object_key){{hash, 32}, {"m", 1}, r, g, {"", 0}};
+}
+
+/* LMCache's fold counts a chunk only when every row (kv rank, object
+ * group) holds it, as lct replay counts it.  Stores of rank 0's c0 c1
+ * c2 and rank 1's c0 c2 (c1 never stored on rank 1); a lookup listing
+ * its rows one after the other (rank 0's c0 c1 c2, then rank 1's) hits
+ * c0 only; then groups 0 and 1 of chunks d0 d1, group 1 never stored: a
+ * lookup hits nothing.  1 of 5 chunk positions, at any capacity that
+ * holds them all.  (Laid end to end, keys in the leading run would
+ * have made rank 0's three chunks count.) */
+Test(mrc, a_task_specs_rows_count_a_chunk_held_by_every_row)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    lct_call_fold *f;
+    cr_assert_eq(lct_call_fold_new(&f), LCT_OK);
+    unsigned char h[8][32];
+    struct { unsigned char h; int64_t rank, group; bool read; int end; } k[] = {
+        {1, 0, 0, false, 0}, {2, 0, 0, false, 0}, {3, 0, 0, false, 0},
+        {1, 1, 0, false, 0}, {3, 1, 0, false, 1}, /* stores */
+        {1, 0, 0, true, 0},  {2, 0, 0, true, 0},  {3, 0, 0, true, 0},
+        {1, 1, 0, true, 0},  {2, 1, 0, true, 0},  {3, 1, 0, true, 1},
+        {4, 0, 0, false, 0}, {5, 0, 0, false, 1}, /* group 0 stored */
+        {4, 0, 0, true, 0},  {5, 0, 0, true, 0},
+        {4, 0, 1, true, 0},  {5, 0, 1, true, 1},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+        lct_object_key key = row_key(h[i % 8], k[i].h, k[i].rank, k[i].group);
+        cr_assert_eq(lct_call_fold_add(f, &key, 8, 0, k[i].read), LCT_OK);
+        if (k[i].end)
+            cr_assert_eq(lct_call_fold_to_refs(f, r), LCT_OK);
+    }
+    lct_call_fold_free(f);
+    lct_mrc *m = prefix_curve(r);
+    cr_expect_eq(lct_mrc_position_hit_ratio(m, 100), 1.0 / 5,
+                 "%f", lct_mrc_position_hit_ratio(m, 100));
+    lct_mrc_free(m);
+    lct_refs_free(r);
+}

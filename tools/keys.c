@@ -328,9 +328,9 @@ typedef struct keys_lane {
     uint64_t unread; /* as tool_keyops's */
     char unread_tag[64];
     uint64_t idx; /* records seen: their numbers, when one thread reads */
-    /* The kv ranks of the record's keys so far, for its chunk positions
-     * under the prefix rule. */
-    lct_kv_ranks ranks;
+    /* Under the prefix rule, the record's keys held until it ends, to be
+     * handed on chunk after chunk (its chunk positions). */
+    lct_call_fold *fold;
     qual_memo memo;
 } keys_lane;
 
@@ -339,13 +339,15 @@ static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
 {
     (void)idx;
     keys_lane *l = ctx;
-    if (shared.ops->calls)
-        lct_kv_ranks_add(&l->ranks, key->kv_rank);
+    bool read = op == TOOL_KEY_READ;
     lct_mrc_stream *s = shared.ops->stream;
-    if (s ? lct_mrc_stream_add(s, lct_object_key_hash(key), bytes,
-                               op == TOOL_KEY_READ) == LCT_OK
-          : lct_refs_add(l->refs, lct_object_key_hash(key), bytes,
-                         rec->t_mono, op == TOOL_KEY_READ) == LCT_OK)
+    if (shared.ops->calls
+            ? lct_call_fold_add(l->fold, key, bytes, rec->t_mono, read) ==
+                  LCT_OK
+        : s ? lct_mrc_stream_add(s, lct_object_key_hash(key), bytes, read) ==
+                  LCT_OK
+            : lct_refs_add(l->refs, lct_object_key_hash(key), bytes,
+                           rec->t_mono, read) == LCT_OK)
         return 0;
     l->failed = true;
     return 1;
@@ -361,7 +363,8 @@ static int lane_record(void *state, const lct_record *rec)
                                        o->samples) != LCT_OK))) ||
         (!l->hits &&
          !(l->hits = calloc(o->read.n + o->write.n + o->only.n + 1,
-                            sizeof *l->hits)))) {
+                            sizeof *l->hits))) ||
+        (o->calls && !l->fold && lct_call_fold_new(&l->fold) != LCT_OK)) {
         l->failed = true;
         return 1;
     }
@@ -371,15 +374,13 @@ static int lane_record(void *state, const lct_record *rec)
                               l->hits + o->read.n + o->write.n, &l->memo);
     if (op == TOOL_KEY_NONE)
         return 0;
-    l->ranks.n = 0;
     long given = record_keys(shared.inputs->current, rec, 0, op, shared.cmd,
                              lane_key, l);
     if (given == 0)
         note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
-    unsigned per = lct_kv_ranks_count(&l->ranks);
     if (given > 0 && o->calls &&
-        (o->stream ? lct_mrc_stream_end_call(o->stream, per)
-                   : lct_refs_end_call(l->refs, per)) != LCT_OK)
+        (o->stream ? lct_call_fold_to_stream(l->fold, o->stream)
+                   : lct_call_fold_to_refs(l->fold, l->refs)) != LCT_OK)
         l->failed = true;
     return given < 0 || l->failed ? 1 : 0;
 }
@@ -388,6 +389,7 @@ static void lane_reset(void *state)
 {
     keys_lane *l = state;
     lct_refs_free(l->refs);
+    lct_call_fold_free(l->fold);
     free(l->hits);
 }
 

@@ -569,13 +569,15 @@ lct_status lct_mrc_stream_add(lct_mrc_stream *s, uint64_t obj_id,
 }
 
 /* The call's references, flagged as lct_refs_end_call flags them
- * (per = 0: not ended, no flags). */
-static bool feed_call(lct_mrc_stream *s, unsigned per)
+ * (per = 0: not ended, no flags): its chunk positions sizes[j] keys each
+ * (lct__mrc_stream_end_call_sizes), past them per keys each. */
+static bool feed_call(lct_mrc_stream *s, unsigned per, const uint32_t *sizes,
+                      size_t nsizes)
 {
-    size_t n = s->ncall;
+    size_t n = s->ncall, j = 0;
     s->ncall = 0;
     /* keys left in the chunk position: a count, not a division a key */
-    unsigned left = per;
+    uint64_t left = nsizes && sizes[0] ? sizes[0] : nsizes ? 1 : per;
     for (size_t i = 0; i < n; i++) {
         const pending *c = &s->call[i];
         uint32_t flags = c->flags;
@@ -583,12 +585,25 @@ static bool feed_call(lct_mrc_stream *s, unsigned per)
             flags |= LCT__REF_CALL;
         if (per && (--left == 0 || i + 1 == n)) {
             flags |= LCT__REF_POSITION;
-            left = per;
+            left = ++j < nsizes ? sizes[j] : per;
+            left += left == 0;
         }
         if (!enqueue(s, c->id, c->bytes, flags))
             return false;
     }
     return true;
+}
+
+lct_status lct__mrc_stream_end_call_sizes(lct_mrc_stream *s,
+                                          const uint32_t *sizes,
+                                          size_t nsizes)
+{
+    if (!s)
+        return LCT_ERR_INVALID;
+    if (s->failed || !s->o.prefix)
+        return s->failed ? LCT_ERR_NOMEM : LCT_OK;
+    s->failed = !feed_call(s, 1, sizes, nsizes);
+    return s->failed ? LCT_ERR_NOMEM : LCT_OK;
 }
 
 lct_status lct_mrc_stream_end_call(lct_mrc_stream *s,
@@ -598,7 +613,7 @@ lct_status lct_mrc_stream_end_call(lct_mrc_stream *s,
         return LCT_ERR_INVALID;
     if (s->failed || !s->o.prefix)
         return s->failed ? LCT_ERR_NOMEM : LCT_OK;
-    s->failed = !feed_call(s, keys_per_position);
+    s->failed = !feed_call(s, keys_per_position, NULL, 0);
     return s->failed ? LCT_ERR_NOMEM : LCT_OK;
 }
 
@@ -634,7 +649,7 @@ lct_status lct_mrc_stream_finish(lct_mrc_stream *s, lct_mrc **out,
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_mrc_stream_finish: no stream");
     lct_mrc *m = s->main.m;
-    bool ok = !s->failed && feed_call(s, 0);
+    bool ok = !s->failed && feed_call(s, 0, NULL, 0);
     ok = drain(s) && ok;
     if (ok) {
         m->totals.sample_rate = 1;

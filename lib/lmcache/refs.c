@@ -171,23 +171,42 @@ unsigned lct_kv_ranks_count(const lct_kv_ranks *ranks)
     return ranks->n ? ranks->n : 1;
 }
 
+/* The call under way ended: its chunk positions sizes[j] keys each, past
+ * them per keys each (the last one what is left). */
+static void end_call(lct_refs *refs, unsigned per, const uint32_t *sizes,
+                     size_t nsizes)
+{
+    if (!refs->nparts)
+        return;
+    lct__refs_part *p = &refs->parts[refs->nparts - 1];
+    if (p->call < p->n) {
+        lct__part_at(p, p->call)->size |= LCT__REF_CALL;
+        size_t j = 0;
+        for (size_t i = p->call; i < p->n;) {
+            uint64_t size = j < nsizes ? sizes[j++] : per;
+            size += size == 0;
+            size_t last = p->n - i > size ? i + size - 1 : p->n - 1;
+            lct__part_at(p, last)->size |= LCT__REF_POSITION;
+            i = last + 1;
+        }
+    }
+    p->call = p->n;
+}
+
 lct_status lct_refs_end_call(lct_refs *refs, unsigned keys_per_position)
 {
     if (!refs || keys_per_position == 0)
         return LCT_ERR_INVALID;
-    if (!refs->nparts)
-        return LCT_OK;
-    lct__refs_part *p = &refs->parts[refs->nparts - 1];
-    if (p->call < p->n) {
-        lct__part_at(p, p->call)->size |= LCT__REF_CALL;
-        for (size_t i = p->call; i < p->n; i += keys_per_position) {
-            size_t last = p->n - i > keys_per_position
-                              ? i + keys_per_position - 1
-                              : p->n - 1;
-            lct__part_at(p, last)->size |= LCT__REF_POSITION;
-        }
-    }
-    p->call = p->n;
+    end_call(refs, keys_per_position, NULL, 0);
+    return LCT_OK;
+}
+
+lct_status lct__refs_end_call_sizes(lct_refs *refs, const uint32_t *sizes,
+                                    size_t nsizes)
+{
+    if (!refs)
+        return LCT_ERR_INVALID;
+    end_call(refs, 1, sizes, nsizes);
     return LCT_OK;
 }
 

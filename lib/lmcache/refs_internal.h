@@ -77,6 +77,15 @@ struct lct_refs {
  * is (id ^ id >> 30) ^ salt, salt = k ^ k >> 30 of k = seed * golden (a
  * shift distributes over xor): a gathering that tests each id against
  * several seeds works the id's share out once and the salts once. */
+/* lct_refs_end_call and lct_mrc_stream_end_call with chunk positions of
+ * sizes[j] keys each (a size 0 is taken as 1), as lct_call_fold hands
+ * a call on. */
+lct_status lct__refs_end_call_sizes(lct_refs *refs, const uint32_t *sizes,
+                                    size_t nsizes);
+lct_status lct__mrc_stream_end_call_sizes(lct_mrc_stream *s,
+                                          const uint32_t *sizes,
+                                          size_t nsizes);
+
 static inline uint64_t lct__sample_salt(uint64_t seed)
 {
     uint64_t k = seed * 0x9e3779b97f4a7c15ull;

@@ -650,7 +650,7 @@ typedef struct keywalk {
     progress_cell progress;
     bool calls;             /* mrc's prefix rule: each record ends a call */
     bool lookups_only;      /* mrc: write calls give no references */
-    lct_kv_ranks ranks;     /* the record's kv ranks so far */
+    lct_call_fold *fold;    /* prefix rule: the record's keys, by chunk */
     lct_refs *refs;         /* for mrc: the references instead of rows */
     lct_mrc_stream *stream; /* for an exact mrc: fed instead of refs */
     lct_sim *sim;           /* for sim: fed instead, a record a call */
@@ -685,7 +685,6 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         return true;
     if (op < -1)
         return false;
-    w->ranks.n = 0;
     lct_key_iter it;
     lct_error err;
     lct_object_key key;
@@ -699,10 +698,13 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         if (w->sim || w->refs || w->stream) { /* reads and writes only */
             if (op > 1)
                 continue;
-            lct_kv_ranks_add(&w->ranks, key.kv_rank);
+            if (w->calls && !w->fold && lct_call_fold_new(&w->fold) != LCT_OK)
+                return false;
             lct_status st =
                 w->sim      ? lct_sim_add_key(w->sim, &key, bytes,
                                               rec->t_mono, op == 0)
+                : w->calls  ? lct_call_fold_add(w->fold, &key, bytes,
+                                                rec->t_mono, op == 0)
                 : w->stream ? lct_mrc_stream_add(w->stream, id, bytes, op == 0)
                             : lct_refs_add(w->refs, id, bytes, rec->t_mono,
                                            op == 0);
@@ -733,19 +735,18 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
                 return false;
     }
     /* The record's keys are one call: for lct.sim, an entry a chunk (and
-     * the tokens an imported log states); for the prefix curve, chunk
-     * positions of its kv ranks. */
+     * the tokens an imported log states); for the prefix curve, a chunk
+     * position a chunk. */
     uint64_t seq_len, chunk_tokens;
     if (w->sim && op == 0 && lct_lookup_tokens(rec, &seq_len, &chunk_tokens))
         return lct_sim_end_call_tokens(w->sim, 1, chunk_tokens, seq_len) ==
                LCT_OK;
     if (w->sim && op <= 1)
         return lct_sim_end_call(w->sim, 1) == LCT_OK;
-    unsigned per = lct_kv_ranks_count(&w->ranks);
-    if (w->stream && w->calls && op <= 1)
-        return lct_mrc_stream_end_call(w->stream, per) == LCT_OK;
-    return !(w->refs && w->calls && op <= 1) ||
-           lct_refs_end_call(w->refs, per) == LCT_OK;
+    if (!w->fold || !w->calls || op > 1)
+        return true;
+    return (w->stream ? lct_call_fold_to_stream(w->fold, w->stream)
+                      : lct_call_fold_to_refs(w->fold, w->refs)) == LCT_OK;
 }
 
 /* The key references of one byte range (lct.dask), record numbers from
@@ -817,6 +818,7 @@ static void keywalk_free(keywalk *w)
     patterns_free(w->reads);
     patterns_free(w->writes);
     lct_refs_free(w->refs);
+    lct_call_fold_free(w->fold);
     lct_mrc_stream_free(w->stream);
 }
 

@@ -123,26 +123,52 @@ static void chunk_hash(unsigned char hash[32], uint64_t s)
     }
 }
 
-/* The keys a call of about n keys has: whole chunks, a key for every kv
- * rank of each (at least n); with gen_set_per_rank_hashes, n. */
-static unsigned call_keys(unsigned n)
+/* A call's object groups: each holds every chunk (1 without groups). */
+static unsigned group_count(void)
 {
-    unsigned r = keys.kv_ranks;
-    return per_rank ? n : (n + r - 1) / r * r;
+    return keys.groups ? keys.groups : 1;
 }
 
-/* A call's keys from chunk `first` on: chunk-major, a key per kv rank of
- * each chunk, the ranks sharing the chunk's hash, as LMCache's
- * ipc_key_to_object_keys makes them.  With gen_set_per_rank_hashes, key
- * i is chunk first + i of rank i mod the ranks, as the older generator
- * wrote them. */
+/* The keys a call of about n keys has: whole chunks, a key for every kv
+ * rank of each in every object group (at least n); with
+ * gen_set_per_rank_hashes, n. */
+static unsigned call_keys(unsigned n)
+{
+    unsigned row = keys.kv_ranks * group_count();
+    return per_rank ? n : (n + row - 1) / row * row;
+}
+
+/* Key i of a call from chunk `first` on: its chunk, rank and group.  As
+ * LMCache's ipc_key_to_object_keys makes them: group after group, each
+ * group's chunks in order, a key per kv rank of each, the ranks and
+ * groups of a chunk sharing its hash.  With gen_set_per_rank_hashes, key
+ * i is chunk first + i of rank i mod the ranks, its group the chunk's
+ * number mod the groups, as the older generator wrote them. */
+static void key_place(unsigned i, unsigned n, uint64_t first, uint64_t *chunk,
+                      unsigned *rank, unsigned *grp)
+{
+    unsigned r = keys.kv_ranks;
+    if (per_rank) {
+        *chunk = first + i;
+        *rank = i % r;
+        *grp = keys.groups ? (unsigned)(*chunk % keys.groups) : 0;
+        return;
+    }
+    unsigned per_group = n / group_count();
+    *grp = i / per_group;
+    *chunk = first + (i % per_group) / r;
+    *rank = i % r;
+}
+
 static void object_keys(lct_writer *w, unsigned n, uint64_t first)
 {
     n = call_keys(n);
     lct_writer_array(w, n);
     for (unsigned i = 0; i < n; i++) {
         unsigned char hash[32];
-        uint64_t s = first + (per_rank ? i : i / keys.kv_ranks);
+        uint64_t s;
+        unsigned rank, grp;
+        key_place(i, n, first, &s, &rank, &grp);
         chunk_hash(hash, s);
         lct_writer_codec(w, "ObjectKey");
         /* With mix, one chunk in five (always the same ones) carries the
@@ -159,10 +185,10 @@ static void object_keys(lct_writer *w, unsigned n, uint64_t first)
         lct_writer_cstr(w, "model_name");
         lct_writer_cstr(w, keys.model);
         lct_writer_cstr(w, "kv_rank");
-        lct_writer_uint(w, i % keys.kv_ranks);
+        lct_writer_uint(w, rank);
         if (keys.groups) {
             lct_writer_cstr(w, "object_group_id");
-            lct_writer_uint(w, s % keys.groups);
+            lct_writer_uint(w, grp);
         }
         if (salt) {
             lct_writer_cstr(w, "cache_salt");
