@@ -172,7 +172,7 @@ print(round(p["token_hit_ratio"] * m["positions"]))')
 import json, sys
 print(json.load(sys.stdin)["hit_chunks"])')
     r=$("$lct" replay -q --backend mem:128 --value-bytes 1K --speed 0 \
-        --fill-on-miss "$tmp/a.lct" 2>&1 |
+        --fill-on-miss --store-at reserve "$tmp/a.lct" 2>&1 |
         sed -n 's/.*prefix rule: \([0-9]*\) of.*/\1/p')
     [ -n "$m" ] && [ "$m" = "$s" ] && [ "$s" = "$r" ] ||
         say "shape '$shape': chunks hit: mrc --prefix $m, sim $s, replay $r"
