@@ -2094,6 +2094,13 @@ lct_status lct_sim_end_call_tokens(lct_sim *sim, unsigned keys_per_position,
  */
 bool lct_lookup_tokens(const lct_record *rec, uint64_t *seq_len,
                        uint64_t *chunk_tokens);
+/**
+ * The bytes a chunk of a lookup record weighs by LMCache's simulator's
+ * own dtype table (compute_kv_bytes_per_chunk: a dtype outside it counts
+ * 0), as `lct import lookup-logs` keeps it in the args'
+ * kv_bytes_per_chunk.  @return true when the record has it.
+ */
+bool lct_lookup_chunk_bytes(const lct_record *rec, uint64_t *bytes);
 /** The call's keys are all added: simulate them.
  *  @return LCT_OK, LCT_ERR_INVALID (keys_per_position 0), LCT_ERR_NOMEM. */
 lct_status lct_sim_end_call(lct_sim *sim, unsigned keys_per_position);

@@ -150,5 +150,32 @@ cp "$src/test/golden/lookup-log-conventions.jsonl" "$conv"
 diff "$src/test/golden/sim-report-log-conventions.txt" "$tmp/conv.txt" ||
     say "tails, empty lookups, chunk sizes: not LMCache's report"
 
+# LMCache's dtype table sizes a chunk (compute_kv_bytes_per_chunk): a
+# dtype outside it weighs 0, so bfloat16 + uint8 layers weigh the
+# bfloat16 part alone (32 MiB: two chunks in 64 MiB, where lct's own
+# table, which knows uint8, would make 40 MiB and one chunk); a first
+# lookup whose dtypes all fall outside ("torch.bfloat16") weighs 0, and a
+# byte capacity is refused, as LMCache's simulator refuses it.
+mkdir "$tmp/dt"
+cp "$src/test/golden/lookup-log-dtypes.jsonl" \
+    "$tmp/dt/lookup_hashes_20261206_000000_000002.jsonl"
+"$lct" import lookup-logs -q "$tmp/dt" "$tmp/dt.lct" || say "import dtypes"
+"$lct" sim -q --capacity 0.0625GiB "$tmp/dt.lct" > "$tmp/dt.txt" ||
+    say "sim on the dtypes' log"
+diff "$src/test/golden/sim-report-log-dtypes.txt" "$tmp/dt.txt" ||
+    say "dtypes outside LMCache's table: not LMCache's report"
+printf '%s\n' '{"timestamp": 1.0, "request_id": "e1", "model_name": "m", "chunk_size": 256, "seq_len": 512, "dtypes": ["torch.bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": ["0xa1", "0xb2"]}' \
+    > "$tmp/torch.jsonl"
+"$lct" import lookup-logs -q "$tmp/torch.jsonl" "$tmp/torch.lct" ||
+    say "import torch.bfloat16"
+if "$lct" sim -q --capacity 1GiB "$tmp/torch.lct" > /dev/null 2> "$tmp/err"
+then
+    say "a first lookup of 0 bytes a chunk should refuse a byte capacity"
+fi
+grep -q "offset 178.*0 bytes a chunk" "$tmp/err" ||
+    say "the refusal should name the record: $(cat "$tmp/err")"
+"$lct" sim -q --capacity 2 "$tmp/torch.lct" > /dev/null ||
+    say "a capacity in chunks needs no size"
+
 [ $fail -eq 0 ] && echo "sim-cli: ok"
 exit $fail

@@ -225,6 +225,10 @@ typedef struct feed {
     bool open, failed;
     bool logged; /* the call's record states its tokens: */
     uint64_t seq_len, chunk_tokens;
+    bool sized;  /* and its chunk bytes by LMCache's dtype table: */
+    uint64_t chunk_bytes;
+    bool in_bytes, first_done;
+    uint64_t unsized_at; /* +1: the first lookup's record sized 0 */
 } feed;
 
 static void feed_end(feed *f)
@@ -248,13 +252,19 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
     if (!f->open) {
         f->logged = op == TOOL_KEY_READ &&
                     lct_lookup_tokens(rec, &f->seq_len, &f->chunk_tokens);
+        f->sized = lct_lookup_chunk_bytes(rec, &f->chunk_bytes);
         f->open = true;
         f->idx = idx;
+        /* LMCache's simulator sizes chunks by the first lookup's layout
+         * and refuses a byte capacity when that gives 0 */
+        if (!f->first_done && f->in_bytes && f->sized && !f->chunk_bytes)
+            f->unsized_at = rec->offset + 1;
+        f->first_done = true;
     }
-    if (key && lct_sim_add_key(f->sim, key, bytes, rec->t_mono,
-                               op == TOOL_KEY_READ) != LCT_OK)
+    if (key && lct_sim_add_key(f->sim, key, f->sized ? f->chunk_bytes : bytes,
+                               rec->t_mono, op == TOOL_KEY_READ) != LCT_OK)
         f->failed = true;
-    return f->failed;
+    return f->failed || f->unsized_at;
 }
 
 static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
@@ -267,13 +277,24 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     uint64_t chunk = o->chunk_size ? o->chunk_size : tool_chunk_size(in->r);
     o->sim.chunk_tokens = chunk;
     o->ops.keyless = true;
-    feed f = {0};
+    feed f = {.in_bytes = o->sim.in_bytes};
     if (lct_sim_new(&o->sim, &f.sim, &err) != LCT_OK)
         tool_usage_error("sim", "%s", err.message);
     /* one pass, in trace order: memory grows with the keys, not the
      * references */
     *whole = tool_keys_walk(in, &o->ops, "sim", on_key, &f);
     feed_end(&f);
+    if (f.unsized_at) {
+        fprintf(stderr, "%s sim: %s: the first lookup (record at offset %"
+                PRIu64 ") logged a layout that weighs 0 bytes a chunk by "
+                "LMCache's dtype table (its simulator refuses it too): give "
+                "the capacity in chunks\n", tool_name,
+                tool_input_name(a->file), f.unsized_at - 1);
+        lct_sim_free(f.sim);
+        lct_output_abort(svg);
+        *whole = false;
+        return false;
+    }
     bool ok = !f.failed && lct_sim_finish(f.sim, &r, &err) == LCT_OK;
     lct_sim_free(f.sim);
     if (!ok) {

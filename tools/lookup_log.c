@@ -352,9 +352,43 @@ static void write_layout(lct_writer *w, json_t *e)
     for (size_t i = 0; i < n; i++) {
         const char *d = json_string_value(json_array_get(dtypes, i));
         char name[128];
-        snprintf(name, sizeof name, "torch.%s", d ? d : "unknown");
+        snprintf(name, sizeof name, "%s%s",
+                 d && strncmp(d, "torch.", 6) == 0 ? "" : "torch.",
+                 d ? d : "unknown");
         lct_writer_cstr(w, name);
     }
+}
+
+/* LMCache's compute_kv_bytes_per_chunk (simulator.py): over the pairs
+ * of shapes and dtypes, the product of the shape times the dtype's bytes
+ * in its own table, a dtype outside it counted 0 ("torch.bfloat16" and
+ * "uint8" among them); 0 without shapes or dtypes. */
+static int64_t lmcache_chunk_bytes(json_t *e)
+{
+    static const struct {
+        const char *name;
+        int64_t size;
+    } table[] = {{"float32", 4}, {"float16", 2}, {"bfloat16", 2},
+                 {"float8_e4m3fn", 1}, {"float8_e5m2", 1}, {"int8", 1},
+                 {"int32", 4}, {"int64", 8}};
+    json_t *shapes = json_object_get(e, "shapes");
+    json_t *dtypes = json_object_get(e, "dtypes");
+    size_t n = json_array_size(shapes) < json_array_size(dtypes)
+                   ? json_array_size(shapes) : json_array_size(dtypes);
+    int64_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *d = json_string_value(json_array_get(dtypes, i));
+        int64_t size = 0, prod = 1;
+        for (size_t k = 0; d && k < sizeof table / sizeof *table; k++)
+            if (strcmp(d, table[k].name) == 0)
+                size = table[k].size;
+        json_t *shape = json_array_get(shapes, i), *x;
+        size_t j;
+        json_array_foreach(shape, j, x)
+            prod *= json_is_integer(x) ? json_integer_value(x) : 0;
+        total += prod * size;
+    }
+    return total;
 }
 
 /* One event as a submit_prefetch_task record. */
@@ -369,13 +403,14 @@ static lct_status write_event(lct_writer *w, const event *ev, double t0,
                                    "StorageManager.submit_prefetch_task";
     lct_writer_record_begin(w, ev->t - t0, ev->t, qualname,
                             sizeof qualname - 1);
-    /* the logged token counts, which a trace has nowhere else: LMCache's
-     * simulator counts seq_len tokens, chunk_size a hit chunk */
+    /* the logged token counts and chunk bytes, which a trace has nowhere
+     * else: LMCache's simulator counts seq_len tokens, chunk_size a hit
+     * chunk, and sizes chunks by kv_bytes_per_chunk */
     json_t *seq = json_object_get(e, "seq_len");
     json_t *cs = json_object_get(e, "chunk_size");
     bool has_seq = json_is_integer(seq) && json_integer_value(seq) >= 0;
     bool has_cs = json_is_integer(cs) && json_integer_value(cs) >= 0;
-    lct_writer_map(w, 3u + (uint32_t)has_seq + (uint32_t)has_cs);
+    lct_writer_map(w, 4u + (uint32_t)has_seq + (uint32_t)has_cs);
     lct_writer_cstr(w, "keys");
     lct_writer_array(w, (uint32_t)json_array_size(hashes));
     size_t i;
@@ -404,6 +439,10 @@ static lct_status write_event(lct_writer *w, const event *ev, double t0,
         lct_writer_cstr(w, "chunk_size");
         lct_writer_int(w, json_integer_value(cs));
     }
+    /* what LMCache's simulator sizes a chunk by, which lct's own dtype
+     * table does not always give (it knows uint8, LMCache's does not) */
+    lct_writer_cstr(w, "kv_bytes_per_chunk");
+    lct_writer_int(w, lmcache_chunk_bytes(e));
     json_decref(e);
     return lct_writer_end(w, err);
 }

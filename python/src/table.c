@@ -700,6 +700,9 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
                 continue;
             if (w->calls && !w->fold && lct_call_fold_new(&w->fold) != LCT_OK)
                 return false;
+            uint64_t logged;
+            if (w->sim && lct_lookup_chunk_bytes(rec, &logged))
+                bytes = logged; /* sized by LMCache's dtype table */
             lct_status st =
                 w->sim      ? lct_sim_add_key(w->sim, &key, bytes,
                                               rec->t_mono, op == 0)
