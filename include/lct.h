@@ -2010,7 +2010,8 @@ lct_status lct_mrc_stream_l1_stats(const lct_mrc_stream *s,
 typedef struct lct_sim_report {
     uint64_t capacity;            /**< as given */
     bool in_bytes;
-    uint64_t capacity_keys;       /**< the keys the cache holds */
+    uint64_t capacity_keys;       /**< the keys the cache holds (0: a
+                                       byte capacity and no key sized) */
     uint64_t key_bytes;           /**< with in_bytes: the first sized
                                        key's bytes (0: none was sized) */
     uint64_t references, distinct_keys;

@@ -296,3 +296,23 @@ Test(sim_lmcache, tokens_are_the_logged_seq_len)
     cr_expect_eq(r.cumulative[4], 512.0 / 1256);
     lct_sim_report_free(&r);
 }
+
+/* A byte capacity with no key ever sized (bytes 0: unknown) is never
+ * turned into keys: nothing is evicted, and the report says 0 keys
+ * rather than a capacity no one gave. */
+Test(sim_lmcache, a_byte_capacity_no_key_sizes)
+{
+    lct_sim_options o = {.capacity = 64, .in_bytes = true};
+    lct_sim *s;
+    cr_assert_eq(lct_sim_new(&o, &s, NULL), LCT_OK);
+    for (unsigned k = 1; k <= 3; k++) {
+        cr_assert_eq(lct_sim_add(s, K(k), 0, 0, true), LCT_OK);
+        cr_assert_eq(lct_sim_end_call(s, 1), LCT_OK);
+    }
+    lct_sim_report r = finished(s);
+    cr_expect_eq(r.capacity_keys, 0);
+    cr_expect_eq(r.key_bytes, 0);
+    cr_expect_eq(r.evictions, 0);
+    cr_expect_eq(r.occupancy_keys, 3);
+    lct_sim_report_free(&r);
+}

@@ -385,7 +385,9 @@ static bool finish(sim *s, size_t nkeys)
     r->distinct_keys = nkeys;
     r->mean_key_bytes = nkeys ? (double)bytes / (double)nkeys : 0;
     r->key_bytes = s->key_bytes;
-    r->capacity_keys = s->cache.capacity;
+    /* a byte capacity no key sized was never turned into keys */
+    r->capacity_keys = s->o->in_bytes && !s->key_bytes ? 0
+                                                        : s->cache.capacity;
     return ok;
 }
 
