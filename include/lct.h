@@ -2005,7 +2005,7 @@ lct_status lct_mrc_stream_l1_stats(const lct_mrc_stream *s,
  * are in that run; the token hit ratio is hit_tokens / tokens.
  * Every reference, stores too, then makes its key the most recent.
  * Memory: per distinct key, per distinct value of each distribution,
- * and 8 bytes a lookup (its rate, for Stat 1 and Stat 4).
+ * and 16 bytes a lookup (its tokens, for Stat 1 and Stat 4).
  */
 typedef struct lct_sim_report {
     uint64_t capacity;            /**< as given */
@@ -2053,11 +2053,13 @@ typedef struct lct_sim_report {
 
 /**
  * A simulation fed a reference at a time, in memory that grows with the
- * distinct keys (about 60 bytes a key, 90 with an L1) and the longest
- * call, not with the references: lct_sim_new(), then for each call its
- * keys in order with lct_sim_add() and lct_sim_end_call() (its chunk
- * positions: keys_per_position keys each), then lct_sim_finish() and
- * lct_sim_free().
+ * distinct entries (about 60 bytes each, 90 with an L1), the distinct
+ * values of its statistics, the longest call and 16 bytes a lookup, not
+ * with the references: lct_sim_new(), then for each call its keys in
+ * order with lct_sim_add() (ids of your choosing) or lct_sim_add_key()
+ * (a chunk an entry, as LMCache's simulator) and lct_sim_end_call() (its
+ * chunk positions: keys_per_position keys each), then lct_sim_finish()
+ * and lct_sim_free().
  */
 typedef struct lct_sim lct_sim;
 

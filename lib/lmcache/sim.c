@@ -1,18 +1,21 @@
 /*
  * sim.c - LMCache's cache simulator at one capacity (lct_sim_run): an
- * LRU cache of that many keys or bytes replayed over a key reference
- * stream whose calls are marked (lct_refs_end_call), each lookup counted
- * by the prefix rule, and the statistics LMCache's `cache-simulator`
- * reports: token (chunk position) hit rate, per-call hit rates, leading
- * hit lengths, reuse per chunk, the cumulative hit rate over the calls,
- * evictions, the span from a chunk's last use to its hit, and the LRU
- * position at a hit.  Memory is per distinct key (the list, the depth
- * tree over live positions, the counters) and fixed-size histograms;
- * nothing grows with the references: it is fed a call at a time
- * (lct_sim_new/_add/_end_call/_finish), an L1 in front when asked.
+ * LRU cache of that many chunks (a byte capacity held as LMCache holds
+ * it, in chunks of the first sized one) replayed over a reference stream
+ * whose calls are marked, each lookup counted as simulate() counts it:
+ * its leading run of entries the cache holds, measured before the lookup
+ * touches the cache; the tokens it logged or its chunks times the chunk
+ * size; and the statistics LMCache's `cache-simulator` reports (per-call
+ * hit rates, leading hit lengths, reuse, the cumulative rate at its five
+ * requests, evictions, spans and LRU positions at hits; their exact
+ * distributions in sim_dist.c).  Memory is per distinct entry (the list,
+ * the depth tree over live positions, the counters), per distinct value
+ * of each statistic and 16 bytes a lookup; it is fed a call at a time
+ * (lct_sim_new/_add or _add_key/_end_call/_finish), an L1 in front when
+ * asked.
  *
  * Long because the simulation's state (the LRU lists, the depth tree,
- * the histograms, the call under way, the L1) is what every function
+ * the distributions, the call under way, the L1) is what every function
  * here works on; split, the parts would call each other.
  */
 #include "base/error_internal.h"
