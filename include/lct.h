@@ -2092,8 +2092,10 @@ lct_status lct_sim_end_call_tokens(lct_sim *sim, unsigned keys_per_position,
 /**
  * The tokens a lookup record states, as `lct import lookup-logs` writes
  * LMCache's logged events: its args' int seq_len and chunk_size (a
- * missing chunk_size is 1, as simulate() takes it).  @return true when
- * the record has a seq_len.
+ * missing chunk_size is 1, as simulate() takes it), read among the
+ * args' leading pairs named seq_len, chunk_size and kv_bytes_per_chunk
+ * (the import writes them first; a recorded call costs one compare).
+ * @return true when the record has a seq_len.
  */
 bool lct_lookup_tokens(const lct_record *rec, uint64_t *seq_len,
                        uint64_t *chunk_tokens);

@@ -411,6 +411,19 @@ static lct_status write_event(lct_writer *w, const event *ev, double t0,
     bool has_seq = json_is_integer(seq) && json_integer_value(seq) >= 0;
     bool has_cs = json_is_integer(cs) && json_integer_value(cs) >= 0;
     lct_writer_map(w, 4u + (uint32_t)has_seq + (uint32_t)has_cs);
+    /* first in the map: lct_lookup_tokens reads only the leading pairs */
+    if (has_seq) {
+        lct_writer_cstr(w, "seq_len");
+        lct_writer_int(w, json_integer_value(seq));
+    }
+    if (has_cs) {
+        lct_writer_cstr(w, "chunk_size");
+        lct_writer_int(w, json_integer_value(cs));
+    }
+    /* what LMCache's simulator sizes a chunk by, which lct's own dtype
+     * table does not always give (it knows uint8, LMCache's does not) */
+    lct_writer_cstr(w, "kv_bytes_per_chunk");
+    lct_writer_int(w, lmcache_chunk_bytes(e));
     lct_writer_cstr(w, "keys");
     lct_writer_array(w, (uint32_t)json_array_size(hashes));
     size_t i;
@@ -431,18 +444,6 @@ static lct_status write_event(lct_writer *w, const event *ev, double t0,
     write_layout(w, e);
     lct_writer_cstr(w, "external_request_id");
     lct_writer_cstr(w, id ? id : "");
-    if (has_seq) {
-        lct_writer_cstr(w, "seq_len");
-        lct_writer_int(w, json_integer_value(seq));
-    }
-    if (has_cs) {
-        lct_writer_cstr(w, "chunk_size");
-        lct_writer_int(w, json_integer_value(cs));
-    }
-    /* what LMCache's simulator sizes a chunk by, which lct's own dtype
-     * table does not always give (it knows uint8, LMCache's does not) */
-    lct_writer_cstr(w, "kv_bytes_per_chunk");
-    lct_writer_int(w, lmcache_chunk_bytes(e));
     json_decref(e);
     return lct_writer_end(w, err);
 }
