@@ -14,6 +14,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 say() { echo "FAIL: $*"; fail=1; }
+# LOG imported, then lct sim at CAP, its text report diffed with GOLDEN.
+log_report() { # LOG CAP GOLDEN WHAT
+    "$lct" import lookup-logs -q "$1" "$tmp/log.lct" || say "import: $4"
+    "$lct" sim -q --capacity "$2" "$tmp/log.lct" > "$tmp/log.txt" ||
+        say "sim: $4"
+    diff "$src/test/golden/$3" "$tmp/log.txt" || say "$4"
+}
 
 # lct sim counts a chunk as one entry (LMCache's simulator's model) and
 # lct mrc --prefix a key: on a one-rank trace, with 32 MiB keys as the
@@ -126,11 +133,8 @@ for hashes in '"0xa1"' '"0xa1", "0xb2"' '"0xa1", "0xb2", "0xc3"' \
     printf '{"timestamp": %d.0, "request_id": "r%d", "model_name": "m", "chunk_size": 256, "seq_len": %d, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": [%s]}\n' \
         "$n" "$n" $((n * 256)) "$hashes" >> "$hand"
 done
-"$lct" import lookup-logs -q "$hand" "$tmp/hand.lct" || say "import"
-"$lct" sim -q --capacity 0.0625GiB "$tmp/hand.lct" > "$tmp/hand.txt" ||
-    say "sim on the imported log"
-diff "$src/test/golden/sim-report-hand.txt" "$tmp/hand.txt" ||
-    say "the report is not LMCache's, line for line"
+log_report "$hand" 0.0625GiB sim-report-hand.txt \
+    "the report is not LMCache's, line for line"
 
 # LMCache's log conventions (test/golden/lookup-log-conventions.jsonl),
 # imported and simulated as simulate() does:
@@ -144,11 +148,8 @@ diff "$src/test/golden/sim-report-hand.txt" "$tmp/hand.txt" ||
 mkdir "$tmp/conv"
 conv="$tmp/conv/lookup_hashes_20261206_000000_000001.jsonl"
 cp "$src/test/golden/lookup-log-conventions.jsonl" "$conv"
-"$lct" import lookup-logs -q "$conv" "$tmp/conv.lct" || say "import conv"
-"$lct" sim -q --capacity 1GiB "$tmp/conv.lct" > "$tmp/conv.txt" ||
-    say "sim on the conventions' log"
-diff "$src/test/golden/sim-report-log-conventions.txt" "$tmp/conv.txt" ||
-    say "tails, empty lookups, chunk sizes: not LMCache's report"
+log_report "$conv" 1GiB sim-report-log-conventions.txt \
+    "tails, empty lookups, chunk sizes: not LMCache's report"
 
 # LMCache's dtype table sizes a chunk (compute_kv_bytes_per_chunk): a
 # dtype outside it weighs 0, so bfloat16 + uint8 layers weigh the
@@ -159,11 +160,8 @@ diff "$src/test/golden/sim-report-log-conventions.txt" "$tmp/conv.txt" ||
 mkdir "$tmp/dt"
 cp "$src/test/golden/lookup-log-dtypes.jsonl" \
     "$tmp/dt/lookup_hashes_20261206_000000_000002.jsonl"
-"$lct" import lookup-logs -q "$tmp/dt" "$tmp/dt.lct" || say "import dtypes"
-"$lct" sim -q --capacity 0.0625GiB "$tmp/dt.lct" > "$tmp/dt.txt" ||
-    say "sim on the dtypes' log"
-diff "$src/test/golden/sim-report-log-dtypes.txt" "$tmp/dt.txt" ||
-    say "dtypes outside LMCache's table: not LMCache's report"
+log_report "$tmp/dt" 0.0625GiB sim-report-log-dtypes.txt \
+    "dtypes outside LMCache's table: not LMCache's report"
 printf '%s\n' '{"timestamp": 1.0, "request_id": "e1", "model_name": "m", "chunk_size": 256, "seq_len": 512, "dtypes": ["torch.bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": ["0xa1", "0xb2"]}' \
     > "$tmp/torch.jsonl"
 "$lct" import lookup-logs -q "$tmp/torch.jsonl" "$tmp/torch.lct" ||
