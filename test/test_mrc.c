@@ -1610,6 +1610,30 @@ Test(mrc, a_key_is_found_at_its_held_size_then_weighs_its_new_one)
     lct_refs_free(r);
 }
 
+/* A12 B12 B4 A12 at 16 bytes: B12 pushes A out (12 + 12 > 16), B4 hits,
+ * and A12 misses though B4 and A12 fit side by side now: what decides is
+ * the most the keys used since A ever weighed beside it, not what they
+ * weigh when A comes back.  One hit in four; at 24 bytes nothing leaves,
+ * two in four. */
+Test(mrc, a_key_pushed_out_stays_out_when_the_keys_after_it_shrink)
+{
+    uint64_t A = id_of(61), B = id_of(62);
+    uint64_t ids[] = {A, B, B, A}, sizes[] = {12, 12, 4, 12};
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(lct_refs_add(r, ids[i], sizes[i], 0, true), LCT_OK);
+        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+    }
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(r, 1, &m, NULL), LCT_OK);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 16), 1.0 / 4);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 23), 1.0 / 4);
+    cr_expect_eq(lct_mrc_byte_hit_ratio(m, 24), 2.0 / 4);
+    lct_mrc_free(m);
+    lct_refs_free(r);
+}
+
 /* A4 B20 A4 at 10 bytes: B is heavier than the cache and bypasses it, so
  * A hits, as libCacheSim counts (miss ratio 2/3), in lct mrc's byte
  * curve; lct sim holds 10 // 4 = 2 keys of the first key's size, as
@@ -1641,6 +1665,26 @@ Test(mrc, a_key_heavier_than_the_cache_bypasses_it)
     lct_refs_free(r);
 }
 
+/* A byte LRU's reference: the key becomes the most recent at its new
+ * size, or, heavier than the whole cache, leaves it (lct's LRU: the held
+ * copy is replaced by one that does not fit). */
+static void lru_access_or_leave(lru *l, uint64_t id, uint64_t size,
+                                uint64_t cap)
+{
+    if (size <= cap) {
+        lru_access(l, id, size, cap, true);
+        return;
+    }
+    for (size_t j = 0; j < l->len; j++)
+        if (l->id[j] == id) {
+            l->total -= l->size[j];
+            memmove(l->id + j, l->id + j + 1, (l->len - j - 1) * 8);
+            memmove(l->size + j, l->size + j + 1, (l->len - j - 1) * 8);
+            l->len--;
+            return;
+        }
+}
+
 /* Read hits of a byte LRU of `cap` bytes where a key heavier than the
  * cache is not inserted (libCacheSim's rule), simulated on a list. */
 static uint64_t brute_bypass(const ref *v, size_t n, uint64_t cap)
@@ -1652,8 +1696,7 @@ static uint64_t brute_bypass(const ref *v, size_t n, uint64_t cap)
         for (size_t j = 0; j < l.len; j++)
             hit |= l.id[j] == v[i].id;
         hits += v[i].read && hit;
-        if (v[i].bytes <= cap)
-            lru_access(&l, v[i].id, v[i].bytes, cap, true);
+        lru_access_or_leave(&l, v[i].id, v[i].bytes, cap);
     }
     free(l.id), free(l.size);
     return hits;
@@ -1697,8 +1740,7 @@ static uint64_t brute_prefix_bypass(const calls *c, uint64_t cap)
                 hit |= l.id[i] == x->id;
             leading = leading && hit;
             hits += x->read && leading;
-            if (x->bytes <= cap)
-                lru_access(&l, x->id, x->bytes, cap, true);
+            lru_access_or_leave(&l, x->id, x->bytes, cap);
         }
     }
     free(l.id), free(l.size);
@@ -1721,6 +1763,54 @@ Test(mrc, prefix_byte_curves_bypass_heavier_keys_too)
     lct_mrc_free(m);
     lct_refs_free(r);
     free(c.v), free(c.start), free(c.len), free(c.per_position);
+}
+
+/* Sizes drawn afresh at every reference, so keys grow and shrink: the
+ * byte curve, per key and by the prefix rule, is the brute-force LRU's at
+ * every capacity (bands below the largest size); with more sizes than
+ * bands, at every capacity from the largest size up. */
+static uint64_t draw_size(unsigned nsizes)
+{
+    static const uint64_t four[] = {3, 10, 40, 160};
+    return nsizes == 4 ? four[rng() % 4] : 5 * (1 + rng() % nsizes);
+}
+
+Test(mrc, byte_curves_where_keys_grow_and_shrink_equal_brute_force)
+{
+    for (unsigned nsizes = 4; nsizes <= 20; nsizes += 16) {
+        uint64_t from = nsizes == 4 ? 0 : 5 * nsizes;
+        size_t n = 1500;
+        ref *v = stream(n, 80, nsizes);
+        for (size_t i = 0; i < n; i++)
+            v[i].bytes = draw_size(nsizes);
+        lct_refs *r = refs_of(v, n);
+        lct_mrc *m;
+        cr_assert_eq(lct_mrc_compute(r, 1.0, &m, NULL), LCT_OK);
+        uint64_t reads = reads_of(v, n);
+        for (uint64_t b = from; b <= from + 2600; b += b < from + 200 ? 1 : 13)
+            cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
+                         (double)brute_bypass(v, n, b) / (double)reads,
+                         "%u sizes, %llu bytes", nsizes,
+                         (unsigned long long)b);
+        lct_mrc_free(m);
+        lct_refs_free(r);
+        free(v);
+
+        calls c = call_stream(300, 50, 31 + nsizes);
+        for (size_t i = 0; i < c.n; i++)
+            c.v[i].bytes = draw_size(nsizes);
+        r = refs_of_calls(&c);
+        m = prefix_curve(r);
+        reads = reads_of(c.v, c.n);
+        for (uint64_t b = from; b <= from + 2600; b += b < from + 200 ? 1 : 13)
+            cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
+                         (double)brute_prefix_bypass(&c, b) / (double)reads,
+                         "prefix, %u sizes, %llu bytes", nsizes,
+                         (unsigned long long)b);
+        lct_mrc_free(m);
+        lct_refs_free(r);
+        free(c.v), free(c.start), free(c.len), free(c.per_position);
+    }
 }
 
 /* Fed a call at a time, the simulation gives what the whole stream gives,

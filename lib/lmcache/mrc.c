@@ -203,15 +203,22 @@ static bool count_position(pass *p, const lct__ref *r, bool hits)
 void lct__mrc_compact(pass *p)
 {
     uint64_t live = 0;
+    bool peaks = p->peaks.tag != NULL;
+    if (peaks)
+        lct__mrc_peaks_settle(&p->peaks);
     for (uint64_t pos = 0; pos < p->pos; pos++) {
         uint32_t k = p->key_at[pos];
         if (p->last[k] != pos + 1)
-            continue; /* the key has been referenced since */
+            continue; /* the key has been referenced since, or left */
         p->key_at[live] = k;
         if (p->size_at)
             p->size_at[live] = p->size_at[pos];
+        if (peaks)
+            lct__mrc_peaks_move(&p->peaks, pos, live);
         p->last[k] = (uint32_t)++live;
     }
+    if (peaks)
+        lct__mrc_peaks_clear_from(&p->peaks, live);
     p->pos = live;
     uint64_t n = p->cap;
     if (p->live_bits) {
@@ -274,6 +281,62 @@ static bool first_reference(pass *p, const lct__ref *r, bool request)
     return count_position(p, r, false);
 }
 
+/* The byte sums after the live positions as key k, last at `last` at
+ * `old` bytes (added: new), comes to the next position weighing `size`
+ * (0: it leaves instead): they change by size - old before `last`, by
+ * size from there on.  Only once some sum falls are peaks kept. */
+static inline bool follow_peaks(pass *p, bool added, uint64_t last,
+                                uint64_t old, uint64_t size)
+{
+    if (!p->peaks.tag && (added || size >= old))
+        return true; /* no sum fell: every excess stays 0 */
+    int64_t before = lct__mrc_signed(size) - lct__mrc_signed(old);
+    if (!added && before < 0 && !lct__mrc_peaks_start(&p->peaks, p->cap))
+        return false;
+    if (!p->peaks.tag)
+        return true;
+    if (!added && before)
+        lct__mrc_peaks_rise(&p->peaks, 0, last, before);
+    if (size)
+        lct__mrc_peaks_rise(&p->peaks, added ? 0 : last, p->pos,
+                            lct__mrc_signed(size));
+    return true;
+}
+
+/* A request for key k, live at `last` and held at `old` bytes (0: as
+ * `size`): its distances, counted; then k leaves its position. */
+static inline bool reread(pass *p, const lct__ref *r, bool request,
+                          uint64_t last, uint64_t old, uint64_t size)
+{
+    node before = tree_prefix(p->tree, last);
+    uint64_t d = p->live - before.count;
+    /* the most the keys used since k ever weighed, not what they weigh
+     * now: one that shrank may have pushed k out before */
+    uint64_t others = p->live_bytes - before.bytes;
+    uint64_t peak = others + lct__mrc_peaks_at(&p->peaks, last);
+    tree_add(p->tree, p->cap, last, UINT64_MAX, ~old + 1);
+    p->live_bytes -= old;
+    if (!request)
+        return true;
+    /* A lookup finds the key as it was held, at its size then; the
+     * reference then makes it weigh its new one. */
+    double held = (double)(old ? old : size);
+    double scaled = (peak < others ? 1.8e19 : (double)peak * p->m->scale) +
+                    held;
+    uint64_t b = scaled >= 1.8e19 ? UINT64_MAX : (uint64_t)scaled;
+    return count_request(p, r, d, &b);
+}
+
+static void note_size(lct_mrc *m, uint64_t bytes)
+{
+    m->totals.bytes_unknown += bytes == 0;
+    if (bytes && (!m->totals.min_key_bytes ||
+                  bytes < m->totals.min_key_bytes))
+        m->totals.min_key_bytes = bytes;
+    if (bytes > m->totals.max_key_bytes)
+        m->totals.max_key_bytes = bytes;
+}
+
 /* One kept reference, of key k: its distances, then it becomes the most
  * recent. */
 bool lct__mrc_step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
@@ -287,30 +350,12 @@ bool lct__mrc_step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
     uint64_t old = added ? 0 : p->size_at[last];
     /* A reference that does not say its size keeps the known one. */
     uint64_t size = bytes ? bytes : old;
-    m->totals.bytes_unknown += bytes == 0;
-    if (bytes && (!m->totals.min_key_bytes ||
-                  bytes < m->totals.min_key_bytes))
-        m->totals.min_key_bytes = bytes;
-    if (bytes > m->totals.max_key_bytes)
-        m->totals.max_key_bytes = bytes;
-    if (!added) {
-        node before = tree_prefix(p->tree, last);
-        uint64_t d = p->live - before.count;
-        uint64_t others = p->live_bytes - before.bytes;
-        tree_add(p->tree, p->cap, last, UINT64_MAX, ~old + 1);
-        p->live_bytes -= old;
-        if (request) {
-            /* A lookup finds the key as it was held, at its size then;
-             * the reference then makes it weigh its new one. */
-            double held = (double)(old ? old : size);
-            double scaled = (double)others * m->scale + held;
-            uint64_t b = scaled >= 1.8e19 ? UINT64_MAX : (uint64_t)scaled;
-            if (!count_request(p, r, d, &b))
-                return false;
-        }
-    } else if (!first_reference(p, r, request)) {
+    note_size(m, bytes);
+    if (!added ? !reread(p, r, request, last, old, size)
+               : !first_reference(p, r, request))
         return false;
-    }
+    if (!follow_peaks(p, added, last, old, size))
+        return false;
     tree_add(p->tree, p->cap, p->pos, 1, size);
     p->live_bytes += size;
     p->size_at[p->pos] = size;
@@ -318,6 +363,19 @@ bool lct__mrc_step(pass *p, const lct__ref *r, uint64_t bytes, uint32_t k)
     p->last[k] = (uint32_t)++p->pos;
     m->totals.reads += request;
     m->totals.writes += !request;
+    return true;
+}
+
+/* lct__mrc_step_out() of a key the pass holds. */
+bool lct__mrc_leave(pass *p, const lct__ref *r, uint32_t k)
+{
+    bool request = p->every || lct__ref_is_read(r);
+    uint64_t last = p->last[k] - 1, old = p->size_at[last];
+    if (!reread(p, r, request, last, old, old) ||
+        !follow_peaks(p, false, last, old, 0))
+        return false;
+    p->live--;
+    p->last[k] = 0;
     return true;
 }
 
@@ -394,6 +452,7 @@ bool lct__mrc_finish(pass *p)
 void lct__mrc_pass_free(pass *p)
 {
     free(p->tree);
+    lct__mrc_peaks_free(&p->peaks);
     free(p->live_bits);
     free(p->live_tree);
     free(p->size_at);
@@ -524,10 +583,8 @@ static bool band_pass(const lct_refs *refs, const uint32_t *key,
         uint64_t bytes = lct__cursor_bytes(&c);
         uint32_t k = key[c.i];
         known[k] = bytes ? bytes : known[k];
-        if (known[k] <= b->lo)
-            ok = lct__mrc_step(&q, r, bytes, k);
-        else if (q.prefix && (q.every || lct__ref_is_read(r)))
-            lct__mrc_run_up(&q, r, NULL, NULL); /* a miss: the run ends */
+        ok = known[k] <= b->lo ? lct__mrc_step(&q, r, bytes, k)
+                               : lct__mrc_step_out(&q, r, k);
     }
     ok = ok && lct__mrc_finish(&q);
     if (ok) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "lct.h"
+#include "lmcache/mrc_peaks_internal.h"
 #include "lmcache/mrc_runs_internal.h"
 #include "lmcache/refs_internal.h"
 
@@ -84,6 +85,8 @@ typedef struct lct__mrc_pass {
     uint32_t *last;        /* per key: its latest position + 1, 0: none */
     uint32_t *key_at;      /* per position: whose reference it was */
     uint64_t *size_at;     /* size_at[pos]: what the key there weighs */
+    lct__mrc_peaks peaks;  /* once keys shrink: how far the bytes after
+                              each position once stood above now */
     uint64_t live, live_bytes;
     uint64_t *hist;        /* hist[d]: re-reads at key distance d */
     uint64_t nhist;
@@ -107,6 +110,20 @@ bool lct__mrc_step_uniform(lct__mrc_pass *p, const lct__ref *r, uint32_t k);
  * never seen, or it bypasses the cache); false when it hits nowhere. */
 bool lct__mrc_run_up(lct__mrc_pass *p, const lct__ref *r, uint64_t *d,
                      uint64_t *bytes);
+bool lct__mrc_leave(lct__mrc_pass *p, const lct__ref *r, uint32_t k);
+/* A reference of key k heavier than the whole cache (a band's pass): it
+ * is found as it was held, if it was, and leaves instead of coming back
+ * (inline: most such keys were never held, and cost a test).  false:
+ * out of memory. */
+static inline bool lct__mrc_step_out(lct__mrc_pass *p, const lct__ref *r,
+                                     uint32_t k)
+{
+    if (p->last[k])
+        return lct__mrc_leave(p, r, k);
+    if (p->prefix && (p->every || lct__ref_is_read(r)))
+        lct__mrc_run_up(p, r, NULL, NULL); /* a miss: the run ends */
+    return true;
+}
 /* Words of live bits that cap positions take. */
 static inline uint64_t lct__mrc_live_words(uint64_t cap)
 {

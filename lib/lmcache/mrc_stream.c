@@ -135,7 +135,8 @@ static bool make_room(pass *p)
                  grow(&p->live_tree, words + 1, sizeof *p->live_tree);
         } else if (ok) {
             ok = grow(&p->tree, cap + 1, sizeof *p->tree) &&
-                 grow(&p->size_at, cap, sizeof *p->size_at);
+                 grow(&p->size_at, cap, sizeof *p->size_at) &&
+                 lct__mrc_peaks_grow(&p->peaks, cap, p->pos);
         }
         if (!ok)
             return false;
@@ -162,8 +163,10 @@ static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
     q->m = NULL, q->tree = NULL, q->last = NULL;
     q->live_bits = NULL, q->live_tree = NULL;
     q->key_at = NULL, q->size_at = NULL, q->hist = NULL, q->phist = NULL;
-    q->runs = NULL;
+    q->runs = NULL, q->peaks.tag = NULL;
     if (!(dup_array(&q->m, p->m, 1, sizeof *p->m) &&
+           dup_array(&q->peaks.tag, p->peaks.tag, 2 * p->peaks.leaves,
+                     sizeof *p->peaks.tag) &&
            dup_array(&q->last, p->last, s->keycap, sizeof *p->last) &&
            dup_array(&q->key_at, p->key_at, p->cap, sizeof *p->key_at) &&
            dup_array(&q->tree, p->tree, p->cap + 1, sizeof *p->tree) &&
@@ -354,12 +357,10 @@ static bool feed(lct_mrc_stream *s, const pending *c)
         s->known[k] = bytes;
     for (unsigned j = 0; !s->too_many && j + 1 < s->nsizes; j++) {
         pass *b = &s->band[j];
-        if (s->known[k] <= s->size[j]) {
-            if (!make_room(b) || !lct__mrc_step(b, &r, bytes, k))
-                return false;
-        } else if (b->prefix && request) {
-            lct__mrc_run_up(b, &r, NULL, NULL); /* a miss: the run ends */
-        }
+        if (s->known[k] <= s->size[j] ? !make_room(b) ||
+                                            !lct__mrc_step(b, &r, bytes, k)
+                                      : !lct__mrc_step_out(b, &r, k))
+            return false;
     }
     s->call_asked |= request;
     return make_room(&s->main) && lct__mrc_step(&s->main, &r, bytes, k);
