@@ -175,5 +175,28 @@ grep -q "offset 178.*0 bytes a chunk" "$tmp/err" ||
 "$lct" sim -q --capacity 2 "$tmp/torch.lct" > /dev/null ||
     say "a capacity in chunks needs no size"
 
+# LMCache keys its simulator by the hash string: 0xabc, 0x0abc and
+# 0xABC are three keys (hex(int) would write the first only), so of five
+# lookups 0xabc 0x0abc 0xABC 0xabc 0x0abc the last two hit, and the
+# three keys stay three through an export and a second import.
+for h in 0xabc 0x0abc 0xABC 0xabc 0x0abc; do
+    printf '{"timestamp": 1.0, "request_id": "h", "model_name": "m", "chunk_size": 256, "seq_len": 256, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": ["%s"]}\n' "$h"
+done > "$tmp/hex.jsonl"
+"$lct" import lookup-logs -q "$tmp/hex.jsonl" "$tmp/hex.lct" ||
+    say "import hex spellings"
+"$lct" keys -q --lookup-jsonl "$tmp/hex-back.jsonl" "$tmp/hex.lct" ||
+    say "export hex spellings"
+"$lct" import lookup-logs -q "$tmp/hex-back.jsonl" "$tmp/hex-back.lct" ||
+    say "import the export"
+for f in hex hex-back; do
+    "$lct" sim -q --capacity 10 --json "$tmp/$f.lct" > "$tmp/$f.json" ||
+        say "sim $f"
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+got = (d["requests"], d["distinct_keys"], d["keys_hit"])
+sys.exit(0 if got == (5, 3, 2) else "%s: %s, want (5, 3, 2)" % (sys.argv[1], got))' \
+        "$tmp/$f.json" || say "hex spellings are not LMCache's keys ($f)"
+done
+
 [ $fail -eq 0 ] && echo "sim-cli: ok"
 exit $fail
