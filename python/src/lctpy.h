@@ -70,7 +70,7 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw);
 bool lctpy_feed_sim(const char *path, PyObject *log, PyObject *quals,
                     PyObject *since, PyObject *until, PyObject *wsince,
                     PyObject *wuntil, PyObject *reads, PyObject *writes,
-                    bool lookups_only, lct_sim *sim);
+                    bool lookups_only, bool in_bytes, lct_sim *sim);
 PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw);
 
 /* The exception an open that the library refused raises: args are

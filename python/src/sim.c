@@ -149,7 +149,7 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
      * with the keys, not the references */
     bool ok = lctpy_feed_sim(PyBytes_AS_STRING(path_obj), log, quals, since,
                              until, wsince, wuntil, reads, writes,
-                             lookups_only, sim);
+                             lookups_only, in_bytes, sim);
     Py_DECREF(path_obj);
     if (ok && lct_sim_finish(sim, &r, &err) != LCT_OK)
         PyErr_SetString(PyExc_MemoryError, err.message);

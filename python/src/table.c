@@ -654,6 +654,10 @@ typedef struct keywalk {
     lct_refs *refs;         /* for mrc: the references instead of rows */
     lct_mrc_stream *stream; /* for an exact mrc: fed instead of refs */
     lct_sim *sim;           /* for sim: fed instead, a record a call */
+    bool sim_in_bytes;      /* its capacity is in bytes */
+    bool sim_sized;         /* its first lookup has been seen */
+    uint64_t unsized_at;    /* that lookup's offset + 1 when it logged a
+                               layout of 0 bytes a chunk */
     bool failed;
     char error[LCT_ERROR_MESSAGE_SIZE + 64];
 } keywalk;
@@ -672,6 +676,35 @@ static long op_of(keywalk *w, const lct_record *rec)
         return -1;
     uint32_t id = intern(&w->ops, q.ptr, q.len);
     return id == UINT32_MAX ? -2 : (long)id;
+}
+
+/* One key of a read (or write) call to what the walk feeds: lct.sim,
+ * the prefix rule's fold, an exact curve or the references; false: out
+ * of memory, or a byte capacity LMCache's simulator would refuse. */
+static bool feed_key(keywalk *w, const lct_record *rec, bool read,
+                     const lct_object_key *key, uint64_t bytes, uint64_t id)
+{
+    if (w->calls && !w->fold && lct_call_fold_new(&w->fold) != LCT_OK)
+        return false;
+    uint64_t logged;
+    bool sized = w->sim && lct_lookup_chunk_bytes(rec, &logged);
+    if (sized)
+        bytes = logged; /* sized by LMCache's dtype table */
+    /* LMCache's simulator sizes chunks by the first lookup's layout and
+     * refuses a byte capacity when that gives 0 */
+    if (w->sim && !w->sim_sized && read) {
+        w->sim_sized = true;
+        if (w->sim_in_bytes && sized && !logged) {
+            w->unsized_at = rec->offset + 1;
+            return false;
+        }
+    }
+    lct_status st =
+        w->sim      ? lct_sim_add_key(w->sim, key, bytes, rec->t_mono, read)
+        : w->calls  ? lct_call_fold_add(w->fold, key, bytes, rec->t_mono, read)
+        : w->stream ? lct_mrc_stream_add(w->stream, id, bytes, read)
+                    : lct_refs_add(w->refs, id, bytes, rec->t_mono, read);
+    return st == LCT_OK;
 }
 
 static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
@@ -696,22 +729,7 @@ static bool walk_record(keywalk *w, const lct_record *rec, uint64_t idx)
         w->references++;
         uint64_t id = lct_object_key_hash(&key);
         if (w->sim || w->refs || w->stream) { /* reads and writes only */
-            if (op > 1)
-                continue;
-            if (w->calls && !w->fold && lct_call_fold_new(&w->fold) != LCT_OK)
-                return false;
-            uint64_t logged;
-            if (w->sim && lct_lookup_chunk_bytes(rec, &logged))
-                bytes = logged; /* sized by LMCache's dtype table */
-            lct_status st =
-                w->sim      ? lct_sim_add_key(w->sim, &key, bytes,
-                                              rec->t_mono, op == 0)
-                : w->calls  ? lct_call_fold_add(w->fold, &key, bytes,
-                                                rec->t_mono, op == 0)
-                : w->stream ? lct_mrc_stream_add(w->stream, id, bytes, op == 0)
-                            : lct_refs_add(w->refs, id, bytes, rec->t_mono,
-                                           op == 0);
-            if (st != LCT_OK)
+            if (op <= 1 && !feed_key(w, rec, op == 0, &key, bytes, id))
                 return false;
             continue;
         }
@@ -804,7 +822,14 @@ static bool walk(const char *path, PyObject *log, keywalk *w,
     w->records = w->stats.records;
     Py_END_ALLOW_THREADS
     lct_close(r);
-    if (!ok)
+    if (!ok && w->unsized_at)
+        PyErr_Format(PyExc_ValueError,
+                     "%s: the first lookup (record at offset %llu) logged a "
+                     "layout that weighs 0 bytes a chunk by LMCache's dtype "
+                     "table (its simulator refuses it too): give the "
+                     "capacity in chunks", path,
+                     (unsigned long long)(w->unsized_at - 1));
+    else if (!ok)
         PyErr_NoMemory();
     return ok;
 }
@@ -1041,9 +1066,10 @@ static PyObject *curve_with_totals(lct_mrc *const *ms, unsigned samples,
 bool lctpy_feed_sim(const char *path, PyObject *log, PyObject *quals,
                     PyObject *since, PyObject *until, PyObject *wsince,
                     PyObject *wuntil, PyObject *reads, PyObject *writes,
-                    bool lookups_only, lct_sim *sim)
+                    bool lookups_only, bool in_bytes, lct_sim *sim)
 {
-    keywalk w = {.calls = true, .lookups_only = lookups_only, .sim = sim};
+    keywalk w = {.calls = true, .lookups_only = lookups_only, .sim = sim,
+                 .sim_in_bytes = in_bytes};
     bool ok = keywalk_args(&w, quals, since, until, wsince, wuntil, reads,
                            writes) &&
               walk(path, log, &w, 0, 0, NULL);

@@ -259,6 +259,41 @@ def test_sim_counts_the_tokens_an_imported_log_states():
         shutil.rmtree(d)
 
 
+def test_sim_refuses_bytes_when_the_first_lookup_weighs_nothing():
+    """LMCache's simulator sizes chunks by the first lookup's layout and
+    refuses a byte capacity when its dtypes are all outside its table
+    ("torch.bfloat16"): lct.sim raises ValueError naming the record, as
+    lct sim exits 1; a capacity in chunks needs no size."""
+    pd()
+    import json
+    import subprocess
+    from support import LCT
+    if not os.path.exists(LCT):
+        raise Skip(f"no lct tool at {LCT}")
+    d = tempfile.mkdtemp()
+    try:
+        log = os.path.join(d, "torch.jsonl")
+        with open(log, "w") as f:
+            f.write(json.dumps({
+                "timestamp": 1.0, "request_id": "e1", "model_name": "m",
+                "chunk_size": 256, "seq_len": 512,
+                "dtypes": ["torch.bfloat16"],
+                "shapes": [[2, 32, 256, 8, 128]],
+                "chunk_hashes": ["0xa1", "0xb2"]}) + "\n")
+        trace = os.path.join(d, "t.lct")
+        subprocess.run([LCT, "import", "lookup-logs", "-q", log, trace],
+                       check=True)
+        try:
+            lct.sim(trace, "1GiB")
+        except ValueError as e:
+            assert "offset 178" in str(e) and "0 bytes a chunk" in str(e), e
+        else:
+            raise AssertionError("a byte capacity should be refused")
+        assert lct.sim(trace, 2).attrs["requests"] == 1
+    finally:
+        shutil.rmtree(d)
+
+
 def test_dask_takes_directories_and_agrees_with_the_single_process_types():
     ld = dask_ready()
     d = traces_dir()
