@@ -198,5 +198,30 @@ sys.exit(0 if got == (5, 3, 2) else "%s: %s, want (5, 3, 2)" % (sys.argv[1], got
         "$tmp/$f.json" || say "hex spellings are not LMCache's keys ($f)"
 done
 
+# simulate() takes a missing seq_len as 0 (event.get("seq_len", 0)): of
+# two lookups of 0xa1 0xb2, the first without seq_len counts 0 tokens,
+# the second 600 with both chunks hit: 2 requests, 600 tokens, 512 hit.
+# A seq_len of "x" (simulate() fails on it) and a chunk_size of -5
+# (counted as is there) are refused: warned with file:line, skipped,
+# exit 3.
+line() { # SEQ_LEN_PAIR CHUNK_SIZE
+    printf '{"timestamp": 1.0, "request_id": "s", "model_name": "m", %s"chunk_size": %s, "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]], "chunk_hashes": ["0xa1", "0xb2"]}\n' "$1" "$2"
+}
+{ line "" 256; line '"seq_len": 600, ' 256; line '"seq_len": "x", ' 256
+  line '"seq_len": 600, ' -5; } > "$tmp/seq.jsonl"
+"$lct" import lookup-logs "$tmp/seq.jsonl" "$tmp/seq.lct" 2> "$tmp/seq.err"
+[ $? -eq 3 ] || say "mistyped seq_len or chunk_size: exit 3 expected"
+for n in 3 4; do
+    grep -q "seq.jsonl:$n: skipping malformed line: seq_len and chunk_size" \
+        "$tmp/seq.err" || say "line $n not refused: $(cat "$tmp/seq.err")"
+done
+"$lct" sim -q --capacity 1GiB --json "$tmp/seq.lct" > "$tmp/seq.json" ||
+    say "sim seq"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+got = (d["requests"], d["total_tokens"], d["hit_tokens"])
+sys.exit(0 if got == (2, 600, 512) else "missing seq_len: %s, want (2, 600, 512)" % (got,))' \
+    "$tmp/seq.json" || say "a missing seq_len is not counted as 0"
+
 [ $fail -eq 0 ] && echo "sim-cli: ok"
 exit $fail

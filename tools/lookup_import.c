@@ -90,6 +90,17 @@ static const char *check_event(json_t *e, double *t, json_error_t *err)
             strlen(s + 2) > 128)
             return "a chunk hash is not 0x and hex digits";
     }
+    /* simulate() fails on a string or null (TypeError) and counts a
+     * fraction or a negative as it is, which lct's token counts (whole,
+     * unsigned) cannot follow: the line is refused, not guessed at */
+    const char *counts[] = {"seq_len", "chunk_size"};
+    for (int k = 0; k < 2; k++) {
+        json_t *v = json_object_get(e, counts[k]);
+        if (v && !(json_is_integer(v) && json_integer_value(v) >= 0))
+            return "seq_len and chunk_size must be whole numbers >= 0 "
+                   "(LMCache's simulator fails on other types and counts "
+                   "fractions and negatives as they are)";
+    }
     const char *str_fields[] = {"request_id", "model_name"};
     for (int k = 0; k < 2; k++) {
         json_t *v = json_object_get(e, str_fields[k]);
@@ -254,14 +265,13 @@ static lct_status write_event(lct_writer *w, const event *ev, double t0,
      * chunk, and sizes chunks by kv_bytes_per_chunk */
     json_t *seq = json_object_get(e, "seq_len");
     json_t *cs = json_object_get(e, "chunk_size");
-    bool has_seq = json_is_integer(seq) && json_integer_value(seq) >= 0;
-    bool has_cs = json_is_integer(cs) && json_integer_value(cs) >= 0;
-    lct_writer_map(w, 4u + (uint32_t)has_seq + (uint32_t)has_cs);
-    /* first in the map: lct_lookup_tokens reads only the leading pairs */
-    if (has_seq) {
-        lct_writer_cstr(w, "seq_len");
-        lct_writer_int(w, json_integer_value(seq));
-    }
+    bool has_cs = cs != NULL; /* check_event: whole numbers >= 0 */
+    lct_writer_map(w, 5u + (uint32_t)has_cs);
+    /* first in the map: lct_lookup_tokens reads only the leading pairs;
+     * a missing seq_len is 0, as simulate() takes event.get("seq_len", 0)
+     * (its chunks' tokens are not counted) */
+    lct_writer_cstr(w, "seq_len");
+    lct_writer_int(w, seq ? json_integer_value(seq) : 0);
     if (has_cs) {
         lct_writer_cstr(w, "chunk_size");
         lct_writer_int(w, json_integer_value(cs));
