@@ -223,5 +223,15 @@ got = (d["requests"], d["total_tokens"], d["hit_tokens"])
 sys.exit(0 if got == (2, 600, 512) else "missing seq_len: %s, want (2, 600, 512)" % (got,))' \
     "$tmp/seq.json" || say "a missing seq_len is not counted as 0"
 
+# A log whose first line has no chunk_size leaves the header without
+# one, but its lookups state their tokens: the report counts tokens as
+# simulate() does (chunk_size 1 a hit chunk), not chunks.
+line "\"seq_len\": 600, " 256 | sed 's/"chunk_size": 256, //' > "$tmp/nocs.jsonl"
+"$lct" import lookup-logs -q "$tmp/nocs.jsonl" "$tmp/nocs.lct" ||
+    say "import nocs"
+"$lct" sim -q --capacity 1GiB "$tmp/nocs.lct" > "$tmp/nocs.txt" || say "sim nocs"
+grep -q "^  Total tokens        : 600$" "$tmp/nocs.txt" ||
+    say "no chunk_size: tokens not counted: $(head -8 "$tmp/nocs.txt")"
+
 [ $fail -eq 0 ] && echo "sim-cli: ok"
 exit $fail

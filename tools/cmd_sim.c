@@ -118,7 +118,7 @@ static void json_dist(const char *name, const lct_sim_dist *d)
 }
 
 static void print_json(const lct_sim_report *r, uint64_t chunk,
-                       const lct_l1_stats *l1)
+                       bool tokens, const lct_l1_stats *l1)
 {
     if (l1) {
         printf("{\"l1\":{\"capacity\":%" PRIu64 ",\"capacity_unit\":"
@@ -138,11 +138,15 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
            "\"requests\":%" PRIu64 ",\"chunk_size\":",
            r->capacity, r->in_bytes ? "bytes" : "keys", r->calls);
     if (chunk)
-        printf("%" PRIu64 ",\"total_tokens\":%" PRIu64
-               ",\"hit_tokens\":%" PRIu64 ",\"miss_tokens\":%" PRIu64,
-               chunk, r->tokens, r->hit_tokens, r->tokens - r->hit_tokens);
+        printf("%" PRIu64, chunk);
     else
-        fputs("null,\"total_tokens\":null,\"hit_tokens\":null,"
+        fputs("null", stdout);
+    if (tokens)
+        printf(",\"total_tokens\":%" PRIu64 ",\"hit_tokens\":%" PRIu64
+               ",\"miss_tokens\":%" PRIu64,
+               r->tokens, r->hit_tokens, r->tokens - r->hit_tokens);
+    else
+        fputs(",\"total_tokens\":null,\"hit_tokens\":null,"
               "\"miss_tokens\":null", stdout);
     printf(",\"chunks\":%" PRIu64 ",\"hit_chunks\":%" PRIu64
            ",\"token_hit_rate\":", r->positions, r->positions_hit);
@@ -224,6 +228,7 @@ typedef struct feed {
     uint64_t idx;
     bool open, failed;
     bool logged; /* the call's record states its tokens: */
+    bool any_logged; /* some call's did (an imported log's) */
     uint64_t seq_len, chunk_tokens;
     bool sized;  /* and its chunk bytes by LMCache's dtype table: */
     uint64_t chunk_bytes;
@@ -252,6 +257,7 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
     if (!f->open) {
         f->logged = op == TOOL_KEY_READ &&
                     lct_lookup_tokens(rec, &f->seq_len, &f->chunk_tokens);
+        f->any_logged |= f->logged;
         f->sized = lct_lookup_chunk_bytes(rec, &f->chunk_bytes);
         f->open = true;
         f->idx = idx;
@@ -306,12 +312,14 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
         fprintf(stderr, "%s sim: no lookups: the trace (or --read) "
                 "selected none\n", tool_name);
     const lct_l1_stats *front = r.has_l1 ? &r.l1 : NULL;
+    /* an imported log's lookups state their tokens, a chunk size or not */
+    bool tokens = chunk || f.any_logged;
     if (a->json)
-        print_json(&r, chunk, front);
+        print_json(&r, chunk, tokens, front);
     else if (a->csv)
         print_csv(&r);
     else
-        tool_sim_text(&r, chunk, front);
+        tool_sim_text(&r, tokens, front);
     if (svg)
         ok = tool_sim_svg(svg, a->noperands > 1 ? "merged traces"
                                                 : tool_input_name(a->file),

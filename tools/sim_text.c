@@ -58,12 +58,12 @@ static void dist_lines(int width, const char *mean_label,
         printf("  %-*s: %" PRIu64 "\n", width, names[i], p[i]);
 }
 
-static void print_aggregate(const lct_sim_report *r, uint64_t chunk)
+static void print_aggregate(const lct_sim_report *r, bool tokens)
 {
     printf("%s\nAggregate\n%s\n", SEP, SEP);
     printf("  Requests processed  : ");
     put_count(r->calls);
-    if (chunk) {
+    if (tokens) {
         printf("\n  Total tokens        : ");
         put_count(r->tokens);
         printf("\n  Hit tokens          : ");
@@ -142,10 +142,10 @@ static void print_requests(const lct_sim_report *r)
 
 /* LMCache's print_statistics, line for line (its labels, em dashes and
  * thousands separators), the L1's section added after the aggregate. */
-void tool_sim_text(const lct_sim_report *r, uint64_t chunk,
+void tool_sim_text(const lct_sim_report *r, bool tokens,
                    const lct_l1_stats *l1)
 {
-    print_aggregate(r, chunk);
+    print_aggregate(r, tokens);
     if (l1)
         print_l1(r, l1);
     if (r->calls)
