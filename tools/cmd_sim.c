@@ -137,10 +137,7 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
     printf("\"capacity\":%" PRIu64 ",\"capacity_unit\":\"%s\","
            "\"requests\":%" PRIu64 ",\"chunk_size\":",
            r->capacity, r->in_bytes ? "bytes" : "keys", r->calls);
-    if (chunk)
-        printf("%" PRIu64, chunk);
-    else
-        fputs("null", stdout);
+    chunk ? (void)printf("%" PRIu64, chunk) : (void)fputs("null", stdout);
     if (tokens)
         printf(",\"total_tokens\":%" PRIu64 ",\"hit_tokens\":%" PRIu64
                ",\"miss_tokens\":%" PRIu64,
