@@ -22,7 +22,8 @@ export PKG_CONFIG_PATH="$root/pc"
 for f in bin/lct include/lct.h include/lct_sqlite.h lib/liblct.a \
          lib/liblct_sqlite.a lib/liblct/lct_sqlite.so lib/pkgconfig/lct.pc \
          lib/pkgconfig/lct_sqlite.pc \
-         share/man/man1/lct.1 share/man/man3/lct.3; do
+         share/man/man1/lct.1 share/man/man3/lct.3 share/doc/liblct/LICENSE \
+         share/doc/liblct/CHANGELOG.md; do
     [ -f "$root$prefix/$f" ] || { echo "install-test: $f not installed"; exit 1; }
 done
 
@@ -32,7 +33,13 @@ cc -std=c11 -Wall -Wextra -Werror "$src/examples/count.c" -o "$root/count" $flag
 out=$("$root/count" "$src/examples/sample.lct")
 grep -q "3000  records (0 skipped)" <<<"$out" || {
     echo "install-test: unexpected output:"; echo "$out"; exit 1; }
-"$root$prefix/bin/lct" --version >/dev/null
+# one version everywhere: the installed header's, lct --version's, lct.pc's
+header=$(sed -n 's/^#define LCT_VERSION_STRING "\(.*\)"$/\1/p' \
+    "$root$prefix/include/lct.h")
+[ "$("$root$prefix/bin/lct" --version)" = "lct $header (liblct)" ] || {
+    echo "install-test: lct --version is not the header's $header"; exit 1; }
+[ "$(pkg-config --modversion lct)" = "$header" ] || {
+    echo "install-test: lct.pc's version is not the header's $header"; exit 1; }
 
 # A program using the SQL tables links through lct_sqlite.pc alone (it
 # pulls in lct and sqlite3, in the order a static link needs).

@@ -920,7 +920,7 @@ Test(cli, usage_errors_and_help)
         {{"info", "a", "b", NULL}, 2, "too many", NULL},
         {{"--help", NULL}, 0, NULL, "usage: lct COMMAND"},
         {{"dump", "--help", NULL}, 0, NULL, "--qualname"},
-        {{"--version", NULL}, 0, NULL, "lct "},
+        {{"--version", NULL}, 0, NULL, "lct " LCT_VERSION_STRING " (liblct)\n"},
         {{"info", "/nonexistent.lct", NULL}, 1, "No such file", NULL},
         /* a missing value is named as such, in every command */
         {{"check", "-j", NULL}, 2, "option '-j' needs a value", NULL},
