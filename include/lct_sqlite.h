@@ -1,7 +1,7 @@
 /*
  * lct_sqlite.h - liblct as SQLite virtual tables.
  *
- * Two modules over trace files, read through liblct without copying the
+ * Three modules over trace files, read through liblct without copying the
  * file into SQLite:
  *
  *   lct_records  one row per record the reader yields, in file order:
