@@ -252,7 +252,7 @@ typedef struct lct_value {
  * grown to @p n elements of @p size bytes, its first @p used elements
  * kept.  From 256 KiB it is put on 2 MiB pages where those fault in
  * clearly cheaper than 4 KiB ones on this machine (timed once per
- * process, about 2 ms, at the library's first such array), else it is
+ * process, at the library's first such array), else it is
  * realloc's; only the pages differ.  Free with free().
  * @return the array, or NULL when out of memory or when n * size passes
  *         size_t; then @p p is still the caller's, as it was.
@@ -483,10 +483,10 @@ enum {
      * the next lct_next(), as under LCT_STREAM: a regular file of 16 MiB
      * or more is then read through whichever of the mapping and the stream
      * costs less on this machine.  The first such file a process opens
-     * decides, by timing 768 KiB both ways (about 1.5 ms): the mapping
-     * pays a first touch per 4 KiB page (cheap on one VM measured, a trip
-     * to the hypervisor on another, which shadows page tables); the stream
-     * copies every byte.  Both give the same records.  lct_reader_data() says
+     * decides, by timing 768 KiB both ways once: the mapping pays a
+     * first touch per 4 KiB page (cheap on some machines, a trip to the
+     * hypervisor on those that shadow page tables); the stream copies
+     * every byte.  Both give the same records.  lct_reader_data() says
      * which was taken ({NULL, 0}: the stream).  An input that cannot be
      * mapped reuses one buffer, as under LCT_STREAM.  A file is mapped as
      * without this flag under LCT_FOLLOW and LCT_POPULATE; LCT_NO_MMAP and

@@ -557,10 +557,8 @@ static bool write_lane(const dump_lane *l, long long *left)
  * file of TOOL_PARALLEL_MIN_BYTES or more and more than one CPU to use),
  * a regular file read mapped, and output that needs no record numbers
  * (--range, --fields idx), which come only in order.  On one CPU the
- * batches cost without paying: pinned to one, the batched dump of a
- * 300,000-record trace took 1.2-1.7x the CPU of the plain one (its
- * frame index and the lanes' growing output buffers, 9,800 page faults
- * against 400). */
+ * batches cost without paying (the frame index and the lanes' growing
+ * output buffers fault in pages the plain dump never touches). */
 static bool dump_parallel(const dump_opts *o, const tool_args *a)
 {
     struct stat info;

@@ -140,8 +140,8 @@ static bool count_matches(const tool_patterns *p, lct_str q, uint64_t *hits)
 
 /* Which patterns of each side matched a qualname seen before: a trace
  * has a few qualnames, and matching every pattern again (a strlen, a
- * strpbrk and a suffix compare each) cost about 330 instructions a
- * record.  A qualname longer than an entry, or more than 64 patterns a
+ * strpbrk and a suffix compare each) would cost more than the rest of a
+ * record's selection.  A qualname longer than an entry, or more than 64 patterns a
  * side, goes without. */
 #define MEMO_ENTRIES 8
 #define MEMO_NAME 112

@@ -3,11 +3,10 @@
  * 2 MiB pages.  A reference stream of a few million references, its
  * export and its key map are tens of MB that are written once, in
  * order, soon after they are allocated: the cost is the first touch of
- * each page.  Under shadow paging (a PVM guest) a 4 KiB page's first
- * touch costs about 10 us and a 2 MiB page's a few hundred, so `lct
- * keys` spent about a quarter of its time faulting; on the VM measured
- * before it, 2 MiB pages were the slower (`lct keys -j 2` 1.3-1.9 s
- * against 0.9-1.0 s, the time in zeroing them).  So the first large
+ * each page.  Under shadow paging a 4 KiB page's first touch costs a
+ * trip to the hypervisor and 2 MiB pages save most of those; elsewhere
+ * 2 MiB pages can be the slower (the time goes in zeroing them); the
+ * figures are in docs/performance.md.  So the first large
  * allocation of a process times both, on fresh memory of each kind, and
  * the advice follows the answer.  Either answer gives the same results.
  * lct_large_array_grow hands the same to the tools' own columns.
@@ -26,15 +25,13 @@
 #define HUGE_PAGE ((size_t)2 << 20)
 /* Arrays from 256 KiB take 2 MiB pages where those pay: a key map's
  * table or a stream's first block grows through 256 KiB-1 MiB, 64-256
- * pages of 4 KiB that fault at about 15 us each under shadow paging,
- * against a few hundred us for a 2 MiB page.  At most 1.75 MiB more
+ * pages of 4 KiB that each fault under shadow paging, where one 2 MiB
+ * page costs about what a few dozen of them do.  At most 1.75 MiB more
  * memory an array, and the arrays that come here are few. */
 #define BIG_MIN (HUGE_PAGE / 8)
 /* Per round: 4 KiB pages touched (a sixteenth of an extent, scaled up)
- * against one 2 MiB extent; the least of the rounds counts.  About
- * 1.5-1.9 ms in all under shadow paging (4.7-5.8 ms with 128 pages a
- * round, whose faults were a fifth of `lct keys`'), well under a
- * millisecond elsewhere. */
+ * against one 2 MiB extent; the least of the rounds counts.  Few pages,
+ * so the probe stays a small part of a command's faults. */
 #define SMALL_PAGES 32
 #define ROUNDS 2
 #define ATTEMPTS 3 /* measurements, while one is unclear */
@@ -91,11 +88,8 @@ static int measure_once(void)
 
 /* Whether 2 MiB pages fault in clearly cheaper here, measured now.  A
  * 2 MiB page cheaper but not clearly so is measured again on other
- * fresh memory: in one hour here 3 of 16 `lct keys` runs went on 4 KiB
- * pages (11,000 faults against 2,300, twice the CPU time), and a copy of
- * this probe once saw both rounds' 2 MiB pages take 4.2-4.6 ms against
- * the usual 0.14, 4 KiB pages as usual (no thp_fault_fallback: every
- * 2 MiB page was granted).  An hour later none did. */
+ * fresh memory: one unlucky round (a host busy granting huge pages) must
+ * not send a whole command to 4 KiB pages (docs/performance.md). */
 static bool measure(void)
 {
     int answer = -1;

@@ -39,9 +39,8 @@ static inline double lct__bedouble(const unsigned char *p)
 }
 
 /* Little-endian: one load or store where the host is little-endian
- * (libbsd's le64dec and le32enc go a byte at a time: a third of the key
- * hash's instructions, 190 a record of `lct keys --oracle-general`);
- * libbsd's on others. */
+ * (libbsd's le64dec and le32enc go a byte at a time, which the key hash
+ * would spend most of its instructions on); libbsd's on others. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 static inline uint64_t lct__le64(const unsigned char *p)
 {

@@ -172,9 +172,8 @@ lct_status lct_object_key_get(lct_value v, lct_object_key *out,
  * The words are put together in a register from loads of the trace's
  * own bytes.  Laying the fields out in a buffer first and loading the
  * words back made most loads straddle two stores, which a CPU cannot
- * forward (the likely cause, not confirmed by a counter): that cost more
- * than the multiplies (29 ns a key on this VM, against a stand-in hash,
- * on 1.5 M keys). */
+ * forward (the likely cause, not confirmed by a counter), which cost
+ * more than the multiplies. */
 typedef struct key_hasher {
     uint64_t h, word, total;
     unsigned fill; /* bytes in word, 0..7 */
@@ -240,7 +239,7 @@ static uint64_t hash_finish(uint64_t h)
 /* The layout's first 40 bytes when chunk_hash is 32 bytes long, as
  * LMCache's are: five words at fixed places (its length, the hash's
  * bytes, the model name's length), so no word is put together a field at
- * a time.  The generic pushes cost about 60 instructions a key more. */
+ * a time, as the generic pushes would. */
 static void hash_head32(key_hasher *k, const unsigned char *c,
                         uint32_t model_len)
 {
@@ -256,8 +255,8 @@ static void hash_head32(key_hasher *k, const unsigned char *c,
 /* After hash_head32 (a word boundary): the model name and the two
  * 8-byte numbers.  The name's length fixes where in a word each number
  * starts, so their words take one pair of shifts worked out once, not a
- * push a field (which chose its shifts and tested for a full word at
- * every field: 41 instructions a key more on qwen's keys). */
+ * push a field (which chooses its shifts and tests for a full word at
+ * every field). */
 static void hash_name_numbers(key_hasher *k, const lct_object_key *key)
 {
     const unsigned char *name = (const unsigned char *)key->model_name.ptr;

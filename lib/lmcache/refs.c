@@ -253,8 +253,8 @@ uint64_t lct_refs_count(const lct_refs *refs)
 
 /*
  * Each key numbered once, so the other passes index plain arrays: the
- * hash lookup a reference (a third of a second on 10 M references, on
- * one thread, the export's largest part) is shared out.  The stream is
+ * hash lookup a reference (on one thread, the export's largest part) is
+ * shared out.  The stream is
  * cut into up to NUMBER_THREADS segments; each numbers its own keys in
  * its own map, on a thread of its own; then one pass over each
  * segment's map gives its numbers stream-wide ones (a lookup a key, not

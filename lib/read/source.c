@@ -245,10 +245,9 @@ void lct__source_release(lct__source *src)
 }
 
 /* Filled this far ahead, in windows this large: a fault per 4 KiB page
- * cost a pass over a mapping ~1.8x a streamed pass (lct check -j 1 on the
- * 551 MB trace, 0.27 s against 0.15 s); filling ahead by madvise is one
- * system call per window.  2 MiB windows cost the same CPU as 8 MiB ones
- * and keep less of the file resident. */
+ * makes a pass over a mapping cost more than a streamed pass; filling
+ * ahead by madvise is one system call per window.  2 MiB windows cost
+ * the CPU of larger ones and keep less of the file resident. */
 #define AHEAD_WINDOW (2u << 20)
 
 /* Cache lines asked for this far ahead of the reader.  The CPU's own

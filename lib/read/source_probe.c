@@ -5,14 +5,13 @@
  *
  * The two differ by what the first touch of a page costs.  A mapped pass
  * pays it once per 4 KiB page of the trace; a streamed pass copies every
- * byte (read(2)) into one buffer whose pages stay warm.  On the first VM
- * measured the touch of a page whose tables are filled ahead was cheap
- * and the mapping won; under shadow paging (a PVM guest, as this project's VMs
- * are) each first touch leaves the guest, about 1.5 us a page, and a
- * mapped `lct check` took 2.3x the stream's CPU.  The probe times both
- * on the file's own first bytes, just read, so both meet cached lines and
- * what differs is a copy against a first touch per page (here the touch
- * cost 3-9x the copy).  Either answer gives the same records.
+ * byte (read(2)) into one buffer whose pages stay warm.  Where the touch
+ * of a page whose tables are filled ahead is cheap the mapping wins;
+ * under shadow paging each first touch leaves the guest and the stream
+ * wins (docs/performance.md has both machines' figures).  The probe
+ * times both on the file's own first bytes, just read, so both meet
+ * cached lines and what differs is a copy against a first touch per
+ * page.  Either answer gives the same records.
  */
 #include "base/clock_internal.h"
 #include "base/pio_internal.h"
@@ -27,7 +26,7 @@
 
 /* Bytes copied, and pages touched, per round (a stream's buffer holds
  * 256 KiB); rounds (the least of each counts, so one preemption does not
- * decide).  About 1.5 ms in all under shadow paging. */
+ * decide). */
 #define PROBE_BYTES (256u << 10)
 #define PROBE_ROUNDS 3
 

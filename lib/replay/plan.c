@@ -111,8 +111,9 @@ static uint64_t key_bytes(planner *p, uint64_t layout_bytes)
 }
 
 /* How long before a due time the planner stops sleeping and watches the
- * clock instead: a wake-up from clock_nanosleep comes 40-90 us late on a
- * VM (bench/timer), more than a paced replay should lag. */
+ * clock instead: a wake-up from clock_nanosleep can come tens of
+ * microseconds late on a VM (bench/timer measures it), more than a paced
+ * replay should lag. */
 #define SPIN_NS 200000u
 
 /* Wait for the record's due time: sleep to just before it (absolute, so

@@ -319,9 +319,8 @@ static lct__sqlfile *query_file(records_cursor *c, int i)
 /* Begin reading file c->file: through its row cache when the query
  * starts far in (building it), or reads no args and the cache is there
  * already; else streamed.  A first scan streams: building the cache
- * costs more than one streamed pass (0.20 s against 0.19 s for check's
- * pass on the 300,000-record trace, before SQLite's own work), and pays
- * only from the second query on. */
+ * costs more than one streamed pass, and pays only from the second
+ * query on. */
 static int start_file(records_cursor *c, lct__sqlfile *f)
 {
     lct__sqltab *tab = (lct__sqltab *)c->base.pVtab;
