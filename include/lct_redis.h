@@ -18,7 +18,7 @@
 #ifndef LCT_REDIS_H
 #define LCT_REDIS_H
 
-#include "lct.h"
+#include "lct_replay.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -76,7 +76,7 @@
 
 #include <sqlite3.h>
 
-#include "lct.h"
+#include "lct_read.h"
 
 #ifdef __cplusplus
 extern "C" {

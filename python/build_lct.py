@@ -38,11 +38,14 @@ PACKAGE_FILES = ["__init__.py", "__init__.pyi", "dask.py", "py.typed"]
 
 
 def version():
-    """The library's version, from configure.ac (one place says it)."""
-    with open(os.path.join(TOP, "configure.ac"), encoding="utf-8") as f:
-        m = re.search(r"AC_INIT\(\[[^]]*\],\s*\[([0-9.]+)\]", f.read())
+    """The library's version: LCT_VERSION_STRING in include/lct_core.h,
+    the one place that says it (configure reads it there too)."""
+    path = os.path.join(TOP, "include", "lct_core.h")
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r'^#define LCT_VERSION_STRING "([0-9.]+)"$', f.read(),
+                      re.M)
     if not m:
-        raise SystemExit("lct: no version in configure.ac")
+        raise SystemExit("lct: no LCT_VERSION_STRING in " + path)
     return m.group(1)
 
 

@@ -35,7 +35,7 @@ grep -q "3000  records (0 skipped)" <<<"$out" || {
     echo "install-test: unexpected output:"; echo "$out"; exit 1; }
 # one version everywhere: the installed header's, lct --version's, lct.pc's
 header=$(sed -n 's/^#define LCT_VERSION_STRING "\(.*\)"$/\1/p' \
-    "$root$prefix/include/lct.h")
+    "$root$prefix/include/lct_core.h")
 [ "$("$root$prefix/bin/lct" --version)" = "lct $header (liblct)" ] || {
     echo "install-test: lct --version is not the header's $header"; exit 1; }
 [ "$(pkg-config --modversion lct)" = "$header" ] || {

@@ -46,7 +46,7 @@ assert lct.__file__.startswith(sys.prefix), (lct.__file__, sys.prefix)
 with lct.TraceReader(sys.argv[1]) as r:
     n = sum(1 for _ in r.records())
 print(lct.__version__, n)' "$src/examples/sample.lct" 2>&1)
-    want="$(sed -n 's/^AC_INIT(\[liblct\], \[\([0-9.]*\)\].*/\1/p' "$src/configure.ac") 3000"
+    want="$(sed -n 's/^#define LCT_VERSION_STRING "\(.*\)"$/\1/p' "$src/include/lct_core.h") 3000"
     if [ "$got" = "$want" ]; then
         echo "PASS $py: venv, pip install ./python, import from outside: $got"
     else

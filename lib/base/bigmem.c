@@ -14,7 +14,7 @@
 #include "base/bigmem_internal.h"
 
 #include "base/clock_internal.h"
-#include "lct.h"
+#include "lct_core.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

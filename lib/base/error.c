@@ -3,6 +3,7 @@
  * came from a file or a command line before they reach a message.
  */
 #include "base/error_internal.h"
+#include "lct_core.h"
 
 #include <vis.h>
 #include <stdarg.h>

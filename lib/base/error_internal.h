@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lct.h"
+#include "lct_core.h"
 
 /*
  * Fill err (when not NULL) with code, errno and offset and a message

@@ -4,6 +4,7 @@
  * index is laid out in before it is written.
  */
 #include "base/grow_internal.h"
+#include "lct_core.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "base/error_internal.h"
 #include "base/threads_internal.h"
+#include "lct_core.h"
 
 #include <sched.h>
 #include <stdlib.h>

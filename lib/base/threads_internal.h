@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lct.h"
+#include "lct_core.h"
 
 /* The CPUs this process may run on: its affinity mask (taskset, a
  * cpuset, a container's CPUs), as nproc(1) counts them; the online CPUs

@@ -5,6 +5,7 @@
 #include "base/u64map_internal.h"
 
 #include "base/bigmem_internal.h"
+#include "lct_core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * chunk-major flat keys and a task spec's rows number alike; and the id
  * of a chunk by its hash alone (lct_chunk_hash_id).
  */
-#include "lct.h"
+#include "lct_cache.h"
 
 #include <string.h>
 

@@ -5,6 +5,7 @@
  * The tool, its SVG chart and the Python module all draw these points.
  */
 #include "base/error_internal.h"
+#include "lct_cache.h"
 
 #include <errno.h>
 #include <math.h>

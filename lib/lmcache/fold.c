@@ -7,6 +7,7 @@
  * stream or a curve grouped by chunk, each chunk one chunk position.
  */
 #include "lmcache/refs_internal.h"
+#include "lct_cache.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,6 +14,7 @@
 #include "base/digits_internal.h"
 #include "base/error_internal.h"
 #include "msgpack/msgpack_internal.h"
+#include "lct_cache.h"
 
 #include <stddef.h>
 #include <stdio.h>

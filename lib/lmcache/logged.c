@@ -9,7 +9,7 @@
  * recorded call (whose args start with its keys) costs one key compare,
  * not a walk of its keys.
  */
-#include "lct.h"
+#include "lct_cache.h"
 
 #include <string.h>
 

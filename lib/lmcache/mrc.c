@@ -27,6 +27,7 @@
 #include "base/error_internal.h"
 #include "lmcache/mrc_internal.h"
 #include "base/u64map_internal.h"
+#include "lct_cache.h"
 
 #include <errno.h>
 #include <math.h>

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lct.h"
+#include "lct_cache.h"
 #include "lmcache/mrc_peaks_internal.h"
 #include "lmcache/mrc_runs_internal.h"
 #include "lmcache/refs_internal.h"

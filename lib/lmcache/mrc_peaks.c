@@ -6,6 +6,7 @@
  * children's and a position's excess is read bottom-up without pushing.
  */
 #include "lmcache/mrc_peaks_internal.h"
+#include "lct_cache.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,6 +18,7 @@
 #include "lmcache/mrc_runs_internal.h"
 
 #include "base/pio_internal.h"
+#include "lct_cache.h"
 
 #include <fcntl.h>
 #include <stdio.h>

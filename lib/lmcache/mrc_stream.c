@@ -30,6 +30,7 @@
 #include "base/u64map_internal.h"
 #include "lmcache/mrc_internal.h"
 #include "lmcache/tiers_internal.h"
+#include "lct_cache.h"
 
 #include <errno.h>
 #include <pthread.h>

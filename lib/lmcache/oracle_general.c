@@ -9,6 +9,7 @@
 #include "base/error_internal.h"
 #include "base/u64map_internal.h"
 #include "lmcache/refs_internal.h"
+#include "lct_cache.h"
 
 #include <errno.h>
 #include <stdlib.h>

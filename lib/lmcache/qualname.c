@@ -3,7 +3,7 @@
  * lct_keys SQL table choose calls by qualname (the exact name, a suffix
  * after a dot, or a shell glob), so every front end chooses alike.
  */
-#include "lct.h"
+#include "lct_cache.h"
 
 #include <fnmatch.h>
 #include <stdlib.h>

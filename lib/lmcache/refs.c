@@ -7,6 +7,7 @@
 #include "base/threads_internal.h"
 #include "base/u64map_internal.h"
 #include "lmcache/refs_internal.h"
+#include "lct_cache.h"
 
 #include <stddef.h>
 #include <math.h>

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lct.h"
+#include "lct_cache.h"
 #include "base/u64map_internal.h"
 
 /* A reference in 16 bytes (the stream is most of what `lct keys

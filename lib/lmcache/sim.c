@@ -23,6 +23,7 @@
 #include "lmcache/lru_internal.h"
 #include "base/u64map_internal.h"
 #include "lmcache/sim_internal.h"
+#include "lct_cache.h"
 
 #include <errno.h>
 #include <math.h>

@@ -5,6 +5,7 @@
  * LMCache's simulator prints, not one read off a histogram.
  */
 #include "lmcache/sim_internal.h"
+#include "lct_cache.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #ifndef LCT_SIM_INTERNAL_H
 #define LCT_SIM_INTERNAL_H
 
-#include "lct.h"
+#include "lct_cache.h"
 #include "base/u64map_internal.h"
 
 #include <stdbool.h>

@@ -7,6 +7,7 @@
 #include "base/error_internal.h"
 #include "lmcache/refs_internal.h"
 #include "lmcache/tiers_internal.h"
+#include "lct_cache.h"
 
 #include <errno.h>
 #include <stdlib.h>

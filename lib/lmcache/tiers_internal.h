@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lct.h"
+#include "lct_cache.h"
 #include "lmcache/lru_internal.h"
 
 /* The call under way, as the L1 sees it. */

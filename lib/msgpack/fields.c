@@ -8,6 +8,7 @@
 #include "base/error_internal.h"
 #include "msgpack/fields_internal.h"
 #include "msgpack/msgpack_internal.h"
+#include "lct_core.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -83,7 +84,7 @@ static int bytes_field(const unsigned char *p, const unsigned char *end,
  * last_pair: whether nothing but this value should follow in the map.
  */
 static int field_value(const unsigned char *p, const unsigned char *end,
-                       const lct__field_spec *f, unsigned flags,
+                       const lct__field_spec *f, bool lazy_args,
                        bool last_pair, const unsigned char **after,
                        char *why)
 {
@@ -107,7 +108,7 @@ static int field_value(const unsigned char *p, const unsigned char *end,
         *after = p + h.head;
         return LCT_OK;
     case LCT__FIELD_ARGS:
-        if (!(flags & LCT_LAZY))
+        if (!lazy_args)
             return walk_field(p, end, f,
                               LCT__WALK_VALIDATE | LCT__WALK_STR_KEYS, after,
                               why);
@@ -249,7 +250,7 @@ static int fields_complete(const unsigned char *p, const unsigned char *end,
 
 int lct__fields_decode(const unsigned char *body, size_t len, const char *tag,
                        const lct__field_spec *spec, size_t nspec,
-                       unsigned flags, lct_value *values, char *why)
+                       bool lazy_args, lct_value *values, char *why)
 {
     const unsigned char *p = body, *end = body + len;
     for (size_t i = 0; i < nspec; i++)
@@ -269,7 +270,7 @@ int lct__fields_decode(const unsigned char *body, size_t len, const char *tag,
         if (key_is(key, klen, "type"))
             rc = type_tag(p, end, tag, &after, why);
         else if (i < nspec)
-            rc = field_value(p, end, &spec[i], flags, pair + 1 == h.n, &after,
+            rc = field_value(p, end, &spec[i], lazy_args, pair + 1 == h.n, &after,
                              why);
         else
             rc = unknown_field(p, end, key, klen, &after, why);

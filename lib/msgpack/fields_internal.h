@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "lct.h"
+#include "lct_core.h"
 
 typedef enum lct__field_kind {
     LCT__FIELD_STR,   /* msgpack str, valid UTF-8 */
@@ -32,8 +32,8 @@ typedef struct lct__field_spec {
  * Decode body[0..len) as exactly one map.  A "type" key must be the str
  * tag; keys must be str; spec[i]'s value (the last one when repeated) is
  * stored in values[i] with its exact size, or left {NULL, 0} when absent;
- * unknown keys are stepped over.  With LCT_LAZY in flags an ARGS field is
- * only checked to be a map, and when it is the last pair it is not walked
+ * unknown keys are stepped over.  With lazy_args (a reader's LCT_LAZY)
+ * an ARGS field is only checked to be a map, and when it is the last pair it is not walked
  * at all (its view then runs to the end of body, and trailing bytes go
  * unnoticed).
  *
@@ -42,7 +42,7 @@ typedef struct lct__field_spec {
  */
 int lct__fields_decode(const unsigned char *body, size_t len, const char *tag,
                        const lct__field_spec *spec, size_t nspec,
-                       unsigned flags, lct_value *values, char *why);
+                       bool lazy_args, lct_value *values, char *why);
 
 /*
  * The reason a header or record body of `length` bytes is refused, from

@@ -6,6 +6,7 @@
  * x86-64 CPUs with AVX2, chosen once per process.
  */
 #include "msgpack/key_templates_internal.h"
+#include "lct_core.h"
 
 #include <stdbool.h>
 #include <string.h>

@@ -10,6 +10,7 @@
  */
 #include "msgpack/msgpack_internal.h"
 #include "msgpack/key_templates_internal.h"
+#include "lct_core.h"
 
 #include <stdbool.h>
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "base/bytes_internal.h"
-#include "lct.h"
+#include "lct_core.h"
 
 /*
  * The parsed first bytes of one value: its type, the size of the header

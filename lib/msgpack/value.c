@@ -6,6 +6,7 @@
  * len bytes.  Everything here is stateless and reads only inside the view.
  */
 #include "msgpack/msgpack_internal.h"
+#include "lct_core.h"
 
 #include <stdbool.h>
 #include <string.h>

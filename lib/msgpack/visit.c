@@ -5,6 +5,7 @@
  * once per level; this reads it once.
  */
 #include "msgpack/msgpack_internal.h"
+#include "lct_core.h"
 
 #include <stdbool.h>
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "msgpack/fields_internal.h"
-#include "lct.h"
+#include "lct_read.h"
 
 /*
  * Decode a header body.  LCT_OK, or LCT_ERR_MALFORMED with a reason in

@@ -5,6 +5,7 @@
  * It knows no file descriptors or paths, so tests feed it memory.
  */
 #include "read/frame_internal.h"
+#include "lct_read.h"
 
 lct__frame_status lct__frame_at(const unsigned char *data, uint64_t size,
                                 uint64_t pos, lct__frame *frame)

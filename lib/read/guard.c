@@ -13,6 +13,7 @@
  */
 #include "base/error_internal.h"
 #include "read/guard_internal.h"
+#include "lct_read.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -3,6 +3,7 @@
  * magic and versions is the reader's (reader.c), in the reference order.
  */
 #include "read/decode_internal.h"
+#include "lct_read.h"
 
 #include <string.h>
 
@@ -47,7 +48,7 @@ int lct__header_decode(const unsigned char *body, size_t len,
 {
     lct_value v[F_COUNT];
     int rc = lct__fields_decode(body, len, "header", header_fields, F_COUNT,
-                                0, v, why);
+                                false, v, why);
     if (rc != LCT_OK)
         return rc;
     memset(out, 0, sizeof *out);

@@ -9,6 +9,7 @@
  */
 #include "read/reader_internal.h"
 #include "base/error_internal.h"
+#include "lct_read.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -220,12 +221,3 @@ void lct_merge_stats(const lct_merge *m, lct_stats *sum)
     }
 }
 
-size_t lct_merge_count(const lct_merge *m)
-{
-    return m ? m->n : 0;
-}
-
-lct_reader *lct_merge_reader(const lct_merge *m, size_t i)
-{
-    return m && i < m->n ? m->readers[i] : NULL;
-}

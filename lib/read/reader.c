@@ -14,6 +14,7 @@
 #include "read/reader_internal.h"
 #include "read/source_internal.h"
 #include "read/warn_internal.h"
+#include "lct_read.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
 #ifndef LCT_READER_INTERNAL_H
 #define LCT_READER_INTERNAL_H
 
-#include "lct.h"
+#include "lct_read.h"
 #include "read/guard_internal.h"
 #include "read/frame_internal.h"
 #include "read/source_internal.h"

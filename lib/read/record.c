@@ -10,6 +10,7 @@
  */
 #include "read/decode_internal.h"
 #include "msgpack/msgpack_internal.h"
+#include "lct_read.h"
 
 #include <stdio.h>
 
@@ -130,7 +131,7 @@ int lct__record_decode(const unsigned char *body, size_t len, unsigned flags,
 
     lct_value v[F_COUNT];
     rc = lct__fields_decode(body, len, "record", record_fields, F_COUNT,
-                            flags, v, why);
+                            (flags & LCT_LAZY) != 0, v, why);
     if (rc != LCT_OK)
         return rc;
     /* Types were checked by the decoder; these reads cannot fail. */

@@ -19,6 +19,7 @@
 #include "base/error_internal.h"
 #include "base/grow_internal.h"
 #include "read/reader_internal.h"
+#include "lct_read.h"
 
 #include <errno.h>
 #include <fcntl.h>

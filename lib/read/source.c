@@ -10,6 +10,7 @@
  */
 #include "base/error_internal.h"
 #include "read/source_internal.h"
+#include "lct_read.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "read/frame_internal.h"
-#include "lct.h"
+#include "lct_read.h"
 
 typedef enum lct__source_kind {
     LCT__SOURCE_NONE = 0,

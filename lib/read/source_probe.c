@@ -16,6 +16,7 @@
 #include "base/clock_internal.h"
 #include "base/pio_internal.h"
 #include "read/source_internal.h"
+#include "lct_read.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>

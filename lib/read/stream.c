@@ -21,6 +21,7 @@
  */
 #include "msgpack/msgpack_internal.h"
 #include "read/source_internal.h"
+#include "lct_read.h"
 
 #include <errno.h>
 #include <stdlib.h>

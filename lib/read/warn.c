@@ -4,6 +4,7 @@
  * parallel scans alike, so both say the same bytes.
  */
 #include "read/warn_internal.h"
+#include "lct_read.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include "read/frame_internal.h"
 #include <stdbool.h>
 
-#include "lct.h"
+#include "lct_read.h"
 
 /* Where a reader's warnings go: fn(ctx, reader, ...); fn NULL is
  * silence. */

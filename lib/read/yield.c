@@ -13,6 +13,7 @@
 #include "msgpack/fields_internal.h"
 #include "read/guard_internal.h"
 #include "read/yield_internal.h"
+#include "lct_read.h"
 
 #include <string.h>
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "read/frame_internal.h"
-#include "lct.h"
+#include "lct_read.h"
 #include "read/source_internal.h"
 
 /* What one whole frame turned out to be. */

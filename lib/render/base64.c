@@ -4,6 +4,7 @@
  * lookups of one per 6 bits), filled once on first use.
  */
 #include "render/render_internal.h"
+#include "lct_json.h"
 
 #include <pthread.h>
 

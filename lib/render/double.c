@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lct.h"
+#include "lct_json.h"
 
 typedef unsigned __int128 u128;
 

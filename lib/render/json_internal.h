@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "lct.h"
+#include "lct_json.h"
 
 /* The writer: output gathers in buf and goes to the sink in chunks of up
  * to its size (64 KiB: few sink calls, and on the stack only while one

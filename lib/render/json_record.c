@@ -4,6 +4,7 @@
  */
 #include "render/json_internal.h"
 #include "render/render_internal.h"
+#include "lct_json.h"
 
 #include <inttypes.h>
 #include <stdio.h>

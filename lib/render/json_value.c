@@ -18,6 +18,7 @@
 #include "render/json_internal.h"
 #include "msgpack/msgpack_internal.h"
 #include "render/render_internal.h"
+#include "lct_json.h"
 
 #include <errno.h>
 #include <pthread.h>

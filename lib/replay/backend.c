@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/error_internal.h"
-#include "lct.h"
+#include "lct_replay.h"
 
 const char *lct_replay_kind_name(lct_replay_kind kind)
 {

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "base/error_internal.h"
-#include "lct.h"
+#include "lct_replay.h"
 
 #define DIRECT_ALIGN 4096u
 

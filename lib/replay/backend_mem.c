@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "base/error_internal.h"
-#include "lct.h"
+#include "lct_replay.h"
 
 typedef struct mem_node {
     struct mem_node *hnext;       /* the hash chain */

@@ -23,6 +23,7 @@
 #include "base/bytes_internal.h"
 #include "base/error_internal.h"
 #include "replay/replay_internal.h"
+#include "lct_replay.h"
 
 #define BUF_ALIGN 4096u
 /* The values one issue of a worker's slots holds at most, and what its

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "replay/hist_internal.h"
+#include "lct_replay.h"
 
 void lct__hist_init(lct__hist *h)
 {

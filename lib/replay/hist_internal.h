@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "lct.h"
+#include "lct_replay.h"
 
 #define LCT__HIST_SUB_BITS 7
 /* Up to 2^41 ns (about 36 minutes); longer lands in the last bucket, and

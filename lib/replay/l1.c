@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "replay/replay_internal.h"
+#include "lct_replay.h"
 
 bool lct__l1_init(lct__l1 *l1, uint64_t capacity, bool in_bytes)
 {

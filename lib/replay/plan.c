@@ -12,6 +12,7 @@
 
 #include "base/error_internal.h"
 #include "replay/replay_internal.h"
+#include "lct_replay.h"
 
 enum call { CALL_OTHER, CALL_RESERVE, CALL_FINISH, CALL_PREFETCH };
 

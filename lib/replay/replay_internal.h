@@ -16,7 +16,7 @@
 
 #include "base/clock_internal.h"
 #include "base/u64map_internal.h"
-#include "lct.h"
+#include "lct_replay.h"
 #include "lmcache/lru_internal.h"
 #include "replay/hist_internal.h"
 

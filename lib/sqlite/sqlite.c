@@ -10,6 +10,7 @@
  * guard, as the Python module does.
  */
 #include "sqlite/sqlite_internal.h"
+#include "lct_sqlite.h"
 SQLITE_EXTENSION_INIT1
 
 static void free_options(void *p)

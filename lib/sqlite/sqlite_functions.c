@@ -5,6 +5,7 @@
  * holds.
  */
 #include "sqlite/sqlite_internal.h"
+#include "lct_sqlite.h"
 SQLITE_EXTENSION_INIT3
 
 #include <stdbool.h>

@@ -3,6 +3,7 @@
  * header field (level_meta as JSON).
  */
 #include "sqlite/sqlite_internal.h"
+#include "lct_sqlite.h"
 SQLITE_EXTENSION_INIT3
 
 #include <string.h>

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "base/grow_internal.h"
+#include "lct_cache.h" /* lct_keys: the key iterator, the key hash */
+#include "lct_json.h" /* args as JSON */
 #include "lct_sqlite.h"
 
 /* One record in a file's row cache (sqlite_rows.c). */

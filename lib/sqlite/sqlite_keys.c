@@ -7,6 +7,7 @@
  * warnings go to the table's log once, as for lct_records.
  */
 #include "sqlite/sqlite_internal.h"
+#include "lct_sqlite.h"
 SQLITE_EXTENSION_INIT3
 
 #include <stdio.h>

@@ -12,6 +12,7 @@
  */
 #include "base/bigmem_internal.h"
 #include "sqlite/sqlite_internal.h"
+#include "lct_sqlite.h"
 
 #include <stdlib.h>
 #include <string.h>

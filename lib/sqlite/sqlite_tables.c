@@ -8,6 +8,7 @@
  */
 #include "sqlite/sqlite_internal.h"
 #include "read/guard_internal.h"
+#include "lct_sqlite.h"
 SQLITE_EXTENSION_INIT3
 
 #include <errno.h>

@@ -6,6 +6,7 @@
  * a failed or interrupted run leaves what was there untouched.
  */
 #include "base/error_internal.h"
+#include "lct_write.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -76,12 +77,13 @@ static bool is_input(const struct stat *out, const char *const *inputs,
     return false;
 }
 
-lct_status lct_output_check(const char *path, const char *const *inputs,
-                            size_t ninputs, lct_error *err)
+/* LCT_OK, or LCT_ERR_IS_INPUT naming both paths. */
+static lct_status output_check(const char *path, const char *const *inputs,
+                               size_t ninputs, lct_error *err)
 {
     if (!path || (!inputs && ninputs))
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "lct_output_check: invalid argument");
+                         "lct_output_open: invalid argument");
     struct stat out;
     int rc = strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &out)
                                     : stat(path, &out);
@@ -155,7 +157,7 @@ lct_status lct_output_open(const char *path, const char *const *inputs,
     if (!out)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_output_open: invalid argument");
-    lct_status rc = lct_output_check(path, inputs, ninputs, err);
+    lct_status rc = output_check(path, inputs, ninputs, err);
     if (rc != LCT_OK)
         return rc;
     lct_output *o = calloc(1, sizeof *o);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "lct.h"
+#include "lct_write.h"
 
 struct lct_pacer {
     double speed;

@@ -6,6 +6,7 @@
 #include "base/bytes_internal.h"
 #include "base/error_internal.h"
 #include "msgpack/msgpack_internal.h"
+#include "lct_write.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,595 @@
+/*
+ * lct_cache.h - cache questions answered from a trace's keys: key
+ * reference streams (lct_refs), LRU miss-ratio curves for every capacity
+ * at once (exact, streamed as references arrive, or SHARDS-sampled; per
+ * key or by LMCache's prefix rule; in keys and in bytes), a call's keys
+ * folded chunk by chunk, LMCache's cache simulator at one capacity
+ * (lct_sim, its report number for number), and two tiers (the stream an
+ * L2 sees behind an L1).  The layer lib/lmcache (docs/architecture.md),
+ * second half; docs/cache.md explains the numbers.
+ *
+ * Lifetimes: a stream, curve, fold or simulation owns its memory until
+ * its _free; it keeps ids and sizes, never views of the trace, so it may
+ * outlive the reader its keys came from.  Memory grows with the keys (or
+ * the references, for a gathered lct_refs), as each type says.
+ *
+ * Threads: each lct_refs, lct_mrc, lct_mrc_stream, lct_call_fold or
+ * lct_sim is used by one thread at a time.  Computing a curve may start
+ * threads of its own (numbering keys on every CPU; a stream's pass on a
+ * second thread), which end before the call that started them returns
+ * or, for a stream, at its finish or free.
+ */
+#ifndef LCT_CACHE_H
+#define LCT_CACHE_H
+
+#include "lct_lmcache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* MARK: - Key reference streams and miss-ratio curves */
+
+/**
+ * The calls whose keys make the key stream unless told otherwise (`lct
+ * keys`, `lct mrc`, the `lct_keys` SQL table): the keys of a
+ * `...StorageManager.submit_prefetch_task` call are reads (lookups), of a
+ * `...StorageManager.reserve_write` call writes.  A qualname names one of
+ * them when it equals it or ends in "." and it.
+ */
+#define LCT_KEYS_READ_CALL "submit_prefetch_task"
+#define LCT_KEYS_WRITE_CALL "reserve_write"
+
+/**
+ * Whether @p pattern names the call @p qualname: a shell glob (fnmatch,
+ * when it holds * ? or [) matches the whole qualname; any other pattern
+ * is the exact qualname or a suffix after a dot (`reserve_write` names
+ * `...StorageManager.reserve_write`).  As `lct --qualname`, `--read` and
+ * `--write` and the lct_keys SQL table take them.  A NULL pattern names
+ * nothing.
+ */
+bool lct_qualname_match(lct_str qualname, const char *pattern);
+
+/**
+ * A key reference stream: one entry per cache access (a key read or
+ * written), in trace order, as `lct keys` makes it from records.  About
+ * 24 bytes per reference; appending grows it (amortised, not per record).
+ */
+typedef struct lct_refs lct_refs;
+
+lct_status lct_refs_new(lct_refs **out);
+void lct_refs_free(lct_refs *refs);
+
+/**
+ * Append a reference: the key's id (lct_object_key_hash), what it weighs
+ * in bytes (0: unknown), when (t_mono), and whether it is a read (a cache
+ * lookup) or a write (a store).
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID.
+ */
+lct_status lct_refs_add(lct_refs *refs, uint64_t obj_id, uint64_t bytes,
+                        double t_mono, bool is_read);
+
+/**
+ * The references added since the last call of this (or since the stream
+ * began) are the keys of one call, in the order the call lists them: what
+ * the prefix rule of lct_mrc_options.prefix counts over.  Every
+ * @p keys_per_position keys of the call are one chunk position (its kv
+ * ranks and object groups: a position's tokens count as hit only when all
+ * its keys do; a last, shorter run is a position too).  Streams whose
+ * calls are not ended are one call as far as the prefix rule goes.
+ * @return LCT_OK, LCT_ERR_INVALID (no stream, keys_per_position 0).
+ */
+lct_status lct_refs_end_call(lct_refs *refs, unsigned keys_per_position);
+
+/** Kv ranks a call may have that lct_kv_ranks tells apart. */
+#define LCT_KV_RANKS_MAX 64
+
+/** A call's distinct kv ranks, noted as its keys come: lct_kv_ranks_count
+ *  is the keys_per_position that lct_refs_end_call and lct_sim_end_call
+ *  take (a chunk position is a key per kv rank).  Start each call from
+ *  {0}; ranks past LCT_KV_RANKS_MAX distinct ones are not counted. */
+typedef struct lct_kv_ranks {
+    int64_t rank[LCT_KV_RANKS_MAX];
+    unsigned n;
+} lct_kv_ranks;
+void lct_kv_ranks_add(lct_kv_ranks *ranks, int64_t kv_rank);
+/** The distinct ranks noted, or 1 when none were. */
+unsigned lct_kv_ranks_count(const lct_kv_ranks *ranks);
+
+/** Rows (kv rank, object group) a call may have that lct_chunk_rows
+ *  tells apart; keys of rows past them share one count. */
+#define LCT_CHUNK_ROWS 256
+
+/**
+ * A call's keys numbered in chunks, as LMCache folds a lookup: a key's
+ * chunk is its place among the call's keys of its row (kv rank and
+ * object group), so chunk-major flat keys and a task spec's rows, row
+ * after row, number alike.  lct_chunk_rows_reset() before each call
+ * (about 6 KB; no allocation).
+ */
+typedef struct lct_chunk_rows {
+    int64_t rank[LCT_CHUNK_ROWS], group[LCT_CHUNK_ROWS];
+    uint32_t count[LCT_CHUNK_ROWS + 1];
+    unsigned n, last;
+} lct_chunk_rows;
+void lct_chunk_rows_reset(lct_chunk_rows *rows);
+/** The chunk (from 0) of the call's next key. */
+uint32_t lct_chunk_of(lct_chunk_rows *rows, const lct_object_key *key);
+/** The id LMCache's cache simulator knows a chunk by: its hash alone
+ *  (the model, ranks, group and salt left out, as its logs carry one
+ *  hash a chunk and its cache keys by that string):
+ *  lct_object_key_hash of a key with only this chunk_hash. */
+uint64_t lct_chunk_hash_id(lct_bytes chunk_hash);
+
+/**
+ * A call's keys folded as LMCache folds a lookup: held until the call
+ * ends, then handed to a reference stream (lct_refs, for the prefix
+ * rule) or an exact curve chunk after chunk (lct_chunk_of: each chunk's
+ * keys in the order added), each chunk one chunk position, so a chunk
+ * counts as hit only when all its rows (kv ranks, object groups) are in
+ * the leading run, whether the call lists its keys chunk-major or row
+ * after row.  Reused call after call; no allocation once it has held
+ * the longest call.
+ */
+typedef struct lct_call_fold lct_call_fold;
+typedef struct lct_mrc_stream lct_mrc_stream; /* below */
+lct_status lct_call_fold_new(lct_call_fold **out);
+void lct_call_fold_free(lct_call_fold *fold);
+/** A key of the call under way (its id is lct_object_key_hash). */
+lct_status lct_call_fold_add(lct_call_fold *fold, const lct_object_key *key,
+                             uint64_t bytes, double t_mono, bool is_read);
+/** The call's keys into @p refs as one ended call (lct_refs_end_call's
+ *  flags, a position a chunk); the fold is then empty. */
+lct_status lct_call_fold_to_refs(lct_call_fold *fold, lct_refs *refs);
+/** The same into an exact curve fed as it goes (lct_mrc_stream_add and
+ *  lct_mrc_stream_end_call). */
+lct_status lct_call_fold_to_stream(lct_call_fold *fold, lct_mrc_stream *s);
+
+/**
+ * Gather for SHARDS curves only (before the first lct_refs_add): from now
+ * on a reference is kept only when one of @p samples samples at @p rate,
+ * salted @p seed to seed + samples - 1 (lct_mrc_options), keeps its key;
+ * the others are counted, so lct_mrc_compute_with at that rate and those
+ * seeds gives the curves the whole stream gives, in memory in proportion
+ * to the rate.  Such a stream holds only sampled keys: not for
+ * lct_refs_write_oracle_general.  lct_refs_append joins only streams
+ * gathered alike.
+ * @return LCT_OK, LCT_ERR_INVALID (a rate outside (0, 1], no samples,
+ *         or references already added), LCT_ERR_NOMEM.
+ */
+lct_status lct_refs_sample(lct_refs *refs, double rate, uint64_t seed,
+                           unsigned samples);
+
+/** References kept so far (lct_refs_sample: the sampled ones). */
+uint64_t lct_refs_count(const lct_refs *refs);
+
+/**
+ * Move every reference of @p src to the end of @p dst, in order (joining
+ * streams gathered by threads over consecutive parts of a trace); @p src
+ * is left empty.  Nothing is copied: @p dst takes over @p src's memory,
+ * in O(1) a thread's part.
+ * @return LCT_OK, LCT_ERR_NOMEM (both unchanged), LCT_ERR_INVALID (also
+ *         for streams gathered with different lct_refs_sample).
+ */
+lct_status lct_refs_append(lct_refs *dst, lct_refs *src);
+
+/**
+ * Write the stream in libCacheSim's oracleGeneral binary format: 24
+ * packed little-endian bytes per reference, `uint32 timestamp` (whole
+ * seconds of t_mono, clamped to 0..2^32-1), `uint64 obj_id`, `uint32
+ * obj_size` (bytes, saturated), `int64 next_access_vtime` (the position
+ * of the next reference to the same id counted from 1, as libCacheSim's
+ * traceConv numbers requests, -1 if none: in A, B, A the first A's is 3).
+ * Reads and writes alike.  A reference that carries no size gets its
+ * key's: the latest size before it, else the first after it (the size
+ * lct_mrc_compute uses); 1 only when no reference of the key has one:
+ * how many were, in @p unsized (NULL: not wanted) when all was written.
+ * Memory besides the stream: 4 bytes a reference and a map of the keys
+ * (16 bytes a slot) when every reference has a size; else 8 bytes a
+ * reference and 20 a key.
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_SYS (the sink stopped).
+ */
+lct_status lct_refs_write_oracle_general(const lct_refs *refs,
+                                         lct_write_fn write, void *ctx,
+                                         uint64_t *unsized, lct_error *err);
+
+/** References whose key no reference gives a size (written as 1 byte by
+ *  lct_refs_write_oracle_general); UINT64_MAX if memory ran out. */
+uint64_t lct_refs_count_unsized(const lct_refs *refs);
+
+/**
+ * LRU miss-ratio curves of a reference stream, every capacity at once
+ * (Mattson's stack distances, O(n log n) with a Fenwick tree over
+ * positions): every reference makes its key the most recent; a read hits
+ * at capacity C keys when its key is among the C most recently used
+ * distinct keys, and at capacity B bytes when its own size plus the sizes
+ * of the distinct keys used since its last reference fit in B (a key
+ * weighs what its latest reference that gave a size said).  Writes are never hits or
+ * misses.
+ */
+typedef struct lct_mrc lct_mrc;
+
+/** What a curve was computed over.  Under sampling, counts are of the
+ *  references kept, and `scaled` ones estimate the whole stream. */
+typedef struct lct_mrc_totals {
+    /** references kept: requests (reads, or every reference with
+     *  every_reference) and the rest, which only warm the cache */
+    uint64_t reads, writes;
+    uint64_t distinct_keys;      /**< kept */
+    uint64_t compulsory_misses;  /**< reads of a key never referenced before */
+    double infinite_hit_ratio;   /**< hit ratio of an unbounded cache */
+    double sample_rate;          /**< 1: exact */
+    uint64_t bytes_unknown;      /**< kept references that weigh 0 */
+    uint64_t min_key_bytes;      /**< the least and the most a kept */
+    uint64_t max_key_bytes;      /**< reference weighed (0: none known) */
+    double mean_key_bytes;       /**< over distinct keys, at their last size */
+    bool every_reference;        /**< writes were requests too */
+    uint64_t seed;               /**< the SHARDS salt (0: the raw id) */
+    uint64_t references;         /**< in the stream */
+    uint64_t kept_references;    /**< in the sample (all when exact);
+                                      sample_rate x references expected */
+    double adjustment;           /**< SHARDS-adj: expected kept requests
+                                      minus kept requests, counted as hits
+                                      at distance 0 (0 when exact) */
+    bool prefix;                 /**< counted by the prefix rule */
+    uint64_t calls;              /**< prefix: calls with requests */
+    uint64_t positions;          /**< prefix: their chunk positions */
+} lct_mrc_totals;
+
+/** How lct_mrc_compute_with() counts. */
+typedef struct lct_mrc_options {
+    /** (0, 1]: SHARDS spatial sampling at this rate; 0 or 1: exact. */
+    double sample_rate;
+    /** Count every reference as a request, writes too, as libCacheSim's
+     *  cachesim counts every line of a trace; false (the default): reads
+     *  are requests and writes only warm the cache, the question a
+     *  prefetching cache asks. */
+    bool every_reference;
+    /** Salt for the sample: the key id is mixed with it, so each seed
+     *  draws an independent sample and the same seed the same one.  0:
+     *  the raw id, as before seeds existed. */
+    uint64_t seed;
+    /** Count by the prefix rule (LMCache's StorageManager: a lookup keeps
+     *  only the leading run of found keys): a request hits at capacity C
+     *  only when it and every key before it in its call (lct_refs_end_call)
+     *  are among the C most recent, i.e. the running maximum of the call's
+     *  stack distances up to it is below C; in bytes alike.  Every
+     *  reference still updates the cache in order, so this is one stack
+     *  pass.  Exact streams only (sampling keeps some keys of a call). */
+    bool prefix;
+} lct_mrc_options;
+
+/**
+ * Compute the curves.  @p sample_rate 1 is exact; below 1, SHARDS spatial
+ * sampling keeps a key when its id (taken as a uniform 64-bit number)
+ * falls under sample_rate * 2^64 and scales distances by 1 / sample_rate,
+ * with SHARDS-adj: the difference between rate x all reads and the reads
+ * kept counts as hits (or is taken off) at distance 0, which corrects
+ * hot keys that fell in or out of the sample.  Capacities below
+ * 1 / sample_rate keys are not resolved.  Ids should be well mixed
+ * (lct_object_key_hash's are).
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (a rate outside (0, 1]).
+ */
+lct_status lct_mrc_compute(const lct_refs *refs, double sample_rate,
+                           lct_mrc **out, lct_error *err);
+
+/** lct_mrc_compute() with options.  @return as lct_mrc_compute(). */
+lct_status lct_mrc_compute_with(const lct_refs *refs,
+                                const lct_mrc_options *opts, lct_mrc **out,
+                                lct_error *err);
+
+/**
+ * An exact curve computed as references arrive, without gathering them:
+ * memory grows with the distinct keys, not the references (about 100
+ * bytes a key with one key size; with several, each size below the
+ * largest adds a pass as large, up to 15).  With several sizes the byte
+ * curve needs every distinct byte distance: a pass keeps up to 256 Ki
+ * in memory and writes the rest to an unlinked temporary file in
+ * $TMPDIR (else /tmp), and the finished curve reads them from a
+ * read-only mapping of it until lct_mrc_free (in memory when no such
+ * file can be made or a write to it fails: the curve is the same).  The
+ * curve equals lct_mrc_compute_with's over the same references with the
+ * same options, which must be exact (sample_rate 0 or 1).  Not for
+ * several threads at once; it runs its pass on a thread of its own
+ * (when the process may run on a second CPU), fed blocks of references,
+ * until lct_mrc_stream_finish or lct_mrc_stream_free.
+ */
+typedef struct lct_mrc_stream lct_mrc_stream;
+
+/** @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (sampling asked). */
+lct_status lct_mrc_stream_new(const lct_mrc_options *opts,
+                              lct_mrc_stream **out, lct_error *err);
+/** As lct_refs_add (no t_mono: a curve does not need it).
+ *  @return LCT_OK, LCT_ERR_NOMEM (the stream then refuses the rest). */
+lct_status lct_mrc_stream_add(lct_mrc_stream *s, uint64_t obj_id,
+                              uint64_t bytes, bool is_read);
+/** As lct_refs_end_call.  Under the prefix rule a call's references are
+ *  held until it ends.  @return as lct_mrc_stream_add. */
+lct_status lct_mrc_stream_end_call(lct_mrc_stream *s,
+                                   unsigned keys_per_position);
+/** The curve of everything added (once; the stream takes no more).
+ *  @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID. */
+lct_status lct_mrc_stream_finish(lct_mrc_stream *s, lct_mrc **out,
+                                 lct_error *err);
+void lct_mrc_stream_free(lct_mrc_stream *s);
+
+void lct_mrc_totals_get(const lct_mrc *mrc, lct_mrc_totals *out);
+
+/** Hit ratio of an LRU cache of @p keys keys (0 when there are no reads). */
+double lct_mrc_hit_ratio(const lct_mrc *mrc, uint64_t keys);
+
+/** Hit ratio of an LRU cache of @p bytes bytes.  A key heavier than the
+ *  cache is not inserted (it bypasses it, as libCacheSim's LRU does);
+ *  exact at every capacity when keys have at most 16 distinct sizes (one
+ *  more pass in lct_mrc_compute for each size below the largest), else
+ *  counted as if heavier keys filled the cache below the largest size.
+ *  A lookup finds a key at the size it was held with; the reference then
+ *  makes it weigh its new size. */
+double lct_mrc_byte_hit_ratio(const lct_mrc *mrc, uint64_t bytes);
+
+/** Under the prefix rule, the share of the calls' chunk positions whose
+ *  keys all hit at @p keys keys: the token hit ratio (0 without
+ *  positions; a chunk position is chunk_size tokens). */
+double lct_mrc_position_hit_ratio(const lct_mrc *mrc, uint64_t keys);
+
+/** The largest finite stack distance of a read, in keys (scaled under
+ *  sampling): capacities above it hit what an infinite cache hits. */
+uint64_t lct_mrc_max_distance(const lct_mrc *mrc);
+
+void lct_mrc_free(lct_mrc *mrc);
+
+/**
+ * The points of a curve as `lct mrc` prints and draws them, over one or
+ * several samples of one stream (the same stream, seeds s, s+1, ...):
+ * capacities 1, 2, 3, 4, 6, 8, 11, ... keys (x sqrt 2; from 1/R under
+ * SHARDS at rate R, the least a sample resolves) up to past every
+ * sample's largest finite distance; at each the mean hit ratio over the
+ * samples (added smallest first, so every caller gets the same bits),
+ * their least and most, and when key sizes differ the byte hit ratio at
+ * keys x the mean key size.  No requests: no points.
+ */
+typedef struct lct_mrc_curve {
+    size_t n;
+    uint64_t *keys;            /**< capacities in keys, ascending */
+    double *hit;               /**< mean hit ratio at keys[i] */
+    double *byte_hit;          /**< at keys[i] x mean_bytes, or NULL */
+    double *hit_min, *hit_max; /**< the samples' band (k > 1), or NULL */
+    double mean_bytes;         /**< the first sample's mean key size; 0 unknown */
+    double lo, hi;             /**< the capacity range to draw */
+} lct_mrc_curve;
+
+/** The most samples a curve is made of. */
+#define LCT_MRC_CURVE_MAX_SAMPLES 64
+
+/**
+ * Fill @p out from @p k (1 to LCT_MRC_CURVE_MAX_SAMPLES) curves.  Free it with
+ * lct_mrc_curve_free().
+ * @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM (out is then empty).
+ */
+lct_status lct_mrc_curve_make(lct_mrc *const *samples, unsigned k,
+                              lct_mrc_curve *out, lct_error *err);
+void lct_mrc_curve_free(lct_mrc_curve *curve);
+
+
+/* MARK: - One capacity simulated: LMCache's cache simulator */
+
+/**
+ * What lct_sim_run simulates: an LRU cache of @p capacity keys, or of
+ * @p capacity bytes with @p in_bytes, held as LMCache's simulator holds
+ * them: max(1, capacity / the first sized key's bytes) keys, every key
+ * counted as one (the report's key_bytes and capacity_keys).
+ */
+typedef struct lct_sim_options {
+    uint64_t capacity;       /**< keys, or bytes with in_bytes; above 0 */
+    bool in_bytes;
+    unsigned series_points;  /**< the cumulative series' points at most
+                                  (0: 100), evenly spaced over the calls */
+    uint64_t chunk_tokens;   /**< tokens a chunk holds (0: 1), for the
+                                  calls that state none of their own */
+    /** Above 0: an LRU L1 of this many keys (bytes with l1_in_bytes) in
+     *  front, as lct_refs_behind_l1 models it; the cache simulated is
+     *  then the L2 behind it, and the report's l1 says what L1 did. */
+    uint64_t l1_capacity;
+    bool l1_in_bytes;
+} lct_sim_options;
+
+/**
+ * A distribution as lct_sim_run reports it: the percentiles are LMCache's
+ * nearest rank (the value of rank ceil(p n / 100), counted from 1, of the
+ * sorted values), exact: kept as counts of the distinct values; bins[0]
+ * counts the zeros and bins[k] the values in [2^(k-1), 2^k), for charts.
+ */
+typedef struct lct_sim_dist {
+    uint64_t count, max;
+    double mean;
+    uint64_t p25, p50, p75, p90, p99;
+    uint64_t bins[65];
+} lct_sim_dist;
+
+/** The cumulative hit ratio after @p calls lookups, at @p seconds of
+ *  t_mono (whole seconds, as the stream keeps them). */
+typedef struct lct_sim_point {
+    uint64_t calls;
+    double seconds;
+    double hit_ratio;
+} lct_sim_point;
+
+/** What an L1 did in front of an L2 (lct_refs_behind_l1). */
+typedef struct lct_l1_stats {
+    uint64_t capacity;            /**< keys, or bytes with in_bytes */
+    bool in_bytes;
+    uint64_t keys, keys_hit;      /**< lookups' keys; served by L1 */
+    uint64_t positions, positions_hit; /**< chunk positions; by L1 */
+    uint64_t keys_to_l2;          /**< lookups' keys asked of L2 */
+    uint64_t writes;              /**< stores written through to L2 */
+    uint64_t evictions, bypassed; /**< L1's */
+} lct_l1_stats;
+
+/** An LRU L1 of @p capacity keys (or bytes) in front, before the first
+ *  reference, on a stream with options.prefix: the curve is then L2's,
+ *  equal to lct_mrc_compute_with's over what lct_refs_behind_l1 gives
+ *  (L1 adds about 20 bytes a key).  @return LCT_OK, LCT_ERR_NOMEM,
+ *  LCT_ERR_INVALID (no prefix rule, a capacity of 0, references already
+ *  added, or an L1 already there). */
+lct_status lct_mrc_stream_behind_l1(lct_mrc_stream *s, uint64_t capacity,
+                                    bool in_bytes, lct_error *err);
+/** What the L1 did, after lct_mrc_stream_finish.  @return LCT_OK,
+ *  LCT_ERR_INVALID (no L1, or not finished). */
+lct_status lct_mrc_stream_l1_stats(const lct_mrc_stream *s,
+                                   lct_l1_stats *out);
+
+/**
+ * LMCache's `cache-simulator` report at one capacity, by the prefix rule.
+ * A lookup is a read call (lct_refs_end_call); its hits are its leading
+ * run of keys the cache holds before the lookup touches it (spans and
+ * positions measured then too, as LMCache's simulate() does); a chunk
+ * position (the call's keys_per_position keys) is hit when all its keys
+ * are in that run; the token hit ratio is hit_tokens / tokens.
+ * Every reference, stores too, then makes its key the most recent.
+ * Memory: per distinct key, per distinct value of each distribution,
+ * and 16 bytes a lookup (its tokens, for Stat 1 and Stat 4).
+ */
+typedef struct lct_sim_report {
+    uint64_t capacity;            /**< as given */
+    bool in_bytes;
+    uint64_t capacity_keys;       /**< the keys the cache holds (0: a
+                                       byte capacity and no key sized) */
+    uint64_t key_bytes;           /**< with in_bytes: the first sized
+                                       key's bytes (0: none was sized) */
+    uint64_t references, distinct_keys;
+    double mean_key_bytes;        /**< over distinct keys (0: unknown) */
+    uint64_t calls;               /**< lookups with keys */
+    uint64_t keys, keys_hit;      /**< looked-up keys; in leading runs */
+    uint64_t positions, positions_hit; /**< chunk positions */
+    uint64_t tokens, hit_tokens;  /**< LMCache's total and hit tokens: a
+                                       lookup's seq_len (else its positions
+                                       x chunk_tokens), and its hit
+                                       positions x the chunk's tokens */
+    uint64_t occupancy_keys, occupancy_bytes; /**< held at the end */
+    uint64_t evictions;           /**< keys pushed out to make room */
+    uint64_t bypassed;            /**< references too heavy to insert */
+    /** Per lookup, positions hit over its positions: how many hit none
+     *  and all; the mean and p25, p50, p75, p90, p99 (exact); counts
+     *  in 5% bins, the 21st holding exactly 100%. */
+    uint64_t calls_no_hit, calls_all_hit;
+    double call_hit_mean, call_hit_p[5];
+    uint64_t call_hit_bins[21];
+    lct_sim_dist leading;         /**< positions hit per lookup */
+    lct_sim_dist call_positions;  /**< positions per lookup */
+    lct_sim_dist reuse;           /**< hits per key hit at least once */
+    lct_sim_dist span;            /**< references since a key's last
+                                       reference, at each hit */
+    lct_sim_dist lru_position;    /**< the key's LRU position at each hit
+                                       (0: the most recent), in the cache
+                                       as it was before the lookup */
+    double cumulative[5];         /**< the token hit ratio so far after */
+    uint64_t cumulative_calls[5]; /**< lookup int(n f), f = 10, 25, 50,
+                                       75 and 100% of the n lookups (at
+                                       least the first), LMCache's Stat 4 */
+    lct_sim_point *series;        /**< evenly spaced over the lookups,
+                                       the last one the whole run's */
+    size_t nseries;
+    bool has_l1;                  /**< an L1 was in front: */
+    lct_l1_stats l1;              /**< what it did */
+} lct_sim_report;
+
+/**
+ * A simulation fed a reference at a time, in memory that grows with the
+ * distinct entries (about 60 bytes each, 90 with an L1), the distinct
+ * values of its statistics, the longest call and 16 bytes a lookup, not
+ * with the references: lct_sim_new(), then for each call its keys in
+ * order with lct_sim_add() (ids of your choosing) or lct_sim_add_key()
+ * (a chunk an entry, as LMCache's simulator) and lct_sim_end_call() (its
+ * chunk positions: keys_per_position keys each), then lct_sim_finish()
+ * and lct_sim_free().
+ */
+typedef struct lct_sim lct_sim;
+
+/** @return LCT_OK, LCT_ERR_INVALID (no capacity), LCT_ERR_NOMEM. */
+lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
+                       lct_error *err);
+/** A key of the call under way.  @return LCT_OK, LCT_ERR_NOMEM. */
+lct_status lct_sim_add(lct_sim *sim, uint64_t obj_id, uint64_t bytes,
+                       double t_mono, bool is_read);
+/**
+ * A key of the call under way as LMCache's simulator sees it: each chunk
+ * of the call (lct_chunk_of) is one entry, known by its hash alone
+ * (lct_chunk_hash_id, of its first key met), weighing @p bytes; the
+ * call's other keys of that chunk (its other ranks and groups) add
+ * nothing.  End such a call with lct_sim_end_call(sim, 1).
+ * @return LCT_OK, LCT_ERR_NOMEM, LCT_ERR_INVALID (no sim or key).
+ */
+lct_status lct_sim_add_key(lct_sim *sim, const lct_object_key *key,
+                           uint64_t bytes, double t_mono, bool is_read);
+/**
+ * lct_sim_end_call for a lookup whose tokens LMCache's lookup-hash log
+ * states: @p seq_len tokens (a last, partial chunk's tail included,
+ * always a miss), @p chunk_tokens a chunk (the log's chunk_size), as
+ * simulate() counts them; a lookup with no key but tokens is a request
+ * too, all missed (LMCache skips one with neither).
+ * @return LCT_OK, LCT_ERR_INVALID (keys_per_position 0), LCT_ERR_NOMEM.
+ */
+lct_status lct_sim_end_call_tokens(lct_sim *sim, unsigned keys_per_position,
+                                   uint64_t chunk_tokens, uint64_t seq_len);
+/**
+ * The tokens a lookup record states, as `lct import lookup-logs` writes
+ * LMCache's logged events: its args' int seq_len and chunk_size (a
+ * missing chunk_size is 1, as simulate() takes it), read among the
+ * args' leading pairs named seq_len, chunk_size and kv_bytes_per_chunk
+ * (the import writes them first; a recorded call costs one compare).
+ * @return true when the record has a seq_len.
+ */
+bool lct_lookup_tokens(const lct_record *rec, uint64_t *seq_len,
+                       uint64_t *chunk_tokens);
+/**
+ * The bytes a chunk of a lookup record weighs by LMCache's simulator's
+ * own dtype table (compute_kv_bytes_per_chunk: a dtype outside it counts
+ * 0), as `lct import lookup-logs` keeps it in the args'
+ * kv_bytes_per_chunk.  @return true when the record has it.
+ */
+bool lct_lookup_chunk_bytes(const lct_record *rec, uint64_t *bytes);
+/** The call's keys are all added: simulate them.
+ *  @return LCT_OK, LCT_ERR_INVALID (keys_per_position 0), LCT_ERR_NOMEM. */
+lct_status lct_sim_end_call(lct_sim *sim, unsigned keys_per_position);
+/** The report (a call still open is ended first); free its series with
+ *  lct_sim_report_free().  @return LCT_OK, LCT_ERR_NOMEM. */
+lct_status lct_sim_finish(lct_sim *sim, lct_sim_report *out,
+                          lct_error *err);
+void lct_sim_free(lct_sim *sim);
+
+/**
+ * lct_sim_new and lct_sim_finish over a whole stream whose calls were
+ * ended with lct_refs_end_call (not a sampled stream).
+ * @return LCT_OK, LCT_ERR_INVALID, LCT_ERR_NOMEM.
+ */
+lct_status lct_sim_run(const lct_refs *refs, const lct_sim_options *opts,
+                       lct_sim_report *out, lct_error *err);
+void lct_sim_report_free(lct_sim_report *report);
+
+
+/* MARK: - Two tiers: the stream an L2 behind an L1 sees */
+
+
+/**
+ * The stream an L2 sees behind an LRU L1 of @p capacity keys (bytes with
+ * @p in_bytes), as LMCache's StorageManager tiers them: a lookup (a read
+ * call, lct_refs_end_call) is served by L1 for its leading run of keys in
+ * L1, and the call's keys from L1's first miss on are asked of L2, as one
+ * call of @p l2 (chunk positions kept), whose own leading run continues
+ * the prefix; every store is written through to L2 (LMCache's store path
+ * writes L1 and its L2 adapters); every reference makes its key L1's most
+ * recent.  The prefix curve of @p l2 (lct_mrc_options.prefix) is then
+ * L2's over L2 capacities, and both tiers' hits at (L1, C2) are
+ * st->keys_hit plus L2's at C2 (positions alike).
+ * @return LCT_OK, LCT_ERR_INVALID (a sampled stream, a non-empty @p l2,
+ *         a capacity of 0), LCT_ERR_NOMEM.
+ */
+lct_status lct_refs_behind_l1(const lct_refs *refs, uint64_t capacity,
+                              bool in_bytes, lct_refs *l2, lct_l1_stats *st,
+                              lct_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LCT_CACHE_H */
