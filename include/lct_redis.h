@@ -8,9 +8,9 @@
  *
  * Keys are "lct:" and the key's 16 hex digits; a store is SET, a lookup
  * EXISTS, a load GET, a delete DEL.  Each worker has its own
- * connections (lct_backend_config.connections, default 1), a key always
+ * connections (lct_backend_config.redis.connections, default 1), a key always
  * on the same one; the operations a worker is handed at once go out in a
- * sliding window of lct_backend_config.pipeline commands per connection,
+ * sliding window of lct_backend_config.redis.pipeline commands per connection,
  * replies read in order, as redis-benchmark's -c and -P do.  A lost connection fails the
  * operations in flight (counted as errors) and is tried again at most
  * once a second.

@@ -105,19 +105,29 @@ typedef struct lct_backend_op {
 } lct_backend_op;
 
 /** How a run opens its backend. */
+/** What only the dir: backend reads. */
+typedef struct lct_backend_dir_config {
+    bool fsync;        /**< fsync each stored file */
+    bool direct;       /**< O_DIRECT (buffers are 4096-aligned) */
+} lct_backend_dir_config;
+
+/** What only the redis backend (lct_redis.h) reads. */
+typedef struct lct_backend_redis_config {
+    unsigned pipeline; /**< commands a connection has outstanding
+                            (redis-benchmark's -P; 0: 1) */
+    unsigned connections; /**< connections each worker spreads its
+                               pipeline over, by key (0: 1), as
+                               redis-benchmark's -c spreads its load */
+} lct_backend_redis_config;
+
+/** How a run opens its backend: what every backend may read, then each
+ *  backend's own options in a struct of its own. */
 typedef struct lct_backend_config {
     unsigned workers;  /**< threads that call at once; worker numbers are
                             0 .. workers-1, one call per worker at a time */
-    bool fsync;        /**< dir: fsync each stored file */
-    bool direct;       /**< dir: O_DIRECT (buffers are 4096-aligned) */
     bool keep;         /**< dir, redis: keep what an earlier run stored
                             (else removed at open: dir's .kv files,
                             redis's lct:* keys) */
-    unsigned pipeline; /**< redis: commands a connection has outstanding
-                            (redis-benchmark's -P) */
-    unsigned connections; /**< redis: connections each worker spreads its
-                               pipeline over, by key (0: 1), as
-                               redis-benchmark's -c spreads its load */
     double timeout;    /**< seconds to connect / wait for an answer */
     uint64_t value_bytes; /**< mem: every value's weight when the run fixes
                                it (--value-bytes), so a key capacity is
@@ -131,6 +141,8 @@ typedef struct lct_backend_config {
     /** Give up a long open (redis's clean-up of an earlier run's keys)
      *  when *stop becomes non-zero; NULL: never. */
     const volatile int *stop;
+    lct_backend_dir_config dir;     /**< dir: only */
+    lct_backend_redis_config redis; /**< redis only */
 } lct_backend_config;
 
 /**

@@ -159,18 +159,18 @@ static void on_option(void *ctx, int c, const char *arg)
         r->workers = parse_small("--workers", arg, LCT_REPLAY_MAX_WORKERS);
         break;
     case OPT_PIPELINE:
-        o->cfg.pipeline = parse_small("--pipeline", arg, 4096);
+        o->cfg.redis.pipeline = parse_small("--pipeline", arg, 4096);
         break;
     case OPT_VALUE_BYTES:
         r->value_bytes = tool_parse_size("replay", "--value-bytes", arg);
         break;
     case OPT_SCALE: r->scale = parse_positive("--scale", arg); break;
     case OPT_CONNECTIONS:
-        o->cfg.connections = parse_small("--connections", arg,
+        o->cfg.redis.connections = parse_small("--connections", arg,
                                          LCT_REDIS_MAX_CONNECTIONS);
         break;
-    case OPT_FSYNC: o->cfg.fsync = true; break;
-    case OPT_DIRECT: o->cfg.direct = true; break;
+    case OPT_FSYNC: o->cfg.dir.fsync = true; break;
+    case OPT_DIRECT: o->cfg.dir.direct = true; break;
     case OPT_KEEP: o->cfg.keep = true; break;
     case OPT_TIMEOUT:
         o->cfg.timeout = parse_positive("--timeout", arg);
@@ -332,8 +332,8 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
                          "mem:CAPACITY, dir:PATH and redis://HOST:PORT",
                          err.message);
     if (strcmp(ops->name, "redis") == 0) {
-        out->wire_pipeline = o->cfg.pipeline ? o->cfg.pipeline : 1;
-        out->wire_connections = o->cfg.connections ? o->cfg.connections : 1;
+        out->wire_pipeline = o->cfg.redis.pipeline ? o->cfg.redis.pipeline : 1;
+        out->wire_connections = o->cfg.redis.connections ? o->cfg.redis.connections : 1;
     }
     lct_backend_config cfg = o->cfg;
     cfg.workers = lct_replay_workers(&o->run);
@@ -614,8 +614,8 @@ int cmd_replay(int argc, char **argv)
      * with 8 windows that cost redis a tenth of its rate (bench/replay,
      * 4 x 16: 8 windows 255-330 k/s, 32: 300-337 k, 64: 308-377 k, five
      * runs each).  The engine splits a batch whose values pass 64 MiB. */
-    unsigned window = o.cfg.pipeline ? o.cfg.pipeline : 1;
-    unsigned conns = o.cfg.connections ? o.cfg.connections : 1;
+    unsigned window = o.cfg.redis.pipeline ? o.cfg.redis.pipeline : 1;
+    unsigned conns = o.cfg.redis.connections ? o.cfg.redis.connections : 1;
     if (window > 1 || conns > 1) {
         unsigned batch = window * conns * BATCH_WINDOWS;
         o.run.pipeline = batch > 4096 ? 4096 : batch;

@@ -336,7 +336,7 @@ static void redis_close(void *state)
 static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
                              void **state, lct_error *err)
 {
-    unsigned per = cfg && cfg->connections ? cfg->connections : 1;
+    unsigned per = cfg && cfg->redis.connections ? cfg->redis.connections : 1;
     if (per > LCT_REDIS_MAX_CONNECTIONS)
         return lct__fail(err, LCT_ERR_INVALID, 0, 0,
                          "redis: %u connections a worker, at most %d", per,
@@ -361,7 +361,7 @@ static lct_status redis_open(const char *arg, const lct_backend_config *cfg,
     r->timeout.tv_usec = (suseconds_t)((t - (double)(time_t)t) * 1e6);
     r->nconn = n;
     r->per_worker = per;
-    r->window = cfg && cfg->pipeline ? cfg->pipeline : 1;
+    r->window = cfg && cfg->redis.pipeline ? cfg->redis.pipeline : 1;
     for (unsigned i = 0; i < n; i++) {
         lct_status st = connect_one(r, &r->conn[i], err);
         if (st != LCT_OK) {

@@ -140,8 +140,8 @@ static lct_status dir_open(const char *arg, const lct_backend_config *cfg,
     if (!d)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     lct__vis_name(d->shown, sizeof d->shown, arg);
-    d->fsync = cfg && cfg->fsync;
-    d->direct = cfg && cfg->direct;
+    d->fsync = cfg && cfg->dir.fsync;
+    d->direct = cfg && cfg->dir.direct;
     if (mkdir(arg, 0777) != 0 && errno != EEXIST) {
         lct_status st = lct__fail(err, LCT_ERR_SYS, errno, 0,
                                   "dir:%s: cannot create: %s", d->shown,
