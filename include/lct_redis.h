@@ -24,9 +24,6 @@
 extern "C" {
 #endif
 
-/** Connections a worker may spread its pipeline over, at most. */
-#define LCT_REDIS_MAX_CONNECTIONS 64
-
 /** "redis": the URI redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (PORT
  *  defaults to 6379, DB to 0).  Each connection sends AUTH (PASSWORD, or
  *  USER PASSWORD for an ACL user; taken as written, not percent-decoded)

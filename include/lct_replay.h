@@ -111,6 +111,9 @@ typedef struct lct_backend_dir_config {
     bool direct;       /**< O_DIRECT (buffers are 4096-aligned) */
 } lct_backend_dir_config;
 
+/** The most connections a redis worker may spread its pipeline over. */
+#define LCT_REDIS_MAX_CONNECTIONS 64
+
 /** What only the redis backend (lct_redis.h) reads. */
 typedef struct lct_backend_redis_config {
     unsigned pipeline; /**< commands a connection has outstanding

@@ -125,8 +125,11 @@ Test(cli, parallel_output_is_identical_to_sequential)
                                     {"stat", NULL},    {"stat", "--json"},
                                     {"info", NULL},    {"info", "--json"},
                                     {"dump", NULL},    {"dump", "--csv"},
+#ifdef LCT_HAVE_SQLITE
                                     {"sql", "SELECT idx, offset, qualname "
-                                            "FROM records WHERE idx > 3"}};
+                                            "FROM records WHERE idx > 3"},
+#endif
+                                   };
     for (size_t f = 0; f < sizeof names / sizeof *names + 1; f++) {
         char *path = f < sizeof names / sizeof *names
                          ? fixture(names[f], ".lct")

@@ -280,9 +280,11 @@ Test(safety, keys_nested_in_keys_render_linear_in_the_input)
         cr_expect_leq(r.outlen + r.errlen, bound, "%u levels: %zu bytes",
                       depths[d], r.outlen + r.errlen);
         run_free(&r);
+#ifdef LCT_HAVE_SQLITE
         r = LCT("sql", "--json", "SELECT args FROM records", path);
         cr_expect_leq(r.outlen + r.errlen, bound);
         run_free(&r);
+#endif
         unlink(path);
         free(path);
     }
@@ -321,7 +323,9 @@ Test(safety, every_command_refuses_a_file_and_leaks_nothing, .timeout = 120)
             {"replay", "--backend", "null", "--speed", "0", in},
             {"replay", "--compare", "null", "mem:100", "--speed", "0", in},
             {"index", in},
+#ifdef LCT_HAVE_SQLITE
             {"sql", "SELECT count(*) FROM records", in},
+#endif
         };
         for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
             const char *argv[10] = {LCT_TOOL};
@@ -372,7 +376,9 @@ Test(safety, bidi_controls_are_shown_escaped)
 {
     char *path = bidi_trace();
     run runs[] = {LCT("info", path), LCT("stat", path),
+#ifdef LCT_HAVE_SQLITE
                   LCT("sql", "SELECT qualname FROM records", path),
+#endif
                   LCT("keys", "--csv", path)};
     for (size_t i = 0; i < sizeof runs / sizeof *runs; i++) {
         cr_expect_eq(runs[i].status, 0, "run %zu: %s", i, runs[i].err);
@@ -413,6 +419,7 @@ Test(safety, the_svg_is_utf8_whatever_the_file_name)
 
 /* Aligned SQL output cut a text at its first NUL; CSV and JSON showed it
  * whole. */
+#ifdef LCT_HAVE_SQLITE
 Test(safety, sql_shows_a_nul_inside_a_text)
 {
     run r = LCT("sql", "SELECT 'a' || char(0) || 'b' AS t", LCT_SAMPLE);
@@ -420,6 +427,7 @@ Test(safety, sql_shows_a_nul_inside_a_text)
     cr_expect(strstr(r.out, "a\\0b"), "%s", r.out);
     run_free(&r);
 }
+#endif
 
 /* keys and mrc refusing an input or an output freed nothing (the
  * sanitizer build's LeakSanitizer said so and failed the run). */

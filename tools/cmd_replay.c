@@ -22,7 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef LCT_HAVE_REDIS
 #include "lct_redis.h"
+#endif
 
 #ifndef BATCH_WINDOWS
 #define BATCH_WINDOWS 32u
@@ -323,11 +325,22 @@ static uint64_t first_key_bytes(lct_reader *first,
 static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
                         bool quiet, replay_run *out)
 {
+#ifdef LCT_HAVE_REDIS
     const lct_backend_ops *extra[] = {lct_backend_redis()};
+    size_t nextra = 1;
+#else
+    const lct_backend_ops *const *extra = NULL;
+    size_t nextra = 0;
+    if (strncmp(uri, "redis://", 8) == 0)
+        tool_usage_error("replay", "%s: the redis backend is not built: "
+                         "configure did not find hiredis "
+                         "(libhiredis-dev); install it and configure again",
+                         uri);
+#endif
     const lct_backend_ops *ops;
     const char *arg;
     lct_error err;
-    if (lct_backend_find(uri, extra, 1, &ops, &arg, &err) != LCT_OK)
+    if (lct_backend_find(uri, extra, nextra, &ops, &arg, &err) != LCT_OK)
         tool_usage_error("replay", "%s: the backends are null, "
                          "mem:CAPACITY, dir:PATH and redis://HOST:PORT",
                          err.message);

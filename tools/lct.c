@@ -66,23 +66,40 @@ int main(int argc, char **argv)
         printf("lct %s (liblct)\n", PACKAGE_VERSION);
         return EXIT_OK;
     }
+    /* A command whose library configure did not find is named, with what
+     * it needs (run NULL), rather than unknown. */
     static const struct {
         const char *name;
         int (*run)(int, char **);
-    } commands[] = {{"info", cmd_info},
-                    {"dump", cmd_dump},
-                    {"check", cmd_check},
-                    {"stat", cmd_stat},
-                    {"gen", cmd_gen},
-                    {"sql", cmd_sql},
-                    {"keys", cmd_keys},
-                    {"mrc", cmd_mrc},
-                    {"sim", cmd_sim},
-                    {"import", cmd_import},
-                    {"replay", cmd_replay},
-                    {"index", cmd_index}};
+        const char *needs;
+    } commands[] = {{"info", cmd_info, NULL},
+                    {"dump", cmd_dump, NULL},
+                    {"check", cmd_check, NULL},
+                    {"stat", cmd_stat, NULL},
+                    {"gen", cmd_gen, NULL},
+#ifdef LCT_HAVE_SQLITE
+                    {"sql", cmd_sql, NULL},
+#else
+                    {"sql", NULL, "SQLite (libsqlite3-dev)"},
+#endif
+                    {"keys", cmd_keys, NULL},
+                    {"mrc", cmd_mrc, NULL},
+                    {"sim", cmd_sim, NULL},
+#ifdef LCT_HAVE_JANSSON
+                    {"import", cmd_import, NULL},
+#else
+                    {"import", NULL, "jansson (libjansson-dev)"},
+#endif
+                    {"replay", cmd_replay, NULL},
+                    {"index", cmd_index, NULL}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
+            if (!commands[i].run) {
+                fprintf(stderr, "%s %s: not built: configure did not find "
+                        "%s; install it and configure again\n", tool_name,
+                        cmd, commands[i].needs);
+                return EXIT_REFUSED;
+            }
             int rc = commands[i].run(argc - 1, argv + 1);
             tool_finish_stdout();
             return rc;
