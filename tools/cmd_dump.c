@@ -7,6 +7,7 @@
  * uses; as two files they would call each other.
  */
 #include "tool.h"
+#include "dump.h"
 
 #include <signal.h>
 #include <time.h>

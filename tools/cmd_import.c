@@ -5,6 +5,7 @@
  * a temporary name and renamed; it is never one of the logs.
  */
 #include "tool.h"
+#include "lookup.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -5,6 +5,8 @@
  * lookup-hash log lines (--lookup-jsonl OUT, lookup_log.c).
  */
 #include "tool.h"
+#include "keys.h"
+#include "lookup.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -6,6 +6,8 @@
  * table, CSV or JSON, and drawn as SVG.
  */
 #include "tool.h"
+#include "keys.h"
+#include "mrc.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -5,6 +5,8 @@
  * chart of seven panels (sim_svg.c).
  */
 #include "tool.h"
+#include "keys.h"
+#include "sim.h"
 
 #include <getopt.h>
 #include <inttypes.h>

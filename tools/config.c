@@ -6,6 +6,7 @@
  * chunks, or take --chunk-size).
  */
 #include "tool.h"
+#include "keys.h"
 
 #include <string.h>
 

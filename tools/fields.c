@@ -4,6 +4,7 @@
  * of times and qualnames costs about what reading the file costs).
  */
 #include "tool.h"
+#include "dump.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -4,6 +4,7 @@
  * picking up what is appended, and ending cleanly on Ctrl-C.
  */
 #include "tool.h"
+#include "dump.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -5,6 +5,7 @@
  * weighs (lib/lmcache.c does the decoding).
  */
 #include "tool.h"
+#include "keys.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

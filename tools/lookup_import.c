@@ -4,6 +4,7 @@
  * lookup-logs`), as LMCache's cache simulator reads the same lines.
  */
 #include "tool.h"
+#include "lookup.h"
 
 #include <errno.h>
 #include <glob.h>

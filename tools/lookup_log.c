@@ -5,6 +5,7 @@
  * them back as a trace is lookup_import.c's.
  */
 #include "tool.h"
+#include "lookup.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

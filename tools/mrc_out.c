@@ -4,6 +4,7 @@
  * and with an L1 in front (both tiers' ratios beside L2's).
  */
 #include "tool.h"
+#include "mrc.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -6,6 +6,8 @@
  * sizes, spans and LRU positions at hits, with a summary panel.
  */
 #include "tool.h"
+#include "mrc.h"
+#include "sim.h"
 
 #include <inttypes.h>
 #include <math.h>

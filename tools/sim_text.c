@@ -5,6 +5,7 @@
  * L1's section after the aggregate when there is one.
  */
 #include "tool.h"
+#include "sim.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
  * end, either side may be left out).
  */
 #include "tool.h"
+#include "dump.h"
 
 #include <errno.h>
 #include <inttypes.h>

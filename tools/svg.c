@@ -5,6 +5,7 @@
  * and in GiB above.
  */
 #include "tool.h"
+#include "mrc.h"
 
 #include <math.h>
 #include <string.h>

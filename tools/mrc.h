@@ -1,0 +1,38 @@
+/*
+ * mrc.h - what lct mrc prints (mrc_out.c) and draws (svg.c).
+ */
+#ifndef LCT_TOOL_MRC_H
+#define LCT_TOOL_MRC_H
+
+#include "tool.h"
+
+/* MARK: lct mrc's curve, and its SVG chart */
+
+/* The points lct mrc prints and draws (the library's). */
+typedef lct_mrc_curve tool_curve;
+
+/* What lct mrc prints: the samples' totals and the curve, and by the
+ * prefix rule each point's token hit ratio; with an L1 in front, the
+ * curve is L2's, l1 says what L1 did, and both tiers' ratios at each
+ * point (combined_*); chunk_size 0 when unknown. */
+typedef struct tool_mrc_view {
+    const lct_mrc_totals *t;
+    unsigned k;
+    const tool_curve *c;
+    const double *token_hit;
+    const lct_l1_stats *l1;
+    const double *combined_hit, *combined_token_hit;
+    uint64_t chunk_size;
+} tool_mrc_view;
+
+/* The table, or CSV or JSON as the arguments ask (mrc_out.c). */
+void tool_mrc_print(const tool_args *a, const tool_mrc_view *v);
+
+/* Write the chart (title already XML-escaped); a curve of no points
+ * says in words that there was nothing to draw. */
+void tool_svg_curve(FILE *f, const tool_curve *c, const char *title);
+/* text escaped for an SVG's XML into out (NUL-terminated, at most
+ * size - 16 bytes of it); its length. */
+size_t tool_svg_escape(char *out, size_t size, const char *text);
+
+#endif
