@@ -178,6 +178,27 @@ print(json.load(sys.stdin)["hit_chunks"])')
         say "shape '$shape': chunks hit: mrc --prefix $m, sim $s, replay $r"
 done
 
+# A call that lists its object groups one after another (llama, one
+# rank: 3 keys a chunk) is folded chunk by chunk, so lct mrc --prefix at
+# 3, 6 and 45 keys counts the chunks lct sim holds at 1, 2 and 15 (the
+# curve's points that are whole chunks).  The replay touches the keys in
+# the listed order, so it may split a chunk and is not compared here
+# (docs/replay.md).
+"$lct" gen -n 4000 --seed 7 --shape llama --kv-ranks 1 "$tmp/g.lct" \
+    > /dev/null || say "gen llama, one rank"
+m=$("$lct" mrc --prefix --json "$tmp/g.lct" | python3 -c '
+import json, sys
+m = json.load(sys.stdin)
+at = {p["keys"]: p["token_hit_ratio"] for p in m["curve"]}
+print(" ".join(str(round(at[k] * m["positions"])) for k in (3, 6, 45)))')
+s=$(for c in 1 2 15; do
+        "$lct" sim -q --json --capacity "$c" "$tmp/g.lct" | python3 -c '
+import json, sys
+print(json.load(sys.stdin)["hit_chunks"])'
+    done | tr '\n' ' ' | sed 's/ $//')
+[ -n "$m" ] && [ "$m" = "$s" ] ||
+    say "llama, object groups in turn: mrc --prefix $m, sim $s"
+
 # lct gen writes keys as LMCache makes them (ipc_key_to_object_keys):
 # whole chunks, a key per kv rank of each, the ranks sharing the hash;
 # hashes of 32 distinct-looking bytes that depend on the model; --start
