@@ -289,13 +289,13 @@ static bool first_reference(pass *p, const lct__ref *r, bool request)
 static inline bool follow_peaks(pass *p, bool added, uint64_t last,
                                 uint64_t old, uint64_t size)
 {
-    if (!p->peaks.tag && (added || size >= old))
-        return true; /* no sum fell: every excess stays 0 */
+    if (!p->peaks.tag) {
+        if (added || size >= old)
+            return true; /* no sum fell: every excess stays 0 */
+        if (!lct__mrc_peaks_start(&p->peaks, p->cap))
+            return false;
+    }
     int64_t before = lct__mrc_signed(size) - lct__mrc_signed(old);
-    if (!added && before < 0 && !lct__mrc_peaks_start(&p->peaks, p->cap))
-        return false;
-    if (!p->peaks.tag)
-        return true;
     if (!added && before)
         lct__mrc_peaks_rise(&p->peaks, 0, last, before);
     if (size)

@@ -64,9 +64,7 @@ void lct__mrc_peaks_rise(lct__mrc_peaks *pk, uint64_t lo, uint64_t hi,
 {
     if (!pk->tag || lo >= hi)
         return;
-    unsigned height = 0;
-    while (((uint64_t)1 << height) < pk->leaves)
-        height++;
+    unsigned height = (unsigned)__builtin_ctzll(pk->leaves); /* 2^height */
     uint64_t l = lo + pk->leaves, r = hi + pk->leaves;
     for (unsigned i = height; i >= 1; i--) {
         if (((l >> i) << i) != l)
