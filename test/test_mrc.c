@@ -1577,6 +1577,19 @@ Test(tiers, an_l2_behind_an_l1_equals_two_lru_lists_at_every_pair)
 
 /* MARK: byte curves where libCacheSim counts differently */
 
+/* n lookups of ids[i] weighing sizes[i], each a call of its own. */
+static lct_refs *lookups_one_a_call(const uint64_t *ids,
+                                    const uint64_t *sizes, int n)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(lct_refs_add(r, ids[i], sizes[i], 0, true), LCT_OK);
+        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+    }
+    return r;
+}
+
 /* A key whose size changes between references: a lookup finds it as it
  * was held, at its size then, and the reference makes it weigh its new
  * size (LMCache replaces an object stored again with another layout).
@@ -1587,12 +1600,7 @@ Test(mrc, a_key_is_found_at_its_held_size_then_weighs_its_new_one)
 {
     uint64_t A = id_of(41), B = id_of(42);
     uint64_t ids[] = {A, B, A, B}, sizes[] = {4, 4, 8, 4};
-    lct_refs *r;
-    cr_assert_eq(lct_refs_new(&r), LCT_OK);
-    for (int i = 0; i < 4; i++) {
-        cr_assert_eq(lct_refs_add(r, ids[i], sizes[i], 0, true), LCT_OK);
-        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
-    }
+    lct_refs *r = lookups_one_a_call(ids, sizes, 4);
     lct_mrc *m;
     cr_assert_eq(lct_mrc_compute(r, 1, &m, NULL), LCT_OK);
     cr_expect_eq(lct_mrc_byte_hit_ratio(m, 10), 1.0 / 4);
@@ -1619,12 +1627,7 @@ Test(mrc, a_key_pushed_out_stays_out_when_the_keys_after_it_shrink)
 {
     uint64_t A = id_of(61), B = id_of(62);
     uint64_t ids[] = {A, B, B, A}, sizes[] = {12, 12, 4, 12};
-    lct_refs *r;
-    cr_assert_eq(lct_refs_new(&r), LCT_OK);
-    for (int i = 0; i < 4; i++) {
-        cr_assert_eq(lct_refs_add(r, ids[i], sizes[i], 0, true), LCT_OK);
-        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
-    }
+    lct_refs *r = lookups_one_a_call(ids, sizes, 4);
     lct_mrc *m;
     cr_assert_eq(lct_mrc_compute(r, 1, &m, NULL), LCT_OK);
     cr_expect_eq(lct_mrc_byte_hit_ratio(m, 16), 1.0 / 4);
@@ -1642,12 +1645,7 @@ Test(mrc, a_key_heavier_than_the_cache_bypasses_it)
 {
     uint64_t A = id_of(51), B = id_of(52);
     uint64_t ids[] = {A, B, A}, sizes[] = {4, 20, 4};
-    lct_refs *r;
-    cr_assert_eq(lct_refs_new(&r), LCT_OK);
-    for (int i = 0; i < 3; i++) {
-        cr_assert_eq(lct_refs_add(r, ids[i], sizes[i], 0, true), LCT_OK);
-        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
-    }
+    lct_refs *r = lookups_one_a_call(ids, sizes, 3);
     lct_sim_options o = {.capacity = 10, .in_bytes = true};
     lct_sim_report rep;
     cr_assert_eq(lct_sim_run(r, &o, &rep, NULL), LCT_OK);

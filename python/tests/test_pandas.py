@@ -224,6 +224,25 @@ def traces_dir():
     return d
 
 
+def imported_log(d, events):
+    """LMCache lookup-log events (dicts) written to a log in d and read in
+    with lct import lookup-logs; the trace's path.  Skips without the
+    lct tool."""
+    import json
+    import subprocess
+    from support import LCT
+    if not os.path.exists(LCT):
+        raise Skip(f"no lct tool at {LCT}")
+    log = os.path.join(d, "lookup_hashes_20261206_000000_000000.jsonl")
+    with open(log, "w") as f:
+        for e in events:
+            f.write(json.dumps(e) + "\n")
+    trace = os.path.join(d, "t.lct")
+    subprocess.run([LCT, "import", "lookup-logs", "-q", log, trace],
+                   check=True)
+    return trace
+
+
 def test_sim_counts_the_tokens_an_imported_log_states():
     """A log's seq_len (tail included), its own chunk_size and a lookup of
     no whole chunk count as LMCache's simulator counts them, in lct.sim as
@@ -232,22 +251,15 @@ def test_sim_counts_the_tokens_an_imported_log_states():
     import json
     import subprocess
     from support import LCT
-    if not os.path.exists(LCT):
-        raise Skip(f"no lct tool at {LCT}")
     d = tempfile.mkdtemp()
     try:
-        log = os.path.join(d, "lookup_hashes_20261206_000000_000000.jsonl")
-        with open(log, "w") as f:
+        trace = imported_log(d, [{
+            "timestamp": float(t), "request_id": f"r{t}",
+            "model_name": "m", "chunk_size": 256, "seq_len": seq,
+            "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]],
+            "chunk_hashes": hashes}
             for t, seq, hashes in ((1, 300, ["0xa1"]),
-                                   (2, 600, ["0xa1", "0xb2"]), (3, 100, [])):
-                f.write(json.dumps({
-                    "timestamp": float(t), "request_id": f"r{t}",
-                    "model_name": "m", "chunk_size": 256, "seq_len": seq,
-                    "dtypes": ["bfloat16"], "shapes": [[2, 32, 256, 8, 128]],
-                    "chunk_hashes": hashes}) + "\n")
-        trace = os.path.join(d, "t.lct")
-        subprocess.run([LCT, "import", "lookup-logs", "-q", log, trace],
-                       check=True)
+                                   (2, 600, ["0xa1", "0xb2"]), (3, 100, []))])
         want = json.loads(subprocess.run(
             [LCT, "sim", "-q", "--json", "--capacity", "1GiB", trace],
             check=True, capture_output=True, text=True).stdout)
@@ -265,24 +277,13 @@ def test_sim_refuses_bytes_when_the_first_lookup_weighs_nothing():
     ("torch.bfloat16"): lct.sim raises ValueError naming the record, as
     lct sim exits 1; a capacity in chunks needs no size."""
     pd()
-    import json
-    import subprocess
-    from support import LCT
-    if not os.path.exists(LCT):
-        raise Skip(f"no lct tool at {LCT}")
     d = tempfile.mkdtemp()
     try:
-        log = os.path.join(d, "torch.jsonl")
-        with open(log, "w") as f:
-            f.write(json.dumps({
-                "timestamp": 1.0, "request_id": "e1", "model_name": "m",
-                "chunk_size": 256, "seq_len": 512,
-                "dtypes": ["torch.bfloat16"],
-                "shapes": [[2, 32, 256, 8, 128]],
-                "chunk_hashes": ["0xa1", "0xb2"]}) + "\n")
-        trace = os.path.join(d, "t.lct")
-        subprocess.run([LCT, "import", "lookup-logs", "-q", log, trace],
-                       check=True)
+        trace = imported_log(d, [{
+            "timestamp": 1.0, "request_id": "e1", "model_name": "m",
+            "chunk_size": 256, "seq_len": 512,
+            "dtypes": ["torch.bfloat16"], "shapes": [[2, 32, 256, 8, 128]],
+            "chunk_hashes": ["0xa1", "0xb2"]}])
         try:
             lct.sim(trace, "1GiB")
         except ValueError as e:
