@@ -1086,29 +1086,35 @@ static int next_group(lct_key_iter *it, lct_error *err)
     return st == LCT_OK ? 1 : st;
 }
 
+/* The usual pairs in the order objectkey.c lists them, and the last. */
+enum { MODEL_NAME, KV_RANK, OBJECT_GROUP_ID, CACHE_SALT };
+_Static_assert(CACHE_SALT == LCT__MP_UNIT_USUAL, "the last pair follows");
+
 /*
- * The key at it->cur when it has the encoder's usual shape
- * (lct__objectkey_pairs, then lct__objectkey_usual_read's pairs, then at
- * most a cache_salt as a fixstr, str8 or nil) and nothing else: *key
- * filled and the iterator past it.  Anything else returns false and
- * changes nothing; the general path reads it.  Five distinct names, so
- * no field repeats and "the last one wins" has nothing to decide.
+ * The key at it->cur when it has the encoder's usual shape (a whole
+ * lct__mp_objectkey unit: the opening, then model_name, kv_rank, at most
+ * object_group_id and a cache_salt) and nothing else: *key filled and the
+ * iterator past it.  Anything else returns false and changes nothing; the
+ * general path reads it.  Five distinct names, so no field repeats and
+ * "the last one wins" has nothing to decide.
  */
 static bool usual_key(lct_iter *it, lct_object_key *key)
 {
     const unsigned char *p = it->cur, *end = it->end;
-    if (it->remaining == 0 || (size_t)(end - p) < LCT__OBJECTKEY_PREFIX)
+    if (it->remaining == 0 || (size_t)(end - p) < LCT__MP_UNIT_OPENING)
         return false;
-    lct__objectkey_usual u;
+    lct__mp_unit_values v = {.pairs = 0}; /* whole() sets what it says */
     const unsigned char *salt, *q;
     size_t salt_len;
-    if (!(q = lct__objectkey_usual_whole(p, end, &u, &salt, &salt_len)))
+    if (!(q = lct__mp_unit_whole(&lct__mp_objectkey, p, end, &v, &salt,
+                                 &salt_len)))
         return false;
     *key = (lct_object_key){
-        .chunk_hash = {p + LCT__OBJECTKEY_PREFIX - 32, 32},
-        .model_name = {(const char *)u.model, u.model_len},
-        .kv_rank = u.rank,
-        .object_group_id = u.pairs == 3 ? u.group : 0,
+        .chunk_hash = {p + LCT__MP_UNIT_FREE_AT, 32},
+        .model_name = {(const char *)v.at[MODEL_NAME], v.len[MODEL_NAME]},
+        .kv_rank = *v.at[KV_RANK],
+        .object_group_id =
+            v.pairs > OBJECT_GROUP_ID ? *v.at[OBJECT_GROUP_ID] : 0,
         .cache_salt = salt_len ? (lct_str){(const char *)salt, salt_len}
                                : (lct_str){"", 0}};
     it->cur = q;
@@ -1161,12 +1167,15 @@ static inline void noted_key(const unsigned char *p, const lct__key_fields *f,
                              lct_object_key *key)
 {
     *key = (lct_object_key){
-        .chunk_hash = {p + LCT__OBJECTKEY_PREFIX - 32, 32},
-        .model_name = {(const char *)p + f->model_at, f->model_len},
-        .kv_rank = p[f->rank_at],
-        .object_group_id = f->group_at ? p[f->group_at] : 0,
-        .cache_salt = f->salt_len
-                          ? (lct_str){(const char *)p + f->salt_at, f->salt_len}
+        .chunk_hash = {p + LCT__MP_UNIT_FREE_AT, 32},
+        .model_name = {(const char *)p + f->at[MODEL_NAME],
+                       f->len[MODEL_NAME]},
+        .kv_rank = p[f->at[KV_RANK]],
+        .object_group_id =
+            f->len[OBJECT_GROUP_ID] ? p[f->at[OBJECT_GROUP_ID]] : 0,
+        .cache_salt = f->len[CACHE_SALT]
+                          ? (lct_str){(const char *)p + f->at[CACHE_SALT],
+                                      f->len[CACHE_SALT]}
                           : (lct_str){"", 0}};
 }
 

@@ -39,31 +39,29 @@ static inline bytes16 stored16(const unsigned char *p)
     return load16(__builtin_assume_aligned(p, 16));
 }
 
-/* Where the key at k (len bytes) has its fields, when it is of the
- * usual form whole (lct__objectkey_usual_whole); false when not. */
+/* Where the key at k (len bytes) has its fields, when it is a unit of
+ * the usual form whole (lct__mp_unit_whole); false when not. */
 static bool usual_fields(const unsigned char *k, size_t len,
                          lct__key_fields *f)
 {
-    lct__objectkey_usual u;
-    const unsigned char *salt;
-    size_t salt_len;
-    if (lct__objectkey_usual_whole(k, k + len, &u, &salt, &salt_len) !=
-        k + len)
+    lct__mp_unit_values v;
+    const unsigned char *last;
+    size_t last_len;
+    if (lct__mp_unit_whole(&lct__mp_objectkey, k, k + len, &v, &last,
+                           &last_len) != k + len)
         return false;
-    *f = (lct__key_fields){
-        .model_at = (uint16_t)(u.model - k),
-        .model_len = (uint16_t)u.model_len,
-        .rank_at = (uint16_t)(u.rank_at - k),
-        .group_at = u.pairs == 3 ? (uint16_t)(u.group_at - k) : 0,
-        .salt_at = (uint16_t)(salt - k),
-        .salt_len = (uint16_t)salt_len};
+    memset(f, 0, sizeof *f);
+    for (unsigned i = 0; i < v.pairs; i++)
+        f->at[i] = (uint16_t)(v.at[i] - k), f->len[i] = (uint16_t)v.len[i];
+    f->at[LCT__MP_UNIT_USUAL] = (uint16_t)(last - k);
+    f->len[LCT__MP_UNIT_USUAL] = (uint16_t)last_len;
     return true;
 }
 
 void lct__key_template_set(key_template *t, const key_candidate *c,
                            const unsigned char *after)
 {
-    size_t tail_len = (size_t)(after - (c->key + LCT__OBJECTKEY_PREFIX));
+    size_t tail_len = (size_t)(after - (c->key + LCT__MP_UNIT_OPENING));
     /* Compared 16 bytes at a time: a tail (none, or the model name's
      * pair and more) shorter than that is left to objectkey_step. */
     if (tail_len > KEY_TAIL_MAX || tail_len < 16) {
@@ -74,11 +72,11 @@ void lct__key_template_set(key_template *t, const key_candidate *c,
     unsigned char *mask = t->mask + KEY_STORE_AT;
     unsigned char *key = t->key + KEY_STORE_AT;
     memset(mask, 0xff, len);
-    memset(mask + LCT__OBJECTKEY_PREFIX - 32, 0, 32); /* the hash */
-    if (c->rank_at)
-        mask[LCT__OBJECTKEY_PREFIX + c->rank_at] = 0x80;
-    if (c->group_at)
-        mask[LCT__OBJECTKEY_PREFIX + c->group_at] = 0x80;
+    memset(mask + LCT__MP_UNIT_FREE_AT, 0, /* the hash */
+           LCT__MP_UNIT_OPENING - LCT__MP_UNIT_FREE_AT);
+    for (unsigned i = 0; i < c->pairs; i++) /* they stay small uints */
+        if (lct__mp_objectkey.usual[i].kind == LCT__MP_UNIT_SMALL_UINT)
+            mask[c->at[i] - c->key] = 0x80;
     memcpy(key, c->key, len);
     for (size_t i = 0; i < len; i += 16) { /* the store has room past len */
         bytes16 k = load16(key + i) & load16(mask + i);
@@ -118,7 +116,7 @@ slot_template(const key_templates *ts, const unsigned char *p,
 /* One whole 16-byte tail block of the compare, entered at the count. */
 #define BLOCK16(i)                                                         \
     case i + 1:                                                            \
-        diff |= DIFF16(LCT__OBJECTKEY_PREFIX + 16 * i);                    \
+        diff |= DIFF16(LCT__MP_UNIT_OPENING + 16 * i);                    \
         __attribute__((fallthrough));
 
 static inline __attribute__((always_inline)) bool
@@ -228,7 +226,7 @@ load32(const unsigned char *p)
     ((load32(p + (at)) & load32(m + (at))) ^ load32(k + (at)))
 #define BLOCK32(i)                                                         \
     case i + 1:                                                            \
-        diff |= DIFF32(LCT__OBJECTKEY_PREFIX + 32 * i);                    \
+        diff |= DIFF32(LCT__MP_UNIT_OPENING + 32 * i);                    \
         __attribute__((fallthrough));
 
 static inline __attribute__((always_inline, target("avx2"))) bool

@@ -26,14 +26,15 @@
  * compares.  The template is a copy of the key's bytes, kept per thread
  * and per mode, so it outlives the buffer it came from and the next walk
  * starts with it (key_template says how it is kept).  A key is a
- * candidate from objectkey_step, which knows where its rank and group
- * are; it becomes the template when its map closes.
+ * candidate from objectkey_step, which knows where its usual pairs'
+ * values are; it becomes the template when its map closes.
  */
 #define KEY_TAIL_MAX 192
 typedef struct key_candidate {
     const unsigned char *key; /* NULL: none open */
     unsigned depth;           /* the nesting the key itself sits at */
-    size_t rank_at, group_at; /* tail offsets of the two fixints, or 0 */
+    unsigned pairs;           /* usual pairs read whole */
+    const unsigned char *at[LCT__MP_UNIT_USUAL]; /* their values */
 } key_candidate;
 
 /* 16 bytes as one vector (GNU C, like the range initialisers in
@@ -48,7 +49,7 @@ typedef uint64_t bytes16 __attribute__((vector_size(16)));
  * the codec's opening less the 0x82 the caller has seen, and the tail
  * after the hash) sit on 16-byte boundaries, where an SSE2 instruction
  * can take them as operands. */
-#define KEY_MAX (LCT__OBJECTKEY_PREFIX + KEY_TAIL_MAX)
+#define KEY_MAX (LCT__MP_UNIT_OPENING + KEY_TAIL_MAX)
 #define KEY_STORE_AT 15
 
 typedef struct key_template {
@@ -70,7 +71,7 @@ typedef struct key_template {
  * head and length, which sit at fixed places after the codec's
  * opening), so each keeps its own and a key is compared with one. */
 #define KEY_TEMPLATES 16
-#define KEY_SLOT_BYTES (LCT__OBJECTKEY_PREFIX + 13)
+#define KEY_SLOT_BYTES (LCT__MP_UNIT_TELL_AT2 + 1)
 typedef struct key_templates {
     key_template t[KEY_TEMPLATES];
 } key_templates;
@@ -78,9 +79,9 @@ typedef struct key_templates {
 /* The slot of the key at p, which has KEY_SLOT_BYTES bytes, at depth. */
 static inline unsigned key_slot(const unsigned char *p, unsigned depth)
 {
-    const unsigned char *q = p + LCT__OBJECTKEY_PREFIX;
-    return (p[19] ^ (unsigned)q[11] * 3u ^ (unsigned)q[12] * 5u ^
-            depth * 9u) %
+    return (p[LCT__MP_UNIT_TELL_AT0] ^
+            (unsigned)p[LCT__MP_UNIT_TELL_AT1] * 3u ^
+            (unsigned)p[LCT__MP_UNIT_TELL_AT2] * 5u ^ depth * 9u) %
            KEY_TEMPLATES;
 }
 
@@ -114,42 +115,47 @@ bool lct__key_run_wide(bool allow);
 
 /*
  * At p (0x82), with room for two more levels at opened: the ObjectKey
- * fast path.  When the opening is there, step over it and the usual
- * pairs after it (lct__objectkey_usual_read), leaving the nesting as the
- * token-by-token path would (the wrapper map with its last value open in
- * opened[0], the payload map's remaining values in *rem), note the key in
- * *cand (its depth is the caller's to fill) and return true; else change
- * nothing.
+ * fast path.  When the unit's opening is there, step over it and the
+ * usual pairs after it (lct__mp_unit_usual_read), leaving the nesting as
+ * the token-by-token path would (the wrapper map with its last value open
+ * in opened[0], the payload map's remaining values in *rem), note the key
+ * in *cand (its depth is the caller's to fill) and return true; else
+ * change nothing.
  */
 static inline bool objectkey_step(const unsigned char **pp,
                                   const unsigned char *end, bool utf8,
                                   size_t *opened, size_t *rem, unsigned flags,
                                   key_candidate *cand)
 {
+    const lct__mp_unit *unit = &lct__mp_objectkey;
     const unsigned char *p = *pp;
-    if ((size_t)(end - p) < LCT__OBJECTKEY_PREFIX)
+    if ((size_t)(end - p) < LCT__MP_UNIT_OPENING)
         return false;
-    unsigned pairs = lct__objectkey_pairs(p);
-    if (!pairs)
+    unsigned pairs = lct__mp_unit_pairs(unit, p);
+    if (pairs < unit->opening_pairs)
         return false;
-    /* Counts fit what is left: 65 bytes were there.  Stack entries as
-     * the walker keeps them (see lct__mp_walk); the wrapper's flags are
-     * the payload's, the map's own bit under the same mode. */
+    /* Counts fit what is left: the opening's bytes were there.  Stack
+     * entries as the walker keeps them (see lct__mp_walk); the wrapper's
+     * flags are the payload's, the map's own bit under the same mode. */
     opened[0] = *rem << WALK_FLAG_BITS | flags;
     opened[1] = 0;
-    lct__objectkey_usual u;
-    lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, &u);
-    if (u.pairs && utf8 && !lct__str_valid(u.model, u.model_len, end)) {
-        /* the general path finds it, at the model name */
-        u.pairs = 0;
-        u.after = p + LCT__OBJECTKEY_PREFIX;
+    unsigned inner = pairs - unit->opening_pairs;
+    lct__mp_unit_values v;
+    lct__mp_unit_usual_read(unit, p + LCT__MP_UNIT_OPENING, end, inner, &v);
+    for (unsigned i = 0; utf8 && i < v.pairs; i++) {
+        if (unit->usual[i].kind == LCT__MP_UNIT_STR &&
+            !lct__str_valid(v.at[i], v.len[i], end)) {
+            /* the general path finds it, at this pair */
+            v.pairs = i;
+            v.after = i ? v.at[i - 1] + v.len[i - 1] : p + LCT__MP_UNIT_OPENING;
+            break;
+        }
     }
-    *rem = 2 * (size_t)(pairs - 1 - u.pairs);
-    const unsigned char *tail = p + LCT__OBJECTKEY_PREFIX;
+    *rem = 2 * (size_t)(inner - v.pairs);
     cand->key = p;
-    cand->rank_at = u.pairs >= 2 ? (size_t)(u.rank_at - tail) : 0;
-    cand->group_at = u.pairs >= 3 ? (size_t)(u.group_at - tail) : 0;
-    *pp = u.after;
+    cand->pairs = v.pairs;
+    memcpy(cand->at, v.at, sizeof cand->at);
+    *pp = v.after;
     return true;
 }
 

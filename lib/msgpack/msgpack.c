@@ -322,7 +322,7 @@ open_container(size_t *stack, unsigned *depth, size_t *rem, unsigned *flags,
  * fixint, fixstr, fixmap and fixarray, nearly every byte of a real
  * trace, are decoded from the byte itself; the rest go to walk_sized.
  * The codec's ObjectKey opening is stepped over as one unit
- * (lct__objectkey_pairs), and a key like the last one read whole as
+ * (lct__mp_unit_pairs), and a key like the last one read whole as
  * another (key_template); neither is taken inside a map key, where no
  * map may be.
  */

@@ -15,6 +15,7 @@
 
 #include "base/bytes_internal.h"
 #include "lct_core.h"
+#include "msgpack/unit_internal.h"
 
 /*
  * The parsed first bytes of one value: its type, the size of the header
@@ -147,151 +148,14 @@ static inline bool lct__str_valid(const unsigned char *p, size_t n,
     return lct__ascii_only(p, n, end) || lct__utf8_valid(p, n);
 }
 
-/*
- * The codec's ObjectKey, the bulk of a real trace, always opens with the
- * same 65 bytes but for one nibble and the hash:
- *   82 a5 "__t__" a9 "ObjectKey" a1 "v" 8N aa "chunk_hash" c4 20 <32 bytes>
- * (N >= 1 pairs in the payload map).  Matching them as one unit lets the
- * walker step over eight tokens at once: its speed is bounded by the
- * chain load header -> add length -> load next header, and a compare
- * whose branch predicts well is off that chain.  Returns N, or 0 when the
- * bytes differ (then the general path reads them token by token).
- * p must have LCT__OBJECTKEY_PREFIX bytes.  The walker (msgpack.c) and
- * the JSON writer (json.c) both use it.
- */
-#define LCT__OBJECTKEY_PREFIX 65
-static inline unsigned lct__objectkey_pairs(const unsigned char *p)
-{
-    static const unsigned char want[33] = {
-        0x82, 0xa5, '_', '_', 't', '_', '_', 0xa9, 'O', 'b', 'j',
-        'e',  'c',  't', 'K', 'e', 'y', 0xa1, 'v', 0x80, 0xaa, 'c',
-        'h',  'u',  'n', 'k', '_', 'h', 'a', 's', 'h', 0xc4, 0x20};
-    /* byte 19 is the payload map's head: only its high nibble is fixed
-     * (the mask is laid out in bytes, so this holds on any endianness) */
-    static const unsigned char care[8] = {0xff, 0xff, 0xff, 0xf0,
-                                          0xff, 0xff, 0xff, 0xff};
-    uint64_t a[4], b[4], mask;
-    memcpy(a, p, 32);
-    memcpy(b, want, 32);
-    memcpy(&mask, care, 8);
-    uint64_t diff = (a[0] ^ b[0]) | (a[1] ^ b[1]) | ((a[2] ^ b[2]) & mask) |
-                    (a[3] ^ b[3]) | (uint64_t)(p[32] ^ want[32]);
-    unsigned pairs = p[19] & 0x0fu;
-    return diff == 0 ? pairs : 0;
-}
-
-/*
- * The pairs the encoder writes after chunk_hash, in its usual form:
- * "model_name" with a fixstr or a str8 (names over 31 bytes are common:
- * meta-llama/Llama-3.1-8B-Instruct is 32), "kv_rank" and then
- * "object_group_id" with a positive fixint.  q is where they would start (p + the prefix); at most
- * `most` pairs are read, each only when whole and inside [q, end).  The
- * model name is not checked as UTF-8 here: the walker does that, the
- * JSON writer prints what was validated before.
- */
-typedef struct lct__objectkey_usual {
-    unsigned pairs; /* pairs read: 0 to 3, in the order above */
-    const unsigned char *model;
-    size_t model_len;
-    unsigned char rank, group;
-    const unsigned char *rank_at, *group_at; /* their bytes, once read */
-    const unsigned char *after; /* the first byte after them */
-} lct__objectkey_usual;
-
-static inline void lct__objectkey_usual_read(const unsigned char *q,
-                                             const unsigned char *end,
-                                             unsigned most,
-                                             lct__objectkey_usual *u)
-{
-    *u = (lct__objectkey_usual){.after = q};
-    if (most < 1 || (size_t)(end - q) < 13 ||
-        memcmp(q, "\xaamodel_name", 11) != 0)
-        return;
-    size_t head, len;
-    if ((q[11] & 0xe0) == 0xa0) { /* fixstr */
-        head = 12;
-        len = q[11] & 0x1fu;
-    } else if (q[11] == 0xd9) { /* str8 */
-        head = 13;
-        len = q[12];
-    } else {
-        return;
-    }
-    if (len > (size_t)(end - q) - head)
-        return;
-    u->model = q + head;
-    u->model_len = len;
-    q = u->model + u->model_len;
-    u->pairs = 1;
-    u->after = q;
-    if (most < 2 || (size_t)(end - q) < 9 ||
-        memcmp(q, "\xa7kv_rank", 8) != 0 || q[8] >= 0x80)
-        return;
-    u->rank = q[8];
-    u->rank_at = q + 8;
-    q += 9;
-    u->pairs = 2;
-    u->after = q;
-    if (most < 3 || (size_t)(end - q) < 17 ||
-        memcmp(q, "\xafobject_group_id", 16) != 0 || q[16] >= 0x80)
-        return;
-    u->group = q[16];
-    u->group_at = q + 16;
-    u->pairs = 3;
-    u->after = q + 17;
-}
-
-/*
- * A whole ObjectKey of the usual form at p (its 65-byte opening there):
- * chunk_hash, then the usual pairs (lct__objectkey_usual_read, at least
- * model_name and kv_rank) and at most a "cache_salt" with nil, a fixstr
- * or a str8, and no other pair.  Returns the first byte after its
- * pairs, with *u and the salt's bytes (*salt_len 0 for nil or none);
- * NULL when the key is not of that form.  The key layer's fast path
- * (lmcache.c's usual_key) and the templates' fields read it so.
- */
-static inline const unsigned char *
-lct__objectkey_usual_whole(const unsigned char *p, const unsigned char *end,
-                           lct__objectkey_usual *u,
-                           const unsigned char **salt, size_t *salt_len)
-{
-    unsigned pairs = lct__objectkey_pairs(p);
-    if (pairs < 3)
-        return NULL;
-    lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, u);
-    if (u->pairs < 2)
-        return NULL;
-    const unsigned char *q = u->after;
-    *salt = q, *salt_len = 0;
-    if (pairs - 1 == u->pairs)
-        return q;
-    if (pairs - 1 != u->pairs + 1) /* more than a cache_salt */
-        return NULL;
-    size_t left = (size_t)(end - q), head, len;
-    if (left < 12 || memcmp(q, "\xaa" "cache_salt", 11) != 0)
-        return NULL;
-    if (q[11] == 0xc0)
-        head = 12, len = 0;
-    else if ((q[11] & 0xe0) == 0xa0)
-        head = 12, len = q[11] & 0x1fu;
-    else if (q[11] == 0xd9 && left >= 13)
-        head = 13, len = q[12];
-    else
-        return NULL;
-    if (len > left - head)
-        return NULL;
-    *salt = q + head, *salt_len = len;
-    return q + head + len;
-}
-
-/* Where a key of the encoder's usual form (the key layer's fast path:
- * model_name, kv_rank, object_group_id and a cache_salt, in that order,
- * the last two optional) has its fields, from its first byte: every key
- * like a template has them where the template has. */
+/* Where a key of the usual form (a unit's, unit_internal.h, whole) has
+ * its fields, from its first byte: every key like a template has them
+ * where the template has.  Index i < LCT__MP_UNIT_USUAL is the i-th usual
+ * pair's value, the one after them the last pair's; len 0 for a pair
+ * that is not there (or an empty str or nil). */
+#define LCT__KEY_FIELDS (LCT__MP_UNIT_USUAL + 1)
 typedef struct lct__key_fields {
-    uint16_t model_at, model_len;
-    uint16_t rank_at, group_at; /* group_at 0: no object_group_id */
-    uint16_t salt_at, salt_len; /* salt_len 0: none, nil or empty */
+    uint16_t at[LCT__KEY_FIELDS], len[LCT__KEY_FIELDS];
 } lct__key_fields;
 
 /*

@@ -39,6 +39,22 @@ static void flush(jw *w)
     w->len = 0;
 }
 
+static inline void put_raw(jw *w, const char *s, size_t n);
+
+/* n bytes of s, which has `block` (a constant) readable: copied as one
+ * block of that size where the buffer has room, so the copy is a few
+ * moves rather than a call. */
+static inline __attribute__((always_inline)) void
+put_block(jw *w, const char *s, size_t block, size_t n)
+{
+    if (block <= sizeof w->buf - w->len) {
+        memcpy(w->buf + w->len, s, block);
+        w->len += n;
+        return;
+    }
+    put_raw(w, s, n);
+}
+
 static inline void put_raw(jw *w, const char *s, size_t n)
 {
     if (n <= sizeof w->buf - w->len) { /* the usual case: it fits */
@@ -844,50 +860,51 @@ static int render_map_fast(jw *w, const lct__mp_head *h, lct_value v,
 }
 
 /*
- * The codec's ObjectKey in its usual whole shape (the 65-byte opening,
- * then only "model_name" with a fixstr, "kv_rank" and "object_group_id"
- * with positive fixints, in that order, as many pairs as the payload
- * holds), printed from what is known of it.  ObjectKeys are most of a
- * dump's bytes, and their keys are distinct by construction, so nothing
- * is held for a repeated key.  RETRY for any other shape, before writing
- * anything: the general path prints it, to the same bytes (test_json).
+ * The codec's ObjectKey (lct__mp_objectkey) in its usual shape: the
+ * opening, then only its usual pairs (a str value in a fixstr or str8, a
+ * small uint), as many as the payload holds, printed from what is known
+ * of them.  ObjectKeys are most of a dump's bytes, and their keys are
+ * distinct by construction, so nothing is held for a repeated key.  RETRY
+ * for any other shape, before writing anything: the general path prints
+ * it, to the same bytes (test_json).
  */
 static int render_objectkey(jw *w, lct_value v, unsigned depth,
                             const unsigned char **after)
 {
+    const lct__mp_unit *unit = &lct__mp_objectkey;
     const unsigned char *p = v.ptr, *end = v.ptr + v.len;
     if (w->key_depth || depth + 2 > LCT_MAX_DEPTH ||
-        v.len < LCT__OBJECTKEY_PREFIX || p[0] != 0x82)
+        v.len < LCT__MP_UNIT_OPENING || p[0] != 0x82)
         return RETRY;
-    unsigned pairs = lct__objectkey_pairs(p);
-    if (pairs == 0 || pairs > 4)
+    unsigned pairs = lct__mp_unit_pairs(unit, p);
+    if (pairs < unit->opening_pairs ||
+        pairs - unit->opening_pairs > LCT__MP_UNIT_USUAL)
         return RETRY;
-    lct__objectkey_usual u;
-    lct__objectkey_usual_read(p + LCT__OBJECTKEY_PREFIX, end, pairs - 1, &u);
-    if (u.pairs != pairs - 1)
+    lct__mp_unit_values u;
+    lct__mp_unit_usual_read(unit, p + LCT__MP_UNIT_OPENING, end,
+                            pairs - unit->opening_pairs, &u);
+    if (u.pairs != pairs - unit->opening_pairs)
         return RETRY; /* a pair in another form, or another pair */
     bool unwrap = (w->flags & LCT_JSON_UNWRAP) != 0;
-    static const char open[] = "{\"__t__\":\"ObjectKey\",\"v\":{\"chunk_hash\":";
-    static const char open_unwrapped[] = "{\"chunk_hash\":";
     if (unwrap)
-        put_raw(w, open_unwrapped, sizeof open_unwrapped - 1);
+        put_block(w, unit->json_open_unwrapped, LCT__MP_UNIT_JSON_OPEN_MAX,
+                  unit->json_open_unwrapped_len);
     else
-        put_raw(w, open, sizeof open - 1);
-    put_base64(w, p + LCT__OBJECTKEY_PREFIX - 32, 32);
-    if (u.pairs >= 1) {
-        put_raw(w, ",\"model_name\":", 14);
-        put_string(w, u.model, u.model_len);
-    }
+        put_block(w, unit->json_open, LCT__MP_UNIT_JSON_OPEN_MAX,
+                  unit->json_open_len);
+    put_base64(w, p + LCT__MP_UNIT_FREE_AT,
+               LCT__MP_UNIT_OPENING - LCT__MP_UNIT_FREE_AT);
     char digits[4], *e = digits + sizeof digits, *d;
-    if (u.pairs >= 2) {
-        put_raw(w, ",\"kv_rank\":", 11);
-        d = lct__u64_digits(u.rank, e);
-        put_raw(w, d, (size_t)(e - d));
-    }
-    if (u.pairs == 3) {
-        put_raw(w, ",\"object_group_id\":", 19);
-        d = lct__u64_digits(u.group, e);
-        put_raw(w, d, (size_t)(e - d));
+    for (unsigned i = 0; i < u.pairs; i++) {
+        const lct__mp_unit_pair *k = &unit->usual[i];
+        put_block(w, k->json_key, LCT__MP_UNIT_JSON_KEY_MAX,
+                  k->json_key_len);
+        if (k->kind == LCT__MP_UNIT_SMALL_UINT) {
+            d = lct__u64_digits(*u.at[i], e);
+            put_raw(w, d, (size_t)(e - d));
+        } else {
+            put_string(w, u.at[i], u.len[i]);
+        }
     }
     put_raw(w, "}}", unwrap ? 1 : 2);
     *after = u.after;
