@@ -1,15 +1,14 @@
 /*
  * lct_write.h - writing: traces (headers and records, byte for byte what
- * LMCache's msgspec encoder writes), output files that never replace or
- * truncate an input (written under a temporary name, renamed when
- * whole), and the pacer a replay keeps time with.  The layer lib/write
+ * LMCache's msgspec encoder writes) and the pacer a replay keeps time
+ * with.  The layer lib/write
  * (docs/architecture.md).
  *
- * Lifetimes: a writer, an output and a pacer own what they hold until
- * their close, commit/abort or free; strings and views given to them are
+ * Lifetimes: a writer and a pacer own what they hold until their close or
+ * free; strings and views given to them are
  * copied or written before the call returns.
  *
- * Threads: each writer, output or pacer is used by one thread at a time;
+ * Threads: each writer or pacer is used by one thread at a time;
  * different ones may be used from different threads at once.
  */
 #ifndef LCT_WRITE_H
@@ -110,40 +109,6 @@ lct_status lct_writer_header(lct_writer *w, const lct_header *h, lct_error *err)
  */
 void lct_writer_record_begin(lct_writer *w, double t_mono, double t_wall,
                              const char *qualname, size_t qualname_len);
-
-/* MARK: - Output files */
-
-/**
- * An output file that never destroys an input.  lct_output_open() refuses
- * a path that is one of @p inputs (the same device and inode, links
- * followed; "-" is standard input among inputs and standard output as
- * the path) with LCT_ERR_IS_INPUT, before anything is opened for writing.
- * Otherwise a regular file (new, or existing, through links) is written
- * under a temporary name in its directory, and lct_output_commit() renames
- * it into place: until then, and after lct_output_abort() or a failure,
- * what was at the path is untouched and no partial file is left.  SIGINT,
- * SIGTERM and SIGHUP remove the temporary file (unless the program has
- * its own handlers).  Standard output, devices and FIFOs are written in
- * place.  A new file gets mode 0666 less the umask; a replaced one keeps
- * its mode.
- */
-typedef struct lct_output lct_output;
-
-/** @return LCT_OK, LCT_ERR_IS_INPUT, LCT_ERR_SYS (cannot create the
- *  file; err names it and errno), LCT_ERR_NOMEM, LCT_ERR_INVALID. */
-lct_status lct_output_open(const char *path, const char *const *inputs,
-                           size_t ninputs, lct_output **out, lct_error *err);
-
-/** The descriptor to write to (the temporary file's, or stdout's). */
-int lct_output_fd(const lct_output *out);
-
-/** Close (a close that fails, e.g. a full disk, is an error) and rename
- *  into place; @p out is freed either way.  @return LCT_OK, LCT_ERR_SYS
- *  (err->message names the path and says why). */
-lct_status lct_output_commit(lct_output *out, lct_error *err);
-
-/** Give up: the temporary file is removed; @p out is freed. */
-void lct_output_abort(lct_output *out);
 
 /* MARK: - Replay pacing */
 

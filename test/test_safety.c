@@ -18,6 +18,7 @@
 #include "lct.h"
 #include "mpw.h"
 #include "oracle.h"
+#include "outfile.h"
 #include "run.h"
 
 TestSuite(safety, .timeout = 120);
@@ -199,7 +200,7 @@ Test(safety, a_write_error_says_why)
 }
 
 /* The library's own check, for programs that write files. */
-Test(safety, lct_output_refuses_an_input_and_writes_whole)
+Test(safety, an_output_file_refuses_an_input_and_writes_whole)
 {
     char *dir = tmp_dir();
     char *in = in_dir(dir, "in"), *link_to_in = in_dir(dir, "link"),
@@ -207,26 +208,26 @@ Test(safety, lct_output_refuses_an_input_and_writes_whole)
     copy_file(LCT_SAMPLE, in);
     cr_assert_eq(symlink("in", link_to_in), 0);
     const char *inputs[] = {"/nonexistent", in};
-    lct_output *o;
+    outfile *o;
     lct_error err;
-    cr_expect_eq(lct_output_open(link_to_in, inputs, 2, &o, &err),
+    cr_expect_eq(outfile_open(link_to_in, inputs, 2, &o, &err),
                  LCT_ERR_IS_INPUT);
     cr_expect_null(o);
     cr_expect(strstr(err.message, "link") && strstr(err.message, "/in'"),
               "%s", err.message);
-    cr_assert_eq(lct_output_open(out, inputs, 2, &o, &err), LCT_OK, "%s",
+    cr_assert_eq(outfile_open(out, inputs, 2, &o, &err), LCT_OK, "%s",
                  err.message);
-    cr_expect_eq(write(lct_output_fd(o), "abc", 3), 3);
+    cr_expect_eq(write(outfile_fd(o), "abc", 3), 3);
     cr_expect_eq(access(out, F_OK), -1, "not there before the commit");
-    cr_expect_eq(lct_output_commit(o, &err), LCT_OK);
+    cr_expect_eq(outfile_commit(o, &err), LCT_OK);
     size_t len;
     char *got = read_whole_file(out, &len);
     cr_expect_str_eq(got, "abc");
     free(got);
     /* Abort: what was there stays. */
-    cr_assert_eq(lct_output_open(out, inputs, 2, &o, &err), LCT_OK);
-    cr_expect_eq(write(lct_output_fd(o), "xyz!", 4), 4);
-    lct_output_abort(o);
+    cr_assert_eq(outfile_open(out, inputs, 2, &o, &err), LCT_OK);
+    cr_expect_eq(write(outfile_fd(o), "xyz!", 4), 4);
+    outfile_abort(o);
     got = read_whole_file(out, &len);
     cr_expect_str_eq(got, "abc");
     free(got);

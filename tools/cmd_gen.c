@@ -204,14 +204,14 @@ int cmd_gen(int argc, char **argv)
     /* Written whole under a temporary name, then renamed: an interrupted
      * run leaves no half trace, and what was at OUT stays until then. */
     tool_args none = {0};
-    lct_output *out = tool_output_open("gen", "OUT", a.file, &none);
+    outfile *out = tool_output_open("gen", "OUT", a.file, &none);
     if (!out)
         return EXIT_REFUSED;
-    int rc = gen_trace(lct_output_fd(out), (uint64_t)records,
+    int rc = gen_trace(outfile_fd(out), (uint64_t)records,
                        (unsigned)max_keys, (unsigned)o.docs, (uint64_t)seed);
     if (rc != 0) {
         int e = errno;
-        lct_output_abort(out);
+        outfile_abort(out);
         if (e == EPIPE)
             return EXIT_OK;
         fprintf(stderr, "%s gen: writing the output failed: %s\n", tool_name,

@@ -51,17 +51,17 @@ int cmd_import(int argc, char **argv)
     /* OUT may be none of the logs, named or found in a directory. */
     tool_args inputs = {.operands = files.gl_pathv,
                         .noperands = (int)files.gl_pathc};
-    lct_output *out = tool_output_open("import", "OUT", target, &inputs);
+    outfile *out = tool_output_open("import", "OUT", target, &inputs);
     if (!out) {
         globfree(&files);
         return EXIT_REFUSED;
     }
     uint64_t events = 0, bad = 0;
-    bool ok = tool_lookup_logs_import(&files, lct_output_fd(out), a.quiet,
+    bool ok = tool_lookup_logs_import(&files, outfile_fd(out), a.quiet,
                                       &events, &bad);
     globfree(&files);
     if (!ok) {
-        lct_output_abort(out);
+        outfile_abort(out);
         return EXIT_REFUSED;
     }
     if (!tool_output_finish("import", out, NULL))

@@ -153,11 +153,11 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
 }
 
 /* Write the gathered stream to out; false after a message. */
-static bool write_oracle(keys_opts *o, lct_output *out)
+static bool write_oracle(keys_opts *o, outfile *out)
 {
     FILE *f = tool_output_stream("keys", out);
     if (!f) {
-        lct_output_abort(out);
+        outfile_abort(out);
         return false;
     }
     lct_error err;
@@ -175,7 +175,7 @@ static bool write_oracle(keys_opts *o, lct_output *out)
         return tool_output_finish("keys", out, f);
     int e = errno;
     fclose(f);
-    lct_output_abort(out);
+    outfile_abort(out);
     if (st == LCT_ERR_SYS && e == EPIPE)
         return true; /* the reader went away (| head): not a failure */
     if (st == LCT_ERR_SYS)
@@ -189,7 +189,7 @@ static bool write_oracle(keys_opts *o, lct_output *out)
 /* --lookup-jsonl OUT: a line per read call, written whole or not at all. */
 static int lookup_jsonl(keys_opts *o, const tool_args *a)
 {
-    lct_output *out;
+    outfile *out;
     tool_inputs in;
     if (!tool_keys_start("keys", "--lookup-jsonl", o->lookups, a, &o->ops,
                          &out, &in))
@@ -208,7 +208,7 @@ static int lookup_jsonl(keys_opts *o, const tool_args *a)
     else {
         if (o->log.f)
             fclose(o->log.f);
-        lct_output_abort(out);
+        outfile_abort(out);
         fprintf(stderr, "%s keys: out of memory writing the lookup log\n",
                 tool_name);
     }
@@ -239,7 +239,7 @@ int cmd_keys(int argc, char **argv)
         tool_usage_error("keys", "--chunk-size goes with --lookup-jsonl");
     if (o.lookups)
         return lookup_jsonl(&o, &a);
-    lct_output *out;
+    outfile *out;
     tool_inputs in;
     if (!tool_keys_start("keys", "--oracle-general", o.oracle, &a, &o.ops,
                          &out, &in))
@@ -258,7 +258,7 @@ int cmd_keys(int argc, char **argv)
         whole = tool_keys_walk(&in, &o.ops, "keys", on_key, &o);
     bool ok = !o.failed && (!out || write_oracle(&o, out));
     if (out && o.failed)
-        lct_output_abort(out);
+        outfile_abort(out);
     lct_refs_free(o.refs);
     return tool_keys_finish(&in, &o.ops, "keys", a.quiet, ok, whole);
 }

@@ -157,12 +157,12 @@ static void svg_title(const char *trace, const lct_mrc_totals *t,
              t->prefix ? " (prefix rule)" : "", sampled ? " (sampled)" : "");
 }
 
-static bool write_svg(lct_output *out, const char *trace,
+static bool write_svg(outfile *out, const char *trace,
                       const lct_mrc_totals *t, const tool_curve *c)
 {
     FILE *f = tool_output_stream("mrc", out);
     if (!f) {
-        lct_output_abort(out);
+        outfile_abort(out);
         return false;
     }
     char title[1024];
@@ -334,7 +334,7 @@ int cmd_mrc(int argc, char **argv)
     tool_keys_parse("mrc", own, on_option, &o, help, &o.ops, argc, argv,
                     &a);
     check_options(&o);
-    lct_output *svg;
+    outfile *svg;
     tool_inputs in;
     if (!tool_keys_start("mrc", "--svg", o.svg, &a, &o.ops, &svg, &in))
         return EXIT_REFUSED;
@@ -376,7 +376,7 @@ int cmd_mrc(int argc, char **argv)
                                        : tool_input_name(a.file),
                        t, &c);
     else
-        lct_output_abort(svg);
+        outfile_abort(svg);
     free(tokens);
     free(both);
     lct_mrc_curve_free(&c);

@@ -409,7 +409,7 @@ static bool write_reports(const char *dir, const replay_run *run,
     for (int i = 0; i < 2; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        lct_output *out = tool_output_open("replay", "--output-dir", path, a);
+        outfile *out = tool_output_open("replay", "--output-dir", path, a);
         FILE *f = out ? tool_output_stream("replay", out) : NULL;
         if (!f)
             return false;
@@ -462,7 +462,7 @@ static void check_usage(const replay_opts *o, const tool_args *a)
 /* One backend: run, print, write the files; the exit status. */
 static int replay_one(replay_opts *o, tool_inputs *in, const tool_args *a)
 {
-    lct_output *jout = NULL;
+    outfile *jout = NULL;
     FILE *jf = NULL;
     if (o->output_dir && !prepare_output_dir(o->output_dir))
         return EXIT_REFUSED;

@@ -273,7 +273,7 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
 }
 
 static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
-                    lct_output *svg, bool *whole)
+                    outfile *svg, bool *whole)
 {
     lct_sim_report r;
     lct_error err;
@@ -296,7 +296,7 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
                 "the capacity in chunks\n", tool_name,
                 tool_input_name(a->file), f.unsized_at - 1);
         lct_sim_free(f.sim);
-        lct_output_abort(svg);
+        outfile_abort(svg);
         *whole = false;
         return false;
     }
@@ -304,7 +304,7 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     lct_sim_free(f.sim);
     if (!ok) {
         fprintf(stderr, "%s sim: out of memory\n", tool_name);
-        lct_output_abort(svg);
+        outfile_abort(svg);
         return false;
     }
     if (!r.calls && !a->quiet)
@@ -346,7 +346,7 @@ int cmd_sim(int argc, char **argv)
     if (!o.have_capacity)
         tool_usage_error("sim", "--capacity CAP is needed (keys, or bytes "
                          "such as 64G)");
-    lct_output *svg;
+    outfile *svg;
     tool_inputs in;
     if (!tool_keys_start("sim", "--svg", o.svg, &a, &o.ops, &svg, &in))
         return EXIT_REFUSED;

@@ -69,7 +69,7 @@ void tool_keyops_defaults(tool_keyops *o)
 
 bool tool_keys_start(const char *cmd, const char *out_opt,
                      const char *out_path, const tool_args *a, tool_keyops *o,
-                     lct_output **out, tool_inputs *in)
+                     outfile **out, tool_inputs *in)
 {
     *out = NULL;
     if (out_path && !(*out = tool_output_open(cmd, out_opt, out_path, a))) {
@@ -78,7 +78,7 @@ bool tool_keys_start(const char *cmd, const char *out_opt,
     }
     /* every record's keys are read right after it (lct_key_iter_init) */
     if (!tool_inputs_open(in, a, tool_source_flags(a) | LCT_KEYS, true)) {
-        lct_output_abort(*out);
+        outfile_abort(*out);
         tool_keyops_free(o);
         return false;
     }

@@ -116,7 +116,7 @@ uint64_t tool_chunk_size(const lct_reader *r);
  * could not be opened: exit EXIT_REFUSED. */
 bool tool_keys_start(const char *cmd, const char *out_opt,
                      const char *out_path, const tool_args *a, tool_keyops *o,
-                     lct_output **out, tool_inputs *in);
+                     outfile **out, tool_inputs *in);
 
 /* The end of `lct keys` and `lct mrc`: report unmatched patterns (unless
  * quiet), free o, close the inputs, flush stdout, and return the exit code: 1 if

@@ -337,12 +337,12 @@ void tool_finish_stdout(void)
 
 /* MARK: output files */
 
-lct_output *tool_output_open(const char *cmd, const char *opt,
+outfile *tool_output_open(const char *cmd, const char *opt,
                              const char *path, const tool_args *a)
 {
-    lct_output *o;
+    outfile *o;
     lct_error err;
-    lct_status rc = lct_output_open(path, (const char *const *)a->operands,
+    lct_status rc = outfile_open(path, (const char *const *)a->operands,
                                     (size_t)a->noperands, &o, &err);
     if (rc == LCT_ERR_IS_INPUT)
         tool_usage_error(cmd, "%s: %s", opt, err.message);
@@ -355,10 +355,10 @@ lct_output *tool_output_open(const char *cmd, const char *opt,
     return o;
 }
 
-FILE *tool_output_stream(const char *cmd, lct_output *o)
+FILE *tool_output_stream(const char *cmd, outfile *o)
 {
     fflush(stdout); /* "-" shares the descriptor with what was printed */
-    int fd = dup(lct_output_fd(o));
+    int fd = dup(outfile_fd(o));
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         fprintf(stderr, "%s %s: %s\n", tool_name, cmd, strerror(errno));
@@ -368,23 +368,23 @@ FILE *tool_output_stream(const char *cmd, lct_output *o)
     return f;
 }
 
-bool tool_output_finish(const char *cmd, lct_output *o, FILE *f)
+bool tool_output_finish(const char *cmd, outfile *o, FILE *f)
 {
     int e = 0;
     if (f && fclose(f) != 0)
         e = errno;
     lct_error err;
     if (e == EPIPE) { /* the reader went away (| head): not a failure */
-        lct_output_abort(o);
+        outfile_abort(o);
         return true;
     }
     if (e) {
-        lct_output_abort(o);
+        outfile_abort(o);
         fprintf(stderr, "%s %s: writing the output failed: %s\n", tool_name,
                 cmd, strerror(e));
         return false;
     }
-    if (lct_output_commit(o, &err) != LCT_OK) {
+    if (outfile_commit(o, &err) != LCT_OK) {
         fprintf(stderr, "%s %s: ", tool_name, cmd);
         tool_put_message(stderr, err.message);
         fputc('\n', stderr);

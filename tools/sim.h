@@ -8,7 +8,7 @@
 
 /* lct sim --svg: the report's seven panels, written whole to out (or not
  * at all); false after a message. */
-bool tool_sim_svg(lct_output *out, const char *trace,
+bool tool_sim_svg(outfile *out, const char *trace,
                   const lct_sim_report *r, uint64_t chunk_size);
 /* lct sim's text report on stdout (sim_text.c), with l1's section when
  * an L1 was in front; tokens: counted (a chunk size, or logged tokens),

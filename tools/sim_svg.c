@@ -165,12 +165,12 @@ static panel at(FILE *f, int i)
     return (panel){f, (i % COLS) * PW, MARGIN_TOP + (i / COLS) * PH};
 }
 
-bool tool_sim_svg(lct_output *out, const char *trace,
+bool tool_sim_svg(outfile *out, const char *trace,
                   const lct_sim_report *r, uint64_t chunk)
 {
     FILE *f = tool_output_stream("sim", out);
     if (!f) {
-        lct_output_abort(out);
+        outfile_abort(out);
         return false;
     }
     char name[1024];

@@ -18,6 +18,7 @@
 #include <sys/tree.h>
 
 #include "lct.h"
+#include "outfile.h"
 
 /* Exit codes, as documented in lct(1). */
 enum {
@@ -192,14 +193,14 @@ void tool_finish_stdout(void);
 /* Open OUT of option `opt` ("-": stdout) for a command whose inputs are
  * a's operands.  An input is a usage error naming both (exit 2, before
  * anything is read); another failure is said and gives NULL. */
-lct_output *tool_output_open(const char *cmd, const char *opt,
+outfile *tool_output_open(const char *cmd, const char *opt,
                              const char *path, const tool_args *a);
 /* A stdio stream on the output (its own descriptor: close it with
  * fclose before tool_output_commit); NULL after a message. */
-FILE *tool_output_stream(const char *cmd, lct_output *o);
+FILE *tool_output_stream(const char *cmd, outfile *o);
 /* Close f (if not NULL), then commit o: false after a message saying why
  * (errno's words: "No space left on device"). */
-bool tool_output_finish(const char *cmd, lct_output *o, FILE *f);
+bool tool_output_finish(const char *cmd, outfile *o, FILE *f);
 
 /* MARK: progress (stderr, only on a terminal, only for large inputs) */
 

@@ -15,7 +15,7 @@
  * Rendering must stay linear: no record's JSON may exceed 64 bytes per
  * byte of its frame (plus a constant).  Every 64th input is also written
  * to a file, and an output opened on it, on a symbolic link to it and on
- * a hard link to it must be refused (lct_output_open), while an output
+ * a hard link to it must be refused (outfile_open), while an output
  * beside it must come out whole.
  * Every record's keys go to a gathered stream and to a streamed curve
  * (the prefix rule, an L1 in front for every other input): the two
@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "lct.h"
+#include "outfile.h"
 
 static int discard(void *ctx, const char *data, size_t len)
 {
@@ -172,16 +173,16 @@ static void outputs_never_inputs(const uint8_t *data, size_t size)
         abort();
     const char *inputs[] = {in};
     const char *bad[] = {in, sym, hard};
-    lct_output *o;
+    outfile *o;
     for (size_t i = 0; i < 3; i++) {
         const char *also[] = {bad[i]};
-        if (lct_output_open(bad[i], inputs, 1, &o, NULL) != LCT_ERR_IS_INPUT ||
-            lct_output_open(in, also, 1, &o, NULL) != LCT_ERR_IS_INPUT)
+        if (outfile_open(bad[i], inputs, 1, &o, NULL) != LCT_ERR_IS_INPUT ||
+            outfile_open(in, also, 1, &o, NULL) != LCT_ERR_IS_INPUT)
             abort(); /* an output on an input */
     }
-    if (lct_output_open(out, inputs, 1, &o, NULL) != LCT_OK ||
-        write(lct_output_fd(o), data, size) != (ssize_t)size ||
-        lct_output_commit(o, NULL) != LCT_OK)
+    if (outfile_open(out, inputs, 1, &o, NULL) != LCT_OK ||
+        write(outfile_fd(o), data, size) != (ssize_t)size ||
+        outfile_commit(o, NULL) != LCT_OK)
         abort();
     struct stat a, b;
     if (stat(in, &a) != 0 || stat(out, &b) != 0 || a.st_size != b.st_size ||

@@ -1,14 +1,14 @@
 /*
- * output.c - output files that never destroy an input: a path that names
+ * outfile.c - the tool's output files, which never destroy an input: a path that names
  * an input (same device and inode, links followed) is refused before
  * anything is opened for writing, and a regular file is written under a
  * temporary name beside it and renamed into place only when complete, so
  * a failed or interrupted run leaves what was there untouched.
  */
-#include "base/error_internal.h"
-#include "lct_write.h"
+#include "outfile.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,13 +18,46 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vis.h>
 
-struct lct_output {
+struct outfile {
     char *final;  /* where the output goes (links resolved) */
     char *tmp;    /* the temporary name, or NULL: written in place */
     int fd;
     bool owns_fd; /* not stdout */
 };
+
+/* err (when not NULL) filled as the library fills one; returns code. */
+static lct_status fail(lct_error *err, lct_status code, int e, uint64_t offset,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static lct_status fail(lct_error *err, lct_status code, int e, uint64_t offset,
+                       const char *fmt, ...)
+{
+    if (err) {
+        *err = (lct_error){.code = code, .sys_errno = e, .offset = offset};
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+/* A path as an lct_error shows one: escaped C-style, its head when too
+ * long. */
+static void vis_name(char *out, size_t outsz, const char *name)
+{
+    size_t len = strlen(name);
+    while (strnvisx(out, outsz, name, len,
+                    VIS_CSTYLE | VIS_TAB | VIS_NL | VIS_OCTAL) < 0) {
+        if (len == 0) {
+            out[0] = '\0';
+            return;
+        }
+        len /= 2;
+    }
+}
 
 /* One pending temporary file, for the interrupt handler: the tool writes
  * one output at a time.  The handler only reads it. */
@@ -82,8 +115,8 @@ static lct_status output_check(const char *path, const char *const *inputs,
                                size_t ninputs, lct_error *err)
 {
     if (!path || (!inputs && ninputs))
-        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "lct_output_open: invalid argument");
+        return fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "output: invalid argument");
     struct stat out;
     int rc = strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &out)
                                     : stat(path, &out);
@@ -94,9 +127,9 @@ static lct_status output_check(const char *path, const char *const *inputs,
     if (!S_ISREG(out.st_mode) && !S_ISBLK(out.st_mode))
         return LCT_OK;
     char shown_out[256], shown_in[256];
-    lct__vis_name(shown_out, sizeof shown_out, path);
-    lct__vis_name(shown_in, sizeof shown_in, inputs[which]);
-    return lct__fail(err, LCT_ERR_IS_INPUT, 0, 0,
+    vis_name(shown_out, sizeof shown_out, path);
+    vis_name(shown_in, sizeof shown_in, inputs[which]);
+    return fail(err, LCT_ERR_IS_INPUT, 0, 0,
                      "output '%s' is the input '%s' (the same file): "
                      "refusing to write over it",
                      shown_out, shown_in);
@@ -123,21 +156,21 @@ static mode_t default_mode(void)
     return 0666 & ~mask;
 }
 
-static lct_status open_temp(lct_output *o, const struct stat *existing,
+static lct_status open_temp(outfile *o, const struct stat *existing,
                             lct_error *err)
 {
     o->tmp = temp_name(o->final);
     if (!o->tmp)
-        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                         "lct_output_open: out of memory");
+        return fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "output: out of memory");
     o->fd = mkstemp(o->tmp);
     if (o->fd >= 0)
         (void)fcntl(o->fd, F_SETFD, FD_CLOEXEC);
     if (o->fd < 0) {
         int e = errno;
         char shown[256];
-        lct__vis_name(shown, sizeof shown, o->final);
-        return lct__fail(err, LCT_ERR_SYS, e, 0,
+        vis_name(shown, sizeof shown, o->final);
+        return fail(err, LCT_ERR_SYS, e, 0,
                          "output '%s': cannot create a file beside it: %s",
                          shown, strerror(e));
     }
@@ -149,21 +182,21 @@ static lct_status open_temp(lct_output *o, const struct stat *existing,
     return LCT_OK;
 }
 
-lct_status lct_output_open(const char *path, const char *const *inputs,
-                           size_t ninputs, lct_output **out, lct_error *err)
+lct_status outfile_open(const char *path, const char *const *inputs,
+                           size_t ninputs, outfile **out, lct_error *err)
 {
     if (out)
         *out = NULL;
     if (!out)
-        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "lct_output_open: invalid argument");
+        return fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "output: invalid argument");
     lct_status rc = output_check(path, inputs, ninputs, err);
     if (rc != LCT_OK)
         return rc;
-    lct_output *o = calloc(1, sizeof *o);
+    outfile *o = calloc(1, sizeof *o);
     if (!o)
-        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                         "lct_output_open: out of memory");
+        return fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "output: out of memory");
     o->fd = -1;
     if (strcmp(path, "-") == 0) {
         o->fd = STDOUT_FILENO;
@@ -182,11 +215,11 @@ lct_status lct_output_open(const char *path, const char *const *inputs,
     if (!o->final) {
         int e = errno;
         char shown[256];
-        lct__vis_name(shown, sizeof shown, path);
+        vis_name(shown, sizeof shown, path);
         free(o);
-        return e == ENOMEM ? lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                                       "lct_output_open: out of memory")
-                           : lct__fail(err, LCT_ERR_SYS, e, 0,
+        return e == ENOMEM ? fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                                       "output: out of memory")
+                           : fail(err, LCT_ERR_SYS, e, 0,
                                        "output '%s': %s", shown, strerror(e));
     }
     if (exists && !S_ISREG(st.st_mode)) {
@@ -196,31 +229,31 @@ lct_status lct_output_open(const char *path, const char *const *inputs,
         if (rc != LCT_OK) {
             int e = errno;
             char shown[256];
-            lct__vis_name(shown, sizeof shown, path);
-            lct__fail(err, LCT_ERR_SYS, e, 0, "output '%s': %s", shown,
+            vis_name(shown, sizeof shown, path);
+            fail(err, LCT_ERR_SYS, e, 0, "output '%s': %s", shown,
                       strerror(e));
         }
     } else {
         rc = open_temp(o, exists ? &st : NULL, err);
     }
     if (rc != LCT_OK) {
-        lct_output_abort(o);
+        outfile_abort(o);
         return rc;
     }
     *out = o;
     return LCT_OK;
 }
 
-int lct_output_fd(const lct_output *o)
+int outfile_fd(const outfile *o)
 {
     return o ? o->fd : -1;
 }
 
-lct_status lct_output_commit(lct_output *o, lct_error *err)
+lct_status outfile_commit(outfile *o, lct_error *err)
 {
     if (!o)
-        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                         "lct_output_commit: invalid argument");
+        return fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "output: invalid argument");
     int e = 0;
     if (o->owns_fd && close(o->fd) != 0)
         e = errno;
@@ -231,17 +264,17 @@ lct_status lct_output_commit(lct_output *o, lct_error *err)
         pending_tmp = NULL;
         free(o->tmp);
         o->tmp = NULL;
-        lct_output_abort(o);
+        outfile_abort(o);
         return LCT_OK;
     }
     char shown[256];
-    lct__vis_name(shown, sizeof shown, o->final ? o->final : "<stdout>");
-    lct_output_abort(o);
-    return lct__fail(err, LCT_ERR_SYS, e, 0, "output '%s': %s", shown,
+    vis_name(shown, sizeof shown, o->final ? o->final : "<stdout>");
+    outfile_abort(o);
+    return fail(err, LCT_ERR_SYS, e, 0, "output '%s': %s", shown,
                      strerror(e));
 }
 
-void lct_output_abort(lct_output *o)
+void outfile_abort(outfile *o)
 {
     if (!o)
         return;
