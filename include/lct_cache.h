@@ -567,6 +567,72 @@ lct_status lct_sim_run(const lct_refs *refs, const lct_sim_options *opts,
 void lct_sim_report_free(lct_sim_report *report);
 
 
+/* MARK: - Eviction policies, one capacity at a time */
+
+/**
+ * The policies lct_policy simulates, each as libCacheSim's implementation
+ * of that name behaves (its cachesim with that algorithm and default
+ * parameters, tie for tie):
+ * - FIFO: the oldest insertion goes; a hit changes nothing.
+ * - LRU: the least recently used goes.
+ * - CLOCK: a 1-bit counter set by a hit; the oldest goes, unless its bit
+ *   is set: then the bit is cleared and it is reinserted as the newest.
+ * - SIEVE: a hit sets a bit; a hand walks from the oldest toward the
+ *   newest (round to the oldest again), clearing bits, and evicts the
+ *   first key without one, then waits at the key newer than it.
+ * - LFU: the fewest hits since insertion (counted from 1) go; of those,
+ *   the key that reached that count first.
+ * - Belady: the key whose next use is farthest goes.  Among keys never
+ *   used again libCacheSim's binary heap decides, and so does this one,
+ *   move for move: in bytes that changes what is held, never a hit.  In
+ *   keys no policy hits more often; in bytes it is not the optimum.
+ */
+typedef enum lct_policy_kind {
+    LCT_POLICY_FIFO = 1,
+    LCT_POLICY_LRU,
+    LCT_POLICY_CLOCK,
+    LCT_POLICY_SIEVE,
+    LCT_POLICY_LFU,
+    LCT_POLICY_BELADY,
+} lct_policy_kind;
+
+/** The policy's name as `lct` spells it ("fifo", "lru", "clock",
+ *  "sieve", "lfu", "belady"), or NULL. */
+const char *lct_policy_name(lct_policy_kind kind);
+/** The policy named @p name (any case).  @return LCT_OK, or
+ *  LCT_ERR_INVALID for a name it does not know. */
+lct_status lct_policy_find(const char *name, lct_policy_kind *kind);
+/** The known names, for a message: "fifo, lru, ...". */
+const char *lct_policy_names(void);
+
+/**
+ * One cache of one capacity under one policy, fed one reference at a
+ * time.  As in libCacheSim: a key found is a hit (its size stays what it
+ * was when inserted); a key missed that weighs more than the capacity is
+ * not inserted; otherwise keys are evicted until it fits and it is
+ * inserted.  Memory grows with the keys held, not with the references.
+ */
+typedef struct lct_policy lct_policy;
+
+/** A cache of @p capacity (keys when every reference weighs 1, else
+ *  bytes).  @return LCT_OK, LCT_ERR_INVALID (an unknown kind, or a
+ *  capacity of 0), LCT_ERR_NOMEM. */
+lct_status lct_policy_new(lct_policy_kind kind, uint64_t capacity,
+                          lct_policy **out, lct_error *err);
+/**
+ * One reference to @p key weighing @p bytes; @p next_use is where the
+ * key is referenced next (any count that grows along the stream, such
+ * as the oracleGeneral export's next_access_vtime; INT64_MAX for never).
+ * Only Belady reads it.
+ * @return 1 for a hit, 0 for a miss, LCT_ERR_NOMEM (then every later
+ *         call fails too).
+ */
+int lct_policy_get(lct_policy *policy, uint64_t key, uint64_t bytes,
+                   int64_t next_use);
+/** What the keys held weigh (keys, or bytes). */
+uint64_t lct_policy_used(const lct_policy *policy);
+void lct_policy_free(lct_policy *policy);
+
 /* MARK: - Two tiers: the stream an L2 behind an L1 sees */
 
 

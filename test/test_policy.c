@@ -1,0 +1,308 @@
+/*
+ * test_policy.c - lct_policy against each policy's definition, written
+ * here plainly (an array in insertion order, scanned): the same hit or
+ * miss at every reference, on random streams in keys and in bytes (sizes
+ * fixed per key, and changing at every reference) at every capacity from
+ * 1 to past the keys; hand-made cases that pin each policy's corner, the
+ * expected values worked out by hand from libCacheSim's source; and
+ * Belady's hits never below another policy's, in keys.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lct.h"
+
+/* MARK: the definitions, plainly */
+
+typedef struct ref_entry {
+    uint64_t key, bytes;
+    int bit;          /* CLOCK, SIEVE */
+    uint64_t freq;    /* LFU: hits since insertion, from 1 */
+    uint64_t reached; /* LFU: when it reached freq; LRU: last use */
+    int64_t next_use; /* Belady */
+} ref_entry;
+
+typedef struct ref_cache {
+    lct_policy_kind kind;
+    uint64_t capacity, used, clock;
+    ref_entry e[512]; /* e[0] the oldest insertion (or reinsertion) */
+    size_t n;
+    int64_t hand; /* SIEVE: the key the hand waits at, -1 none */
+} ref_cache;
+
+static size_t find(const ref_cache *c, uint64_t key)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->e[i].key == key)
+            return i;
+    return SIZE_MAX;
+}
+
+static ref_entry take(ref_cache *c, size_t i)
+{
+    ref_entry v = c->e[i];
+    memmove(&c->e[i], &c->e[i + 1], (c->n - i - 1) * sizeof v);
+    c->n--;
+    return v;
+}
+
+/* The index of the entry the policy evicts, CLOCK and SIEVE updating
+ * bits (and CLOCK reinserting) as they look. */
+static size_t victim(ref_cache *c)
+{
+    size_t v = 0;
+    switch (c->kind) {
+    case LCT_POLICY_CLOCK:
+        while (c->e[0].bit) {
+            ref_entry again = take(c, 0);
+            again.bit = 0;
+            c->e[c->n++] = again;
+        }
+        return 0;
+    case LCT_POLICY_SIEVE:
+        v = c->hand >= 0 ? find(c, (uint64_t)c->hand) : 0;
+        while (c->e[v].bit) {
+            c->e[v].bit = 0;
+            v = v + 1 == c->n ? 0 : v + 1;
+        }
+        c->hand = v + 1 < c->n ? (int64_t)c->e[v + 1].key : -1;
+        return v;
+    case LCT_POLICY_LRU:
+    case LCT_POLICY_LFU:
+    case LCT_POLICY_BELADY:
+        for (size_t i = 1; i < c->n; i++) {
+            const ref_entry *a = &c->e[i], *b = &c->e[v];
+            bool better =
+                c->kind == LCT_POLICY_LRU ? a->reached < b->reached
+                : c->kind == LCT_POLICY_LFU
+                    ? a->freq < b->freq ||
+                          (a->freq == b->freq && a->reached < b->reached)
+                    : a->next_use > b->next_use;
+            if (better)
+                v = i;
+        }
+        return v;
+    default: /* FIFO */
+        return 0;
+    }
+}
+
+static int ref_get(ref_cache *c, uint64_t key, uint64_t bytes,
+                   int64_t next_use)
+{
+    c->clock++;
+    size_t at = find(c, key);
+    if (at != SIZE_MAX) {
+        ref_entry *e = &c->e[at];
+        e->bit = 1;
+        e->freq++;
+        e->reached = c->clock;
+        e->next_use = next_use;
+        return 1;
+    }
+    if (bytes > c->capacity)
+        return 0;
+    while (c->used + bytes > c->capacity)
+        c->used -= take(c, victim(c)).bytes;
+    cr_assert_lt(c->n, sizeof c->e / sizeof c->e[0]);
+    c->e[c->n++] = (ref_entry){.key = key, .bytes = bytes, .freq = 1,
+                               .reached = c->clock, .next_use = next_use};
+    c->used += bytes;
+    return 0;
+}
+
+/* MARK: streams */
+
+typedef struct stream {
+    uint64_t key[4000], bytes[4000];
+    int64_t next[4000];
+    size_t n;
+} stream;
+
+static uint64_t rng(uint64_t *s)
+{
+    *s = *s * 6364136223846793005u + 1442695040888963407u;
+    return *s >> 33;
+}
+
+/* n references over `keys` keys, a few of them hot; sizes: 0 all 1,
+ * 1 fixed per key (1 to 8), 2 changing at every reference (1 to 8). */
+static void make_stream(stream *s, size_t n, uint64_t keys, int sizes,
+                        uint64_t seed)
+{
+    s->n = n;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rng(&seed);
+        s->key[i] = r % 4 == 0 ? r % 5 : r % keys;
+        s->bytes[i] = sizes == 0   ? 1
+                      : sizes == 1 ? 1 + s->key[i] * 7 % 8
+                                   : 1 + rng(&seed) % 8;
+    }
+    for (size_t i = 0; i < n; i++) {
+        s->next[i] = INT64_MAX;
+        for (size_t j = i + 1; j < n; j++)
+            if (s->key[j] == s->key[i]) {
+                s->next[i] = (int64_t)j + 1;
+                break;
+            }
+    }
+}
+
+static const lct_policy_kind kinds[] = {
+    LCT_POLICY_FIFO, LCT_POLICY_LRU, LCT_POLICY_CLOCK,
+    LCT_POLICY_SIEVE, LCT_POLICY_LFU, LCT_POLICY_BELADY,
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* The hits of lct_policy on s at capacity, each reference checked
+ * against the definition (unless `check` is false). */
+static uint64_t run(lct_policy_kind kind, const stream *s, uint64_t capacity,
+                    bool check)
+{
+    bool sized = false;
+    for (size_t i = 0; i < s->n; i++)
+        sized |= s->bytes[i] != 1;
+    lct_policy *p;
+    cr_assert_eq(lct_policy_new(kind, capacity, &p, NULL), LCT_OK);
+    static ref_cache c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind, c.capacity = capacity, c.hand = -1;
+    uint64_t hits = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        int got = lct_policy_get(p, s->key[i], s->bytes[i], s->next[i]);
+        cr_assert_geq(got, 0);
+        if (check) {
+            int want = ref_get(&c, s->key[i], s->bytes[i], s->next[i]);
+            cr_assert_eq(got, want,
+                         "%s at capacity %llu: reference %zu (key %llu)",
+                         lct_policy_name(kind), (unsigned long long)capacity,
+                         i, (unsigned long long)s->key[i]);
+            /* Belady's ties between keys never used again follow
+             * libCacheSim's heap, not the scan: in bytes which of them
+             * goes changes what is held, never a hit (all of them go
+             * before any key used again) */
+            if (kind != LCT_POLICY_BELADY || !sized)
+                cr_assert_eq(lct_policy_used(p), c.used);
+        }
+        hits += (uint64_t)got;
+    }
+    lct_policy_free(p);
+    return hits;
+}
+
+/* MARK: tests */
+
+Test(policy, every_policy_follows_its_definition_at_every_capacity,
+     .timeout = 120)
+{
+    static stream s;
+    for (int sizes = 0; sizes <= 2; sizes++) {
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            make_stream(&s, 1500, 60, sizes, seed);
+            uint64_t most = sizes ? 8 * 64 : 64;
+            for (size_t k = 0; k < NKINDS; k++) {
+                for (uint64_t cap = 1; cap <= most; cap += sizes ? 7 : 1)
+                    run(kinds[k], &s, cap, true);
+            }
+        }
+    }
+}
+
+Test(policy, belady_hits_at_least_as_often_as_every_other_policy)
+{
+    static stream s;
+    for (uint64_t seed = 1; seed <= 4; seed++) {
+        make_stream(&s, 3000, 80, 0, seed);
+        for (uint64_t cap = 1; cap <= 90; cap++) {
+            uint64_t best = run(LCT_POLICY_BELADY, &s, cap, false);
+            for (size_t k = 0; k < NKINDS; k++)
+                cr_expect_leq(run(kinds[k], &s, cap, false), best,
+                              "%s at %llu", lct_policy_name(kinds[k]),
+                              (unsigned long long)cap);
+        }
+    }
+}
+
+/* The hits of a stream of single-letter keys, every key weighing 1. */
+static uint64_t hits_of(lct_policy_kind kind, uint64_t capacity,
+                        const char *keys, char *pattern)
+{
+    lct_policy *p;
+    cr_assert_eq(lct_policy_new(kind, capacity, &p, NULL), LCT_OK);
+    uint64_t hits = 0;
+    size_t n = strlen(keys);
+    for (size_t i = 0; i < n; i++) {
+        int64_t next = INT64_MAX;
+        for (size_t j = i + 1; j < n; j++)
+            if (keys[j] == keys[i]) {
+                next = (int64_t)j + 1;
+                break;
+            }
+        int got = lct_policy_get(p, (uint64_t)keys[i], 1, next);
+        pattern[i] = got ? 'h' : '.';
+        hits += (uint64_t)got;
+    }
+    pattern[n] = '\0';
+    lct_policy_free(p);
+    return hits;
+}
+
+/* The corners, worked out by hand from libCacheSim's Clock.c, Sieve.c,
+ * LFU.c and Belady.c. */
+Test(policy, hand_made_corners)
+{
+    char got[32];
+    /* CLOCK, 2 keys: A's bit makes C evict B (A cleared, reinserted) */
+    hits_of(LCT_POLICY_CLOCK, 2, "ABACA", got);
+    cr_expect_str_eq(got, "..h.h");
+    hits_of(LCT_POLICY_FIFO, 2, "ABACA", got);
+    cr_expect_str_eq(got, "..h..");
+    /* SIEVE, 3 keys: D's eviction clears A's bit and takes B, the hand
+     * then waits at C, which E takes; B's return takes D; A stays */
+    hits_of(LCT_POLICY_SIEVE, 3, "ABCADEBA", got);
+    cr_expect_str_eq(got, "...h...h");
+    hits_of(LCT_POLICY_LRU, 3, "ABCADEBA", got);
+    cr_expect_str_eq(got, "...h....");
+    /* SIEVE, 2 keys: C's eviction clears A's bit and takes B, the
+     * newest, so the hand waits at nothing and B's return starts again
+     * at the oldest, A (cleared), which goes; then C, then B go */
+    hits_of(LCT_POLICY_SIEVE, 2, "ABACBDA", got);
+    cr_expect_str_eq(got, "..h....");
+    /* LFU: A and B both reach 2, A first: C evicts A; A's return evicts
+     * C (count 1, the lowest); B still hits */
+    hits_of(LCT_POLICY_LFU, 2, "ABABCAB", got);
+    cr_expect_str_eq(got, "..hh..h");
+    hits_of(LCT_POLICY_LRU, 2, "ABABCAB", got);
+    cr_expect_str_eq(got, "..hh...");
+    /* Belady, 2 keys: C evicts A (used again at 5, B at 4); A evicts B
+     * (used again at 7, C at 6) */
+    hits_of(LCT_POLICY_BELADY, 2, "ABCBACB", got);
+    cr_expect_str_eq(got, "...h.h.");
+}
+
+Test(policy, names_and_refusals)
+{
+    lct_policy_kind k;
+    cr_expect_eq(lct_policy_find("SIEVE", &k), LCT_OK);
+    cr_expect_eq(k, LCT_POLICY_SIEVE);
+    cr_expect_eq(lct_policy_find("arc2", &k), LCT_ERR_INVALID);
+    cr_expect_str_eq(lct_policy_name(LCT_POLICY_BELADY), "belady");
+    cr_expect_null(lct_policy_name((lct_policy_kind)99));
+    lct_policy *p;
+    cr_expect_eq(lct_policy_new(LCT_POLICY_LRU, 0, &p, NULL),
+                 LCT_ERR_INVALID);
+    cr_expect_eq(lct_policy_new((lct_policy_kind)99, 5, &p, NULL),
+                 LCT_ERR_INVALID);
+    /* a key heavier than the cache is a miss and is not held */
+    cr_assert_eq(lct_policy_new(LCT_POLICY_FIFO, 10, &p, NULL), LCT_OK);
+    cr_expect_eq(lct_policy_get(p, 1, 11, INT64_MAX), 0);
+    cr_expect_eq(lct_policy_used(p), 0u);
+    cr_expect_eq(lct_policy_get(p, 1, 11, INT64_MAX), 0);
+    /* a hit keeps the size the key was inserted with */
+    cr_expect_eq(lct_policy_get(p, 2, 4, INT64_MAX), 0);
+    cr_expect_eq(lct_policy_get(p, 2, 9, INT64_MAX), 1);
+    cr_expect_eq(lct_policy_used(p), 4u);
+    lct_policy_free(p);
+}
