@@ -582,6 +582,15 @@ void lct_sim_report_free(lct_sim_report *report);
  *   first key without one, then waits at the key newer than it.
  * - LFU: the fewest hits since insertion (counted from 1) go; of those,
  *   the key that reached that count first.
+ * - ARC: T1 (seen once) and T2 (seen again) hold keys, B1 and B2
+ *   remember the keys each evicted, and T1's target moves toward the
+ *   list whose ghost is found, all in bytes (libCacheSim's variant for
+ *   sizes: lib/lmcache/policy_arc.c says where it differs).
+ * - S3-FIFO: a small FIFO of a tenth of the capacity, a main FIFO of
+ *   the rest and a ghost FIFO of nine tenths; a key hit twice in the
+ *   small queue moves to main, a key found among the ghosts enters main
+ *   (libCacheSim's defaults; a key that weighs a tenth of the capacity or
+ *   more is never held, so under 20 keys nothing is).
  * - Belady: the key whose next use is farthest goes.  Among keys never
  *   used again libCacheSim's binary heap decides, and so does this one,
  *   move for move: in bytes that changes what is held, never a hit.  In
@@ -593,11 +602,13 @@ typedef enum lct_policy_kind {
     LCT_POLICY_CLOCK,
     LCT_POLICY_SIEVE,
     LCT_POLICY_LFU,
+    LCT_POLICY_ARC,
+    LCT_POLICY_S3FIFO,
     LCT_POLICY_BELADY,
 } lct_policy_kind;
 
 /** The policy's name as `lct` spells it ("fifo", "lru", "clock",
- *  "sieve", "lfu", "belady"), or NULL. */
+ *  "sieve", "lfu", "arc", "s3fifo", "belady"), or NULL. */
 const char *lct_policy_name(lct_policy_kind kind);
 /** The policy named @p name (any case).  @return LCT_OK, or
  *  LCT_ERR_INVALID for a name it does not know. */
@@ -616,7 +627,7 @@ typedef struct lct_policy lct_policy;
 
 /** A cache of @p capacity (keys when every reference weighs 1, else
  *  bytes).  @return LCT_OK, LCT_ERR_INVALID (an unknown kind, or a
- *  capacity of 0), LCT_ERR_NOMEM. */
+ *  capacity of 0 or above 2^62), LCT_ERR_NOMEM. */
 lct_status lct_policy_new(lct_policy_kind kind, uint64_t capacity,
                           lct_policy **out, lct_error *err);
 /**

@@ -8,6 +8,7 @@
  * Belady's hits never below another policy's, in keys.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +25,182 @@ typedef struct ref_entry {
     int64_t next_use; /* Belady */
 } ref_entry;
 
+/* A queue, q[0] the oldest. */
+typedef struct ref_queue {
+    ref_entry q[512];
+    size_t n;
+    uint64_t bytes;
+} ref_queue;
+
 typedef struct ref_cache {
     lct_policy_kind kind;
     uint64_t capacity, used, clock;
     ref_entry e[512]; /* e[0] the oldest insertion (or reinsertion) */
     size_t n;
     int64_t hand; /* SIEVE: the key the hand waits at, -1 none */
+    /* ARC: T1, T2, B1, B2; S3-FIFO: small, main, ghost */
+    ref_queue l[4];
+    double arc_p;
+    bool in_b1, in_b2;
 } ref_cache;
+
+static size_t rq_find(const ref_queue *q, uint64_t key)
+{
+    for (size_t i = 0; i < q->n; i++)
+        if (q->q[i].key == key)
+            return i;
+    return SIZE_MAX;
+}
+
+static ref_entry rq_take(ref_queue *q, size_t i)
+{
+    ref_entry v = q->q[i];
+    memmove(&q->q[i], &q->q[i + 1], (q->n - i - 1) * sizeof v);
+    q->n--;
+    q->bytes -= v.bytes;
+    return v;
+}
+
+static void rq_push(ref_queue *q, ref_entry v)
+{
+    cr_assert_lt(q->n, sizeof q->q / sizeof q->q[0]);
+    q->q[q->n++] = v;
+    q->bytes += v.bytes;
+}
+
+/* MARK: ARC, from libCacheSim's ARC.c */
+
+enum { T1, T2, B1, B2 };
+
+static void arc_replace(ref_cache *c)
+{
+    double t1 = (double)c->l[T1].bytes;
+    bool to_b1 = (c->l[T1].bytes > 0 &&
+                  (t1 > c->arc_p || (t1 == c->arc_p && c->in_b2))) ||
+                 c->l[T2].bytes == 0;
+    ref_entry v = rq_take(&c->l[to_b1 ? T1 : T2], 0);
+    c->used -= v.bytes;
+    rq_push(&c->l[to_b1 ? B1 : B2], v);
+}
+
+static void arc_evict(ref_cache *c, bool ghost, uint64_t bytes)
+{
+    ref_queue *l = c->l;
+    if (ghost) {
+        arc_replace(c);
+    } else if (l[T1].bytes + l[B1].bytes + bytes > c->capacity) {
+        if (l[B1].bytes > 0) {
+            rq_take(&l[B1], 0);
+            arc_replace(c);
+        } else {
+            c->used -= rq_take(&l[T1], 0).bytes;
+        }
+    } else {
+        if (l[T1].bytes + l[T2].bytes + l[B1].bytes + l[B2].bytes >=
+                2 * c->capacity &&
+            l[B2].bytes > 0)
+            rq_take(&l[B2], 0);
+        arc_replace(c);
+    }
+}
+
+static int arc_get(ref_cache *c, uint64_t key, uint64_t bytes)
+{
+    ref_queue *l = c->l;
+    size_t at;
+    bool ghost = false;
+    for (int t = T1; t <= T2; t++) {
+        if ((at = rq_find(&l[t], key)) != SIZE_MAX) {
+            c->in_b1 = c->in_b2 = false;
+            rq_push(&l[T2], rq_take(&l[t], at));
+            return 1;
+        }
+    }
+    double b1 = (double)l[B1].bytes, b2 = (double)l[B2].bytes;
+    if ((at = rq_find(&l[B1], key)) != SIZE_MAX) {
+        c->in_b1 = true, c->in_b2 = false, ghost = true;
+        c->arc_p = fmin(c->arc_p + fmax(b2 / b1, 1), (double)c->capacity);
+        rq_take(&l[B1], at);
+    } else if ((at = rq_find(&l[B2], key)) != SIZE_MAX) {
+        c->in_b2 = true, c->in_b1 = false, ghost = true;
+        c->arc_p = fmax(c->arc_p - fmax(b1 / b2, 1), 0);
+        rq_take(&l[B2], at);
+    }
+    if (bytes > c->capacity)
+        return 0;
+    while (c->used + bytes > c->capacity)
+        arc_evict(c, ghost, bytes);
+    if (ghost)
+        c->in_b1 = c->in_b2 = false;
+    rq_push(&l[ghost ? T2 : T1], (ref_entry){.key = key, .bytes = bytes});
+    c->used += bytes;
+    return 0;
+}
+
+/* MARK: S3-FIFO, from libCacheSim's S3FIFO.c with its defaults */
+
+enum { SMALL, MAIN, GHOST };
+
+static void s3_evict(ref_cache *c)
+{
+    ref_queue *l = c->l;
+    uint64_t small = (uint64_t)((double)c->capacity * 0.10);
+    uint64_t ghost = (uint64_t)((double)c->capacity * 0.90);
+    if (l[MAIN].bytes > c->capacity - small || l[SMALL].bytes == 0) {
+        while (l[MAIN].bytes > 0) {
+            ref_entry v = rq_take(&l[MAIN], 0);
+            if (v.freq >= 1) {
+                v.freq = (v.freq < 3 ? v.freq : 3) - 1;
+                rq_push(&l[MAIN], v);
+                continue;
+            }
+            c->used -= v.bytes;
+            return;
+        }
+        return;
+    }
+    while (l[SMALL].bytes > 0) {
+        ref_entry v = rq_take(&l[SMALL], 0);
+        if (v.freq >= 2) {
+            v.freq = 0;
+            rq_push(&l[MAIN], v);
+            continue;
+        }
+        c->used -= v.bytes;
+        if (ghost > 0 && v.bytes <= ghost) {
+            while (l[GHOST].bytes + v.bytes > ghost)
+                rq_take(&l[GHOST], 0);
+            v.freq = 0;
+            rq_push(&l[GHOST], v);
+        }
+        return;
+    }
+}
+
+static int s3_get(ref_cache *c, uint64_t key, uint64_t bytes)
+{
+    ref_queue *l = c->l;
+    size_t at;
+    for (int q = SMALL; q <= MAIN; q++) {
+        if ((at = rq_find(&l[q], key)) != SIZE_MAX) {
+            l[q].q[at].freq++;
+            return 1;
+        }
+    }
+    bool ghost = (at = rq_find(&l[GHOST], key)) != SIZE_MAX;
+    if (ghost)
+        rq_take(&l[GHOST], at);
+    uint64_t small = (uint64_t)((double)c->capacity * 0.10);
+    if (bytes > small)
+        return 0;
+    while (c->used + bytes > c->capacity)
+        s3_evict(c);
+    if (!ghost && bytes >= small)
+        return 0;
+    rq_push(&l[ghost ? MAIN : SMALL], (ref_entry){.key = key, .bytes = bytes});
+    c->used += bytes;
+    return 0;
+}
 
 static size_t find(const ref_cache *c, uint64_t key)
 {
@@ -92,6 +262,10 @@ static size_t victim(ref_cache *c)
 static int ref_get(ref_cache *c, uint64_t key, uint64_t bytes,
                    int64_t next_use)
 {
+    if (c->kind == LCT_POLICY_ARC)
+        return arc_get(c, key, bytes);
+    if (c->kind == LCT_POLICY_S3FIFO)
+        return s3_get(c, key, bytes);
     c->clock++;
     size_t at = find(c, key);
     if (at != SIZE_MAX) {
@@ -151,8 +325,9 @@ static void make_stream(stream *s, size_t n, uint64_t keys, int sizes,
 }
 
 static const lct_policy_kind kinds[] = {
-    LCT_POLICY_FIFO, LCT_POLICY_LRU, LCT_POLICY_CLOCK,
-    LCT_POLICY_SIEVE, LCT_POLICY_LFU, LCT_POLICY_BELADY,
+    LCT_POLICY_FIFO, LCT_POLICY_LRU,    LCT_POLICY_CLOCK,
+    LCT_POLICY_SIEVE, LCT_POLICY_LFU,   LCT_POLICY_ARC,
+    LCT_POLICY_S3FIFO, LCT_POLICY_BELADY,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -253,7 +428,7 @@ static uint64_t hits_of(lct_policy_kind kind, uint64_t capacity,
  * LFU.c and Belady.c. */
 Test(policy, hand_made_corners)
 {
-    char got[32];
+    char got[64];
     /* CLOCK, 2 keys: A's bit makes C evict B (A cleared, reinserted) */
     hits_of(LCT_POLICY_CLOCK, 2, "ABACA", got);
     cr_expect_str_eq(got, "..h.h");
@@ -276,6 +451,26 @@ Test(policy, hand_made_corners)
     cr_expect_str_eq(got, "..hh..h");
     hits_of(LCT_POLICY_LRU, 2, "ABABCAB", got);
     cr_expect_str_eq(got, "..hh...");
+    /* ARC, 2 keys: C sends B (T1, above its target 0) to B1, not A (T2);
+     * B found in B1 raises the target to 1 and sends A to B2 (T1 is not
+     * above 1, T2 is not empty); A found in B2 lowers it to 0 and sends
+     * C to B1; C found there sends B to B2; A then hits in T2 */
+    hits_of(LCT_POLICY_ARC, 2, "AABCBACA", got);
+    cr_expect_str_eq(got, ".h.....h");
+    hits_of(LCT_POLICY_LRU, 2, "AABCBACA", got);
+    cr_expect_str_eq(got, ".h..h..h");
+    /* S3-FIFO, 20 keys (a small queue of 2): A, hit twice in the small
+     * queue, moves to main when X needs room and B (hit never) goes to
+     * the ghost queue; B's return enters main, and A still hits, where
+     * FIFO evicted it */
+    const char *s3 = "AAABCDEFGHIJKLMNOPQRSTXBA";
+    hits_of(LCT_POLICY_S3FIFO, 20, s3, got);
+    cr_expect_str_eq(got, ".hh.....................h");
+    hits_of(LCT_POLICY_FIFO, 20, s3, got);
+    cr_expect_str_eq(got, ".hh....................h.");
+    /* and under 20 keys it holds nothing (a key weighs its small queue) */
+    hits_of(LCT_POLICY_S3FIFO, 19, "AAAA", got);
+    cr_expect_str_eq(got, "....");
     /* Belady, 2 keys: C evicts A (used again at 5, B at 4); A evicts B
      * (used again at 7, C at 6) */
     hits_of(LCT_POLICY_BELADY, 2, "ABCBACB", got);

@@ -1,0 +1,158 @@
+/*
+ * policy_internal.h - what the eviction policies of lct_policy share: the
+ * cache's slots (one per key held, or remembered as a ghost), the map
+ * from key to slot, lists of slots linked by index, and the steps each
+ * policy supplies (lct__policy_ops).  policy.c runs a reference through
+ * them as libCacheSim's cache_get_base does; each policy_*.c holds one
+ * policy's rules.
+ */
+#ifndef LCT_POLICY_INTERNAL_H
+#define LCT_POLICY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/u64map_internal.h"
+#include "lct_cache.h"
+
+#define LCT__POLICY_NIL UINT32_MAX
+
+typedef struct lct__pslot {
+    uint64_t key, bytes;
+    uint32_t prev, next; /* prev: toward the list's first (newest) end */
+    uint32_t bucket;     /* LFU: its count's bucket */
+    uint32_t heap_at;    /* Belady: its place in the heap (from 1) */
+    int64_t freq;        /* CLOCK, SIEVE: the bit; LFU, S3-FIFO: a count */
+    int64_t next_use;    /* Belady */
+    uint8_t where;       /* ARC, S3-FIFO: the list it is in */
+} lct__pslot;
+
+typedef struct lct__plist {
+    uint32_t first, last;
+} lct__plist;
+
+#define LCT__PLIST_EMPTY ((lct__plist){LCT__POLICY_NIL, LCT__POLICY_NIL})
+
+/* LFU: the keys of one count, in the order they reached it; the buckets
+ * in a list by count, the lowest first. */
+typedef struct lct__pbucket {
+    int64_t freq;
+    uint32_t prev, next;
+    lct__plist keys;
+} lct__pbucket;
+
+typedef struct lct__policy_ops lct__policy_ops;
+
+struct lct_policy {
+    lct_policy_kind kind;
+    const lct__policy_ops *ops;
+    uint64_t capacity, used; /* used: what the keys held (not ghosts) weigh */
+    lct__u64map map;         /* key -> slot + 1, ghosts included */
+    lct__pslot *slots;
+    uint32_t nslots, room, free_slot;
+    lct__plist queue; /* FIFO, LRU, CLOCK, SIEVE: first is the newest */
+    uint32_t hand;    /* SIEVE: where the next eviction looks first */
+    lct__pbucket *buckets;
+    uint32_t nbuckets, bucket_room, free_bucket;
+    lct__plist by_freq; /* LFU: buckets, the lowest count first */
+    uint32_t *heap;     /* Belady: slots, from heap[1] */
+    uint32_t heap_n, heap_room;
+    /* ARC: T1, T2, B1, B2; S3-FIFO: small, main, ghost (lists[where])
+     * and what each weighs */
+    lct__plist lists[4];
+    uint64_t list_bytes[4];
+    /* this reference was found in a ghost list (reset at each) */
+    bool ghost_hit;
+    /* ARC: the target size of T1, and which ghost list the last key
+     * found in the map was in (libCacheSim keeps these two flags from
+     * reference to reference, and its REPLACE reads the second) */
+    double arc_p;
+    bool arc_in_b1, arc_in_b2;
+    /* S3-FIFO: the small queue's, main's and the ghost queue's sizes */
+    uint64_t small_size, main_size, ghost_size;
+    bool broken; /* memory ran out mid-update: every later call fails */
+};
+
+/* One policy's rules, as libCacheSim's implementation of it has them. */
+struct lct__policy_ops {
+    /* Set up what the policy keeps beyond the common fields. */
+    bool (*init)(lct_policy *p);
+    /* Key i found in the map: 1 a hit (the policy updated), 0 a miss
+     * after all (a ghost, taken out of the map), <0 an error. */
+    int (*found)(lct_policy *p, uint32_t i, int64_t next_use);
+    /* Whether a missed key of this weight is inserted at all. */
+    bool (*can_insert)(const lct_policy *p, uint64_t bytes);
+    /* One eviction (libCacheSim's evict); false when out of memory. */
+    bool (*evict)(lct_policy *p, uint64_t incoming);
+    /* Insert key: 1 inserted, 0 declined, <0 an error. */
+    int (*insert)(lct_policy *p, uint64_t key, uint64_t bytes,
+                  int64_t next_use);
+};
+
+extern const lct__policy_ops lct__policy_queue_ops; /* FIFO, LRU, CLOCK,
+                                                       SIEVE */
+extern const lct__policy_ops lct__policy_lfu_ops;
+extern const lct__policy_ops lct__policy_belady_ops;
+extern const lct__policy_ops lct__policy_arc_ops;
+extern const lct__policy_ops lct__policy_s3fifo_ops;
+
+/* A slot for key, in the map (LCT__POLICY_NIL when out of memory); its
+ * lists are the caller's to set. */
+uint32_t lct__policy_slot_add(lct_policy *p, uint64_t key, uint64_t bytes);
+/* Slot i out of the map and freed (its lists are the caller's to leave
+ * first); what is held does not change. */
+void lct__policy_slot_drop(lct_policy *p, uint32_t i);
+
+/* MARK: lists of slots (or buckets), linked by index */
+
+#define LCT__LIST_OPS(prefix, type)                                        \
+    static inline void prefix##_unlink(type *a, lct__plist *l, uint32_t i) \
+    {                                                                      \
+        if (a[i].prev != LCT__POLICY_NIL)                                  \
+            a[a[i].prev].next = a[i].next;                                 \
+        else                                                               \
+            l->first = a[i].next;                                          \
+        if (a[i].next != LCT__POLICY_NIL)                                  \
+            a[a[i].next].prev = a[i].prev;                                 \
+        else                                                               \
+            l->last = a[i].prev;                                           \
+    }                                                                      \
+    static inline void prefix##_push_first(type *a, lct__plist *l,         \
+                                           uint32_t i)                     \
+    {                                                                      \
+        a[i].prev = LCT__POLICY_NIL;                                       \
+        a[i].next = l->first;                                              \
+        if (l->first != LCT__POLICY_NIL)                                   \
+            a[l->first].prev = i;                                          \
+        l->first = i;                                                      \
+        if (l->last == LCT__POLICY_NIL)                                    \
+            l->last = i;                                                   \
+    }                                                                      \
+    static inline void prefix##_push_last(type *a, lct__plist *l,          \
+                                          uint32_t i)                      \
+    {                                                                      \
+        a[i].next = LCT__POLICY_NIL;                                       \
+        a[i].prev = l->last;                                               \
+        if (l->last != LCT__POLICY_NIL)                                    \
+            a[l->last].next = i;                                           \
+        l->last = i;                                                       \
+        if (l->first == LCT__POLICY_NIL)                                   \
+            l->first = i;                                                  \
+    }                                                                      \
+    /* i after `after`, which is in l */                                   \
+    static inline void prefix##_insert_after(type *a, lct__plist *l,       \
+                                             uint32_t after, uint32_t i)   \
+    {                                                                      \
+        a[i].prev = after;                                                 \
+        a[i].next = a[after].next;                                         \
+        if (a[after].next != LCT__POLICY_NIL)                              \
+            a[a[after].next].prev = i;                                     \
+        else                                                               \
+            l->last = i;                                                   \
+        a[after].next = i;                                                 \
+    }
+
+LCT__LIST_OPS(lct__slot, lct__pslot)
+LCT__LIST_OPS(lct__bucket, lct__pbucket)
+
+#endif

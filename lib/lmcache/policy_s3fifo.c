@@ -1,0 +1,156 @@
+/*
+ * policy_s3fifo.c - S3-FIFO as libCacheSim's S3FIFO.c has it, with its
+ * default parameters (fifo-size-ratio 0.10, ghost-size-ratio 0.90,
+ * move-to-main-threshold 2): a small FIFO of a tenth of the capacity
+ * (rounded down), a main FIFO of the rest, and a ghost FIFO of the keys
+ * evicted from the small one (nine tenths of the capacity, by their
+ * sizes).  Its rules:
+ * - a hit adds 1 to the key's count, in either queue;
+ * - a missed key found in the ghost queue leaves it and enters main;
+ *   any other enters the small queue, unless it weighs as much as the
+ *   small queue or more (libCacheSim then evicts for it and leaves it
+ *   out; a key heavier than the small queue is not even evicted for);
+ * - an eviction takes from main while main weighs more than its share
+ *   or the small queue is empty: main's oldest goes back to the newest
+ *   end with its count min(count, 3) - 1 while its count is at least 1,
+ *   else it goes; otherwise from the small queue: its oldest moves to
+ *   main (count 0) while its count is at least 2, else it goes, into
+ *   the ghost queue.
+ */
+#include "lmcache/policy_internal.h"
+
+#define NIL LCT__POLICY_NIL
+
+enum { SMALL, MAIN, GHOST };
+
+static void unlink_from(lct_policy *p, uint32_t i)
+{
+    lct__pslot *s = &p->slots[i];
+    lct__slot_unlink(p->slots, &p->lists[s->where], i);
+    p->list_bytes[s->where] -= s->bytes;
+}
+
+static void push_to(lct_policy *p, uint32_t i, int to)
+{
+    lct__pslot *s = &p->slots[i];
+    s->where = (uint8_t)to;
+    lct__slot_push_first(p->slots, &p->lists[to], i);
+    p->list_bytes[to] += s->bytes;
+}
+
+static bool s3fifo_init(lct_policy *p)
+{
+    for (int l = 0; l < 3; l++)
+        p->lists[l] = LCT__PLIST_EMPTY;
+    double c = (double)p->capacity;
+    p->small_size = (uint64_t)(c * 0.10);
+    p->main_size = p->capacity - p->small_size;
+    p->ghost_size = (uint64_t)(c * 0.90);
+    return true;
+}
+
+static int s3fifo_found(lct_policy *p, uint32_t i, int64_t next_use)
+{
+    (void)next_use;
+    lct__pslot *s = &p->slots[i];
+    if (s->where != GHOST) {
+        s->freq++;
+        return 1;
+    }
+    unlink_from(p, i);
+    lct__policy_slot_drop(p, i);
+    p->ghost_hit = true;
+    return 0;
+}
+
+static bool s3fifo_can_insert(const lct_policy *p, uint64_t bytes)
+{
+    return bytes <= p->small_size;
+}
+
+/* Slot i, just out of the small queue, into the ghost queue (FIFO of
+ * ghost_size: its oldest forgotten until i fits), or forgotten. */
+static void to_ghost(lct_policy *p, uint32_t i)
+{
+    uint64_t bytes = p->slots[i].bytes;
+    if (p->ghost_size == 0 || bytes > p->ghost_size) {
+        lct__policy_slot_drop(p, i);
+        return;
+    }
+    while (p->list_bytes[GHOST] + bytes > p->ghost_size) {
+        uint32_t old = p->lists[GHOST].last;
+        unlink_from(p, old);
+        lct__policy_slot_drop(p, old);
+    }
+    p->slots[i].freq = 0;
+    push_to(p, i, GHOST);
+}
+
+static void evict_small(lct_policy *p)
+{
+    while (p->list_bytes[SMALL] > 0) {
+        uint32_t v = p->lists[SMALL].last;
+        unlink_from(p, v);
+        if (p->slots[v].freq >= 2) {
+            p->slots[v].freq = 0;
+            push_to(p, v, MAIN);
+            continue;
+        }
+        p->used -= p->slots[v].bytes;
+        to_ghost(p, v);
+        return;
+    }
+}
+
+static void evict_main(lct_policy *p)
+{
+    while (p->list_bytes[MAIN] > 0) {
+        uint32_t v = p->lists[MAIN].last;
+        unlink_from(p, v);
+        int64_t freq = p->slots[v].freq;
+        if (freq >= 1) {
+            p->slots[v].freq = (freq < 3 ? freq : 3) - 1;
+            push_to(p, v, MAIN);
+            continue;
+        }
+        p->used -= p->slots[v].bytes;
+        lct__policy_slot_drop(p, v);
+        return;
+    }
+}
+
+static bool s3fifo_evict(lct_policy *p, uint64_t incoming)
+{
+    (void)incoming;
+    if (p->list_bytes[MAIN] > p->main_size || p->list_bytes[SMALL] == 0)
+        evict_main(p);
+    else
+        evict_small(p);
+    return true;
+}
+
+static int s3fifo_insert(lct_policy *p, uint64_t key, uint64_t bytes,
+                         int64_t next_use)
+{
+    (void)next_use;
+    int to = MAIN;
+    if (!p->ghost_hit) {
+        if (bytes >= p->small_size)
+            return 0;
+        to = SMALL;
+    }
+    uint32_t i = lct__policy_slot_add(p, key, bytes);
+    if (i == NIL)
+        return LCT_ERR_NOMEM;
+    push_to(p, i, to);
+    p->used += bytes;
+    return 1;
+}
+
+const lct__policy_ops lct__policy_s3fifo_ops = {
+    .init = s3fifo_init,
+    .found = s3fifo_found,
+    .can_insert = s3fifo_can_insert,
+    .evict = s3fifo_evict,
+    .insert = s3fifo_insert,
+};
