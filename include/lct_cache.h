@@ -644,6 +644,50 @@ int lct_policy_get(lct_policy *policy, uint64_t key, uint64_t bytes,
 uint64_t lct_policy_used(const lct_policy *policy);
 void lct_policy_free(lct_policy *policy);
 
+/** What lct_policy_run simulates. */
+typedef struct lct_policy_run_options {
+    const lct_policy_kind *kinds; /**< the policies, nkinds of them */
+    size_t nkinds;
+    /** Capacities in bytes: each reference weighs its key's size as the
+     *  oracleGeneral export gives it (not saturated at 4 GiB); else in
+     *  keys, every reference weighing 1. */
+    bool in_bytes;
+    /** Every reference a request, as libCacheSim's cachesim counts its
+     *  trace's lines; else only reads are (writes still go through the
+     *  cache, as accesses that are not counted: lct mrc's default). */
+    bool every_reference;
+    unsigned threads; /**< 0: one per usable CPU */
+    /** Called after each policy and capacity is done (from any of the
+     *  threads, one call at a time), or NULL. */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+} lct_policy_run_options;
+
+/** One policy at one capacity over a stream. */
+typedef struct lct_policy_point {
+    uint64_t capacity;
+    uint64_t requests, hits;        /**< references counted, and hits */
+    uint64_t request_bytes, hit_bytes; /**< in_bytes: what they weigh */
+} lct_policy_point;
+
+/**
+ * Each policy of @p opts at each of @p ncap capacities over the whole
+ * stream (a reference's next use, for Belady, is its key's next
+ * reference): @p out[k * ncap + i] for policy k at capacity i.  Each is
+ * one pass with one lct_policy, the passes shared out over threads; a
+ * pass's memory is the keys its cache holds, besides 4 bytes a reference
+ * (12 in bytes) worked out once.  On the stream an lct keys
+ * --oracle-general export is made from, with every_reference, the hits
+ * equal cachesim's with that algorithm on the export.
+ * @return LCT_OK, LCT_ERR_INVALID (an unknown policy, a capacity of 0 or
+ *         above 2^62, a SHARDS-sampled stream), LCT_ERR_NOMEM, LCT_ERR_SYS
+ *         (a thread would not start).
+ */
+lct_status lct_policy_run(const lct_refs *refs,
+                          const lct_policy_run_options *opts,
+                          const uint64_t *capacities, size_t ncap,
+                          lct_policy_point *out, lct_error *err);
+
 /* MARK: - Two tiers: the stream an L2 behind an L1 sees */
 
 

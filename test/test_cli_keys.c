@@ -307,6 +307,82 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
     lct_refs_free(refs);
 }
 
+/* --policy: each policy's hit ratio at each capacity printed is what
+ * lct_policy_run gives on the same references; LRU's is the exact
+ * curve's; Belady's is never below another's; the CSV, the SVG's legend
+ * and the refusals. */
+Test(cli, mrc_policies_beside_the_curve)
+{
+    uint64_t rows;
+    lct_refs *refs = sample_refs(&rows);
+    run t = run_lct(NULL, "mrc", "--json", "-j", "2", "--policy",
+                    "arc,lru,belady,SIEVE", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    const jv *curve = json_get(j, "curve");
+    cr_assert(curve && curve->n > 5);
+    static const char *names[] = {"arc", "lru", "belady", "sieve"};
+    lct_policy_kind arc = LCT_POLICY_ARC;
+    for (size_t i = 0; i < curve->n; i++) {
+        const jv *p = &curve->items[i];
+        const jv *ph = json_get(p, "policy_hit_ratio");
+        cr_assert(ph, "point %zu has the policies' ratios", i);
+        double r[4];
+        for (size_t k = 0; k < 4; k++) {
+            const jv *v = json_get(ph, names[k]);
+            cr_assert(v, "%s", names[k]);
+            r[k] = v->t == J_FLOAT ? v->d : (double)v->u;
+        }
+        const jv *h = json_get(p, "hit_ratio");
+        cr_expect_eq(r[1], h->t == J_FLOAT ? h->d : (double)h->u);
+        cr_expect_geq(r[2], r[0]);
+        cr_expect_geq(r[2], r[1]);
+        cr_expect_geq(r[2], r[3]);
+        uint64_t cap = json_get(p, "keys")->u;
+        lct_policy_run_options o = {.kinds = &arc, .nkinds = 1};
+        lct_policy_point pt;
+        cr_assert_eq(lct_policy_run(refs, &o, &cap, 1, &pt, NULL), LCT_OK);
+        cr_expect_eq(r[0], (double)pt.hits / (double)pt.requests,
+                     "arc at %llu", (unsigned long long)cap);
+    }
+    json_free(j);
+    run_free(&t);
+
+    char *svg = tmp_file_with("", 0);
+    t = run_lct(NULL, "mrc", "--csv", "--policy", "s3fifo,belady", "--svg",
+                svg, LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "byte_hit_ratio,s3fifo_hit_ratio,"
+                            "belady_hit_ratio\r\n"), "%s", t.out);
+    size_t len;
+    char *text = read_whole_file(svg, &len);
+    cr_expect(strstr(text, ">s3fifo</text>"), "a legend line a policy");
+    cr_expect(strstr(text, ">belady (the ceiling, per key)</text>"));
+    cr_expect(strstr(text, "Policies' hit ratio"));
+    size_t lines = 0;
+    for (const char *q = text; (q = strstr(q, "<polyline")); q++)
+        lines++;
+    cr_expect_eq(lines, 3, "LRU's line and one a policy");
+    free(text);
+    unlink(svg);
+    free(svg);
+    run_free(&t);
+
+    t = run_lct(NULL, "mrc", "--policy", "lru,nope", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "unknown policy 'nope' (known: fifo, lru, "
+                            "clock, sieve, lfu, arc, s3fifo, belady)"),
+              "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "mrc", "--policy", "arc", "--prefix", LCT_SAMPLE,
+                NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "--policy simulates per key"), "%s", t.err);
+    run_free(&t);
+    lct_refs_free(refs);
+}
+
 /* An exact curve is computed as the trace is read (one thread, memory by
  * keys) unless -j asks for threads, which gather the references first:
  * the same curve in every mode (an L1 in front too), on traces of three

@@ -501,3 +501,109 @@ Test(policy, names_and_refusals)
     cr_expect_eq(lct_policy_used(p), 4u);
     lct_policy_free(p);
 }
+
+/* MARK: a stream through lct_policy_run */
+
+/* refs from s, each reference a read or, one in three, a write. */
+static lct_refs *refs_of(const stream *s)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (size_t i = 0; i < s->n; i++)
+        cr_assert_eq(lct_refs_add(r, s->key[i] * 7919 + 1, s->bytes[i],
+                                  (double)i, i % 3 != 2),
+                     LCT_OK);
+    return r;
+}
+
+/* LRU simulated at each capacity hits exactly where the exact curve
+ * says, reads or every reference counted, in keys and in bytes; each
+ * other policy's run equals lct_policy_get fed by hand. */
+Test(policy, a_run_equals_the_exact_curve_and_each_cache_by_hand)
+{
+    static stream s;
+    make_stream(&s, 3000, 70, 1, 5);
+    lct_refs *refs = refs_of(&s);
+    uint64_t caps[12];
+    for (size_t i = 0; i < 12; i++)
+        caps[i] = 1 + i * 7;
+    for (int every = 0; every <= 1; every++) {
+        lct_policy_kind lru = LCT_POLICY_LRU;
+        lct_policy_run_options o = {.kinds = &lru, .nkinds = 1,
+                                    .every_reference = every,
+                                    .threads = 3};
+        lct_policy_point pts[12];
+        cr_assert_eq(lct_policy_run(refs, &o, caps, 12, pts, NULL), LCT_OK);
+        lct_mrc_options mo = {.every_reference = every};
+        lct_mrc *m;
+        cr_assert_eq(lct_mrc_compute_with(refs, &mo, &m, NULL), LCT_OK);
+        for (size_t i = 0; i < 12; i++) {
+            cr_assert_gt(pts[i].requests, 0);
+            double want = lct_mrc_hit_ratio(m, caps[i]);
+            double got = (double)pts[i].hits / (double)pts[i].requests;
+            cr_expect(fabs(got - want) < 1e-12, "every %d cap %llu: %f %f",
+                      every, (unsigned long long)caps[i], got, want);
+        }
+        lct_mrc_free(m);
+    }
+    for (size_t k = 0; k < NKINDS; k++) {
+        for (int bytes = 0; bytes <= 1; bytes++) {
+            lct_policy_run_options o = {.kinds = &kinds[k], .nkinds = 1,
+                                        .in_bytes = bytes, .threads = 2};
+            lct_policy_point pts[12];
+            uint64_t c[12];
+            for (size_t i = 0; i < 12; i++)
+                c[i] = caps[i] * (bytes ? 5 : 1);
+            cr_assert_eq(lct_policy_run(refs, &o, c, 12, pts, NULL), LCT_OK);
+            for (size_t i = 0; i < 12; i++) {
+                lct_policy *p;
+                cr_assert_eq(lct_policy_new(kinds[k], c[i], &p, NULL),
+                             LCT_OK);
+                uint64_t hits = 0, reads = 0, hit_bytes = 0;
+                for (size_t j = 0; j < s.n; j++) {
+                    int h = lct_policy_get(p, s.key[j] * 7919 + 1,
+                                           bytes ? s.bytes[j] : 1,
+                                           s.next[j]);
+                    if (j % 3 != 2) {
+                        reads++;
+                        hits += (uint64_t)h;
+                        hit_bytes += h ? s.bytes[j] : 0;
+                    }
+                }
+                lct_policy_free(p);
+                cr_expect_eq(pts[i].requests, reads);
+                cr_expect_eq(pts[i].hits, hits, "%s %s at %llu",
+                             lct_policy_name(kinds[k]),
+                             bytes ? "bytes" : "keys",
+                             (unsigned long long)c[i]);
+                if (bytes)
+                    cr_expect_eq(pts[i].hit_bytes, hit_bytes);
+            }
+        }
+    }
+    lct_refs_free(refs);
+}
+
+Test(policy, a_run_refuses_what_it_cannot_simulate)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    lct_policy_kind k = LCT_POLICY_ARC, bad = (lct_policy_kind)77;
+    uint64_t cap = 0, one = 1;
+    lct_policy_point pt;
+    lct_policy_run_options o = {.kinds = &k, .nkinds = 1};
+    lct_error err;
+    cr_expect_eq(lct_policy_run(r, &o, &cap, 1, &pt, &err), LCT_ERR_INVALID);
+    o.kinds = &bad;
+    cr_expect_eq(lct_policy_run(r, &o, &one, 1, &pt, &err), LCT_ERR_INVALID);
+    cr_expect(strstr(err.message, "unknown policy"));
+    o.kinds = &k;
+    cr_expect_eq(lct_policy_run(r, &o, &one, 1, &pt, &err), LCT_OK);
+    cr_expect_eq(pt.requests, 0u);
+    lct_refs_free(r);
+    /* a SHARDS-sampled stream holds only some keys */
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    cr_assert_eq(lct_refs_sample(r, 0.5, 1, 1), LCT_OK);
+    cr_expect_eq(lct_policy_run(r, &o, &one, 1, &pt, &err), LCT_ERR_INVALID);
+    lct_refs_free(r);
+}

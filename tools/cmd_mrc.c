@@ -2,8 +2,9 @@
  * cmd_mrc.c - `lct mrc`: LRU miss-ratio curves of a trace's key
  * references (lib/mrc.c computes every capacity at once), per key or by
  * the prefix rule (a lookup's hits are its leading run of found keys, in
- * chunk positions and tokens), printed at log-spaced capacities as a
- * table, CSV or JSON, and drawn as SVG.
+ * chunk positions and tokens), other policies' beside it (--policy,
+ * mrc_policy.c), printed at log-spaced capacities as a table, CSV or
+ * JSON, and drawn as SVG.
  */
 #include "tool.h"
 #include "keys.h"
@@ -26,7 +27,8 @@ enum {
     OPT_PREFIX,
     OPT_LOOKUPS_ONLY,
     OPT_CHUNK_SIZE,
-    OPT_L1
+    OPT_L1,
+    OPT_POLICY
 };
 
 /* Independently salted samples at most (--samples). */
@@ -46,6 +48,7 @@ typedef struct mrc_opts {
     bool l1;          /* --l1: the curve is L2's behind an L1 of */
     bool l1_bytes;
     uint64_t l1_capacity;
+    tool_mrc_policies policies; /* --policy */
 } mrc_opts;
 
 
@@ -54,7 +57,8 @@ static void help(void)
     printf("usage: lct mrc [-q] [-j N] [--csv | --json] [--svg FILE]\n"
            "               [--requests reads|all] [--sample R [--seed S]\n"
            "               [--samples K]] [--prefix [--lookups-only]\n"
-           "               [--chunk-size N] [--l1 CAP]] [--read PAT] [--write PAT]\n"
+           "               [--chunk-size N] [--l1 CAP]] [--policy LIST]\n"
+           "               [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
            "\n"
@@ -88,6 +92,11 @@ static void help(void)
            "               curve is L2's, which sees L1's misses and every\n"
            "               store, with both tiers' hit ratios (implies\n"
            "               --prefix)\n"
+           "  --policy LIST  other eviction policies beside LRU, each simulated\n"
+           "               per key at each capacity shown, on -j threads:\n"
+           "               fifo, lru, clock, sieve, lfu, arc, s3fifo, belady\n"
+           "               (libCacheSim's; belady is the per-key ceiling);\n"
+           "               comma-separated\n"
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
            TOOL_HELP_KEYS
            "  --csv, --json  other formats\n"
@@ -122,6 +131,8 @@ static void on_option(void *ctx, int c, const char *arg)
         o->chunk_size = (uint64_t)n;
     } else if (c == OPT_SVG) {
         o->svg = arg;
+    } else if (c == OPT_POLICY) {
+        tool_mrc_policies_parse(&o->policies, arg);
     } else if (c == OPT_REQUESTS) {
         if (strcmp(arg, "reads") != 0 && strcmp(arg, "all") != 0)
             tool_usage_error("mrc", "--requests is reads or all, not '%s'",
@@ -146,10 +157,11 @@ static void on_option(void *ctx, int c, const char *arg)
 
 /* The chart's title names the trace (escaped for XML by svg.c). */
 static void svg_title(const char *trace, const lct_mrc_totals *t,
-                      char *title, size_t size)
+                      bool policies, char *title, size_t size)
 {
     bool sampled = t->sample_rate < 1;
-    size_t n = (size_t)snprintf(title, size, "LRU hit ratio: ");
+    size_t n = (size_t)snprintf(title, size, "%s hit ratio: ",
+                                policies ? "Policies'" : "LRU");
     n += tool_svg_escape(title + n, size - n - 64, trace);
     snprintf(title + n, size - n, "%s%s%s",
              t->every_reference ? " (requests: every reference)"
@@ -158,7 +170,8 @@ static void svg_title(const char *trace, const lct_mrc_totals *t,
 }
 
 static bool write_svg(outfile *out, const char *trace,
-                      const lct_mrc_totals *t, const tool_curve *c)
+                      const lct_mrc_totals *t, const tool_curve *c,
+                      const tool_mrc_policies *policies)
 {
     FILE *f = tool_output_stream("mrc", out);
     if (!f) {
@@ -166,8 +179,8 @@ static bool write_svg(outfile *out, const char *trace,
         return false;
     }
     char title[1024];
-    svg_title(trace, t, title, sizeof title);
-    tool_svg_curve(f, c, title);
+    svg_title(trace, t, policies != NULL, title, sizeof title);
+    tool_svg_curves(f, c, policies, title);
     return tool_output_finish("mrc", out, f);
 }
 
@@ -195,8 +208,8 @@ static void new_refs(mrc_opts *o)
  * gathered (about 28 bytes each) and the curve computed after. */
 static bool start_stream(mrc_opts *o, const tool_args *a)
 {
-    if (o->sample < 1 || a->jobs > 1)
-        return true;
+    if (o->sample < 1 || a->jobs > 1 || o->policies.n)
+        return true; /* gathered: the policies run over the references */
     lct_mrc_options mo = {.every_reference = o->every, .prefix = o->prefix};
     lct_error err;
     if (lct_mrc_stream_new(&mo, &o->ops.stream, &err) == LCT_OK &&
@@ -255,6 +268,9 @@ static void check_options(mrc_opts *o)
     if (o->prefix && o->sample < 1)
         tool_usage_error("mrc", "--prefix and --l1 need every key of a "
                          "call: they take no --sample");
+    if (o->policies.n && (o->prefix || o->sample < 1))
+        tool_usage_error("mrc", "--policy simulates per key, every key: it "
+                         "takes no --prefix, --l1 or --sample");
     if ((o->ops.lookups_only || o->chunk_size) && !o->prefix)
         tool_usage_error("mrc", "--lookups-only and --chunk-size go with "
                          "--prefix");
@@ -328,6 +344,7 @@ int cmd_mrc(int argc, char **argv)
         {"lookups-only", no_argument, NULL, OPT_LOOKUPS_ONLY},
         {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
         {"l1", required_argument, NULL, OPT_L1},
+        {"policy", required_argument, NULL, OPT_POLICY},
         {NULL, 0, NULL, 0}};
     mrc_opts o = {.sample = 1, .seed = 1};
     tool_args a;
@@ -360,6 +377,9 @@ int cmd_mrc(int argc, char **argv)
     }
     if (ok && c.n == 0)
         say_empty(t);
+    if (ok && o.policies.n)
+        ok = tool_mrc_policies_run(&o.policies, o.refs, &c, o.every, a.jobs,
+                                   a.quiet);
     double *tokens = ok && o.prefix ? token_hits(ms[0], &c) : NULL;
     double *both = ok && o.l1 ? both_tiers(&l1, &c, tokens) : NULL;
     tool_mrc_view view = {
@@ -367,16 +387,18 @@ int cmd_mrc(int argc, char **argv)
         .l1 = o.l1 ? &l1 : NULL, .combined_hit = both,
         .combined_token_hit = both ? both + c.n : NULL,
         .chunk_size = o.chunk_size ? o.chunk_size
-                      : o.prefix ? tool_chunk_size(in.r) : 0};
+                      : o.prefix ? tool_chunk_size(in.r) : 0,
+        .policies = o.policies.n ? &o.policies : NULL};
     if (ok)
         tool_mrc_print(&a, &view);
     if (svg && ok)
         ok = write_svg(svg,
                        a.noperands > 1 ? "merged traces"
                                        : tool_input_name(a.file),
-                       t, &c);
+                       t, &c, view.policies);
     else
         outfile_abort(svg);
+    free(o.policies.hit);
     free(tokens);
     free(both);
     lct_mrc_curve_free(&c);

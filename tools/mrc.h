@@ -11,6 +11,26 @@
 /* The points lct mrc prints and draws (the library's). */
 typedef lct_mrc_curve tool_curve;
 
+/* --policy: the policies whose hit ratios go beside the curve's, each
+ * simulated at each of the curve's capacities (mrc_policy.c); LRU's is
+ * the exact curve's own. */
+#define TOOL_MRC_POLICIES 16
+typedef struct tool_mrc_policies {
+    lct_policy_kind kind[TOOL_MRC_POLICIES];
+    size_t n;
+    double *hit; /* n x the curve's points: policy k's at point i is
+                    hit[k * points + i] */
+} tool_mrc_policies;
+
+/* The comma-separated names; an unknown one is a usage error naming
+ * the known ones. */
+void tool_mrc_policies_parse(tool_mrc_policies *p, const char *list);
+/* Each policy at each of c's capacities over refs (jobs threads, 0:
+ * every usable CPU); false after a message. */
+bool tool_mrc_policies_run(tool_mrc_policies *p, const lct_refs *refs,
+                           const tool_curve *c, bool every, unsigned jobs,
+                           bool quiet);
+
 /* What lct mrc prints: the samples' totals and the curve, and by the
  * prefix rule each point's token hit ratio; with an L1 in front, the
  * curve is L2's, l1 says what L1 did, and both tiers' ratios at each
@@ -23,6 +43,7 @@ typedef struct tool_mrc_view {
     const lct_l1_stats *l1;
     const double *combined_hit, *combined_token_hit;
     uint64_t chunk_size;
+    const tool_mrc_policies *policies; /* --policy, or NULL */
 } tool_mrc_view;
 
 /* The table, or CSV or JSON as the arguments ask (mrc_out.c). */
@@ -31,6 +52,9 @@ void tool_mrc_print(const tool_args *a, const tool_mrc_view *v);
 /* Write the chart (title already XML-escaped); a curve of no points
  * says in words that there was nothing to draw. */
 void tool_svg_curve(FILE *f, const tool_curve *c, const char *title);
+/* The same with one line a policy and a legend (policies may be NULL). */
+void tool_svg_curves(FILE *f, const tool_curve *c,
+                     const tool_mrc_policies *policies, const char *title);
 /* text escaped for an SVG's XML into out (NUL-terminated, at most
  * size - 16 bytes of it); its length. */
 size_t tool_svg_escape(char *out, size_t size, const char *text);

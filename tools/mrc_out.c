@@ -90,11 +90,14 @@ static void print_text(const tool_mrc_view *v)
     printf("infinite cache hit ratio %.4f", t->infinite_hit_ratio);
     if (c->mean_bytes > 0)
         printf("; mean key size %.0f bytes", c->mean_bytes);
-    printf("\n%12s  %13s  %9s  %10s%s%s%s%s\n", "keys", "bytes", "hit_ratio",
+    printf("\n%12s  %13s  %9s  %10s%s%s%s%s", "keys", "bytes", "hit_ratio",
            "miss_ratio", c->byte_hit ? "  byte_hit_ratio" : "",
            c->hit_min ? "  hit_ratio_min  hit_ratio_max" : "",
            v->token_hit ? "  token_hit_ratio" : "",
            v->combined_hit ? "  both_hit_ratio  both_token_hit_ratio" : "");
+    for (size_t j = 0; v->policies && j < v->policies->n; j++)
+        printf("  %9s", lct_policy_name(v->policies->kind[j]));
+    putchar('\n');
     for (size_t i = 0; i < c->n; i++) {
         printf("%12" PRIu64 "  ", c->keys[i]);
         if (c->mean_bytes > 0)
@@ -111,6 +114,8 @@ static void print_text(const tool_mrc_view *v)
         if (v->combined_hit)
             printf("  %14.4f  %20.4f", v->combined_hit[i],
                    v->combined_token_hit[i]);
+        for (size_t j = 0; v->policies && j < v->policies->n; j++)
+            printf("  %9.4f", v->policies->hit[j * c->n + i]);
         putchar('\n');
     }
 }
@@ -121,8 +126,11 @@ static void print_csv(const tool_mrc_view *v)
     fputs("keys,bytes,hit_ratio,miss_ratio,byte_hit_ratio", stdout);
     fputs(c->hit_min ? ",hit_ratio_min,hit_ratio_max" : "", stdout);
     fputs(v->token_hit ? ",token_hit_ratio" : "", stdout);
-    fputs(v->combined_hit ? ",both_hit_ratio,both_token_hit_ratio\r\n"
-                          : "\r\n", stdout);
+    fputs(v->combined_hit ? ",both_hit_ratio,both_token_hit_ratio" : "",
+          stdout);
+    for (size_t k = 0; v->policies && k < v->policies->n; k++)
+        printf(",%s_hit_ratio", lct_policy_name(v->policies->kind[k]));
+    fputs("\r\n", stdout);
     for (size_t i = 0; i < c->n; i++) {
         printf("%" PRIu64 ",", c->keys[i]);
         if (c->mean_bytes > 0)
@@ -149,6 +157,10 @@ static void print_csv(const tool_mrc_view *v)
             tool_put_json_double(v->combined_hit[i]);
             putchar(',');
             tool_put_json_double(v->combined_token_hit[i]);
+        }
+        for (size_t k = 0; v->policies && k < v->policies->n; k++) {
+            putchar(',');
+            tool_put_json_double(v->policies->hit[k * c->n + i]);
         }
         fputs("\r\n", stdout);
     }
@@ -202,6 +214,13 @@ static void print_json_point(const tool_mrc_view *v, size_t i)
         fputs(",\"both_token_hit_ratio\":", stdout);
         tool_put_json_double(v->combined_token_hit[i]);
     }
+    for (size_t k = 0; v->policies && k < v->policies->n; k++) {
+        printf("%s\"%s\":", k ? "," : ",\"policy_hit_ratio\":{",
+               lct_policy_name(v->policies->kind[k]));
+        tool_put_json_double(v->policies->hit[k * c->n + i]);
+    }
+    if (v->policies)
+        putchar('}');
     putchar('}');
 }
 

@@ -70,7 +70,7 @@ static double y_of(double ratio)
     return TOP + (1 - ratio) * (H - TOP - BOTTOM);
 }
 
-static void frame(FILE *f, const char *title)
+static void frame(FILE *f, const char *title, const char *y_label)
 {
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
                "height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -88,10 +88,10 @@ static void frame(FILE *f, const char *title)
                 LEFT, W - RIGHT, y, y, LEFT - 6, y + 4, i / 10.0);
     }
     fprintf(f, "<text transform=\"translate(18 %d) rotate(-90)\" "
-               "text-anchor=\"middle\">hit ratio (LRU)</text>\n"
+               "text-anchor=\"middle\">%s</text>\n"
                "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">cache "
                "capacity (keys, log scale)</text>\n",
-            (TOP + H - BOTTOM) / 2, (LEFT + W - RIGHT) / 2, H - 12);
+            (TOP + H - BOTTOM) / 2, y_label, (LEFT + W - RIGHT) / 2, H - 12);
 }
 
 /* Decades along the bottom in keys, and the same places in GiB on top. */
@@ -141,9 +141,43 @@ static void band(FILE *f, const tool_curve *c)
     fputs("\"/>\n", f);
 }
 
+/* One line a policy other than LRU, each a colour, named in a legend
+ * under LRU's. */
+static void policy_lines(FILE *f, const tool_curve *c,
+                         const tool_mrc_policies *p, int legend_y)
+{
+    static const char *colours[] = {"#2f9e44", "#9c36b5", "#e8590c",
+                                    "#0c8599", "#c2255c", "#5c940d",
+                                    "#495057", "#f08c00"};
+    size_t shown = 0;
+    for (size_t k = 0; k < p->n; k++) {
+        if (p->kind[k] == LCT_POLICY_LRU)
+            continue;
+        const char *colour = colours[shown % 8];
+        char style[64];
+        snprintf(style, sizeof style, "stroke=\"%s\"%s", colour,
+                 p->kind[k] == LCT_POLICY_BELADY
+                     ? " stroke-dasharray=\"2 3\""
+                     : "");
+        line(f, c, p->hit + k * c->n, style);
+        fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s%s</text>\n",
+                LEFT + 10, legend_y + 16 * (int)shown, colour,
+                lct_policy_name(p->kind[k]),
+                p->kind[k] == LCT_POLICY_BELADY ? " (the ceiling, per key)"
+                                                : "");
+        shown++;
+    }
+}
+
 void tool_svg_curve(FILE *f, const tool_curve *c, const char *title)
 {
-    frame(f, title);
+    tool_svg_curves(f, c, NULL, title);
+}
+
+void tool_svg_curves(FILE *f, const tool_curve *c,
+                     const tool_mrc_policies *policies, const char *title)
+{
+    frame(f, title, policies ? "hit ratio" : "hit ratio (LRU)");
     if (c->n == 0) {
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
                    "font-size=\"15\">No key references to draw: the trace "
@@ -167,5 +201,7 @@ void tool_svg_curve(FILE *f, const tool_curve *c, const char *title)
     if (c->byte_hit)
         fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#d9480f\">bytes-capacity "
                    "LRU (keys x mean key size)</text>\n", LEFT + 10, TOP + 34);
+    if (policies)
+        policy_lines(f, c, policies, TOP + (c->byte_hit ? 50 : 34));
     fputs("</svg>\n", f);
 }

@@ -124,6 +124,35 @@ static uint64_t export_size(export_plan *x, uint64_t bytes, size_t i)
     return x->latest[k] ? x->latest[k] : x->first_size[k];
 }
 
+bool lct__refs_next_sizes(const lct_refs *refs, uint32_t **next,
+                          uint64_t **sizes)
+{
+    export_plan x;
+    *next = NULL;
+    if (sizes)
+        *sizes = NULL;
+    if (!plan_export(refs, &x)) {
+        plan_free(&x);
+        return false;
+    }
+    if (sizes) {
+        uint64_t *s = lct__big_alloc((refs->n ? refs->n : 1) * sizeof *s);
+        if (!s) {
+            plan_free(&x);
+            return false;
+        }
+        for (LCT__EACH_REF(refs, c)) {
+            uint64_t bytes = export_size(&x, lct__cursor_bytes(&c), c.i);
+            s[c.i] = bytes ? bytes : 1;
+        }
+        *sizes = s;
+    }
+    *next = x.next;
+    x.next = NULL;
+    plan_free(&x);
+    return true;
+}
+
 uint64_t lct_refs_count_unsized(const lct_refs *refs)
 {
     if (!refs || !refs->sizeless) /* a size of its own: never 0 */

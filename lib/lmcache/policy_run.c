@@ -1,0 +1,141 @@
+/*
+ * policy_run.c - a key reference stream through lct_policy caches, one
+ * per policy and capacity asked (lct_policy_run): each a whole pass over
+ * the stream, the passes shared out over threads.  What each reference
+ * weighs and where its key comes next are worked out once, before, as
+ * the oracleGeneral export gives them, so that a run equals libCacheSim's
+ * cachesim on that export.
+ */
+#include "lmcache/refs_internal.h"
+#include "lct_cache.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/error_internal.h"
+#include "base/threads_internal.h"
+
+typedef struct run_shared {
+    const lct_refs *refs;
+    const lct_policy_run_options *opts;
+    const uint64_t *capacities;
+    size_t ncap, njobs;
+    const uint32_t *next;
+    const uint64_t *sizes; /* NULL: every reference weighs 1 */
+    lct_policy_point *out;
+    size_t next_job; /* taken under lock */
+    size_t done;
+    int status;      /* the first failure, or LCT_OK */
+    pthread_mutex_t lock;
+} run_shared;
+
+typedef struct run_worker {
+    run_shared *shared;
+    pthread_t thread;
+} run_worker;
+
+/* One job: policy j / ncap at capacity j % ncap, over the whole stream. */
+static int run_job(run_shared *sh, size_t job)
+{
+    const lct_policy_run_options *o = sh->opts;
+    lct_policy_point *pt = &sh->out[job];
+    uint64_t capacity = sh->capacities[job % sh->ncap];
+    lct_policy *p;
+    int st = lct_policy_new(o->kinds[job / sh->ncap], capacity, &p, NULL);
+    if (st != LCT_OK)
+        return st;
+    *pt = (lct_policy_point){.capacity = capacity};
+    for (LCT__EACH_REF(sh->refs, c)) {
+        uint64_t bytes = sh->sizes ? sh->sizes[c.i] : 1;
+        uint32_t next = sh->next[c.i];
+        int hit = lct_policy_get(p, c.ref->obj_id, bytes,
+                                 next ? (int64_t)next : INT64_MAX);
+        if (hit < 0) {
+            lct_policy_free(p);
+            return hit;
+        }
+        if (o->every_reference || lct__ref_is_read(c.ref)) {
+            pt->requests++;
+            pt->request_bytes += sh->sizes ? bytes : 0;
+            pt->hits += (uint64_t)hit;
+            pt->hit_bytes += hit && sh->sizes ? bytes : 0;
+        }
+    }
+    lct_policy_free(p);
+    return LCT_OK;
+}
+
+static void *run_worker_main(void *arg)
+{
+    run_shared *sh = ((run_worker *)arg)->shared;
+    for (;;) {
+        pthread_mutex_lock(&sh->lock);
+        size_t job = sh->status == LCT_OK ? sh->next_job++ : sh->njobs;
+        pthread_mutex_unlock(&sh->lock);
+        if (job >= sh->njobs)
+            return NULL;
+        int st = run_job(sh, job);
+        pthread_mutex_lock(&sh->lock);
+        if (st != LCT_OK && sh->status == LCT_OK)
+            sh->status = st;
+        sh->done++;
+        if (sh->opts->progress)
+            sh->opts->progress(sh->opts->progress_ctx, sh->done, sh->njobs);
+        pthread_mutex_unlock(&sh->lock);
+    }
+}
+
+lct_status lct_policy_run(const lct_refs *refs,
+                          const lct_policy_run_options *opts,
+                          const uint64_t *capacities, size_t ncap,
+                          lct_policy_point *out, lct_error *err)
+{
+    if (!refs || !opts || !opts->kinds || !opts->nkinds ||
+        (ncap && (!capacities || !out)) || refs->threshold)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_policy_run: invalid argument");
+    for (size_t k = 0; k < opts->nkinds; k++)
+        if (!lct_policy_name(opts->kinds[k]))
+            return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                             "lct_policy_run: unknown policy");
+    for (size_t i = 0; i < ncap; i++)
+        if (capacities[i] == 0 || capacities[i] > UINT64_C(1) << 62)
+            return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                             "lct_policy_run: a capacity of 0 or above "
+                             "2^62");
+    if (ncap == 0)
+        return LCT_OK;
+    run_shared sh = {.refs = refs, .opts = opts, .capacities = capacities,
+                     .ncap = ncap, .njobs = ncap * opts->nkinds, .out = out,
+                     .status = LCT_OK};
+    uint32_t *next;
+    uint64_t *sizes = NULL;
+    if (!lct__refs_next_sizes(refs, &next, opts->in_bytes ? &sizes : NULL))
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "out of memory for the stream's next uses");
+    sh.next = next, sh.sizes = sizes;
+    unsigned n = opts->threads ? opts->threads : lct__usable_cpus();
+    if (n > sh.njobs)
+        n = (unsigned)sh.njobs;
+    run_worker *w = calloc(n, sizeof *w);
+    lct_status st = w ? LCT_OK : LCT_ERR_NOMEM;
+    if (w) {
+        pthread_mutex_init(&sh.lock, NULL);
+        for (unsigned i = 0; i < n; i++)
+            w[i].shared = &sh;
+        st = lct__run_threads(w, sizeof *w, offsetof(run_worker, thread), n,
+                              run_worker_main, "lct_policy_run", err);
+        pthread_mutex_destroy(&sh.lock);
+    }
+    free(w);
+    free(next);
+    free(sizes);
+    if (st == LCT_OK && sh.status != LCT_OK)
+        st = sh.status;
+    if (st == LCT_ERR_NOMEM)
+        return lct__fail(err, st, ENOMEM, 0,
+                         "out of memory simulating the policies");
+    return st;
+}
