@@ -199,9 +199,9 @@ int lct_policy_get(lct_policy *p, uint64_t key, uint64_t bytes,
         return LCT_ERR_NOMEM;
     const lct__policy_ops *ops = p->ops;
     p->ghost_hit = false;
-    lct__u64map_entry *e = lct__u64map_find(&p->map, key);
-    if (e) {
-        int found = ops->found(p, (uint32_t)(e->value - 1), next_use);
+    uint32_t at = lct__policy_lookup(p, key);
+    if (at) {
+        int found = ops->found(p, at - 1, next_use);
         if (found != 0) {
             if (found < 0)
                 p->broken = true;

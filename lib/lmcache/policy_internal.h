@@ -48,6 +48,8 @@ struct lct_policy {
     const lct__policy_ops *ops;
     uint64_t capacity, used; /* used: what the keys held (not ghosts) weigh */
     lct__u64map map;         /* key -> slot + 1, ghosts included */
+    uint32_t *dense; /* instead of map, when keys are numbered 0..n-1
+                        (lct_policy_run): key -> slot + 1, 0 none */
     lct__pslot *slots;
     uint32_t nslots, room, free_slot;
     lct__plist queue; /* FIFO, LRU, CLOCK, SIEVE: first is the newest */
@@ -72,6 +74,15 @@ struct lct_policy {
     uint64_t small_size, main_size, ghost_size;
     bool broken; /* memory ran out mid-update: every later call fails */
 };
+
+/* Key's slot + 1, or 0 when the cache neither holds nor remembers it. */
+static inline uint32_t lct__policy_lookup(const lct_policy *p, uint64_t key)
+{
+    if (p->dense)
+        return p->dense[key];
+    const lct__u64map_entry *e = lct__u64map_find(&p->map, key);
+    return e ? (uint32_t)e->value : 0;
+}
 
 /* One policy's rules, as libCacheSim's implementation of it has them. */
 struct lct__policy_ops {

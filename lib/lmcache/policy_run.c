@@ -6,6 +6,7 @@
  * the oracleGeneral export gives them, so that a run equals libCacheSim's
  * cachesim on that export.
  */
+#include "lmcache/policy_internal.h"
 #include "lmcache/refs_internal.h"
 #include "lct_cache.h"
 
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/bigmem_internal.h"
 #include "base/error_internal.h"
 #include "base/threads_internal.h"
 
@@ -24,6 +26,8 @@ typedef struct run_shared {
     size_t ncap, njobs;
     const uint32_t *next;
     const uint64_t *sizes; /* NULL: every reference weighs 1 */
+    const uint32_t *key;   /* each reference's key, numbered from 0 */
+    size_t nkeys, nrefs;
     lct_policy_point *out;
     size_t next_job; /* taken under lock */
     size_t done;
@@ -36,8 +40,9 @@ typedef struct run_worker {
     pthread_t thread;
 } run_worker;
 
-/* One job: policy j / ncap at capacity j % ncap, over the whole stream. */
-static int run_job(run_shared *sh, size_t job)
+/* One job: policy j / ncap at capacity j % ncap, over the whole stream,
+ * its keys' slots in dense (all 0, and left so). */
+static int run_job(run_shared *sh, size_t job, uint32_t *dense)
 {
     const lct_policy_run_options *o = sh->opts;
     lct_policy_point *pt = &sh->out[job];
@@ -46,16 +51,20 @@ static int run_job(run_shared *sh, size_t job)
     int st = lct_policy_new(o->kinds[job / sh->ncap], capacity, &p, NULL);
     if (st != LCT_OK)
         return st;
+    /* keys by their numbers: an array of them, not a map */
+    p->dense = dense;
     *pt = (lct_policy_point){.capacity = capacity};
     for (LCT__EACH_REF(sh->refs, c)) {
+        /* the key's slot 16 references ahead: a run is bound by its
+         * misses in memory, not by its work */
+        if (c.i + 16 < sh->nrefs)
+            __builtin_prefetch(&dense[sh->key[c.i + 16]]);
         uint64_t bytes = sh->sizes ? sh->sizes[c.i] : 1;
         uint32_t next = sh->next[c.i];
-        int hit = lct_policy_get(p, c.ref->obj_id, bytes,
+        int hit = lct_policy_get(p, sh->key[c.i], bytes,
                                  next ? (int64_t)next : INT64_MAX);
-        if (hit < 0) {
-            lct_policy_free(p);
-            return hit;
-        }
+        if (hit < 0)
+            break;
         if (o->every_reference || lct__ref_is_read(c.ref)) {
             pt->requests++;
             pt->request_bytes += sh->sizes ? bytes : 0;
@@ -63,20 +72,30 @@ static int run_job(run_shared *sh, size_t job)
             pt->hit_bytes += hit && sh->sizes ? bytes : 0;
         }
     }
+    /* the next job starts from a clear array: clear what this one set
+     * (a freed slot's key may be another slot's now) */
+    for (uint32_t i = 0; i < p->nslots; i++)
+        if (dense[p->slots[i].key] == i + 1)
+            dense[p->slots[i].key] = 0;
+    int broken = p->broken ? LCT_ERR_NOMEM : LCT_OK;
     lct_policy_free(p);
-    return LCT_OK;
+    return broken;
 }
 
 static void *run_worker_main(void *arg)
 {
     run_shared *sh = ((run_worker *)arg)->shared;
+    /* zeroed once: each job leaves it as it found it */
+    uint32_t *dense = calloc(sh->nkeys ? sh->nkeys : 1, sizeof *dense);
     for (;;) {
         pthread_mutex_lock(&sh->lock);
         size_t job = sh->status == LCT_OK ? sh->next_job++ : sh->njobs;
         pthread_mutex_unlock(&sh->lock);
-        if (job >= sh->njobs)
+        if (job >= sh->njobs) {
+            free(dense);
             return NULL;
-        int st = run_job(sh, job);
+        }
+        int st = dense ? run_job(sh, job, dense) : LCT_ERR_NOMEM;
         pthread_mutex_lock(&sh->lock);
         if (st != LCT_OK && sh->status == LCT_OK)
             sh->status = st;
@@ -116,6 +135,15 @@ lct_status lct_policy_run(const lct_refs *refs,
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
                          "out of memory for the stream's next uses");
     sh.next = next, sh.sizes = sizes;
+    uint32_t *key = lct__big_alloc((refs->n ? refs->n : 1) * sizeof *key);
+    if (!key || !lct__refs_number(refs, NULL, key, &sh.nkeys)) {
+        free(key);
+        free(next);
+        free(sizes);
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "out of memory numbering the stream's keys");
+    }
+    sh.key = key, sh.nrefs = refs->n;
     unsigned n = opts->threads ? opts->threads : lct__usable_cpus();
     if (n > sh.njobs)
         n = (unsigned)sh.njobs;
@@ -130,6 +158,7 @@ lct_status lct_policy_run(const lct_refs *refs,
         pthread_mutex_destroy(&sh.lock);
     }
     free(w);
+    free(key);
     free(next);
     free(sizes);
     if (st == LCT_OK && sh.status != LCT_OK)

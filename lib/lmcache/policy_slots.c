@@ -27,14 +27,18 @@ uint32_t lct__policy_slot_add(lct_policy *p, uint64_t key, uint64_t bytes)
         }
         i = p->nslots++;
     }
-    bool added;
-    lct__u64map_entry *e = lct__u64map_get(&p->map, key, &added);
-    if (!e) {
-        p->slots[i].next = p->free_slot;
-        p->free_slot = i;
-        return NIL;
+    if (p->dense) {
+        p->dense[key] = i + 1;
+    } else {
+        bool added;
+        lct__u64map_entry *e = lct__u64map_get(&p->map, key, &added);
+        if (!e) {
+            p->slots[i].next = p->free_slot;
+            p->free_slot = i;
+            return NIL;
+        }
+        e->value = (uint64_t)i + 1;
     }
-    e->value = (uint64_t)i + 1;
     p->slots[i] = (lct__pslot){.key = key, .bytes = bytes, .prev = NIL,
                                .next = NIL, .bucket = NIL};
     return i;
@@ -42,9 +46,13 @@ uint32_t lct__policy_slot_add(lct_policy *p, uint64_t key, uint64_t bytes)
 
 void lct__policy_slot_drop(lct_policy *p, uint32_t i)
 {
-    lct__u64map_entry *e = lct__u64map_find(&p->map, p->slots[i].key);
-    if (e)
-        lct__u64map_remove(&p->map, e);
+    if (p->dense) {
+        p->dense[p->slots[i].key] = 0;
+    } else {
+        lct__u64map_entry *e = lct__u64map_find(&p->map, p->slots[i].key);
+        if (e)
+            lct__u64map_remove(&p->map, e);
+    }
     p->slots[i].next = p->free_slot;
     p->free_slot = i;
 }
