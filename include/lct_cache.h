@@ -675,8 +675,9 @@ typedef struct lct_policy_point {
  * stream (a reference's next use, for Belady, is its key's next
  * reference): @p out[k * ncap + i] for policy k at capacity i.  Each is
  * one pass with one lct_policy, the passes shared out over threads; a
- * pass's memory is the keys its cache holds, besides 4 bytes a reference
- * (12 in bytes) worked out once.  On the stream an lct keys
+ * pass's memory is the keys its cache holds and 4 bytes a distinct key
+ * (its slot by key number, one array a thread), besides 8 bytes a
+ * reference (16 in bytes) worked out once.  On the stream an lct keys
  * --oracle-general export is made from, with every_reference, the hits
  * equal cachesim's with that algorithm on the export.
  * @return LCT_OK, LCT_ERR_INVALID (an unknown policy, a capacity of 0 or

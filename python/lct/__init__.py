@@ -593,7 +593,7 @@ def _keys_frame(raw):
 def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
         requests: str = "reads", sample=None, seed: int = 1, samples=None,
         *, prefix: bool = False, lookups_only: bool = False,
-        chunk_size=None):
+        chunk_size=None, policies=None):
     """The LRU miss-ratio curve of ``lct mrc`` as a pandas DataFrame, one
     row per capacity: keys (capacities 1, 2, 3, 4, 6, 8, 11, ... x sqrt 2,
     to past the largest finite stack distance; int64), bytes (keys x the
@@ -615,6 +615,13 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
     LMCache's cache simulator models its logs.  ``df.attrs`` then also
     holds ``chunk_size`` (chunk_size=, else the header's sm_config_json,
     else None) and ``tokens`` (positions x chunk_size).
+
+    policies=["arc", "s3fifo", "belady", ...] adds a ``NAME_hit_ratio``
+    column a policy (``lct mrc --policy``): its hit ratio at each capacity,
+    simulated per key as libCacheSim's implementation of it behaves;
+    lru's is the exact curve's, belady's the per-key ceiling.  Known:
+    fifo, lru, clock, sieve, lfu, arc, s3fifo, belady.  Not with
+    prefix=True or sample.
     """
     np = _numpy()
     pd = _pandas()
@@ -633,7 +640,8 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
                        _patterns(qualname), s, u, ws, wu, requests == "all",
                        1.0 if sample is None else float(sample), seed,
                        samples or 0, _log_for("mrc", path), bool(prefix),
-                       bool(lookups_only))
+                       bool(lookups_only),
+                       None if policies is None else list(policies))
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
     keys_ = np.array(raw["keys"], dtype=np.int64)
@@ -648,6 +656,8 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
     df.attrs.update(totals=raw["totals"], requests=requests,
                     sample=1.0 if sample is None else float(sample),
                     path=_os.fsdecode(path), prefix=bool(prefix))
+    for name, ratios in (raw.get("policies") or {}).items():
+        df[name + "_hit_ratio"] = np.array(ratios, dtype=np.float64)
     if prefix:
         df["token_hit_ratio"] = np.array(raw["token_hit_ratio"] or [],
                                          dtype=np.float64)

@@ -96,7 +96,8 @@ def mrc(path: Path, read: Pattern = ..., write: Pattern = ...,
         requests: str = ..., sample: Optional[float] = ..., seed: int = ...,
         samples: Optional[int] = ..., *, prefix: bool = ...,
         lookups_only: bool = ...,
-        chunk_size: Optional[int] = ...) -> pandas.DataFrame: ...
+        chunk_size: Optional[int] = ...,
+        policies: Optional[Sequence[str]] = ...) -> pandas.DataFrame: ...
 def sim(path: Path, capacity: Union[int, str], *, read: Pattern = ...,
         write: Pattern = ..., qualname: Pattern = ..., since: Bound = ...,
         until: Bound = ..., lookups_only: bool = ...,

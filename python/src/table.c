@@ -1077,26 +1077,124 @@ bool lctpy_feed_sim(const char *path, PyObject *log, PyObject *quals,
     return ok;
 }
 
+/* The policies named in seq (str items) into kinds (at most max, each
+ * once); false with ValueError or TypeError set. */
+static bool policy_kinds(PyObject *seq, lct_policy_kind *kinds, size_t max,
+                         size_t *n)
+{
+    *n = 0;
+    if (seq == Py_None)
+        return true;
+    PyObject *fast = PySequence_Fast(seq, "policies is a list of names");
+    if (!fast)
+        return false;
+    bool ok = true;
+    for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(fast); i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(fast, i);
+        const char *name = PyUnicode_Check(item) ? PyUnicode_AsUTF8(item)
+                                                 : NULL;
+        lct_policy_kind k;
+        if (!name) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError,
+                                "policies is a list of names");
+            ok = false;
+        } else if (lct_policy_find(name, &k) != LCT_OK) {
+            PyErr_Format(PyExc_ValueError, "unknown policy '%s' (known: %s)",
+                         name, lct_policy_names());
+            ok = false;
+        } else {
+            bool seen = false;
+            for (size_t j = 0; j < *n; j++)
+                seen |= kinds[j] == k;
+            if (!seen && *n < max)
+                kinds[(*n)++] = k;
+        }
+    }
+    Py_DECREF(fast);
+    return ok;
+}
+
+/* Each policy's hit ratio at each capacity of ms' curve, simulated on
+ * refs ({name: [ratio, ...]}); LRU's is the exact curve's. */
+static PyObject *policy_columns(const lct_refs *refs, lct_mrc *const *ms,
+                                const lct_policy_kind *kinds, size_t n,
+                                bool every)
+{
+    lct_mrc_curve c;
+    if (lct_mrc_curve_make(ms, 1, &c, NULL) != LCT_OK)
+        return PyErr_NoMemory();
+    size_t np = c.n ? c.n : 1;
+    lct_policy_point *pts = calloc(n * np, sizeof *pts);
+    double *ratio = calloc(np, sizeof *ratio);
+    PyObject *out = pts && ratio ? PyDict_New() : PyErr_NoMemory();
+    lct_status rc = LCT_OK;
+    lct_error err = {0};
+    if (out && c.n) {
+        lct_policy_run_options o = {.kinds = kinds, .nkinds = n,
+                                    .every_reference = every};
+        Py_BEGIN_ALLOW_THREADS
+        rc = lct_policy_run(refs, &o, c.keys, c.n, pts, &err);
+        Py_END_ALLOW_THREADS
+    }
+    if (out && rc != LCT_OK) {
+        PyErr_SetString(PyExc_MemoryError, err.message);
+        Py_CLEAR(out);
+    }
+    for (size_t k = 0; out && k < n; k++) {
+        for (size_t i = 0; i < c.n; i++) {
+            const lct_policy_point *pt = &pts[k * c.n + i];
+            ratio[i] = kinds[k] == LCT_POLICY_LRU ? c.hit[i]
+                       : pt->requests
+                           ? (double)pt->hits / (double)pt->requests
+                           : 0;
+        }
+        PyObject *list = float_list(ratio, c.n);
+        if (!list ||
+            PyDict_SetItemString(out, lct_policy_name(kinds[k]), list) != 0)
+            Py_CLEAR(out);
+        Py_XDECREF(list);
+    }
+    free(pts);
+    free(ratio);
+    lct_mrc_curve_free(&c);
+    return out;
+}
+
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwnames[] = {"path", "read", "write", "qualname", "since",
                               "until", "wall_since", "wall_until",
                               "every_reference", "sample", "seed", "samples",
-                              "log", "prefix", "lookups_only", NULL};
+                              "log", "prefix", "lookups_only", "policies",
+                              NULL};
     PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
              *since = Py_None, *until = Py_None, *wsince = Py_None,
-             *wuntil = Py_None, *log = Py_None;
+             *wuntil = Py_None, *log = Py_None, *policies = Py_None;
     int every = 0, prefix = 0, lookups_only = 0;
     double sample = 1;
     unsigned long long seed = 1;
     unsigned samples = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOOOOOOpdKIOpp", kwnames,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&|OOOOOOOpdKIOppO", kwnames,
                                      PyUnicode_FSConverter, &path_obj, &reads,
                                      &writes, &quals, &since, &until, &wsince,
                                      &wuntil, &every, &sample, &seed,
-                                     &samples, &log, &prefix, &lookups_only))
+                                     &samples, &log, &prefix, &lookups_only,
+                                     &policies))
         return NULL;
+    lct_policy_kind kinds[16];
+    size_t nkinds;
+    if (!policy_kinds(policies, kinds, 16, &nkinds)) {
+        Py_DECREF(path_obj);
+        return NULL;
+    }
+    if (nkinds && (prefix || sample < 1)) {
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, "policies are simulated per key, "
+                        "every key: no prefix=True and no sample");
+        return NULL;
+    }
     if (!(sample > 0 && sample <= 1) || (prefix && sample < 1)) {
         Py_DECREF(path_obj);
         PyErr_SetString(PyExc_ValueError,
@@ -1117,7 +1215,8 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
     lct_mrc *ms[LCT_MRC_CURVE_MAX_SAMPLES] = {NULL};
     /* exact: computed as the trace is read, in memory by keys */
     lct_mrc_options exact = {.every_reference = every, .prefix = prefix};
-    if (sample < 1 ? lct_refs_new(&w.refs) != LCT_OK
+    /* the policies run over the references gathered */
+    if (sample < 1 || nkinds ? lct_refs_new(&w.refs) != LCT_OK
                    : lct_mrc_stream_new(&exact, &w.stream, NULL) != LCT_OK) {
         PyErr_NoMemory();
         goto done;
@@ -1143,6 +1242,12 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
         goto done;
     }
     out = curve_with_totals(ms, samples, prefix);
+    if (out && nkinds) {
+        PyObject *cols = policy_columns(w.refs, ms, kinds, nkinds, every);
+        if (!cols || PyDict_SetItemString(out, "policies", cols) != 0)
+            Py_CLEAR(out);
+        Py_XDECREF(cols);
+    }
 done:
     for (unsigned s = 0; s < LCT_MRC_CURVE_MAX_SAMPLES; s++)
         lct_mrc_free(ms[s]);

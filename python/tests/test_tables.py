@@ -183,6 +183,34 @@ def test_mrc_is_lct_mrc():
             assert len(m.attrs["totals"]) == 1
 
 
+def test_policies_are_lct_mrc_policy():
+    np()
+    path = damaged_trace()
+    for opts, kw in (([], {}), (["--requests", "all"], {"requests": "all"})):
+        rows = list(csv.DictReader(io.StringIO(tool(
+            "mrc", "-q", "--csv", "--policy", "arc,lru,belady,s3fifo", *opts,
+            path))))
+        m = lct.mrc(path, policies=["arc", "lru", "belady", "s3fifo"], **kw)
+        assert len(rows) == len(m) > 5, opts
+        for row, (_, got) in zip(rows, m.iterrows()):
+            for name in ("arc", "lru", "belady", "s3fifo"):
+                col = name + "_hit_ratio"
+                assert float(row[col]) == got[col], (opts, name, got["keys"])
+            assert got["lru_hit_ratio"] == got["hit_ratio"]
+            assert got["belady_hit_ratio"] >= got["arc_hit_ratio"]
+    for kw, error, said in (({"policies": ["lrux"]}, ValueError,
+                             "unknown policy 'lrux' (known: fifo, lru"),
+                            ({"policies": ["arc"], "prefix": True},
+                             ValueError, "per key"),
+                            ({"policies": [3]}, TypeError, "names")):
+        try:
+            lct.mrc(path, **kw)
+        except error as e:
+            assert said in str(e), (kw, e)
+        else:
+            raise AssertionError(f"{kw} should be refused")
+
+
 def test_the_prefix_curve_is_lct_mrc_prefix():
     np()
     path = damaged_trace()
