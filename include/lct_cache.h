@@ -371,6 +371,131 @@ lct_status lct_mrc_curve_make(lct_mrc *const *samples, unsigned k,
 void lct_mrc_curve_free(lct_mrc_curve *curve);
 
 
+/* MARK: - Eviction policies, one capacity at a time */
+
+/**
+ * The policies lct_policy simulates, each as libCacheSim's implementation
+ * of that name behaves (its cachesim with that algorithm and default
+ * parameters, tie for tie):
+ * - FIFO: the oldest insertion goes; a hit changes nothing.
+ * - LRU: the least recently used goes.
+ * - CLOCK: a 1-bit counter set by a hit; the oldest goes, unless its bit
+ *   is set: then the bit is cleared and it is reinserted as the newest.
+ * - SIEVE: a hit sets a bit; a hand walks from the oldest toward the
+ *   newest (round to the oldest again), clearing bits, and evicts the
+ *   first key without one, then waits at the key newer than it.
+ * - LFU: the fewest hits since insertion (counted from 1) go; of those,
+ *   the key that reached that count first.
+ * - ARC: T1 (seen once) and T2 (seen again) hold keys, B1 and B2
+ *   remember the keys each evicted, and T1's target moves toward the
+ *   list whose ghost is found, all in bytes (libCacheSim's variant for
+ *   sizes: lib/lmcache/policy_arc.c says where it differs).
+ * - S3-FIFO: a small FIFO of a tenth of the capacity, a main FIFO of
+ *   the rest and a ghost FIFO of nine tenths; a key hit twice in the
+ *   small queue moves to main, a key found among the ghosts enters main
+ *   (libCacheSim's defaults; a key that weighs a tenth of the capacity or
+ *   more is never held, so under 20 keys nothing is).
+ * - Belady: the key whose next use is farthest goes.  Among keys never
+ *   used again libCacheSim's binary heap decides, and so does this one,
+ *   move for move: in bytes that changes what is held, never a hit.  In
+ *   keys no policy hits more often; in bytes it is not the optimum.
+ */
+typedef enum lct_policy_kind {
+    LCT_POLICY_FIFO = 1,
+    LCT_POLICY_LRU,
+    LCT_POLICY_CLOCK,
+    LCT_POLICY_SIEVE,
+    LCT_POLICY_LFU,
+    LCT_POLICY_ARC,
+    LCT_POLICY_S3FIFO,
+    LCT_POLICY_BELADY,
+} lct_policy_kind;
+
+/** The policy's name as `lct` spells it ("fifo", "lru", "clock",
+ *  "sieve", "lfu", "arc", "s3fifo", "belady"), or NULL. */
+const char *lct_policy_name(lct_policy_kind kind);
+/** The policy named @p name (any case).  @return LCT_OK, or
+ *  LCT_ERR_INVALID for a name it does not know. */
+lct_status lct_policy_find(const char *name, lct_policy_kind *kind);
+/** The known names, for a message: "fifo, lru, ...". */
+const char *lct_policy_names(void);
+
+/**
+ * One cache of one capacity under one policy, fed one reference at a
+ * time.  As in libCacheSim: a key found is a hit (its size stays what it
+ * was when inserted); a key missed that weighs more than the capacity is
+ * not inserted; otherwise keys are evicted until it fits and it is
+ * inserted.  Memory grows with the keys held, not with the references.
+ */
+typedef struct lct_policy lct_policy;
+
+/** A cache of @p capacity (keys when every reference weighs 1, else
+ *  bytes).  @return LCT_OK, LCT_ERR_INVALID (an unknown kind, or a
+ *  capacity of 0 or above 2^62), LCT_ERR_NOMEM. */
+lct_status lct_policy_new(lct_policy_kind kind, uint64_t capacity,
+                          lct_policy **out, lct_error *err);
+/**
+ * One reference to @p key weighing @p bytes; @p next_use is where the
+ * key is referenced next (any count that grows along the stream, such
+ * as the oracleGeneral export's next_access_vtime; INT64_MAX for never).
+ * Only Belady reads it.
+ * @return 1 for a hit, 0 for a miss, LCT_ERR_NOMEM (then every later
+ *         call fails too).
+ */
+int lct_policy_get(lct_policy *policy, uint64_t key, uint64_t bytes,
+                   int64_t next_use);
+/** What the keys held weigh (keys, or bytes). */
+uint64_t lct_policy_used(const lct_policy *policy);
+/** Whether the cache holds @p key now (a ghost ARC or S3-FIFO only
+ *  remembers is not held); nothing changes. */
+bool lct_policy_holds(const lct_policy *policy, uint64_t key);
+void lct_policy_free(lct_policy *policy);
+
+/** What lct_policy_run simulates. */
+typedef struct lct_policy_run_options {
+    const lct_policy_kind *kinds; /**< the policies, nkinds of them */
+    size_t nkinds;
+    /** Capacities in bytes: each reference weighs its key's size as the
+     *  oracleGeneral export gives it (not saturated at 4 GiB); else in
+     *  keys, every reference weighing 1. */
+    bool in_bytes;
+    /** Every reference a request, as libCacheSim's cachesim counts its
+     *  trace's lines; else only reads are (writes still go through the
+     *  cache, as accesses that are not counted: lct mrc's default). */
+    bool every_reference;
+    unsigned threads; /**< 0: one per usable CPU */
+    /** Called after each policy and capacity is done (from any of the
+     *  threads, one call at a time), or NULL. */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+} lct_policy_run_options;
+
+/** One policy at one capacity over a stream. */
+typedef struct lct_policy_point {
+    uint64_t capacity;
+    uint64_t requests, hits;        /**< references counted, and hits */
+    uint64_t request_bytes, hit_bytes; /**< in_bytes: what they weigh */
+} lct_policy_point;
+
+/**
+ * Each policy of @p opts at each of @p ncap capacities over the whole
+ * stream (a reference's next use, for Belady, is its key's next
+ * reference): @p out[k * ncap + i] for policy k at capacity i.  Each is
+ * one pass with one lct_policy, the passes shared out over threads; a
+ * pass's memory is the keys its cache holds and 4 bytes a distinct key
+ * (its slot by key number, one array a thread), besides 8 bytes a
+ * reference (16 in bytes) worked out once.  On the stream an lct keys
+ * --oracle-general export is made from, with every_reference, the hits
+ * equal cachesim's with that algorithm on the export.
+ * @return LCT_OK, LCT_ERR_INVALID (an unknown policy, a capacity of 0 or
+ *         above 2^62, a SHARDS-sampled stream), LCT_ERR_NOMEM, LCT_ERR_SYS
+ *         (a thread would not start).
+ */
+lct_status lct_policy_run(const lct_refs *refs,
+                          const lct_policy_run_options *opts,
+                          const uint64_t *capacities, size_t ncap,
+                          lct_policy_point *out, lct_error *err);
+
 /* MARK: - One capacity simulated: LMCache's cache simulator */
 
 /**
@@ -391,6 +516,13 @@ typedef struct lct_sim_options {
      *  then the L2 behind it, and the report's l1 says what L1 did. */
     uint64_t l1_capacity;
     bool l1_in_bytes;
+    /** The cache's eviction policy (0 is LRU, LMCache's simulator's):
+     *  any but LCT_POLICY_BELADY, which needs the stream's future.  The
+     *  report's lru_position is still the recency rank. */
+    lct_policy_kind policy;
+    /** Count every key of a lookup found in the cache as a hit (the
+     *  per-key rule, libCacheSim's), not only its leading run. */
+    bool per_key;
 } lct_sim_options;
 
 /**
@@ -566,128 +698,6 @@ lct_status lct_sim_run(const lct_refs *refs, const lct_sim_options *opts,
                        lct_sim_report *out, lct_error *err);
 void lct_sim_report_free(lct_sim_report *report);
 
-
-/* MARK: - Eviction policies, one capacity at a time */
-
-/**
- * The policies lct_policy simulates, each as libCacheSim's implementation
- * of that name behaves (its cachesim with that algorithm and default
- * parameters, tie for tie):
- * - FIFO: the oldest insertion goes; a hit changes nothing.
- * - LRU: the least recently used goes.
- * - CLOCK: a 1-bit counter set by a hit; the oldest goes, unless its bit
- *   is set: then the bit is cleared and it is reinserted as the newest.
- * - SIEVE: a hit sets a bit; a hand walks from the oldest toward the
- *   newest (round to the oldest again), clearing bits, and evicts the
- *   first key without one, then waits at the key newer than it.
- * - LFU: the fewest hits since insertion (counted from 1) go; of those,
- *   the key that reached that count first.
- * - ARC: T1 (seen once) and T2 (seen again) hold keys, B1 and B2
- *   remember the keys each evicted, and T1's target moves toward the
- *   list whose ghost is found, all in bytes (libCacheSim's variant for
- *   sizes: lib/lmcache/policy_arc.c says where it differs).
- * - S3-FIFO: a small FIFO of a tenth of the capacity, a main FIFO of
- *   the rest and a ghost FIFO of nine tenths; a key hit twice in the
- *   small queue moves to main, a key found among the ghosts enters main
- *   (libCacheSim's defaults; a key that weighs a tenth of the capacity or
- *   more is never held, so under 20 keys nothing is).
- * - Belady: the key whose next use is farthest goes.  Among keys never
- *   used again libCacheSim's binary heap decides, and so does this one,
- *   move for move: in bytes that changes what is held, never a hit.  In
- *   keys no policy hits more often; in bytes it is not the optimum.
- */
-typedef enum lct_policy_kind {
-    LCT_POLICY_FIFO = 1,
-    LCT_POLICY_LRU,
-    LCT_POLICY_CLOCK,
-    LCT_POLICY_SIEVE,
-    LCT_POLICY_LFU,
-    LCT_POLICY_ARC,
-    LCT_POLICY_S3FIFO,
-    LCT_POLICY_BELADY,
-} lct_policy_kind;
-
-/** The policy's name as `lct` spells it ("fifo", "lru", "clock",
- *  "sieve", "lfu", "arc", "s3fifo", "belady"), or NULL. */
-const char *lct_policy_name(lct_policy_kind kind);
-/** The policy named @p name (any case).  @return LCT_OK, or
- *  LCT_ERR_INVALID for a name it does not know. */
-lct_status lct_policy_find(const char *name, lct_policy_kind *kind);
-/** The known names, for a message: "fifo, lru, ...". */
-const char *lct_policy_names(void);
-
-/**
- * One cache of one capacity under one policy, fed one reference at a
- * time.  As in libCacheSim: a key found is a hit (its size stays what it
- * was when inserted); a key missed that weighs more than the capacity is
- * not inserted; otherwise keys are evicted until it fits and it is
- * inserted.  Memory grows with the keys held, not with the references.
- */
-typedef struct lct_policy lct_policy;
-
-/** A cache of @p capacity (keys when every reference weighs 1, else
- *  bytes).  @return LCT_OK, LCT_ERR_INVALID (an unknown kind, or a
- *  capacity of 0 or above 2^62), LCT_ERR_NOMEM. */
-lct_status lct_policy_new(lct_policy_kind kind, uint64_t capacity,
-                          lct_policy **out, lct_error *err);
-/**
- * One reference to @p key weighing @p bytes; @p next_use is where the
- * key is referenced next (any count that grows along the stream, such
- * as the oracleGeneral export's next_access_vtime; INT64_MAX for never).
- * Only Belady reads it.
- * @return 1 for a hit, 0 for a miss, LCT_ERR_NOMEM (then every later
- *         call fails too).
- */
-int lct_policy_get(lct_policy *policy, uint64_t key, uint64_t bytes,
-                   int64_t next_use);
-/** What the keys held weigh (keys, or bytes). */
-uint64_t lct_policy_used(const lct_policy *policy);
-void lct_policy_free(lct_policy *policy);
-
-/** What lct_policy_run simulates. */
-typedef struct lct_policy_run_options {
-    const lct_policy_kind *kinds; /**< the policies, nkinds of them */
-    size_t nkinds;
-    /** Capacities in bytes: each reference weighs its key's size as the
-     *  oracleGeneral export gives it (not saturated at 4 GiB); else in
-     *  keys, every reference weighing 1. */
-    bool in_bytes;
-    /** Every reference a request, as libCacheSim's cachesim counts its
-     *  trace's lines; else only reads are (writes still go through the
-     *  cache, as accesses that are not counted: lct mrc's default). */
-    bool every_reference;
-    unsigned threads; /**< 0: one per usable CPU */
-    /** Called after each policy and capacity is done (from any of the
-     *  threads, one call at a time), or NULL. */
-    void (*progress)(void *ctx, uint64_t done, uint64_t total);
-    void *progress_ctx;
-} lct_policy_run_options;
-
-/** One policy at one capacity over a stream. */
-typedef struct lct_policy_point {
-    uint64_t capacity;
-    uint64_t requests, hits;        /**< references counted, and hits */
-    uint64_t request_bytes, hit_bytes; /**< in_bytes: what they weigh */
-} lct_policy_point;
-
-/**
- * Each policy of @p opts at each of @p ncap capacities over the whole
- * stream (a reference's next use, for Belady, is its key's next
- * reference): @p out[k * ncap + i] for policy k at capacity i.  Each is
- * one pass with one lct_policy, the passes shared out over threads; a
- * pass's memory is the keys its cache holds and 4 bytes a distinct key
- * (its slot by key number, one array a thread), besides 8 bytes a
- * reference (16 in bytes) worked out once.  On the stream an lct keys
- * --oracle-general export is made from, with every_reference, the hits
- * equal cachesim's with that algorithm on the export.
- * @return LCT_OK, LCT_ERR_INVALID (an unknown policy, a capacity of 0 or
- *         above 2^62, a SHARDS-sampled stream), LCT_ERR_NOMEM, LCT_ERR_SYS
- *         (a thread would not start).
- */
-lct_status lct_policy_run(const lct_refs *refs,
-                          const lct_policy_run_options *opts,
-                          const uint64_t *capacities, size_t ncap,
-                          lct_policy_point *out, lct_error *err);
 
 /* MARK: - Two tiers: the stream an L2 behind an L1 sees */
 

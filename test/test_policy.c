@@ -607,3 +607,67 @@ Test(policy, a_run_refuses_what_it_cannot_simulate)
     cr_expect_eq(lct_policy_run(r, &o, &one, 1, &pt, &err), LCT_ERR_INVALID);
     lct_refs_free(r);
 }
+
+/* MARK: lct_sim with a policy */
+
+/* LMCache's simulator's rule with any policy, written plainly: a
+ * lookup's keys are measured against the cache as it was before it (its
+ * leading run of keys held, or with per_key each key held), then every
+ * key of the call goes through the cache in order. */
+Test(policy, lct_sim_measures_each_lookup_before_it_as_lmcache_does)
+{
+    static const lct_policy_kind sim_kinds[] = {
+        LCT_POLICY_FIFO, LCT_POLICY_CLOCK, LCT_POLICY_SIEVE,
+        LCT_POLICY_LFU, LCT_POLICY_ARC, LCT_POLICY_S3FIFO};
+    for (size_t k = 0; k < sizeof sim_kinds / sizeof sim_kinds[0]; k++) {
+        for (int per_key = 0; per_key <= 1; per_key++) {
+            for (uint64_t cap = 3; cap <= 60; cap += 19) {
+                lct_sim_options o = {.capacity = cap, .policy = sim_kinds[k],
+                                     .per_key = per_key};
+                lct_sim *sim;
+                cr_assert_eq(lct_sim_new(&o, &sim, NULL), LCT_OK);
+                lct_policy *p;
+                cr_assert_eq(lct_policy_new(sim_kinds[k], cap, &p, NULL),
+                             LCT_OK);
+                uint64_t seed = 7 + cap, want_hits = 0, want_keys = 0;
+                for (int call = 0; call < 400; call++) {
+                    bool read = rng(&seed) % 3 != 0;
+                    size_t n = 1 + rng(&seed) % 6;
+                    uint64_t keys[6];
+                    uint64_t doc = rng(&seed) % 30;
+                    for (size_t i = 0; i < n; i++) /* a document's chunks */
+                        keys[i] = doc * 100 + i + 1;
+                    bool leading = true;
+                    for (size_t i = 0; read && i < n; i++) {
+                        bool held = lct_policy_holds(p, keys[i]);
+                        leading = (leading || per_key) && held;
+                        want_hits += leading;
+                        want_keys++;
+                    }
+                    for (size_t i = 0; i < n; i++) {
+                        cr_assert_eq(lct_sim_add(sim, keys[i], 0, call, read),
+                                     LCT_OK);
+                        cr_assert_geq(lct_policy_get(p, keys[i], 1,
+                                                     INT64_MAX), 0);
+                    }
+                    cr_assert_eq(lct_sim_end_call(sim, 1), LCT_OK);
+                }
+                lct_sim_report r;
+                cr_assert_eq(lct_sim_finish(sim, &r, NULL), LCT_OK);
+                cr_expect_eq(r.keys, want_keys);
+                cr_expect_eq(r.keys_hit, want_hits, "%s per_key %d cap %llu",
+                             lct_policy_name(sim_kinds[k]), per_key,
+                             (unsigned long long)cap);
+                cr_expect_eq(r.occupancy_keys, lct_policy_used(p));
+                lct_sim_report_free(&r);
+                lct_sim_free(sim);
+                lct_policy_free(p);
+            }
+        }
+    }
+    lct_sim_options bad = {.capacity = 5, .policy = LCT_POLICY_BELADY};
+    lct_sim *sim;
+    lct_error err;
+    cr_expect_eq(lct_sim_new(&bad, &sim, &err), LCT_ERR_INVALID);
+    cr_expect(strstr(err.message, "belady"), "%s", err.message);
+}

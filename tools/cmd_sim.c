@@ -20,7 +20,9 @@ enum {
     OPT_CHUNK_SIZE,
     OPT_SVG,
     OPT_POINTS,
-    OPT_L1
+    OPT_L1,
+    OPT_POLICY,
+    OPT_PER_KEY
 };
 
 typedef struct sim_opts {
@@ -37,7 +39,7 @@ static void help(void)
 {
     printf("usage: lct sim --capacity CAP [-q] [-j N] [--json | --csv]\n"
            "               [--svg FILE] [--lookups-only] [--chunk-size N]\n"
-           "               [--l1 CAP]\n"
+           "               [--l1 CAP] [--policy NAME] [--per-key]\n"
            "               [--points N] [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
@@ -59,6 +61,11 @@ static void help(void)
            "               simulator models its logs (writes give none)\n"
            "  --chunk-size N  tokens a chunk holds (default: the header's\n"
            "               sm_config_json chunk_size)\n"
+           "  --policy NAME  the cache's eviction policy (default lru, as\n"
+           "               LMCache's simulator): fifo, clock, sieve, lfu,\n"
+           "               arc or s3fifo, as libCacheSim has them\n"
+           "  --per-key    every chunk of a lookup found counts as hit, not\n"
+           "               only its leading run (libCacheSim's rule)\n"
            "  --l1 CAP     an LRU L1 of CAP in front: the cache simulated is\n"
            "               the L2 behind it (L1's misses, every store)\n"
            "  --points N   points of the cumulative series in JSON and the\n"
@@ -98,6 +105,18 @@ static void on_option(void *ctx, int c, const char *arg)
             o->chunk_size = (uint64_t)n;
     } else if (c == OPT_SVG) {
         o->svg = arg;
+    } else if (c == OPT_POLICY) {
+        lct_policy_kind k;
+        if (lct_policy_find(arg, &k) != LCT_OK)
+            tool_usage_error("sim", "unknown policy '%s' (known: %s)", arg,
+                             lct_policy_names());
+        if (k == LCT_POLICY_BELADY)
+            tool_usage_error("sim", "belady needs the trace's future, which "
+                             "sim reads once in order: lct mrc --policy "
+                             "belady");
+        o->sim.policy = k;
+    } else if (c == OPT_PER_KEY) {
+        o->sim.per_key = true;
     }
 }
 
@@ -119,8 +138,15 @@ static void json_dist(const char *name, const lct_sim_dist *d)
     fputs("]}", stdout);
 }
 
+/* The policy and the rule when they are not LMCache's simulator's. */
+static bool own_policy(const lct_sim_options *o)
+{
+    return (o->policy && o->policy != LCT_POLICY_LRU) || o->per_key;
+}
+
 static void print_json(const lct_sim_report *r, uint64_t chunk,
-                       bool tokens, const lct_l1_stats *l1)
+                       bool tokens, const lct_l1_stats *l1,
+                       const lct_sim_options *o)
 {
     if (l1) {
         printf("{\"l1\":{\"capacity\":%" PRIu64 ",\"capacity_unit\":"
@@ -136,6 +162,10 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
     } else {
         putchar('{');
     }
+    if (own_policy(o))
+        printf("\"policy\":\"%s\",\"per_key\":%s,",
+               lct_policy_name(o->policy ? o->policy : LCT_POLICY_LRU),
+               o->per_key ? "true" : "false");
     printf("\"capacity\":%" PRIu64 ",\"capacity_unit\":\"%s\","
            "\"requests\":%" PRIu64 ",\"chunk_size\":",
            r->capacity, r->in_bytes ? "bytes" : "keys", r->calls);
@@ -314,11 +344,20 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     /* an imported log's lookups state their tokens, a chunk size or not */
     bool tokens = chunk || f.any_logged;
     if (a->json)
-        print_json(&r, chunk, tokens, front);
+        print_json(&r, chunk, tokens, front, &o->sim);
     else if (a->csv)
         print_csv(&r);
     else
+    {
+        if (own_policy(&o->sim))
+            printf("Eviction policy: %s (libCacheSim's)%s; the report is "
+                   "otherwise LMCache's simulator's\n",
+                   lct_policy_name(o->sim.policy ? o->sim.policy
+                                                 : LCT_POLICY_LRU),
+                   o->sim.per_key ? ", every chunk found a hit (per key)"
+                                  : "");
         tool_sim_text(&r, tokens, front);
+    }
     if (svg)
         ok = tool_sim_svg(svg, a->noperands > 1 ? "merged traces"
                                                 : tool_input_name(a->file),
@@ -337,6 +376,8 @@ int cmd_sim(int argc, char **argv)
         {"points", required_argument, NULL, OPT_POINTS},
         {"svg", required_argument, NULL, OPT_SVG},
         {"l1", required_argument, NULL, OPT_L1},
+        {"policy", required_argument, NULL, OPT_POLICY},
+        {"per-key", no_argument, NULL, OPT_PER_KEY},
         {NULL, 0, NULL, 0}};
     sim_opts o = {0};
     tool_args a;

@@ -221,12 +221,34 @@ int lct_policy_get(lct_policy *p, uint64_t key, uint64_t bytes,
         p->broken = true;
         return in;
     }
+    p->inserted += (uint64_t)in;
     return 0;
+}
+
+bool lct__policy_set_capacity(lct_policy *p, uint64_t capacity)
+{
+    p->capacity = capacity;
+    if (p->ops->resize)
+        p->ops->resize(p);
+    while (p->used > p->capacity)
+        if (!p->ops->evict(p, 0))
+            return !(p->broken = true);
+    return true;
+}
+
+uint64_t lct__policy_inserted(const lct_policy *p)
+{
+    return p->inserted;
 }
 
 uint64_t lct_policy_used(const lct_policy *p)
 {
     return p ? p->used : 0;
+}
+
+bool lct_policy_holds(const lct_policy *p, uint64_t key)
+{
+    return p && lct__policy_holds(p, key);
 }
 
 void lct_policy_free(lct_policy *p)

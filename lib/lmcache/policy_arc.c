@@ -62,6 +62,13 @@ static void replace(lct_policy *p)
     to_ghost(p, (cond1 && (cond2 || cond3)) || cond4 ? T1 : T2);
 }
 
+/* The target stays within the capacity. */
+static void arc_resize(lct_policy *p)
+{
+    if (p->arc_p > (double)p->capacity)
+        p->arc_p = (double)p->capacity;
+}
+
 static bool arc_init(lct_policy *p)
 {
     for (int l = 0; l < 4; l++)
@@ -145,6 +152,7 @@ static int arc_insert(lct_policy *p, uint64_t key, uint64_t bytes,
 
 const lct__policy_ops lct__policy_arc_ops = {
     .init = arc_init,
+    .resize = arc_resize,
     .found = arc_found,
     .can_insert = arc_can_insert,
     .evict = arc_evict,

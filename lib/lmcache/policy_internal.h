@@ -72,6 +72,7 @@ struct lct_policy {
     bool arc_in_b1, arc_in_b2;
     /* S3-FIFO: the small queue's, main's and the ghost queue's sizes */
     uint64_t small_size, main_size, ghost_size;
+    uint64_t inserted;
     bool broken; /* memory ran out mid-update: every later call fails */
 };
 
@@ -84,10 +85,29 @@ static inline uint32_t lct__policy_lookup(const lct_policy *p, uint64_t key)
     return e ? (uint32_t)e->value : 0;
 }
 
+/* Slots at lists (where) from this one on are ghosts: remembered, not
+ * held (ARC's B1 and B2, S3-FIFO's ghost queue). */
+#define LCT__PSLOT_GHOSTS 2
+
+/* Whether the cache holds key (not only remembers it). */
+static inline bool lct__policy_holds(const lct_policy *p, uint64_t key)
+{
+    uint32_t at = lct__policy_lookup(p, key);
+    return at && p->slots[at - 1].where < LCT__PSLOT_GHOSTS;
+}
+
+/* A new capacity: the keys held past it are evicted as the policy
+ * evicts; false when out of memory. */
+bool lct__policy_set_capacity(lct_policy *p, uint64_t capacity);
+/* Keys inserted so far (a key held at the end, or evicted since). */
+uint64_t lct__policy_inserted(const lct_policy *p);
+
 /* One policy's rules, as libCacheSim's implementation of it has them. */
 struct lct__policy_ops {
-    /* Set up what the policy keeps beyond the common fields. */
+    /* Set up what the policy keeps beyond the common fields (again at a
+     * new capacity, with resize: only what derives from the capacity). */
     bool (*init)(lct_policy *p);
+    void (*resize)(lct_policy *p); /* NULL: nothing derives from it */
     /* Key i found in the map: 1 a hit (the policy updated), 0 a miss
      * after all (a ghost, taken out of the map), <0 an error. */
     int (*found)(lct_policy *p, uint32_t i, int64_t next_use);

@@ -38,14 +38,26 @@ static void push_to(lct_policy *p, uint32_t i, int to)
     p->list_bytes[to] += s->bytes;
 }
 
-static bool s3fifo_init(lct_policy *p)
+/* The three queues' sizes, from the capacity as libCacheSim works them
+ * out (a double, truncated). */
+static void s3fifo_resize(lct_policy *p)
 {
-    for (int l = 0; l < 3; l++)
-        p->lists[l] = LCT__PLIST_EMPTY;
     double c = (double)p->capacity;
     p->small_size = (uint64_t)(c * 0.10);
     p->main_size = p->capacity - p->small_size;
     p->ghost_size = (uint64_t)(c * 0.90);
+    while (p->list_bytes[GHOST] > p->ghost_size) {
+        uint32_t old = p->lists[GHOST].last;
+        unlink_from(p, old);
+        lct__policy_slot_drop(p, old);
+    }
+}
+
+static bool s3fifo_init(lct_policy *p)
+{
+    for (int l = 0; l < 3; l++)
+        p->lists[l] = LCT__PLIST_EMPTY;
+    s3fifo_resize(p);
     return true;
 }
 
@@ -149,6 +161,7 @@ static int s3fifo_insert(lct_policy *p, uint64_t key, uint64_t bytes,
 
 const lct__policy_ops lct__policy_s3fifo_ops = {
     .init = s3fifo_init,
+    .resize = s3fifo_resize,
     .found = s3fifo_found,
     .can_insert = s3fifo_can_insert,
     .evict = s3fifo_evict,

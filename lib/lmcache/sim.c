@@ -21,6 +21,7 @@
 #include "base/error_internal.h"
 #include "lmcache/refs_internal.h"
 #include "lmcache/lru_internal.h"
+#include "lmcache/policy_internal.h"
 #include "base/u64map_internal.h"
 #include "lmcache/sim_internal.h"
 #include "lct_cache.h"
@@ -35,7 +36,8 @@
 typedef struct sim {
     const lct_sim_options *o;
     lct_sim_report *r;
-    lct__lru cache;
+    lct__lru cache; /* LRU; with another policy its sizes alone */
+    lct_policy *policy; /* o->policy when not LRU: keys by number */
     /* the first sized key's bytes (0 until one is seen): with
      * o->in_bytes they turn the capacity into keys */
     uint64_t key_bytes;
@@ -265,7 +267,8 @@ static bool lookup_stats(sim *s)
         if (!(f & LCT__REF_READ))
             continue;
         keys++;
-        leading = leading && s->cache.in[k];
+        bool in = s->policy ? lct__policy_holds(s->policy, k) : s->cache.in[k];
+        leading = (leading || s->o->per_key) && in;
         if (leading) {
             s->r->keys_hit++;
             s->hits[k]++;
@@ -295,6 +298,10 @@ static void size_capacity(sim *s, uint64_t bytes)
         return;
     uint64_t keys = s->o->capacity / bytes;
     s->cache.capacity = keys ? keys : 1;
+    if (s->policy) {
+        s->nomem |= !lct__policy_set_capacity(s->policy, s->cache.capacity);
+        return;
+    }
     while (s->cache.used > s->cache.capacity) {
         lct__lru_unlink(&s->cache, s->cache.tail);
         s->cache.evictions++;
@@ -310,6 +317,8 @@ static bool run_call(sim *s)
     }
     for (size_t i = 0; i < s->ncall; i++)
         size_capacity(s, s->call_bytes[i]);
+    if (s->nomem)
+        return false;
     if ((s->call_flags[0] & LCT__REF_READ) && !lookup_stats(s))
         return false;
     for (size_t i = 0; i < s->ncall; i++) {
@@ -318,7 +327,14 @@ static bool run_call(sim *s)
             return false;
         depth_touch(s, k);
         s->seen[k] = s->index++;
-        lct__lru_touch(&s->cache, k, s->call_bytes[i]);
+        if (!s->policy) {
+            lct__lru_touch(&s->cache, k, s->call_bytes[i]);
+        } else {
+            if (s->call_bytes[i])
+                s->cache.size[k] = s->call_bytes[i];
+            if (lct_policy_get(s->policy, k, 1, INT64_MAX) < 0)
+                return false;
+        }
     }
     s->ncall = 0;
     s->call_tokens_given = false;
@@ -376,7 +392,7 @@ static bool finish(sim *s, size_t nkeys)
     for (size_t k = 0; ok && k < nkeys; k++) {
         if (s->hits[k])
             ok = lct__dist_add(&reuse, s->hits[k]);
-        if (s->cache.in[k]) {
+        if (s->policy ? lct__policy_holds(s->policy, k) : s->cache.in[k]) {
             r->occupancy_keys++;
             r->occupancy_bytes += s->cache.size[k];
         }
@@ -384,7 +400,9 @@ static bool finish(sim *s, size_t nkeys)
     }
     ok = ok && lct__dist_report(&reuse, &r->reuse);
     lct__dist_free(&reuse);
-    r->evictions = s->cache.evictions;
+    r->evictions = s->policy ? lct__policy_inserted(s->policy) -
+                                   r->occupancy_keys
+                             : s->cache.evictions;
     r->bypassed = s->cache.bypassed;
     r->distinct_keys = nkeys;
     r->mean_key_bytes = nkeys ? (double)bytes / (double)nkeys : 0;
@@ -431,6 +449,9 @@ static void sim_alloc(sim *s)
 
 static void sim_free(sim *s)
 {
+    if (s->policy)
+        free(s->policy->dense);
+    lct_policy_free(s->policy);
     lct__lru_free(&s->cache);
     free(s->last), free(s->hits), free(s->seen), free(s->key_at);
     free(s->tree), free(s->rates);
@@ -449,7 +470,9 @@ static bool grow_keys(lct_sim *x)
         !lct__grow_zeroed(&s->hits, had, cap, sizeof *s->hits) ||
         !lct__grow_zeroed(&s->seen, had, cap, sizeof *s->seen) ||
         !lct__lru_grow(&s->cache, had, cap) ||
-        (x->o.l1_capacity && !lct__lru_grow(&x->l1, had, cap)))
+        (x->o.l1_capacity && !lct__lru_grow(&x->l1, had, cap)) ||
+        (s->policy && !lct__grow_zeroed(&s->policy->dense, had, cap,
+                                        sizeof *s->policy->dense)))
         return false;
     x->keycap = cap;
     return true;
@@ -524,6 +547,11 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
     if (!opts || !out || !opts->capacity)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sim_new: options with a capacity above 0");
+    if (opts->policy && (!lct_policy_name(opts->policy) ||
+                         opts->policy == LCT_POLICY_BELADY))
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_sim_new: a policy lct_sim runs (not belady, "
+                         "which needs the stream's future: lct_policy_run)");
     lct_sim *x = calloc(1, sizeof *x);
     if (!x)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
@@ -541,6 +569,17 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
                        .capacity = x->o.l1_capacity,
                        .in_bytes = x->o.l1_in_bytes};
     sim_alloc(&x->s);
+    /* another policy: keys by this simulation's numbers; a byte
+     * capacity becomes keys at the first sized key, as LRU's does */
+    if (x->o.policy && x->o.policy != LCT_POLICY_LRU) {
+        lct_status st = lct_policy_new(
+            x->o.policy, x->o.in_bytes ? UINT64_C(1) << 62 : x->o.capacity,
+            &x->s.policy, err);
+        if (st != LCT_OK) {
+            lct_sim_free(x);
+            return st;
+        }
+    }
     if (!(x->r.series = calloc(x->o.series_points + 1,
                                sizeof *x->r.series))) {
         lct_sim_free(x);

@@ -713,7 +713,7 @@ def _capacity(name, v):
 
 def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
         until=None, lookups_only: bool = False, l1=None, chunk_size=None,
-        points: int = 100):
+        points: int = 100, policy: str = "lru", per_key: bool = False):
     """LMCache's cache simulator at one capacity (``lct sim``), as a pandas
     DataFrame of its distributions, one row each (hit_prefix_chunks,
     request_chunks, chunk_reuse, span, lru_position: count, mean, max,
@@ -725,7 +725,11 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
     the cumulative rate over t_mono, ``points`` rows) and, with ``l1``,
     what an L1 of that capacity in front did (the cache simulated is then
     the L2 behind it).  capacity and l1: keys (an int, or "1000keys") or
-    bytes ("64G", "1.5TiB").
+    bytes ("64G", "1.5TiB").  policy= the cache's eviction policy (``lct
+    sim --policy``: lru, fifo, clock, sieve, lfu, arc, s3fifo, as
+    libCacheSim has them; not belady, which needs the trace's future);
+    per_key=True counts every chunk of a lookup found, not only its
+    leading run.
     """
     pd = _pandas()
     cap, in_bytes = _capacity("capacity", capacity)
@@ -740,7 +744,8 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
         raw = _lct.sim(_os.fspath(path), cap, in_bytes, _patterns(read),
                        _patterns(write), _patterns(qualname), s, u, ws, wu,
                        bool(lookups_only), l1_cap, l1_bytes, points,
-                       _log_for("sim", path), chunk_size or 0)
+                       _log_for("sim", path), chunk_size or 0, str(policy),
+                       bool(per_key))
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
     dists = raw.pop("distributions")

@@ -102,4 +102,5 @@ def sim(path: Path, capacity: Union[int, str], *, read: Pattern = ...,
         write: Pattern = ..., qualname: Pattern = ..., since: Bound = ...,
         until: Bound = ..., lookups_only: bool = ...,
         l1: Union[int, str, None] = ..., chunk_size: Optional[int] = ...,
-        points: int = ...) -> pandas.DataFrame: ...
+        points: int = ..., policy: str = ...,
+        per_key: bool = ...) -> pandas.DataFrame: ...

@@ -173,6 +173,11 @@ def test_sim_is_lct_sims_report():
     if not os.path.exists(LCT):
         raise Skip(f"no lct tool at {LCT}")
     for cli, kw in ((["--capacity", "4GiB"], {"capacity": "4GiB"}),
+                    (["--capacity", "4GiB", "--policy", "arc"],
+                     {"capacity": "4GiB", "policy": "arc"}),
+                    (["--capacity", "100", "--policy", "s3fifo",
+                      "--per-key"],
+                     {"capacity": 100, "policy": "s3fifo", "per_key": True}),
                     (["--capacity", "128", "--l1", "64"],
                      {"capacity": 128, "l1": 64}),
                     (["--capacity", "100", "--lookups-only"],
@@ -197,6 +202,16 @@ def test_sim_is_lct_sims_report():
             assert a["both_token_hit_rate"] == want["both_token_hit_rate"]
     # 4 GiB of the sample's 32 MiB keys, as LMCache sizes its chunks
     assert lct.sim(SAMPLE, "4GiB").attrs["capacity_keys"] == 128
+    # another policy changes the hits; belady and unknown names refused
+    assert lct.sim(SAMPLE, "4GiB", policy="sieve").attrs["hit_chunks"] != \
+        lct.sim(SAMPLE, "4GiB").attrs["hit_chunks"]
+    for bad in ("belady", "lrux"):
+        try:
+            lct.sim(SAMPLE, "4GiB", policy=bad)
+        except ValueError as e:
+            assert bad in str(e), e
+            continue
+        raise AssertionError(f"policy {bad!r} should be refused")
     for bad in (0, -3, "64X", "1.5keys", True, "2BB"):
         try:
             lct.sim(SAMPLE, bad)
