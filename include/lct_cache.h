@@ -523,6 +523,9 @@ typedef struct lct_sim_options {
     /** Count every key of a lookup found in the cache as a hit (the
      *  per-key rule, libCacheSim's), not only its leading run. */
     bool per_key;
+    /** The L1's eviction policy (0 is LRU), any but LCT_POLICY_BELADY;
+     *  in bytes a key of unknown size weighs 1. */
+    lct_policy_kind l1_policy;
 } lct_sim_options;
 
 /**

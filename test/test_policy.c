@@ -671,3 +671,68 @@ Test(policy, lct_sim_measures_each_lookup_before_it_as_lmcache_does)
     cr_expect_eq(lct_sim_new(&bad, &sim, &err), LCT_ERR_INVALID);
     cr_expect(strstr(err.message, "belady"), "%s", err.message);
 }
+
+/* An L1 of another policy in front: a lookup's leading run in L1 is
+ * L1's, the keys from L1's first miss on go to L2 as its lookup (L2's
+ * leading run counted over them), every store goes to both, and every
+ * key goes through L1; written plainly over two lct_policy caches. */
+Test(policy, lct_sim_puts_an_l1_of_any_policy_in_front)
+{
+    static const lct_policy_kind l1_kinds[] = {
+        LCT_POLICY_SIEVE, LCT_POLICY_ARC, LCT_POLICY_S3FIFO};
+    for (size_t k = 0; k < sizeof l1_kinds / sizeof l1_kinds[0]; k++) {
+        uint64_t l1_cap = 25, l2_cap = 40;
+        lct_sim_options o = {.capacity = l2_cap, .policy = LCT_POLICY_FIFO,
+                             .l1_capacity = l1_cap, .l1_policy = l1_kinds[k]};
+        lct_sim *sim;
+        cr_assert_eq(lct_sim_new(&o, &sim, NULL), LCT_OK);
+        lct_policy *l1, *l2;
+        cr_assert_eq(lct_policy_new(l1_kinds[k], l1_cap, &l1, NULL), LCT_OK);
+        cr_assert_eq(lct_policy_new(LCT_POLICY_FIFO, l2_cap, &l2, NULL),
+                     LCT_OK);
+        uint64_t seed = 11, l1_hits = 0, l2_hits = 0, to_l2 = 0;
+        for (int call = 0; call < 500; call++) {
+            bool read = rng(&seed) % 3 != 0;
+            size_t n = 1 + rng(&seed) % 5;
+            uint64_t keys[5], doc = rng(&seed) % 40, asked[5];
+            size_t nasked = 0;
+            for (size_t i = 0; i < n; i++)
+                keys[i] = doc * 100 + i + 1;
+            bool lead = true;
+            for (size_t i = 0; i < n; i++) {
+                if (read) {
+                    lead = lead && lct_policy_holds(l1, keys[i]);
+                    if (lead)
+                        l1_hits++;
+                    else
+                        asked[nasked++] = keys[i];
+                } else {
+                    asked[nasked++] = keys[i];
+                }
+                cr_assert_geq(lct_policy_get(l1, keys[i], 1, INT64_MAX), 0);
+                cr_assert_eq(lct_sim_add(sim, keys[i], 0, call, read),
+                             LCT_OK);
+            }
+            /* L2's lookup: measured before its keys go through it */
+            bool lead2 = true;
+            for (size_t i = 0; read && i < nasked; i++) {
+                lead2 = lead2 && lct_policy_holds(l2, asked[i]);
+                l2_hits += lead2;
+                to_l2++;
+            }
+            for (size_t i = 0; i < nasked; i++)
+                cr_assert_geq(lct_policy_get(l2, asked[i], 1, INT64_MAX), 0);
+            cr_assert_eq(lct_sim_end_call(sim, 1), LCT_OK);
+        }
+        lct_sim_report r;
+        cr_assert_eq(lct_sim_finish(sim, &r, NULL), LCT_OK);
+        cr_expect_eq(r.l1.keys_hit, l1_hits, "%s",
+                     lct_policy_name(l1_kinds[k]));
+        cr_expect_eq(r.l1.keys_to_l2, to_l2);
+        cr_expect_eq(r.keys_hit, l2_hits, "%s", lct_policy_name(l1_kinds[k]));
+        lct_sim_report_free(&r);
+        lct_sim_free(sim);
+        lct_policy_free(l1);
+        lct_policy_free(l2);
+    }
+}

@@ -22,7 +22,8 @@ enum {
     OPT_POINTS,
     OPT_L1,
     OPT_POLICY,
-    OPT_PER_KEY
+    OPT_PER_KEY,
+    OPT_L1_POLICY
 };
 
 typedef struct sim_opts {
@@ -39,7 +40,8 @@ static void help(void)
 {
     printf("usage: lct sim --capacity CAP [-q] [-j N] [--json | --csv]\n"
            "               [--svg FILE] [--lookups-only] [--chunk-size N]\n"
-           "               [--l1 CAP] [--policy NAME] [--per-key]\n"
+           "               [--l1 CAP [--l1-policy NAME]] [--policy NAME]\n"
+           "               [--per-key]\n"
            "               [--points N] [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
@@ -68,6 +70,7 @@ static void help(void)
            "               only its leading run (libCacheSim's rule)\n"
            "  --l1 CAP     an LRU L1 of CAP in front: the cache simulated is\n"
            "               the L2 behind it (L1's misses, every store)\n"
+           "  --l1-policy NAME  the L1's own eviction policy (default lru)\n"
            "  --points N   points of the cumulative series in JSON and the\n"
            "               chart (default 100)\n"
            "  --svg FILE   also draw the seven panels as an SVG chart\n"
@@ -105,7 +108,7 @@ static void on_option(void *ctx, int c, const char *arg)
             o->chunk_size = (uint64_t)n;
     } else if (c == OPT_SVG) {
         o->svg = arg;
-    } else if (c == OPT_POLICY) {
+    } else if (c == OPT_POLICY || c == OPT_L1_POLICY) {
         lct_policy_kind k;
         if (lct_policy_find(arg, &k) != LCT_OK)
             tool_usage_error("sim", "unknown policy '%s' (known: %s)", arg,
@@ -114,7 +117,10 @@ static void on_option(void *ctx, int c, const char *arg)
             tool_usage_error("sim", "belady needs the trace's future, which "
                              "sim reads once in order: lct mrc --policy "
                              "belady");
-        o->sim.policy = k;
+        if (c == OPT_POLICY)
+            o->sim.policy = k;
+        else
+            o->sim.l1_policy = k;
     } else if (c == OPT_PER_KEY) {
         o->sim.per_key = true;
     }
@@ -141,7 +147,13 @@ static void json_dist(const char *name, const lct_sim_dist *d)
 /* The policy and the rule when they are not LMCache's simulator's. */
 static bool own_policy(const lct_sim_options *o)
 {
-    return (o->policy && o->policy != LCT_POLICY_LRU) || o->per_key;
+    return (o->policy && o->policy != LCT_POLICY_LRU) || o->per_key ||
+           (o->l1_policy && o->l1_policy != LCT_POLICY_LRU);
+}
+
+static const char *policy_of(lct_policy_kind k)
+{
+    return lct_policy_name(k ? k : LCT_POLICY_LRU);
 }
 
 static void print_json(const lct_sim_report *r, uint64_t chunk,
@@ -163,9 +175,9 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
         putchar('{');
     }
     if (own_policy(o))
-        printf("\"policy\":\"%s\",\"per_key\":%s,",
-               lct_policy_name(o->policy ? o->policy : LCT_POLICY_LRU),
-               o->per_key ? "true" : "false");
+        printf("\"policy\":\"%s\",\"per_key\":%s,\"l1_policy\":\"%s\",",
+               policy_of(o->policy), o->per_key ? "true" : "false",
+               policy_of(o->l1_policy));
     printf("\"capacity\":%" PRIu64 ",\"capacity_unit\":\"%s\","
            "\"requests\":%" PRIu64 ",\"chunk_size\":",
            r->capacity, r->in_bytes ? "bytes" : "keys", r->calls);
@@ -350,12 +362,13 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
     else
     {
         if (own_policy(&o->sim))
-            printf("Eviction policy: %s (libCacheSim's)%s; the report is "
-                   "otherwise LMCache's simulator's\n",
-                   lct_policy_name(o->sim.policy ? o->sim.policy
-                                                 : LCT_POLICY_LRU),
+            printf("Eviction policy: %s%s%s%s; the report is otherwise "
+                   "LMCache's simulator's\n",
+                   policy_of(o->sim.policy),
                    o->sim.per_key ? ", every chunk found a hit (per key)"
-                                  : "");
+                                  : "",
+                   o->l1 ? ", the L1's " : "",
+                   o->l1 ? policy_of(o->sim.l1_policy) : "");
         tool_sim_text(&r, tokens, front);
     }
     if (svg)
@@ -378,6 +391,7 @@ int cmd_sim(int argc, char **argv)
         {"l1", required_argument, NULL, OPT_L1},
         {"policy", required_argument, NULL, OPT_POLICY},
         {"per-key", no_argument, NULL, OPT_PER_KEY},
+        {"l1-policy", required_argument, NULL, OPT_L1_POLICY},
         {NULL, 0, NULL, 0}};
     sim_opts o = {0};
     tool_args a;
@@ -387,6 +401,8 @@ int cmd_sim(int argc, char **argv)
     if (!o.have_capacity)
         tool_usage_error("sim", "--capacity CAP is needed (keys, or bytes "
                          "such as 64G)");
+    if (o.sim.l1_policy && !o.l1)
+        tool_usage_error("sim", "--l1-policy goes with --l1 CAP");
     outfile *svg;
     tool_inputs in;
     if (!tool_keys_start("sim", "--svg", o.svg, &a, &o.ops, &svg, &in))

@@ -434,6 +434,8 @@ struct lct_sim {
     lct_chunk_rows rows; /* lct_sim_add_key: the call's chunks so far */
     uint32_t call_chunks;
     lct__lru l1;        /* with o.l1_capacity: the L1 in front */
+    lct_policy *l1p;    /* its policy when not LRU: keys by number */
+    uint64_t l1_bypassed;
     bool l1_read, l1_leading, l1_first;
     double seconds;
 };
@@ -471,6 +473,8 @@ static bool grow_keys(lct_sim *x)
         !lct__grow_zeroed(&s->seen, had, cap, sizeof *s->seen) ||
         !lct__lru_grow(&s->cache, had, cap) ||
         (x->o.l1_capacity && !lct__lru_grow(&x->l1, had, cap)) ||
+        (x->l1p && !lct__grow_zeroed(&x->l1p->dense, had, cap,
+                                     sizeof *x->l1p->dense)) ||
         (s->policy && !lct__grow_zeroed(&s->policy->dense, had, cap,
                                         sizeof *s->policy->dense)))
         return false;
@@ -520,7 +524,8 @@ static bool push(lct_sim *x, uint64_t id, uint64_t bytes, double t,
     if (x->l1_read && read) {
         st->keys++;
         st->positions += position;
-        x->l1_leading = x->l1_leading && x->l1.in[k];
+        x->l1_leading = x->l1_leading &&
+                        (x->l1p ? lct__policy_holds(x->l1p, k) : x->l1.in[k]);
         if (x->l1_leading) {
             st->keys_hit++;
             st->positions_hit += position;
@@ -535,8 +540,13 @@ static bool push(lct_sim *x, uint64_t id, uint64_t bytes, double t,
         st->writes++;
         ok = step(&x->s, &ref, k, bytes);
     }
-    lct__lru_touch(&x->l1, k, bytes);
-    return ok;
+    if (!x->l1p) {
+        lct__lru_touch(&x->l1, k, bytes);
+        return ok;
+    }
+    uint64_t weight = x->o.l1_in_bytes && bytes ? bytes : 1;
+    x->l1_bypassed += weight > x->o.l1_capacity;
+    return ok && lct_policy_get(x->l1p, k, weight, INT64_MAX) >= 0;
 }
 
 lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
@@ -547,8 +557,10 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
     if (!opts || !out || !opts->capacity)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sim_new: options with a capacity above 0");
-    if (opts->policy && (!lct_policy_name(opts->policy) ||
-                         opts->policy == LCT_POLICY_BELADY))
+    if ((opts->policy && (!lct_policy_name(opts->policy) ||
+                          opts->policy == LCT_POLICY_BELADY)) ||
+        (opts->l1_policy && (!lct_policy_name(opts->l1_policy) ||
+                             opts->l1_policy == LCT_POLICY_BELADY)))
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sim_new: a policy lct_sim runs (not belady, "
                          "which needs the stream's future: lct_policy_run)");
@@ -571,6 +583,15 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
     sim_alloc(&x->s);
     /* another policy: keys by this simulation's numbers; a byte
      * capacity becomes keys at the first sized key, as LRU's does */
+    if (x->o.l1_capacity && x->o.l1_policy &&
+        x->o.l1_policy != LCT_POLICY_LRU) {
+        lct_status st = lct_policy_new(x->o.l1_policy, x->o.l1_capacity,
+                                       &x->l1p, err);
+        if (st != LCT_OK) {
+            lct_sim_free(x);
+            return st;
+        }
+    }
     if (x->o.policy && x->o.policy != LCT_POLICY_LRU) {
         lct_status st = lct_policy_new(
             x->o.policy, x->o.in_bytes ? UINT64_C(1) << 62 : x->o.capacity,
@@ -668,6 +689,13 @@ lct_status lct_sim_finish(lct_sim *x, lct_sim_report *out, lct_error *err)
     x->r.has_l1 = x->o.l1_capacity != 0;
     x->r.l1.evictions = x->l1.evictions;
     x->r.l1.bypassed = x->l1.bypassed;
+    if (x->l1p) {
+        uint64_t held = 0;
+        for (size_t k = 0; k < x->nkeys; k++)
+            held += lct__policy_holds(x->l1p, k);
+        x->r.l1.evictions = lct__policy_inserted(x->l1p) - held;
+        x->r.l1.bypassed = x->l1_bypassed;
+    }
     *out = x->r;
     x->r.series = NULL; /* the report's now */
     return LCT_OK;
@@ -679,6 +707,9 @@ void lct_sim_free(lct_sim *x)
         return;
     sim_free(&x->s);
     lct__lru_free(&x->l1);
+    if (x->l1p)
+        free(x->l1p->dense);
+    lct_policy_free(x->l1p);
     lct__u64map_free(&x->ids);
     free(x->call);
     free(x->r.series);

@@ -713,7 +713,8 @@ def _capacity(name, v):
 
 def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
         until=None, lookups_only: bool = False, l1=None, chunk_size=None,
-        points: int = 100, policy: str = "lru", per_key: bool = False):
+        points: int = 100, policy: str = "lru", per_key: bool = False,
+        l1_policy: str = "lru"):
     """LMCache's cache simulator at one capacity (``lct sim``), as a pandas
     DataFrame of its distributions, one row each (hit_prefix_chunks,
     request_chunks, chunk_reuse, span, lru_position: count, mean, max,
@@ -729,7 +730,7 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
     sim --policy``: lru, fifo, clock, sieve, lfu, arc, s3fifo, as
     libCacheSim has them; not belady, which needs the trace's future);
     per_key=True counts every chunk of a lookup found, not only its
-    leading run.
+    leading run; l1_policy= the L1's own policy.
     """
     pd = _pandas()
     cap, in_bytes = _capacity("capacity", capacity)
@@ -745,7 +746,7 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
                        _patterns(write), _patterns(qualname), s, u, ws, wu,
                        bool(lookups_only), l1_cap, l1_bytes, points,
                        _log_for("sim", path), chunk_size or 0, str(policy),
-                       bool(per_key))
+                       bool(per_key), str(l1_policy))
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
     dists = raw.pop("distributions")

@@ -119,32 +119,41 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
                               "write", "qualname", "since", "until",
                               "wall_since", "wall_until", "lookups_only",
                               "l1_capacity", "l1_in_bytes", "points", "log",
-                              "chunk_tokens", "policy", "per_key", NULL};
+                              "chunk_tokens", "policy", "per_key",
+                              "l1_policy", NULL};
     PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
              *since = Py_None, *until = Py_None, *wsince = Py_None,
              *wuntil = Py_None, *log = Py_None;
     unsigned long long capacity = 0, l1_capacity = 0, chunk_tokens = 0;
     int in_bytes = 0, lookups_only = 0, l1_bytes = 0, per_key = 0;
-    const char *policy = NULL;
+    const char *policy = NULL, *l1_policy = NULL;
     unsigned points = 0;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "O&K|pOOOOOOOpKpIOKzp", kwnames, PyUnicode_FSConverter,
-            &path_obj, &capacity, &in_bytes, &reads, &writes, &quals, &since,
-            &until, &wsince, &wuntil, &lookups_only, &l1_capacity, &l1_bytes,
-            &points, &log, &chunk_tokens, &policy, &per_key))
+            args, kw, "O&K|pOOOOOOOpKpIOKzpz", kwnames,
+            PyUnicode_FSConverter, &path_obj, &capacity, &in_bytes, &reads,
+            &writes, &quals, &since, &until, &wsince, &wuntil, &lookups_only,
+            &l1_capacity, &l1_bytes, &points, &log, &chunk_tokens, &policy,
+            &per_key, &l1_policy))
         return NULL;
-    lct_policy_kind kind = LCT_POLICY_LRU;
-    if (policy && lct_policy_find(policy, &kind) != LCT_OK) {
+    lct_policy_kind kind = LCT_POLICY_LRU, l1_kind = LCT_POLICY_LRU;
+    const char *bad = policy && lct_policy_find(policy, &kind) != LCT_OK
+                          ? policy
+                      : l1_policy &&
+                              lct_policy_find(l1_policy, &l1_kind) != LCT_OK
+                          ? l1_policy
+                          : NULL;
+    if (bad) {
         Py_DECREF(path_obj);
         PyErr_Format(PyExc_ValueError, "unknown policy '%s' (known: %s)",
-                     policy, lct_policy_names());
+                     bad, lct_policy_names());
         return NULL;
     }
     lct_sim_options o = {.capacity = capacity, .in_bytes = in_bytes,
                          .series_points = points,
                          .chunk_tokens = chunk_tokens,
                          .l1_capacity = l1_capacity, .l1_in_bytes = l1_bytes,
-                         .policy = kind, .per_key = per_key};
+                         .policy = kind, .per_key = per_key,
+                         .l1_policy = l1_kind};
     lct_sim *sim;
     lct_sim_report r;
     lct_error err = {0};

@@ -180,6 +180,9 @@ def test_sim_is_lct_sims_report():
                      {"capacity": 100, "policy": "s3fifo", "per_key": True}),
                     (["--capacity", "128", "--l1", "64"],
                      {"capacity": 128, "l1": 64}),
+                    (["--capacity", "128", "--l1", "64", "--l1-policy",
+                      "sieve"],
+                     {"capacity": 128, "l1": 64, "l1_policy": "sieve"}),
                     (["--capacity", "100", "--lookups-only"],
                      {"capacity": "100keys", "lookups_only": True})):
         want = json.loads(subprocess.run(
