@@ -449,6 +449,8 @@ uint64_t lct_policy_used(const lct_policy *policy);
 /** Whether the cache holds @p key now (a ghost ARC or S3-FIFO only
  *  remembers is not held); nothing changes. */
 bool lct_policy_holds(const lct_policy *policy, uint64_t key);
+/** Keys inserted so far that the cache no longer holds (evicted). */
+uint64_t lct_policy_evictions(const lct_policy *policy);
 void lct_policy_free(lct_policy *policy);
 
 /** What lct_policy_run simulates. */

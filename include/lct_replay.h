@@ -246,6 +246,10 @@ typedef struct lct_replay_options {
      *  front of the backend, as the mapping above says. */
     uint64_t l1_capacity;
     bool l1_in_bytes;
+    /** The L1's eviction policy (lct_policy_kind; 0 is LRU, as above),
+     *  any but LCT_POLICY_BELADY; in bytes a key of unknown size weighs
+     *  1.  Not LRU, the backend's stream is no longer lct mrc --l1's. */
+    lct_policy_kind l1_policy;
 } lct_replay_options;
 
 /** Threads a run uses at most. */

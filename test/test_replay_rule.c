@@ -514,3 +514,36 @@ Test(replay_rule, key_iter_gives_every_key_of_long_and_odd_lists)
             free(path);
         }
 }
+
+/* --l1-policy: an L1 of another policy serves a different leading run
+ * than LRU's at a capacity that evicts, the same one where nothing is
+ * evicted; every key is L1's or asked of the backend; belady refused. */
+Test(replay_rule, an_l1_of_another_policy)
+{
+    lct_replay_options o = {.speed = 0, .value_bytes = 64, .l1_capacity = 64};
+    lct_replay_report lru = replay_mem(LCT_SAMPLE, "1000", o);
+    o.l1_policy = LCT_POLICY_SIEVE;
+    lct_replay_report sieve = replay_mem(LCT_SAMPLE, "1000", o);
+    cr_expect_neq(sieve.l1.keys_hit, lru.l1.keys_hit);
+    cr_expect_eq(sieve.l1.keys, lru.l1.keys);
+    cr_expect_eq(sieve.l1.keys_hit + sieve.l1.keys_to_l2, sieve.l1.keys);
+    cr_expect_eq(sieve.lookups, sieve.l1.keys_to_l2);
+    cr_expect_gt(sieve.l1.evictions, 0);
+    /* room for every key: no policy evicts, all serve the same */
+    o.l1_capacity = 100000;
+    lct_replay_report wide = replay_mem(LCT_SAMPLE, "1000", o);
+    o.l1_policy = LCT_POLICY_LRU;
+    lct_replay_report wide_lru = replay_mem(LCT_SAMPLE, "1000", o);
+    cr_expect_eq(wide.l1.keys_hit, wide_lru.l1.keys_hit);
+    cr_expect_eq(wide.l1.evictions, 0);
+    /* Belady needs the trace's future, which a replay reads once */
+    o.l1_policy = LCT_POLICY_BELADY;
+    lct_reader *r;
+    lct_error err;
+    cr_assert_eq(lct_open(LCT_SAMPLE, 0, &r, &err), LCT_OK);
+    lct_replay_report rep;
+    cr_expect_eq(lct_replay_run(r, lct_backend_null(), NULL, &o, &rep, &err),
+                 LCT_ERR_INVALID);
+    cr_expect(strstr(err.message, "belady"), "%s", err.message);
+    lct_close(r);
+}

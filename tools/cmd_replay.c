@@ -35,7 +35,7 @@ enum {
     OPT_SCALE, OPT_FSYNC, OPT_DIRECT, OPT_KEEP, OPT_TIMEOUT, OPT_FILL,
     OPT_STORE_AT, OPT_MAX_ERRORS, OPT_STALL, OPT_OUTPUT_DIR, OPT_JSONL_OUT,
     OPT_COMPARE,
-    OPT_CONNECTIONS, OPT_L1
+    OPT_CONNECTIONS, OPT_L1, OPT_L1_POLICY
 };
 
 typedef struct replay_opts {
@@ -89,6 +89,8 @@ static void help(void)
         "  --fill-on-miss       a lookup that misses stores the key\n"
         "  --l1 CAP             an LRU L1 of CAP keys, or bytes (64G), in\n"
         "                       front of the backend (lct mrc --l1's model)\n"
+        "  --l1-policy NAME     the L1's eviction policy (default lru; fifo,\n"
+        "                       clock, sieve, lfu, arc, s3fifo)\n"
         "  --fsync, --direct    dir: fsync each file; O_DIRECT\n"
         "  --keep               dir: keep what an earlier run stored\n"
         "  --timeout SECONDS    connect / answer timeout (redis; default 2)\n"
@@ -184,6 +186,15 @@ static void on_option(void *ctx, int c, const char *arg)
         if (r->l1_capacity == 0)
             tool_usage_error("replay", "--l1 '%s' must be above 0", arg);
         break;
+    case OPT_L1_POLICY: {
+        lct_policy_kind k;
+        if (lct_policy_find(arg, &k) != LCT_OK || k == LCT_POLICY_BELADY)
+            tool_usage_error("replay", "--l1-policy '%s' is not one the L1 "
+                             "can run (known: %s; belady needs the trace's "
+                             "future)", arg, lct_policy_names());
+        r->l1_policy = k;
+        break;
+    }
     case OPT_STORE_AT:
         if (strcmp(arg, "reserve") != 0 && strcmp(arg, "finish") != 0)
             tool_usage_error("replay", "--store-at '%s' is not reserve or "
@@ -601,6 +612,7 @@ int cmd_replay(int argc, char **argv)
         {"timeout", required_argument, NULL, OPT_TIMEOUT},
         {"fill-on-miss", no_argument, NULL, OPT_FILL},
         {"l1", required_argument, NULL, OPT_L1},
+        {"l1-policy", required_argument, NULL, OPT_L1_POLICY},
         {"store-at", required_argument, NULL, OPT_STORE_AT},
         {"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
         {"stall", required_argument, NULL, OPT_STALL},

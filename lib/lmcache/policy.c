@@ -251,6 +251,17 @@ bool lct_policy_holds(const lct_policy *p, uint64_t key)
     return p && lct__policy_holds(p, key);
 }
 
+uint64_t lct_policy_evictions(const lct_policy *p)
+{
+    if (!p)
+        return 0;
+    uint64_t held = 0; /* a slot is live when its key's lookup finds it */
+    for (uint32_t i = 0; i < p->nslots; i++)
+        held += lct__policy_lookup(p, p->slots[i].key) == i + 1 &&
+                p->slots[i].where < LCT__PSLOT_GHOSTS;
+    return p->inserted - held;
+}
+
 void lct_policy_free(lct_policy *p)
 {
     if (!p)

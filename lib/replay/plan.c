@@ -175,8 +175,8 @@ static bool l1_touch(planner *p, uint64_t id, uint64_t bytes, bool *held)
     uint32_t k;
     if (!lct__l1_number(&p->l1, id, &k))
         return !(p->nomem = true);
-    *held = p->l1.lru.in[k];
-    lct__lru_touch(&p->l1.lru, k, bytes);
+    if (!lct__l1_touch(&p->l1, k, bytes, held))
+        return !(p->nomem = true);
     return true;
 }
 
@@ -415,13 +415,19 @@ static lct_status replay(source *src, const lct_backend_ops *ops,
         return lct__fail(err, LCT_ERR_INVALID, 0, 0,
                          "replay: missing reader, backend, options or "
                          "report, or a negative speed");
+    if (opts->l1_policy && (!lct_policy_name(opts->l1_policy) ||
+                            opts->l1_policy == LCT_POLICY_BELADY))
+        return lct__fail(err, LCT_ERR_INVALID, 0, 0,
+                         "replay: an L1 policy it can run (not belady, "
+                         "which needs the trace's future)");
     memset(report, 0, sizeof *report);
     lct__engine e;
     planner p = {.e = &e, .o = opts, .r = report,
                  .has_l1 = opts->l1_capacity > 0};
     lct_status st = lct__engine_init(&e, ops, state, opts, err);
     if (st == LCT_OK && p.has_l1 &&
-        !lct__l1_init(&p.l1, opts->l1_capacity, opts->l1_in_bytes))
+        !lct__l1_init(&p.l1, opts->l1_capacity, opts->l1_in_bytes,
+                      opts->l1_policy))
         st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     if (st == LCT_OK && e.paced &&
         lct_pacer_new(opts->speed, &p.pacer) != LCT_OK)
@@ -463,8 +469,8 @@ static lct_status replay(source *src, const lct_backend_ops *ops,
         report->has_l1 = true;
         report->l1.capacity = opts->l1_capacity;
         report->l1.in_bytes = opts->l1_in_bytes;
-        report->l1.evictions = p.l1.lru.evictions;
-        report->l1.bypassed = p.l1.lru.bypassed;
+        report->l1.evictions = lct__l1_evictions(&p.l1);
+        report->l1.bypassed = lct__l1_bypassed(&p.l1);
         lct__l1_free(&p.l1);
     }
     lct__u64map_free(&p.reserved);
