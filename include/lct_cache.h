@@ -465,6 +465,12 @@ typedef struct lct_policy_run_options {
      *  trace's lines; else only reads are (writes still go through the
      *  cache, as accesses that are not counted: lct mrc's default). */
     bool every_reference;
+    /** Count by the prefix rule (lct_mrc_options.prefix): a request hits
+     *  only when it and every request before it in its call did, each
+     *  going through the cache in order; the points' positions say how
+     *  many chunk positions were counted and hit.  Belady then evicts in
+     *  Belady order, which under this rule is not provably optimal. */
+    bool prefix;
     unsigned threads; /**< 0: one per usable CPU */
     /** Called after each policy and capacity is done (from any of the
      *  threads, one call at a time), or NULL. */
@@ -477,6 +483,7 @@ typedef struct lct_policy_point {
     uint64_t capacity;
     uint64_t requests, hits;        /**< references counted, and hits */
     uint64_t request_bytes, hit_bytes; /**< in_bytes: what they weigh */
+    uint64_t positions, positions_hit; /**< prefix: chunk positions */
 } lct_policy_point;
 
 /**

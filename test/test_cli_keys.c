@@ -375,10 +375,32 @@ Test(cli, mrc_policies_beside_the_curve)
                             "clock, sieve, lfu, arc, s3fifo, belady)"),
               "%s", t.err);
     run_free(&t);
-    t = run_lct(NULL, "mrc", "--policy", "arc", "--prefix", LCT_SAMPLE,
+    t = run_lct(NULL, "mrc", "--policy", "arc", "--l1", "64", LCT_SAMPLE,
                 NULL);
     cr_expect_eq(t.status, 2);
-    cr_expect(strstr(t.err, "--policy simulates per key"), "%s", t.err);
+    cr_expect(strstr(t.err, "--policy simulates every key"), "%s", t.err);
+    run_free(&t);
+    /* by the prefix rule: LRU's token ratio is the curve's (Belady
+     * order is no ceiling there: not compared) */
+    t = run_lct(NULL, "mrc", "--json", "--prefix", "--policy",
+                "lru,sieve,belady", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    curve = json_get(j, "curve");
+    for (size_t i = 0; curve && i < curve->n; i++) {
+        const jv *p = &curve->items[i];
+        const jv *tok = json_get(p, "policy_token_hit_ratio");
+        cr_assert(tok, "point %zu", i);
+        const jv *want = json_get(p, "token_hit_ratio");
+        const jv *lru = json_get(tok, "lru");
+        cr_assert(lru && json_get(tok, "sieve") && json_get(tok, "belady"));
+        double w = want->t == J_FLOAT ? want->d : (double)want->u;
+        double l = lru->t == J_FLOAT ? lru->d : (double)lru->u;
+        cr_expect_eq(l, w, "at %llu",
+                     (unsigned long long)json_get(p, "keys")->u);
+    }
+    json_free(j);
     run_free(&t);
     lct_refs_free(refs);
 }

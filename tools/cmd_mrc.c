@@ -93,9 +93,11 @@ static void help(void)
            "               store, with both tiers' hit ratios (implies\n"
            "               --prefix)\n"
            "  --policy LIST  other eviction policies beside LRU, each simulated\n"
-           "               per key at each capacity shown, on -j threads:\n"
+           "               at each capacity shown (by the prefix rule with\n"
+           "               --prefix: token hit ratios), on -j threads:\n"
            "               fifo, lru, clock, sieve, lfu, arc, s3fifo, belady\n"
-           "               (libCacheSim's; belady is the per-key ceiling);\n"
+           "               (libCacheSim's; belady is the per-key ceiling,\n"
+           "               Belady order under --prefix);\n"
            "               comma-separated\n"
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
            TOOL_HELP_KEYS
@@ -268,9 +270,9 @@ static void check_options(mrc_opts *o)
     if (o->prefix && o->sample < 1)
         tool_usage_error("mrc", "--prefix and --l1 need every key of a "
                          "call: they take no --sample");
-    if (o->policies.n && (o->prefix || o->sample < 1))
-        tool_usage_error("mrc", "--policy simulates per key, every key: it "
-                         "takes no --prefix, --l1 or --sample");
+    if (o->policies.n && (o->l1 || o->sample < 1))
+        tool_usage_error("mrc", "--policy simulates every key: it takes no "
+                         "--l1 or --sample");
     if ((o->ops.lookups_only || o->chunk_size) && !o->prefix)
         tool_usage_error("mrc", "--lookups-only and --chunk-size go with "
                          "--prefix");
@@ -377,10 +379,10 @@ int cmd_mrc(int argc, char **argv)
     }
     if (ok && c.n == 0)
         say_empty(t);
-    if (ok && o.policies.n)
-        ok = tool_mrc_policies_run(&o.policies, o.refs, &c, o.every, a.jobs,
-                                   a.quiet);
     double *tokens = ok && o.prefix ? token_hits(ms[0], &c) : NULL;
+    if (ok && o.policies.n)
+        ok = tool_mrc_policies_run(&o.policies, o.refs, &c, o.every,
+                                   tokens, a.jobs, a.quiet);
     double *both = ok && o.l1 ? both_tiers(&l1, &c, tokens) : NULL;
     tool_mrc_view view = {
         .t = t, .k = o.samples, .c = &c, .token_hit = tokens,
@@ -399,6 +401,7 @@ int cmd_mrc(int argc, char **argv)
     else
         outfile_abort(svg);
     free(o.policies.hit);
+    free(o.policies.token_hit);
     free(tokens);
     free(both);
     lct_mrc_curve_free(&c);

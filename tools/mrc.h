@@ -20,15 +20,19 @@ typedef struct tool_mrc_policies {
     size_t n;
     double *hit; /* n x the curve's points: policy k's at point i is
                     hit[k * points + i] */
+    double *token_hit; /* the same by the prefix rule's positions, or
+                          NULL per key */
 } tool_mrc_policies;
 
 /* The comma-separated names; an unknown one is a usage error naming
  * the known ones. */
 void tool_mrc_policies_parse(tool_mrc_policies *p, const char *list);
 /* Each policy at each of c's capacities over refs (jobs threads, 0:
- * every usable CPU); false after a message. */
+ * every usable CPU); by the prefix rule when lru_tokens (LRU's token hit
+ * ratios, the exact curve's) are given.  False after a message. */
 bool tool_mrc_policies_run(tool_mrc_policies *p, const lct_refs *refs,
-                           const tool_curve *c, bool every, unsigned jobs,
+                           const tool_curve *c, bool every,
+                           const double *lru_tokens, unsigned jobs,
                            bool quiet);
 
 /* What lct mrc prints: the samples' totals and the curve, and by the

@@ -96,7 +96,8 @@ static void print_text(const tool_mrc_view *v)
            v->token_hit ? "  token_hit_ratio" : "",
            v->combined_hit ? "  both_hit_ratio  both_token_hit_ratio" : "");
     for (size_t j = 0; v->policies && j < v->policies->n; j++)
-        printf("  %9s", lct_policy_name(v->policies->kind[j]));
+        printf(v->policies->token_hit ? "  %9s tok" : "  %9s",
+               lct_policy_name(v->policies->kind[j]));
     putchar('\n');
     for (size_t i = 0; i < c->n; i++) {
         printf("%12" PRIu64 "  ", c->keys[i]);
@@ -115,7 +116,10 @@ static void print_text(const tool_mrc_view *v)
             printf("  %14.4f  %20.4f", v->combined_hit[i],
                    v->combined_token_hit[i]);
         for (size_t j = 0; v->policies && j < v->policies->n; j++)
-            printf("  %9.4f", v->policies->hit[j * c->n + i]);
+            printf(v->policies->token_hit ? "  %13.4f" : "  %9.4f",
+                   v->policies->token_hit
+                       ? v->policies->token_hit[j * c->n + i]
+                       : v->policies->hit[j * c->n + i]);
         putchar('\n');
     }
 }
@@ -128,8 +132,12 @@ static void print_csv(const tool_mrc_view *v)
     fputs(v->token_hit ? ",token_hit_ratio" : "", stdout);
     fputs(v->combined_hit ? ",both_hit_ratio,both_token_hit_ratio" : "",
           stdout);
-    for (size_t k = 0; v->policies && k < v->policies->n; k++)
+    for (size_t k = 0; v->policies && k < v->policies->n; k++) {
         printf(",%s_hit_ratio", lct_policy_name(v->policies->kind[k]));
+        if (v->policies->token_hit)
+            printf(",%s_token_hit_ratio",
+                   lct_policy_name(v->policies->kind[k]));
+    }
     fputs("\r\n", stdout);
     for (size_t i = 0; i < c->n; i++) {
         printf("%" PRIu64 ",", c->keys[i]);
@@ -161,6 +169,10 @@ static void print_csv(const tool_mrc_view *v)
         for (size_t k = 0; v->policies && k < v->policies->n; k++) {
             putchar(',');
             tool_put_json_double(v->policies->hit[k * c->n + i]);
+            if (v->policies->token_hit) {
+                putchar(',');
+                tool_put_json_double(v->policies->token_hit[k * c->n + i]);
+            }
         }
         fputs("\r\n", stdout);
     }
@@ -220,6 +232,14 @@ static void print_json_point(const tool_mrc_view *v, size_t i)
         tool_put_json_double(v->policies->hit[k * c->n + i]);
     }
     if (v->policies)
+        putchar('}');
+    for (size_t k = 0; v->policies && v->policies->token_hit &&
+                       k < v->policies->n; k++) {
+        printf("%s\"%s\":", k ? "," : ",\"policy_token_hit_ratio\":{",
+               lct_policy_name(v->policies->kind[k]));
+        tool_put_json_double(v->policies->token_hit[k * c->n + i]);
+    }
+    if (v->policies && v->policies->token_hit)
         putchar('}');
     putchar('}');
 }

@@ -57,7 +57,8 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 bool tool_mrc_policies_run(tool_mrc_policies *p, const lct_refs *refs,
-                           const tool_curve *c, bool every, unsigned jobs,
+                           const tool_curve *c, bool every,
+                           const double *lru_tokens, unsigned jobs,
                            bool quiet)
 {
     size_t n = c->n;
@@ -67,9 +68,11 @@ bool tool_mrc_policies_run(tool_mrc_policies *p, const lct_refs *refs,
         if (p->kind[i] != LCT_POLICY_LRU) /* the exact curve's */
             sim[nsim++] = p->kind[i];
     p->hit = calloc(p->n * (n ? n : 1), sizeof *p->hit);
+    if (lru_tokens)
+        p->token_hit = calloc(p->n * (n ? n : 1), sizeof *p->token_hit);
     lct_policy_point *pts = calloc(nsim * (n ? n : 1), sizeof *pts);
     uint64_t *caps = calloc(n ? n : 1, sizeof *caps);
-    bool ok = p->hit && pts && caps;
+    bool ok = p->hit && pts && caps && (!lru_tokens || p->token_hit);
     for (size_t i = 0; ok && i < n; i++)
         caps[i] = c->keys[i];
     progress_ctx pc = {0};
@@ -78,7 +81,8 @@ bool tool_mrc_policies_run(tool_mrc_policies *p, const lct_refs *refs,
                              (uint64_t)lct_refs_count(refs) * nsim * n * 64,
                              quiet);
     lct_policy_run_options o = {.kinds = sim, .nkinds = nsim,
-                                .every_reference = every, .threads = jobs,
+                                .every_reference = every,
+                                .prefix = lru_tokens != NULL, .threads = jobs,
                                 .progress = on_progress,
                                 .progress_ctx = &pc};
     lct_error err;
@@ -91,10 +95,17 @@ bool tool_mrc_policies_run(tool_mrc_policies *p, const lct_refs *refs,
     for (size_t k = 0, s = 0; ok && k < p->n; k++) {
         for (size_t i = 0; i < n; i++) {
             const lct_policy_point *pt = &pts[s * n + i];
+            bool lru = p->kind[k] == LCT_POLICY_LRU;
             p->hit[k * n + i] =
-                p->kind[k] == LCT_POLICY_LRU ? c->hit[i]
+                lru            ? c->hit[i]
                 : pt->requests ? (double)pt->hits / (double)pt->requests
                                : 0;
+            if (lru_tokens)
+                p->token_hit[k * n + i] =
+                    lru ? lru_tokens[i]
+                    : pt->positions
+                        ? (double)pt->positions_hit / (double)pt->positions
+                        : 0;
         }
         s += p->kind[k] != LCT_POLICY_LRU;
     }

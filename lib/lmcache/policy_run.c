@@ -54,6 +54,7 @@ static int run_job(run_shared *sh, size_t job, uint32_t *dense)
     /* keys by their numbers: an array of them, not a map */
     p->dense = dense;
     *pt = (lct_policy_point){.capacity = capacity};
+    bool leading = true; /* the prefix rule: the call's requests so far */
     for (LCT__EACH_REF(sh->refs, c)) {
         /* the key's slot 16 references ahead: a run is bound by its
          * misses in memory, not by its work */
@@ -65,11 +66,19 @@ static int run_job(run_shared *sh, size_t job, uint32_t *dense)
                                  next ? (int64_t)next : INT64_MAX);
         if (hit < 0)
             break;
+        if (c.ref->size & LCT__REF_CALL)
+            leading = true;
         if (o->every_reference || lct__ref_is_read(c.ref)) {
+            if (o->prefix)
+                hit = (leading = leading && hit);
             pt->requests++;
             pt->request_bytes += sh->sizes ? bytes : 0;
             pt->hits += (uint64_t)hit;
             pt->hit_bytes += hit && sh->sizes ? bytes : 0;
+            if (o->prefix && (c.ref->size & LCT__REF_POSITION)) {
+                pt->positions++;
+                pt->positions_hit += leading;
+            }
         }
     }
     /* the next job starts from a clear array: clear what this one set

@@ -618,10 +618,11 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
 
     policies=["arc", "s3fifo", "belady", ...] adds a ``NAME_hit_ratio``
     column a policy (``lct mrc --policy``): its hit ratio at each capacity,
-    simulated per key as libCacheSim's implementation of it behaves;
-    lru's is the exact curve's, belady's the per-key ceiling.  Known:
-    fifo, lru, clock, sieve, lfu, arc, s3fifo, belady.  Not with
-    prefix=True or sample.
+    simulated as libCacheSim's implementation of it behaves; lru's is the
+    exact curve's, belady's the per-key ceiling.  With prefix=True they
+    count by the prefix rule and a ``NAME_token_hit_ratio`` column comes
+    too (Belady order is then no ceiling).  Known: fifo, lru, clock,
+    sieve, lfu, arc, s3fifo, belady.  Not with sample.
     """
     np = _numpy()
     pd = _pandas()

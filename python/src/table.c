@@ -1116,10 +1116,11 @@ static bool policy_kinds(PyObject *seq, lct_policy_kind *kinds, size_t max,
 }
 
 /* Each policy's hit ratio at each capacity of ms' curve, simulated on
- * refs ({name: [ratio, ...]}); LRU's is the exact curve's. */
+ * refs ({name: [ratio, ...]}); LRU's is the exact curve's.  By the
+ * prefix rule the chunk positions' ratios, name + "_token", come too. */
 static PyObject *policy_columns(const lct_refs *refs, lct_mrc *const *ms,
                                 const lct_policy_kind *kinds, size_t n,
-                                bool every)
+                                bool every, bool prefix)
 {
     lct_mrc_curve c;
     if (lct_mrc_curve_make(ms, 1, &c, NULL) != LCT_OK)
@@ -1132,7 +1133,8 @@ static PyObject *policy_columns(const lct_refs *refs, lct_mrc *const *ms,
     lct_error err = {0};
     if (out && c.n) {
         lct_policy_run_options o = {.kinds = kinds, .nkinds = n,
-                                    .every_reference = every};
+                                    .every_reference = every,
+                                    .prefix = prefix};
         Py_BEGIN_ALLOW_THREADS
         rc = lct_policy_run(refs, &o, c.keys, c.n, pts, &err);
         Py_END_ALLOW_THREADS
@@ -1152,6 +1154,22 @@ static PyObject *policy_columns(const lct_refs *refs, lct_mrc *const *ms,
         PyObject *list = float_list(ratio, c.n);
         if (!list ||
             PyDict_SetItemString(out, lct_policy_name(kinds[k]), list) != 0)
+            Py_CLEAR(out);
+        Py_XDECREF(list);
+        if (!out || !prefix)
+            continue;
+        for (size_t i = 0; i < c.n; i++) {
+            const lct_policy_point *pt = &pts[k * c.n + i];
+            ratio[i] = kinds[k] == LCT_POLICY_LRU
+                           ? lct_mrc_position_hit_ratio(ms[0], c.keys[i])
+                       : pt->positions ? (double)pt->positions_hit /
+                                             (double)pt->positions
+                                       : 0;
+        }
+        char name[64];
+        snprintf(name, sizeof name, "%s_token", lct_policy_name(kinds[k]));
+        list = float_list(ratio, c.n);
+        if (!list || PyDict_SetItemString(out, name, list) != 0)
             Py_CLEAR(out);
         Py_XDECREF(list);
     }
@@ -1189,10 +1207,10 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
         Py_DECREF(path_obj);
         return NULL;
     }
-    if (nkinds && (prefix || sample < 1)) {
+    if (nkinds && sample < 1) {
         Py_DECREF(path_obj);
-        PyErr_SetString(PyExc_ValueError, "policies are simulated per key, "
-                        "every key: no prefix=True and no sample");
+        PyErr_SetString(PyExc_ValueError, "policies are simulated on every "
+                        "key: no sample");
         return NULL;
     }
     if (!(sample > 0 && sample <= 1) || (prefix && sample < 1)) {
@@ -1243,7 +1261,8 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
     }
     out = curve_with_totals(ms, samples, prefix);
     if (out && nkinds) {
-        PyObject *cols = policy_columns(w.refs, ms, kinds, nkinds, every);
+        PyObject *cols =
+            policy_columns(w.refs, ms, kinds, nkinds, every, prefix);
         if (!cols || PyDict_SetItemString(out, "policies", cols) != 0)
             Py_CLEAR(out);
         Py_XDECREF(cols);

@@ -198,10 +198,18 @@ def test_policies_are_lct_mrc_policy():
                 assert float(row[col]) == got[col], (opts, name, got["keys"])
             assert got["lru_hit_ratio"] == got["hit_ratio"]
             assert got["belady_hit_ratio"] >= got["arc_hit_ratio"]
+    rows = list(csv.DictReader(io.StringIO(tool(
+        "mrc", "-q", "--csv", "--prefix", "--policy", "lru,sieve", path))))
+    m = lct.mrc(path, prefix=True, policies=["lru", "sieve"])
+    for row, (_, got) in zip(rows, m.iterrows()):
+        for col in ("sieve_hit_ratio", "sieve_token_hit_ratio",
+                    "lru_token_hit_ratio"):
+            assert float(row[col]) == got[col], (col, got["keys"])
+        assert got["lru_token_hit_ratio"] == got["token_hit_ratio"]
     for kw, error, said in (({"policies": ["lrux"]}, ValueError,
                              "unknown policy 'lrux' (known: fifo, lru"),
-                            ({"policies": ["arc"], "prefix": True},
-                             ValueError, "per key"),
+                            ({"policies": ["arc"], "sample": 0.5},
+                             ValueError, "no sample"),
                             ({"policies": [3]}, TypeError, "names")):
         try:
             lct.mrc(path, **kw)
