@@ -3,7 +3,7 @@
 # all's at N keys; LMCache's report files (CSV header byte for byte, the
 # summary's keys) and JSONL lines; Ctrl-C stops, drains and still writes
 # the reports, marked partial; a damaged trace replays what the reader
-# yields and exits 3; --compare; usage errors.
+# yields and exits 3; --compare; usage errors; an L1 of another policy.
 set -u
 lct="$LCT_BUILDDIR/tools/lct"
 sample="$LCT_SRCDIR/examples/sample.lct"
@@ -228,6 +228,19 @@ done <"$tmp/l1points"
 grep -q '^an L1 of 17179869184 bytes in front' "$tmp/l1.txt" ||
     fail "no L1 banner: $(head -3 "$tmp/l1.txt")"
 grep -q '^L1 of 17179869184 bytes: served' "$tmp/l1.txt" || fail "no L1 line"
+# --l1-policy: named in the banner and the JSON when not LRU
+"$lct" replay --speed 0 --backend null --l1 64 --l1-policy s3fifo "$sample" \
+    >"$tmp/l1p.txt" || fail "replay --l1-policy s3fifo"
+grep -q '^an L1 of 64 keys, evicting by s3fifo in front' "$tmp/l1p.txt" ||
+    fail "no L1 policy in the banner: $(head -3 "$tmp/l1p.txt")"
+"$lct" replay -q --speed 0 --backend null --l1 64 --l1-policy s3fifo --json \
+    "$sample" | py 'import json, sys
+assert json.load(sys.stdin)["l1"]["policy"] == "s3fifo"' ||
+    fail "no L1 policy in the JSON"
+"$lct" replay --speed 0 --backend null --l1 64 --l1-policy belady "$sample" \
+    >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "belady needs the trace's future" "$tmp/err" ||
+    fail "--l1-policy belady not refused: $(cat "$tmp/err")"
 "$lct" replay --speed 0 --backend null "$sample" >"$tmp/nol1.txt" ||
     fail "replay null"
 grep -q '^no L1: every lookup reaches the backend' "$tmp/nol1.txt" ||

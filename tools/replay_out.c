@@ -19,6 +19,12 @@ double replay_reference_hit_ratio(const lct_replay_report *r)
     return (double)(r->hits + r->stores_replaced) / (double)refs;
 }
 
+/* Whether the banner names the L1's policy: only when it is not LRU. */
+static bool l1_policy_said(lct_policy_kind k)
+{
+    return k && k != LCT_POLICY_LRU;
+}
+
 static double per_s(double n, double seconds)
 {
     return seconds > 0 ? n / seconds : 0;
@@ -150,9 +156,14 @@ void replay_print_table(FILE *f, const replay_run *run)
                 run->wire_connections == 1 ? "" : "s");
     fputc('\n', f);
     if (run->opts.l1_capacity)
-        fprintf(f, "an L1 of %" PRIu64 " %s in front: lookups from its first "
-                "miss on reach the backend; stores are written through\n",
-                run->opts.l1_capacity, run->opts.l1_in_bytes ? "bytes" : "keys");
+        fprintf(f, "an L1 of %" PRIu64 " %s%s%s in front: lookups from its "
+                "first miss on reach the backend; stores are written "
+                "through\n",
+                run->opts.l1_capacity, run->opts.l1_in_bytes ? "bytes" : "keys",
+                l1_policy_said(run->opts.l1_policy) ? ", evicting by " : "",
+                l1_policy_said(run->opts.l1_policy)
+                    ? lct_policy_name(run->opts.l1_policy)
+                    : "");
     else
         fprintf(f, "no L1: every lookup reaches the backend; loads follow "
                 "each call's policy (PREFIX: the leading chunks found)\n");
@@ -357,6 +368,8 @@ static void json_head(jw *w, const replay_run *run)
         juint(w, "keys", r->l1.keys);
         juint(w, "keys_hit", r->l1.keys_hit);
         juint(w, "keys_to_backend", r->l1.keys_to_l2);
+        if (l1_policy_said(run->opts.l1_policy))
+            jstr(w, "policy", lct_policy_name(run->opts.l1_policy));
         juint(w, "positions", r->l1.positions);
         juint(w, "positions_hit", r->l1.positions_hit);
         juint(w, "writes", r->l1.writes);
