@@ -79,6 +79,8 @@ static bool plan_sized(const lct_refs *refs, export_plan *x)
     return ok;
 }
 
+static bool plan_keyed(const lct_refs *refs, export_plan *x, size_t nkeys);
+
 static bool plan_export(const lct_refs *refs, export_plan *x)
 {
     memset(x, 0, sizeof *x);
@@ -92,6 +94,14 @@ static bool plan_export(const lct_refs *refs, export_plan *x)
     x->key = lct__big_alloc(n * sizeof *x->key);
     if (!x->key || !lct__refs_number(refs, NULL, x->key, &nkeys))
         return false;
+    return plan_keyed(refs, x, nkeys);
+}
+
+/* The plan of a stream whose references' keys are numbered in x->key
+ * (nkeys of them), x->next allocated: next positions and first sizes in
+ * one backward pass. */
+static bool plan_keyed(const lct_refs *refs, export_plan *x, size_t nkeys)
+{
     uint32_t *later = calloc(nkeys ? nkeys : 1, sizeof *later);
     x->first_size = calloc(nkeys ? nkeys : 1, sizeof *x->first_size);
     x->latest = calloc(nkeys ? nkeys : 1, sizeof *x->latest);
@@ -124,33 +134,32 @@ static uint64_t export_size(export_plan *x, uint64_t bytes, size_t i)
     return x->latest[k] ? x->latest[k] : x->first_size[k];
 }
 
-bool lct__refs_next_sizes(const lct_refs *refs, uint32_t **next,
-                          uint64_t **sizes)
+bool lct__refs_next_sizes(const lct_refs *refs, const uint32_t *key,
+                          size_t nkeys, uint32_t **next, uint64_t **sizes)
 {
-    export_plan x;
+    export_plan x = {.key = (uint32_t *)key}; /* borrowed: not freed */
+    size_t n = refs->n ? refs->n : 1;
     *next = NULL;
     if (sizes)
         *sizes = NULL;
-    if (!plan_export(refs, &x)) {
-        plan_free(&x);
-        return false;
-    }
-    if (sizes) {
-        uint64_t *s = lct__big_alloc((refs->n ? refs->n : 1) * sizeof *s);
-        if (!s) {
-            plan_free(&x);
-            return false;
-        }
+    bool ok = (x.next = lct__big_alloc(n * sizeof *x.next)) != NULL &&
+              plan_keyed(refs, &x, nkeys);
+    uint64_t *s = NULL;
+    if (ok && sizes && (ok = (s = lct__big_alloc(n * sizeof *s)) != NULL)) {
         for (LCT__EACH_REF(refs, c)) {
             uint64_t bytes = export_size(&x, lct__cursor_bytes(&c), c.i);
             s[c.i] = bytes ? bytes : 1;
         }
-        *sizes = s;
     }
-    *next = x.next;
-    x.next = NULL;
+    if (ok) {
+        *next = x.next;
+        x.next = NULL;
+        if (sizes)
+            *sizes = s;
+    }
+    x.key = NULL;
     plan_free(&x);
-    return true;
+    return ok;
 }
 
 uint64_t lct_refs_count_unsized(const lct_refs *refs)

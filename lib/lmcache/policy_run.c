@@ -138,20 +138,20 @@ lct_status lct_policy_run(const lct_refs *refs,
     run_shared sh = {.refs = refs, .opts = opts, .capacities = capacities,
                      .ncap = ncap, .njobs = ncap * opts->nkinds, .out = out,
                      .status = LCT_OK};
-    uint32_t *next;
+    /* keys numbered once: the runs' slot arrays, and the next uses and
+     * sizes worked out from them */
+    uint32_t *next = NULL, *key = lct__big_alloc((refs->n ? refs->n : 1) *
+                                                 sizeof *key);
     uint64_t *sizes = NULL;
-    if (!lct__refs_next_sizes(refs, &next, opts->in_bytes ? &sizes : NULL))
-        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                         "out of memory for the stream's next uses");
-    sh.next = next, sh.sizes = sizes;
-    uint32_t *key = lct__big_alloc((refs->n ? refs->n : 1) * sizeof *key);
-    if (!key || !lct__refs_number(refs, NULL, key, &sh.nkeys)) {
+    if (!key || !lct__refs_number(refs, NULL, key, &sh.nkeys) ||
+        !lct__refs_next_sizes(refs, key, sh.nkeys, &next,
+                              opts->in_bytes ? &sizes : NULL)) {
         free(key);
-        free(next);
-        free(sizes);
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
-                         "out of memory numbering the stream's keys");
+                         "out of memory for the stream's keys and next "
+                         "uses");
     }
+    sh.next = next, sh.sizes = sizes;
     sh.key = key, sh.nrefs = refs->n;
     unsigned n = opts->threads ? opts->threads : lct__usable_cpus();
     if (n > sh.njobs)

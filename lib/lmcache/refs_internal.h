@@ -157,10 +157,11 @@ static inline bool lct__ref_cursor_valid(lct__ref_cursor *c)
  * (*next[i]: the 1-based position of the next reference to its id, 0
  * none) and, with sizes, its size as the export gives it (a reference
  * without one takes its key's, 1 when no reference of the key has one;
- * not saturated at 4 GiB as the export's field is); free() both.  false:
- * out of memory, or 2^32 - 1 references or more. */
-bool lct__refs_next_sizes(const lct_refs *refs, uint32_t **next,
-                          uint64_t **sizes);
+ * not saturated at 4 GiB as the export's field is), from the stream's
+ * keys numbered by lct__refs_number (key, nkeys); free() both.  false:
+ * out of memory. */
+bool lct__refs_next_sizes(const lct_refs *refs, const uint32_t *key,
+                          size_t nkeys, uint32_t **next, uint64_t **sizes);
 
 /* Number each reference's key (key[i] for position i, keys numbered from
  * 0 in no promised order; *nkeys of them), on every CPU for a long
