@@ -93,11 +93,6 @@ static int queue_found(lct_policy *p, uint32_t i, int64_t next_use)
     return 1;
 }
 
-static bool queue_can_insert(const lct_policy *p, uint64_t bytes)
-{
-    return bytes <= p->capacity;
-}
-
 /* The slot the policy evicts: CLOCK and SIEVE clear bits as they look. */
 static uint32_t queue_victim(lct_policy *p)
 {
@@ -154,7 +149,6 @@ static int queue_insert(lct_policy *p, uint64_t key, uint64_t bytes,
 const lct__policy_ops lct__policy_queue_ops = {
     .init = queue_init,
     .found = queue_found,
-    .can_insert = queue_can_insert,
     .evict = queue_evict,
     .insert = queue_insert,
 };
@@ -208,8 +202,8 @@ int lct_policy_get(lct_policy *p, uint64_t key, uint64_t bytes,
             return found;
         }
     }
-    if (!ops->can_insert(p, bytes))
-        return 0;
+    if (ops->can_insert ? !ops->can_insert(p, bytes) : bytes > p->capacity)
+        return 0; /* never fits: not inserted */
     while (p->used + bytes > p->capacity) {
         if (!ops->evict(p, bytes)) {
             p->broken = true;
@@ -234,11 +228,6 @@ bool lct__policy_set_capacity(lct_policy *p, uint64_t capacity)
         if (!p->ops->evict(p, 0))
             return !(p->broken = true);
     return true;
-}
-
-uint64_t lct__policy_inserted(const lct_policy *p)
-{
-    return p->inserted;
 }
 
 uint64_t lct_policy_used(const lct_policy *p)

@@ -25,20 +25,15 @@ enum { T1, T2, B1, B2 };
 
 static void move_to(lct_policy *p, uint32_t i, int to)
 {
-    lct__pslot *s = &p->slots[i];
-    lct__slot_unlink(p->slots, &p->lists[s->where], i);
-    p->list_bytes[s->where] -= s->bytes;
-    s->where = (uint8_t)to;
-    lct__slot_push_first(p->slots, &p->lists[to], i);
-    p->list_bytes[to] += s->bytes;
+    lct__policy_list_leave(p, i);
+    lct__policy_list_enter(p, i, to);
 }
 
 /* The oldest of list `from` forgotten (a ghost), or evicted outright. */
 static void drop_oldest(lct_policy *p, int from)
 {
     uint32_t v = p->lists[from].last;
-    lct__slot_unlink(p->slots, &p->lists[from], v);
-    p->list_bytes[from] -= p->slots[v].bytes;
+    lct__policy_list_leave(p, v);
     if (from == T1 || from == T2)
         p->used -= p->slots[v].bytes;
     lct__policy_slot_drop(p, v);
@@ -97,15 +92,9 @@ static int arc_found(lct_policy *p, uint32_t i, int64_t next_use)
         p->arc_p = p->arc_p - delta > 0 ? p->arc_p - delta : 0;
     }
     p->ghost_hit = true;
-    lct__slot_unlink(p->slots, &p->lists[s->where], i);
-    p->list_bytes[s->where] -= s->bytes;
+    lct__policy_list_leave(p, i);
     lct__policy_slot_drop(p, i);
     return 0;
-}
-
-static bool arc_can_insert(const lct_policy *p, uint64_t bytes)
-{
-    return bytes <= p->capacity;
 }
 
 static bool arc_evict(lct_policy *p, uint64_t incoming)
@@ -143,9 +132,7 @@ static int arc_insert(lct_policy *p, uint64_t key, uint64_t bytes,
         to = T2;
         p->arc_in_b1 = p->arc_in_b2 = false;
     }
-    p->slots[i].where = (uint8_t)to;
-    lct__slot_push_first(p->slots, &p->lists[to], i);
-    p->list_bytes[to] += bytes;
+    lct__policy_list_enter(p, i, to);
     p->used += bytes;
     return 1;
 }
@@ -154,7 +141,6 @@ const lct__policy_ops lct__policy_arc_ops = {
     .init = arc_init,
     .resize = arc_resize,
     .found = arc_found,
-    .can_insert = arc_can_insert,
     .evict = arc_evict,
     .insert = arc_insert,
 };

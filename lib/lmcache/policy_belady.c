@@ -71,11 +71,6 @@ static int belady_found(lct_policy *p, uint32_t i, int64_t next_use)
     return 1;
 }
 
-static bool belady_can_insert(const lct_policy *p, uint64_t bytes)
-{
-    return bytes <= p->capacity;
-}
-
 /* pqueue_pop */
 static bool belady_evict(lct_policy *p, uint64_t incoming)
 {
@@ -95,15 +90,9 @@ static bool belady_evict(lct_policy *p, uint64_t incoming)
 static int belady_insert(lct_policy *p, uint64_t key, uint64_t bytes,
                          int64_t next_use)
 {
-    if (p->heap_n + 2 > p->heap_room) {
-        if (p->heap_room > NIL / 2)
-            return LCT_ERR_NOMEM;
-        uint32_t room = p->heap_room ? p->heap_room * 2 : 64;
-        uint32_t *g = reallocarray(p->heap, room, sizeof *g);
-        if (!g)
-            return LCT_ERR_NOMEM;
-        p->heap = g, p->heap_room = room;
-    }
+    if (p->heap_n + 2 > p->heap_room &&
+        !lct__policy_grow(&p->heap, &p->heap_room, sizeof *p->heap, 64))
+        return LCT_ERR_NOMEM;
     uint32_t i = lct__policy_slot_add(p, key, bytes);
     if (i == NIL)
         return LCT_ERR_NOMEM;
@@ -117,7 +106,6 @@ static int belady_insert(lct_policy *p, uint64_t key, uint64_t bytes,
 const lct__policy_ops lct__policy_belady_ops = {
     .init = belady_init,
     .found = belady_found,
-    .can_insert = belady_can_insert,
     .evict = belady_evict,
     .insert = belady_insert,
 };

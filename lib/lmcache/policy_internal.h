@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "base/u64map_internal.h"
 #include "lct_cache.h"
@@ -72,7 +73,7 @@ struct lct_policy {
     bool arc_in_b1, arc_in_b2;
     /* S3-FIFO: the small queue's, main's and the ghost queue's sizes */
     uint64_t small_size, main_size, ghost_size;
-    uint64_t inserted;
+    uint64_t inserted; /* keys inserted: held now, or evicted since */
     bool broken; /* memory ran out mid-update: every later call fails */
 };
 
@@ -99,8 +100,6 @@ static inline bool lct__policy_holds(const lct_policy *p, uint64_t key)
 /* A new capacity: the keys held past it are evicted as the policy
  * evicts; false when out of memory. */
 bool lct__policy_set_capacity(lct_policy *p, uint64_t capacity);
-/* Keys inserted so far (a key held at the end, or evicted since). */
-uint64_t lct__policy_inserted(const lct_policy *p);
 
 /* One policy's rules, as libCacheSim's implementation of it has them. */
 struct lct__policy_ops {
@@ -111,7 +110,8 @@ struct lct__policy_ops {
     /* Key i found in the map: 1 a hit (the policy updated), 0 a miss
      * after all (a ghost, taken out of the map), <0 an error. */
     int (*found)(lct_policy *p, uint32_t i, int64_t next_use);
-    /* Whether a missed key of this weight is inserted at all. */
+    /* Whether a missed key of this weight is inserted at all (NULL: when
+     * it weighs no more than the capacity, libCacheSim's default). */
     bool (*can_insert)(const lct_policy *p, uint64_t bytes);
     /* One eviction (libCacheSim's evict); false when out of memory. */
     bool (*evict)(lct_policy *p, uint64_t incoming);
@@ -126,6 +126,25 @@ extern const lct__policy_ops lct__policy_lfu_ops;
 extern const lct__policy_ops lct__policy_belady_ops;
 extern const lct__policy_ops lct__policy_arc_ops;
 extern const lct__policy_ops lct__policy_s3fifo_ops;
+
+/* The array at *array (of *room elements of size bytes) grown to twice
+ * its room, or `first` elements when it has none, as lct__grow_zeroed
+ * takes its array; false (unchanged) when memory ran out or the count
+ * would pass the slot numbers' range. */
+static inline bool lct__policy_grow(void *array, uint32_t *room, size_t size,
+                                    uint32_t first)
+{
+    void **a = array;
+    if (*room > LCT__POLICY_NIL / 2)
+        return false;
+    uint32_t want = *room ? *room * 2 : first;
+    void *g = reallocarray(*a, want, size);
+    if (!g)
+        return false;
+    *a = g;
+    *room = want;
+    return true;
+}
 
 /* A slot for key, in the map (LCT__POLICY_NIL when out of memory); its
  * lists are the caller's to set. */
@@ -185,5 +204,22 @@ void lct__policy_slot_drop(lct_policy *p, uint32_t i);
 
 LCT__LIST_OPS(lct__slot, lct__pslot)
 LCT__LIST_OPS(lct__bucket, lct__pbucket)
+
+/* ARC's and S3-FIFO's lists (lists[where]), each with what it weighs:
+ * slot i out of its list, and into list `to` at its newest end. */
+static inline void lct__policy_list_leave(lct_policy *p, uint32_t i)
+{
+    lct__pslot *s = &p->slots[i];
+    lct__slot_unlink(p->slots, &p->lists[s->where], i);
+    p->list_bytes[s->where] -= s->bytes;
+}
+
+static inline void lct__policy_list_enter(lct_policy *p, uint32_t i, int to)
+{
+    lct__pslot *s = &p->slots[i];
+    s->where = (uint8_t)to;
+    lct__slot_push_first(p->slots, &p->lists[to], i);
+    p->list_bytes[to] += s->bytes;
+}
 
 #endif

@@ -18,13 +18,10 @@ static uint32_t bucket_new(lct_policy *p, int64_t freq)
         b = p->free_bucket;
         p->free_bucket = p->buckets[b].next;
     } else {
-        if (p->nbuckets == p->bucket_room) {
-            uint32_t room = p->bucket_room ? p->bucket_room * 2 : 16;
-            lct__pbucket *g = reallocarray(p->buckets, room, sizeof *g);
-            if (!g)
-                return NIL;
-            p->buckets = g, p->bucket_room = room;
-        }
+        if (p->nbuckets == p->bucket_room &&
+            !lct__policy_grow(&p->buckets, &p->bucket_room,
+                              sizeof *p->buckets, 16))
+            return NIL;
         b = p->nbuckets++;
     }
     p->buckets[b] = (lct__pbucket){.freq = freq, .prev = NIL, .next = NIL,
@@ -87,11 +84,6 @@ static int lfu_found(lct_policy *p, uint32_t i, int64_t next_use)
     return bucket_enter(p, i, freq, below) ? 1 : LCT_ERR_NOMEM;
 }
 
-static bool lfu_can_insert(const lct_policy *p, uint64_t bytes)
-{
-    return bytes <= p->capacity;
-}
-
 static bool lfu_evict(lct_policy *p, uint64_t incoming)
 {
     (void)incoming;
@@ -116,7 +108,6 @@ static int lfu_insert(lct_policy *p, uint64_t key, uint64_t bytes,
 const lct__policy_ops lct__policy_lfu_ops = {
     .init = lfu_init,
     .found = lfu_found,
-    .can_insert = lfu_can_insert,
     .evict = lfu_evict,
     .insert = lfu_insert,
 };

@@ -23,21 +23,6 @@
 
 enum { SMALL, MAIN, GHOST };
 
-static void unlink_from(lct_policy *p, uint32_t i)
-{
-    lct__pslot *s = &p->slots[i];
-    lct__slot_unlink(p->slots, &p->lists[s->where], i);
-    p->list_bytes[s->where] -= s->bytes;
-}
-
-static void push_to(lct_policy *p, uint32_t i, int to)
-{
-    lct__pslot *s = &p->slots[i];
-    s->where = (uint8_t)to;
-    lct__slot_push_first(p->slots, &p->lists[to], i);
-    p->list_bytes[to] += s->bytes;
-}
-
 /* The three queues' sizes, from the capacity as libCacheSim works them
  * out (a double, truncated). */
 static void s3fifo_resize(lct_policy *p)
@@ -48,7 +33,7 @@ static void s3fifo_resize(lct_policy *p)
     p->ghost_size = (uint64_t)(c * 0.90);
     while (p->list_bytes[GHOST] > p->ghost_size) {
         uint32_t old = p->lists[GHOST].last;
-        unlink_from(p, old);
+        lct__policy_list_leave(p, old);
         lct__policy_slot_drop(p, old);
     }
 }
@@ -69,7 +54,7 @@ static int s3fifo_found(lct_policy *p, uint32_t i, int64_t next_use)
         s->freq++;
         return 1;
     }
-    unlink_from(p, i);
+    lct__policy_list_leave(p, i);
     lct__policy_slot_drop(p, i);
     p->ghost_hit = true;
     return 0;
@@ -91,21 +76,21 @@ static void to_ghost(lct_policy *p, uint32_t i)
     }
     while (p->list_bytes[GHOST] + bytes > p->ghost_size) {
         uint32_t old = p->lists[GHOST].last;
-        unlink_from(p, old);
+        lct__policy_list_leave(p, old);
         lct__policy_slot_drop(p, old);
     }
     p->slots[i].freq = 0;
-    push_to(p, i, GHOST);
+    lct__policy_list_enter(p, i, GHOST);
 }
 
 static void evict_small(lct_policy *p)
 {
     while (p->list_bytes[SMALL] > 0) {
         uint32_t v = p->lists[SMALL].last;
-        unlink_from(p, v);
+        lct__policy_list_leave(p, v);
         if (p->slots[v].freq >= 2) {
             p->slots[v].freq = 0;
-            push_to(p, v, MAIN);
+            lct__policy_list_enter(p, v, MAIN);
             continue;
         }
         p->used -= p->slots[v].bytes;
@@ -118,11 +103,11 @@ static void evict_main(lct_policy *p)
 {
     while (p->list_bytes[MAIN] > 0) {
         uint32_t v = p->lists[MAIN].last;
-        unlink_from(p, v);
+        lct__policy_list_leave(p, v);
         int64_t freq = p->slots[v].freq;
         if (freq >= 1) {
             p->slots[v].freq = (freq < 3 ? freq : 3) - 1;
-            push_to(p, v, MAIN);
+            lct__policy_list_enter(p, v, MAIN);
             continue;
         }
         p->used -= p->slots[v].bytes;
@@ -154,7 +139,7 @@ static int s3fifo_insert(lct_policy *p, uint64_t key, uint64_t bytes,
     uint32_t i = lct__policy_slot_add(p, key, bytes);
     if (i == NIL)
         return LCT_ERR_NOMEM;
-    push_to(p, i, to);
+    lct__policy_list_enter(p, i, to);
     p->used += bytes;
     return 1;
 }

@@ -16,15 +16,9 @@ uint32_t lct__policy_slot_add(lct_policy *p, uint64_t key, uint64_t bytes)
         i = p->free_slot;
         p->free_slot = p->slots[i].next;
     } else {
-        if (p->nslots == p->room) {
-            if (p->room > NIL / 2)
-                return NIL;
-            uint32_t room = p->room ? p->room * 2 : 64;
-            lct__pslot *g = reallocarray(p->slots, room, sizeof *g);
-            if (!g)
-                return NIL;
-            p->slots = g, p->room = room;
-        }
+        if (p->nslots == p->room &&
+            !lct__policy_grow(&p->slots, &p->room, sizeof *p->slots, 64))
+            return NIL;
         i = p->nslots++;
     }
     if (p->dense) {

@@ -400,8 +400,7 @@ static bool finish(sim *s, size_t nkeys)
     }
     ok = ok && lct__dist_report(&reuse, &r->reuse);
     lct__dist_free(&reuse);
-    r->evictions = s->policy ? lct__policy_inserted(s->policy) -
-                                   r->occupancy_keys
+    r->evictions = s->policy ? lct_policy_evictions(s->policy)
                              : s->cache.evictions;
     r->bypassed = s->cache.bypassed;
     r->distinct_keys = nkeys;
@@ -690,10 +689,7 @@ lct_status lct_sim_finish(lct_sim *x, lct_sim_report *out, lct_error *err)
     x->r.l1.evictions = x->l1.evictions;
     x->r.l1.bypassed = x->l1.bypassed;
     if (x->l1p) {
-        uint64_t held = 0;
-        for (size_t k = 0; k < x->nkeys; k++)
-            held += lct__policy_holds(x->l1p, k);
-        x->r.l1.evictions = lct__policy_inserted(x->l1p) - held;
+        x->r.l1.evictions = lct_policy_evictions(x->l1p);
         x->r.l1.bypassed = x->l1_bypassed;
     }
     *out = x->r;
