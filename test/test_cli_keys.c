@@ -263,9 +263,7 @@ Test(cli, mrc_matches_the_library_and_draws_svg)
     double prev = 0;
     for (size_t i = 0; i < curve->n; i++) {
         const jv *p = &curve->items[i];
-        double hit = json_get(p, "hit_ratio")->t == J_FLOAT
-                         ? json_get(p, "hit_ratio")->d
-                         : (double)json_get(p, "hit_ratio")->u;
+        double hit = json_number(json_get(p, "hit_ratio"));
         cr_expect_eq(hit, lct_mrc_hit_ratio(m, json_get(p, "keys")->u));
         cr_expect_geq(hit, prev);
         prev = hit;
@@ -332,10 +330,10 @@ Test(cli, mrc_policies_beside_the_curve)
         for (size_t k = 0; k < 4; k++) {
             const jv *v = json_get(ph, names[k]);
             cr_assert(v, "%s", names[k]);
-            r[k] = v->t == J_FLOAT ? v->d : (double)v->u;
+            r[k] = json_number(v);
         }
         const jv *h = json_get(p, "hit_ratio");
-        cr_expect_eq(r[1], h->t == J_FLOAT ? h->d : (double)h->u);
+        cr_expect_eq(r[1], json_number(h));
         cr_expect_geq(r[2], r[0]);
         cr_expect_geq(r[2], r[1]);
         cr_expect_geq(r[2], r[3]);
@@ -395,8 +393,8 @@ Test(cli, mrc_policies_beside_the_curve)
         const jv *want = json_get(p, "token_hit_ratio");
         const jv *lru = json_get(tok, "lru");
         cr_assert(lru && json_get(tok, "sieve") && json_get(tok, "belady"));
-        double w = want->t == J_FLOAT ? want->d : (double)want->u;
-        double l = lru->t == J_FLOAT ? lru->d : (double)lru->u;
+        double w = json_number(want);
+        double l = json_number(lru);
         cr_expect_eq(l, w, "at %llu",
                      (unsigned long long)json_get(p, "keys")->u);
     }
@@ -514,7 +512,7 @@ Test(cli, mrc_requests_samples_and_nothing_to_draw)
         for (int k = 0; k < 3; k++) {
             const jv *x = json_get(p, names[k]);
             cr_assert(x, "%s", names[k]);
-            v[k] = x->t == J_FLOAT ? x->d : (double)x->u;
+            v[k] = json_number(x);
         }
         cr_expect(v[0] <= v[1] && v[1] <= v[2], "the band holds the mean");
     }

@@ -44,9 +44,7 @@ static void expect_str(lct_str got, const jv *want, const char *what)
 static void expect_double(double got, const jv *want, const char *what)
 {
     cr_assert(want && (want->t == J_FLOAT || want->t == J_INT), "%s", what);
-    double w = want->t == J_FLOAT ? want->d
-                                  : (want->neg ? (double)want->i
-                                               : (double)want->u);
+    double w = json_number(want);
     cr_expect(got == w, "%s: got %.17g, want %.17g", what, got, w);
 }
 

@@ -149,18 +149,13 @@ static void check_records(sqlite3 *db, const char *path, const jv *want)
     sqlite3_free(sql);
 }
 
-static double num(const jv *v)
-{
-    return v->t == J_FLOAT ? v->d : v->neg ? (double)v->i : (double)v->u;
-}
-
 static void check_header(sqlite3 *db, const char *path, const jv *want)
 {
     const jv *h = json_get(want, "header");
     char *expect = sqlite3_mprintf(
         "%s|%lld|%!.17g|%!.17g|%s|LMCT|%s\n", json_get(h, "level")->s,
         (long long)json_get(h, "trace_schema_version")->u,
-        num(json_get(h, "t_mono_start")), num(json_get(h, "t_wall_start")),
+        json_number(json_get(h, "t_mono_start")), json_number(json_get(h, "t_wall_start")),
         json_get(h, "sm_config_digest")->s, path);
     /* SQLite prints reals its own way: compare through the same printf. */
     char *got = rowsf(db, "SELECT level, trace_schema_version, "

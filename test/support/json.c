@@ -274,3 +274,8 @@ const jv *json_get(const jv *obj, const char *key)
             return &obj->items[i];
     return NULL;
 }
+
+double json_number(const jv *v)
+{
+    return v->t == J_FLOAT ? v->d : v->neg ? (double)v->i : (double)v->u;
+}

@@ -32,5 +32,7 @@ jv *json_parse(const char *text, size_t len);
 void json_free(jv *v);
 /* The value of key in an object, NULL if absent or not an object. */
 const jv *json_get(const jv *obj, const char *key);
+/* A number's value as a double (a float, or an integer either sign). */
+double json_number(const jv *v);
 
 #endif
