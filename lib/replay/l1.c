@@ -1,9 +1,10 @@
 /*
  * l1.c - the replay's L1: an LRU of keys or bytes in front of the
- * backend (or another policy's cache, lct_policy, when asked).  It is the list lct_refs_behind_l1 keeps
- * (lib/lmcache/lru_internal.h), so a replay's backend sees the stream
- * whose curve `lct mrc --l1` draws; keys are numbered as they first come,
- * since a replay streams and cannot number them beforehand.
+ * backend, the list lct_refs_behind_l1 keeps (lib/lmcache/lru_internal.h),
+ * so a replay's backend sees the stream whose curve `lct mrc --l1` draws;
+ * keys are numbered as they first come, since a replay streams and cannot
+ * number them beforehand.  Or, when asked, another policy's cache
+ * (lct_policy), which keeps keys by their ids.
  */
 #include <stdlib.h>
 
@@ -11,41 +12,8 @@
 #include "lct_cache.h"
 #include "lct_replay.h"
 
-bool lct__l1_init(lct__l1 *l1, uint64_t capacity, bool in_bytes,
-                  lct_policy_kind policy)
-{
-    *l1 = (lct__l1){.in_bytes = in_bytes};
-    l1->cap = 1024;
-    if (policy && policy != LCT_POLICY_LRU &&
-        lct_policy_new(policy, capacity, &l1->policy, NULL) != LCT_OK)
-        return false;
-    return lct__lru_alloc(&l1->lru, l1->cap, capacity, in_bytes);
-}
-
-bool lct__l1_touch(lct__l1 *l1, uint32_t k, uint64_t bytes, bool *held)
-{
-    if (!l1->policy) {
-        *held = l1->lru.in[k];
-        lct__lru_touch(&l1->lru, k, bytes);
-        return true;
-    }
-    *held = lct_policy_holds(l1->policy, k);
-    uint64_t weight = l1->in_bytes && bytes ? bytes : 1;
-    l1->bypassed += weight > l1->lru.capacity;
-    return lct_policy_get(l1->policy, k, weight, INT64_MAX) >= 0;
-}
-
-uint64_t lct__l1_evictions(const lct__l1 *l1)
-{
-    return l1->policy ? lct_policy_evictions(l1->policy) : l1->lru.evictions;
-}
-
-uint64_t lct__l1_bypassed(const lct__l1 *l1)
-{
-    return l1->policy ? l1->bypassed : l1->lru.bypassed;
-}
-
-bool lct__l1_number(lct__l1 *l1, uint64_t id, uint32_t *k)
+/* The key's number, given one when new; false when memory ran out. */
+static bool number(lct__l1 *l1, uint64_t id, uint32_t *k)
 {
     bool added;
     lct__u64map_entry *e = lct__u64map_get(&l1->ids, id, &added);
@@ -67,6 +35,43 @@ bool lct__l1_number(lct__l1 *l1, uint64_t id, uint32_t *k)
     *k = l1->n++;
     e->value = (uint64_t)*k + 1;
     return true;
+}
+
+bool lct__l1_init(lct__l1 *l1, uint64_t capacity, bool in_bytes,
+                  lct_policy_kind policy)
+{
+    *l1 = (lct__l1){.in_bytes = in_bytes, .capacity = capacity};
+    /* another policy keeps its keys by id in a map of its own */
+    if (policy && policy != LCT_POLICY_LRU)
+        return lct_policy_new(policy, capacity, &l1->policy, NULL) == LCT_OK;
+    l1->cap = 1024;
+    return lct__lru_alloc(&l1->lru, l1->cap, capacity, in_bytes);
+}
+
+bool lct__l1_touch(lct__l1 *l1, uint64_t id, uint64_t bytes, bool *held)
+{
+    if (l1->policy) {
+        *held = lct_policy_holds(l1->policy, id);
+        uint64_t weight = l1->in_bytes && bytes ? bytes : 1;
+        l1->bypassed += weight > l1->capacity;
+        return lct_policy_get(l1->policy, id, weight, INT64_MAX) >= 0;
+    }
+    uint32_t k;
+    if (!number(l1, id, &k))
+        return false;
+    *held = l1->lru.in[k];
+    lct__lru_touch(&l1->lru, k, bytes);
+    return true;
+}
+
+uint64_t lct__l1_evictions(const lct__l1 *l1)
+{
+    return l1->policy ? lct_policy_evictions(l1->policy) : l1->lru.evictions;
+}
+
+uint64_t lct__l1_bypassed(const lct__l1 *l1)
+{
+    return l1->policy ? l1->bypassed : l1->lru.bypassed;
 }
 
 void lct__l1_free(lct__l1 *l1)

@@ -172,10 +172,7 @@ static bool push_op(planner *p, lct__rop *op)
  * False when memory ran out. */
 static bool l1_touch(planner *p, uint64_t id, uint64_t bytes, bool *held)
 {
-    uint32_t k;
-    if (!lct__l1_number(&p->l1, id, &k))
-        return !(p->nomem = true);
-    if (!lct__l1_touch(&p->l1, k, bytes, held))
+    if (!lct__l1_touch(&p->l1, id, bytes, held))
         return !(p->nomem = true);
     return true;
 }

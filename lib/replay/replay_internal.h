@@ -184,20 +184,18 @@ typedef struct lct__l1 {
     lct__lru lru;
     lct__u64map ids; /* key -> its number + 1 */
     uint32_t n, cap; /* numbered; room in lru */
-    lct_policy *policy; /* another policy than LRU: keyed by number */
+    lct_policy *policy; /* another policy than LRU (no lru, no ids) */
     bool in_bytes;
-    uint64_t bypassed;
+    uint64_t capacity, bypassed;
 } lct__l1;
 
 bool lct__l1_init(lct__l1 *l1, uint64_t capacity, bool in_bytes,
                   lct_policy_kind policy);
-/* Key k becomes L1's most recent (goes through its policy); whether L1
+/* Key id becomes L1's most recent (goes through its policy); whether L1
  * held it before.  False when memory ran out. */
-bool lct__l1_touch(lct__l1 *l1, uint32_t k, uint64_t bytes, bool *held);
+bool lct__l1_touch(lct__l1 *l1, uint64_t id, uint64_t bytes, bool *held);
 uint64_t lct__l1_evictions(const lct__l1 *l1);
 uint64_t lct__l1_bypassed(const lct__l1 *l1);
-/* The key's number, given one when new; false when memory ran out. */
-bool lct__l1_number(lct__l1 *l1, uint64_t id, uint32_t *k);
 void lct__l1_free(lct__l1 *l1);
 
 #endif
