@@ -108,6 +108,10 @@ Test(cli, usage_errors_and_help)
         {{"info", "-dash.lct", NULL}, 2, "unknown option '-d'", NULL},
         {{"stat", "-qz", "x", NULL}, 2, "unknown option '-z'", NULL},
         {{"check", "--frob", "x", NULL}, 2, "unknown option '--frob'", NULL},
+        /* what was typed is quoted with its control bytes escaped */
+        {{"mrc", "--policy", "arc\033[31m", "x"}, 2,
+         "unknown policy 'arc\\033[31m'", NULL},
+        {{"dump", "--since", "\007soon", NULL}, 2, "'\\007soon'", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         run r = run_lct(NULL, cases[i].a[0], cases[i].a[1], cases[i].a[2],
@@ -116,6 +120,8 @@ Test(cli, usage_errors_and_help)
                      r.status);
         if (cases[i].in_err)
             cr_expect(strstr(r.err, cases[i].in_err), "case %zu: %s", i, r.err);
+        cr_expect(!strchr(r.err, '\033') && !strchr(r.err, '\007'),
+                  "case %zu: a raw control byte: %s", i, r.err);
         if (cases[i].in_out)
             cr_expect(strstr(r.out, cases[i].in_out), "case %zu: %s", i, r.out);
         run_free(&r);
