@@ -156,9 +156,8 @@ static const char *policy_of(lct_policy_kind k)
     return lct_policy_name(k ? k : LCT_POLICY_LRU);
 }
 
-static void print_json(const lct_sim_report *r, uint64_t chunk,
-                       bool tokens, const lct_l1_stats *l1,
-                       const lct_sim_options *o)
+/* The L1's figures open the object when the simulation has one. */
+static void print_json_l1(const lct_sim_report *r, const lct_l1_stats *l1)
 {
     if (l1) {
         printf("{\"l1\":{\"capacity\":%" PRIu64 ",\"capacity_unit\":"
@@ -174,6 +173,50 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
     } else {
         putchar('{');
     }
+}
+
+/* From the mean request hit rate on: the per-request distributions,
+ * the cumulative rates and the series over time. */
+static void json_request_tail(const lct_sim_report *r)
+{
+    tool_put_json_double(r->call_hit_mean);
+    const char *names[] = {"p25", "p50", "p75", "p90", "p99"};
+    for (int i = 0; i < 5; i++) {
+        printf(",\"%s\":", names[i]);
+        tool_put_json_double(r->call_hit_p[i]);
+    }
+    fputs(",\"bins_5pct\":[", stdout);
+    for (int i = 0; i < 21; i++)
+        printf("%s%" PRIu64, i ? "," : "", r->call_hit_bins[i]);
+    fputs("]}", stdout);
+    json_dist("hit_prefix_chunks", &r->leading);
+    json_dist("request_chunks", &r->call_positions);
+    json_dist("chunk_reuse", &r->reuse);
+    json_dist("span", &r->span);
+    json_dist("lru_position", &r->lru_position);
+    fputs(",\"cumulative\":[", stdout);
+    for (int i = 0; i < 5; i++) {
+        printf("%s{\"after_requests\":%" PRIu64 ",\"token_hit_rate\":",
+               i ? "," : "", r->cumulative_calls[i]);
+        tool_put_json_double(r->cumulative[i]);
+        putchar('}');
+    }
+    fputs("],\"series\":[", stdout);
+    for (size_t i = 0; i < r->nseries; i++) {
+        printf("%s{\"requests\":%" PRIu64 ",\"t_mono\":", i ? "," : "",
+               r->series[i].calls);
+        tool_put_json_double(r->series[i].seconds);
+        fputs(",\"token_hit_rate\":", stdout);
+        tool_put_json_double(r->series[i].hit_ratio);
+        putchar('}');
+    }
+}
+
+static void print_json(const lct_sim_report *r, uint64_t chunk,
+                       bool tokens, const lct_l1_stats *l1,
+                       const lct_sim_options *o)
+{
+    print_json_l1(r, l1);
     if (own_policy(o))
         printf("\"policy\":\"%s\",\"per_key\":%s,\"l1_policy\":\"%s\",",
                policy_of(o->policy), o->per_key ? "true" : "false",
@@ -206,37 +249,7 @@ static void print_json(const lct_sim_report *r, uint64_t chunk,
            ",\"request_hit_rate\":{\"mean\":",
            r->occupancy_keys, r->occupancy_bytes, r->evictions, r->bypassed,
            r->calls_no_hit, r->calls_all_hit);
-    tool_put_json_double(r->call_hit_mean);
-    const char *names[] = {"p25", "p50", "p75", "p90", "p99"};
-    for (int i = 0; i < 5; i++) {
-        printf(",\"%s\":", names[i]);
-        tool_put_json_double(r->call_hit_p[i]);
-    }
-    fputs(",\"bins_5pct\":[", stdout);
-    for (int i = 0; i < 21; i++)
-        printf("%s%" PRIu64, i ? "," : "", r->call_hit_bins[i]);
-    fputs("]}", stdout);
-    json_dist("hit_prefix_chunks", &r->leading);
-    json_dist("request_chunks", &r->call_positions);
-    json_dist("chunk_reuse", &r->reuse);
-    json_dist("span", &r->span);
-    json_dist("lru_position", &r->lru_position);
-    fputs(",\"cumulative\":[", stdout);
-    for (int i = 0; i < 5; i++) {
-        printf("%s{\"after_requests\":%" PRIu64 ",\"token_hit_rate\":",
-               i ? "," : "", r->cumulative_calls[i]);
-        tool_put_json_double(r->cumulative[i]);
-        putchar('}');
-    }
-    fputs("],\"series\":[", stdout);
-    for (size_t i = 0; i < r->nseries; i++) {
-        printf("%s{\"requests\":%" PRIu64 ",\"t_mono\":", i ? "," : "",
-               r->series[i].calls);
-        tool_put_json_double(r->series[i].seconds);
-        fputs(",\"token_hit_rate\":", stdout);
-        tool_put_json_double(r->series[i].hit_ratio);
-        putchar('}');
-    }
+    json_request_tail(r);
     fputs("]}\n", stdout);
 }
 

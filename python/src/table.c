@@ -1179,6 +1179,29 @@ static PyObject *policy_columns(const lct_refs *refs, lct_mrc *const *ms,
     return out;
 }
 
+/* The sampling options mrc() accepts together, as lct mrc does; fills
+ * in the default count of samples (9 when sampling, else 1). */
+static bool mrc_sampling_ok(double sample, int prefix, size_t nkinds,
+                            unsigned *samples)
+{
+    const char *why = NULL;
+    if (nkinds && sample < 1)
+        why = "policies are simulated on every key: no sample";
+    else if (prefix && sample < 1)
+        why = "prefix=True needs every key of a call: no sample";
+    else if (!(sample > 0 && sample <= 1))
+        why = "sample must be in (0, 1]";
+    else if (*samples > LCT_MRC_CURVE_MAX_SAMPLES)
+        why = "samples is 1 to 64";
+    if (why) {
+        PyErr_SetString(PyExc_ValueError, why);
+        return false;
+    }
+    if (*samples == 0)
+        *samples = sample < 1 ? 9 : 1;
+    return true;
+}
+
 PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -1203,29 +1226,9 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     lct_policy_kind kinds[16];
     size_t nkinds;
-    if (!policy_kinds(policies, kinds, 16, &nkinds)) {
+    if (!policy_kinds(policies, kinds, 16, &nkinds) ||
+        !mrc_sampling_ok(sample, prefix, nkinds, &samples)) {
         Py_DECREF(path_obj);
-        return NULL;
-    }
-    if (nkinds && sample < 1) {
-        Py_DECREF(path_obj);
-        PyErr_SetString(PyExc_ValueError, "policies are simulated on every "
-                        "key: no sample");
-        return NULL;
-    }
-    if (!(sample > 0 && sample <= 1) || (prefix && sample < 1)) {
-        Py_DECREF(path_obj);
-        PyErr_SetString(PyExc_ValueError,
-                        prefix ? "prefix=True needs every key of a call: "
-                                 "no sample"
-                               : "sample must be in (0, 1]");
-        return NULL;
-    }
-    if (samples == 0) /* as lct mrc: 9 samples when sampling */
-        samples = sample < 1 ? 9 : 1;
-    if (samples > LCT_MRC_CURVE_MAX_SAMPLES) {
-        Py_DECREF(path_obj);
-        PyErr_SetString(PyExc_ValueError, "samples is 1 to 64");
         return NULL;
     }
     keywalk w = {.calls = prefix, .lookups_only = lookups_only};
