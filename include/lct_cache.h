@@ -336,6 +336,29 @@ double lct_mrc_position_hit_ratio(const lct_mrc *mrc, uint64_t keys);
  *  sampling): capacities above it hit what an infinite cache hits. */
 uint64_t lct_mrc_max_distance(const lct_mrc *mrc);
 
+/** The ratios of a curve a capacity can be asked for. */
+typedef enum lct_mrc_measure {
+    LCT_MRC_HIT = 1,      /**< lct_mrc_hit_ratio, capacity in keys */
+    LCT_MRC_BYTE_HIT,     /**< lct_mrc_byte_hit_ratio, in bytes */
+    LCT_MRC_POSITION_HIT, /**< lct_mrc_position_hit_ratio, in keys */
+} lct_mrc_measure;
+
+/**
+ * The smallest capacity at which @p what reaches @p target (0 < target
+ * <= 1): the least c with ratio(c) >= target, as the same function
+ * reports it, so the table and the answer agree to the bit.  Found by
+ * bisection over the curve's cumulative counts, which never fall as the
+ * capacity grows (for bytes, within each range of capacities where the
+ * same keys fit; the ranges are searched from the smallest), so it is
+ * exact, not a simulation's estimate.
+ * @return the capacity, or 0 when no capacity reaches the target (it is
+ *         above the infinite cache's ratio, or out of range, or
+ *         LCT_MRC_POSITION_HIT of a curve not counted by the prefix
+ *         rule).
+ */
+uint64_t lct_mrc_capacity_for(const lct_mrc *mrc, lct_mrc_measure what,
+                              double target);
+
 void lct_mrc_free(lct_mrc *mrc);
 
 /**

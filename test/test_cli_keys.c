@@ -407,6 +407,126 @@ Test(cli, mrc_policies_beside_the_curve)
  * keys) unless -j asks for threads, which gather the references first:
  * the same curve in every mode (an L1 in front too), on traces of three
  * shapes, one of four key sizes, and a damaged one. */
+/* The policy's hit ratio at one capacity, per key. */
+static double policy_ratio(const lct_refs *refs, lct_policy_kind kind,
+                           uint64_t cap)
+{
+    lct_policy_run_options o = {.kinds = &kind, .nkinds = 1};
+    lct_policy_point pt;
+    cr_assert_eq(lct_policy_run(refs, &o, &cap, 1, &pt, NULL), LCT_OK);
+    return (double)pt.hits / (double)pt.requests;
+}
+
+Test(cli, mrc_target_is_the_least_capacity)
+{
+    uint64_t rows;
+    lct_refs *refs = sample_refs(&rows);
+    lct_mrc *m;
+    cr_assert_eq(lct_mrc_compute(refs, 1, &m, NULL), LCT_OK);
+    run t = run_lct(NULL, "mrc", "--json", "--target", "0.3", "--policy",
+                    "arc,lru", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    cr_expect_eq(json_number(json_get(j, "target")), 0.3);
+    const jv *as = json_get(j, "answers");
+    cr_assert(as && as->n == 2, "LRU's, then ARC's");
+    const jv *lru = &as->items[0], *arc = &as->items[1];
+    cr_expect_str_eq(json_get(lru, "policy")->s, "lru");
+    uint64_t keys = json_get(lru, "keys")->u;
+    cr_expect_eq(keys, lct_mrc_capacity_for(m, LCT_MRC_HIT, 0.3));
+    cr_expect_geq(lct_mrc_hit_ratio(m, keys), 0.3);
+    cr_expect_lt(lct_mrc_hit_ratio(m, keys - 1), 0.3);
+    cr_expect_eq(json_get(lru, "bytes")->u,
+                 lct_mrc_capacity_for(m, LCT_MRC_BYTE_HIT, 0.3));
+    cr_expect_str_eq(json_get(lru, "bytes_from")->s, "byte_lru");
+    cr_expect_str_eq(json_get(arc, "policy")->s, "arc");
+    keys = json_get(arc, "keys")->u;
+    cr_expect_eq(json_number(json_get(arc, "ratio")),
+                 policy_ratio(refs, LCT_POLICY_ARC, keys));
+    cr_expect_geq(policy_ratio(refs, LCT_POLICY_ARC, keys), 0.3);
+    cr_expect_lt(policy_ratio(refs, LCT_POLICY_ARC, keys - 1), 0.3,
+                 "one key less falls short");
+    cr_expect_eq(json_number(json_get(arc, "ratio_one_key_less")),
+                 policy_ratio(refs, LCT_POLICY_ARC, keys - 1));
+    json_free(j);
+    run_free(&t);
+
+    /* above what an unbounded cache reaches: said, not a capacity */
+    t = run_lct(NULL, "mrc", "--target", "0.9999", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "unreachable: an unbounded cache reaches"),
+              "%s", t.out);
+    run_free(&t);
+
+    /* behind an L1: L2's own ratio and both tiers' */
+    t = run_lct(NULL, "mrc", "--csv", "--target", "0.5", "--l1", "64",
+                LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strncmp(t.out, "measure,target,policy,tiers,keys,", 33) == 0,
+              "%s", t.out);
+    cr_expect(strstr(t.out, "\r\ntoken_hit_ratio,0.5,lru,L2,"), "%s",
+              t.out);
+    cr_expect(strstr(t.out, "\r\ntoken_hit_ratio,0.5,lru,L1+L2,"), "%s",
+              t.out);
+    run_free(&t);
+
+    /* the chart: the answer marked, the token line, round byte ticks */
+    char *svg = tmp_file_with("", 0);
+    t = run_lct(NULL, "mrc", "--l1", "64", "--target", "0.4", "--svg", svg,
+                LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    size_t len;
+    char *text = read_whole_file(svg, &len);
+    cr_expect(strstr(text, "<circle "), "the answer is marked");
+    cr_expect(strstr(text, ">both tiers' target 0.4: 78 keys (2.4 GiB)<"),
+              "the answer in words, as the table says it");
+    cr_expect(strstr(text, "(L2 behind an L1 of 64)</text>"), "the title");
+    cr_expect(strstr(text, ">both tiers (an L1 of 64 in front), token hit "
+                           "ratio</text>"), "both tiers' line");
+    cr_expect(strstr(text, ">L2's LRU, token hit ratio (prefix rule)<"));
+    size_t ticks = 0;
+    for (const char *q = text; (q = strstr(q, "fill=\"#555\">")); q++) {
+        double v = strtod(q + strlen("fill=\"#555\">"), NULL);
+        if (v <= 0)
+            continue; /* the unit's label */
+        double mant = v / pow(10, floor(log10(v)));
+        cr_expect(fabs(mant - 1) < 1e-9 || fabs(mant - 2) < 1e-9 ||
+                      fabs(mant - 5) < 1e-9, "byte tick %g is round", v);
+        ticks++;
+    }
+    cr_expect_geq(ticks, 2, "byte ticks drawn");
+    free(text);
+    run_free(&t);
+    t = run_lct(NULL, "mrc", "--prefix", "--policy", "sieve", "--svg", svg,
+                LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    text = read_whole_file(svg, &len);
+    cr_expect(strstr(text, ">sieve token hit ratio</text>"),
+              "under the prefix rule a policy's line is its token ratio");
+    free(text);
+    run_free(&t);
+    unlink(svg);
+    free(svg);
+
+    static const char *bad[][2] = {{"--target", "0"}, {"--target", "1.5"},
+                                   {"--target", "x"}};
+    for (size_t i = 0; i < 3; i++) {
+        t = run_lct(NULL, "mrc", bad[i][0], bad[i][1], LCT_SAMPLE, NULL);
+        cr_expect_eq(t.status, 2, "%s %s", bad[i][0], bad[i][1]);
+        cr_expect(strstr(t.err, "--target needs a hit ratio in (0, 1]"),
+                  "%s", t.err);
+        run_free(&t);
+    }
+    t = run_lct(NULL, "mrc", "--target", "0.5", "--sample", "0.5",
+                LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "it takes no --sample"), "%s", t.err);
+    run_free(&t);
+    lct_mrc_free(m);
+    lct_refs_free(refs);
+}
+
 Test(cli, mrc_streamed_is_mrc_gathered)
 {
     for (int g = 0; g < 5; g++) {

@@ -28,7 +28,8 @@ enum {
     OPT_LOOKUPS_ONLY,
     OPT_CHUNK_SIZE,
     OPT_L1,
-    OPT_POLICY
+    OPT_POLICY,
+    OPT_TARGET
 };
 
 /* Independently salted samples at most (--samples). */
@@ -48,7 +49,9 @@ typedef struct mrc_opts {
     bool l1;          /* --l1: the curve is L2's behind an L1 of */
     bool l1_bytes;
     uint64_t l1_capacity;
+    const char *l1_label; /* --l1 as given */
     tool_mrc_policies policies; /* --policy */
+    double target;    /* --target, or 0 */
 } mrc_opts;
 
 
@@ -58,6 +61,7 @@ static void help(void)
            "               [--requests reads|all] [--sample R [--seed S]\n"
            "               [--samples K]] [--prefix [--lookups-only]\n"
            "               [--chunk-size N] [--l1 CAP]] [--policy LIST]\n"
+           "               [--target R]\n"
            "               [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
@@ -99,6 +103,11 @@ static void help(void)
            "               (libCacheSim's; belady is the per-key ceiling,\n"
            "               Belady order under --prefix);\n"
            "               comma-separated\n"
+           "  --target R   print instead the least capacity reaching hit ratio\n"
+           "               R (0 < R <= 1; the token hit ratio with --prefix),\n"
+           "               in keys and in bytes: LRU's from the exact curve\n"
+           "               (with --l1, L2's alone and both tiers'), each\n"
+           "               --policy's by bisection over simulations\n"
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
            TOOL_HELP_KEYS
            "  --csv, --json  other formats\n"
@@ -120,6 +129,7 @@ static void on_option(void *ctx, int c, const char *arg)
     if (c == OPT_PREFIX) {
         o->prefix = o->ops.calls = true;
     } else if (c == OPT_L1) {
+        o->l1_label = arg;
         o->l1 = o->prefix = o->ops.calls =
             tool_parse_capacity("mrc", "--l1", arg, &o->l1_bytes,
                                 &o->l1_capacity);
@@ -133,6 +143,12 @@ static void on_option(void *ctx, int c, const char *arg)
         o->chunk_size = (uint64_t)n;
     } else if (c == OPT_SVG) {
         o->svg = arg;
+    } else if (c == OPT_TARGET) {
+        errno = 0;
+        o->target = strtod(arg, &end);
+        if (errno || *end || !(o->target > 0 && o->target <= 1))
+            tool_usage_error("mrc", "--target needs a hit ratio in (0, 1], "
+                             "not '%s'", arg);
     } else if (c == OPT_POLICY) {
         tool_mrc_policies_parse(&o->policies, arg);
     } else if (c == OPT_REQUESTS) {
@@ -158,22 +174,29 @@ static void on_option(void *ctx, int c, const char *arg)
 }
 
 /* The chart's title names the trace (escaped for XML by svg.c). */
-static void svg_title(const char *trace, const lct_mrc_totals *t,
-                      bool policies, char *title, size_t size)
+static void svg_title(const char *trace, const tool_mrc_view *v,
+                      const char *l1_label, char *title, size_t size)
 {
+    const lct_mrc_totals *t = v->t;
     bool sampled = t->sample_rate < 1;
     size_t n = (size_t)snprintf(title, size, "%s hit ratio: ",
-                                policies ? "Policies'" : "LRU");
-    n += tool_svg_escape(title + n, size - n - 64, trace);
-    snprintf(title + n, size - n, "%s%s%s",
-             t->every_reference ? " (requests: every reference)"
-                                : " (requests: reads)",
-             t->prefix ? " (prefix rule)" : "", sampled ? " (sampled)" : "");
+                                v->policies ? "Policies'" : "LRU");
+    n += tool_svg_escape(title + n, size - n - 128, trace);
+    n += (size_t)snprintf(title + n, size - n, "%s%s%s",
+                          t->every_reference ? " (requests: every reference)"
+                                             : " (requests: reads)",
+                          t->prefix && !v->l1 ? " (prefix rule)" : "",
+                          sampled ? " (sampled)" : "");
+    if (v->l1 && n + 48 < size) {
+        n += (size_t)snprintf(title + n, size - n, " (L2 behind an L1 of ");
+        n += tool_svg_escape(title + n, 48, l1_label);
+        snprintf(title + n, size - n, ")");
+    }
 }
 
 static bool write_svg(outfile *out, const char *trace,
-                      const lct_mrc_totals *t, const tool_curve *c,
-                      const tool_mrc_policies *policies)
+                      const tool_mrc_view *v, const char *l1_label,
+                      const tool_svg_target *target)
 {
     FILE *f = tool_output_stream("mrc", out);
     if (!f) {
@@ -181,8 +204,10 @@ static bool write_svg(outfile *out, const char *trace,
         return false;
     }
     char title[1024];
-    svg_title(trace, t, policies != NULL, title, sizeof title);
-    tool_svg_curves(f, c, policies, title);
+    svg_title(trace, v, l1_label, title, sizeof title);
+    tool_svg_chart chart = {.view = v, .title = title, .l1_label = l1_label,
+                            .target = target};
+    tool_svg_curves(f, &chart);
     return tool_output_finish("mrc", out, f);
 }
 
@@ -273,6 +298,9 @@ static void check_options(mrc_opts *o)
     if (o->policies.n && (o->l1 || o->sample < 1))
         tool_usage_error("mrc", "--policy simulates every key: it takes no "
                          "--l1 or --sample");
+    if (o->target && o->sample < 1)
+        tool_usage_error("mrc", "--target answers from the exact curve: it "
+                         "takes no --sample");
     if ((o->ops.lookups_only || o->chunk_size) && !o->prefix)
         tool_usage_error("mrc", "--lookups-only and --chunk-size go with "
                          "--prefix");
@@ -321,6 +349,23 @@ static double *both_tiers(const lct_l1_stats *l1, const tool_curve *c,
     return v;
 }
 
+/* The table, or with --target the least capacities instead (then the
+ * policies were not run at the table's points: the chart draws none). */
+static bool print_or_answer(mrc_opts *o, const tool_args *a,
+                            tool_mrc_view *view, const lct_mrc *m,
+                            tool_svg_target *answer)
+{
+    if (!o->target) {
+        tool_mrc_print(a, view);
+        return true;
+    }
+    tool_mrc_target_in ti = {.target = o->target, .m = m, .l1 = view->l1,
+                             .policies = view->policies, .refs = o->refs,
+                             .mean_bytes = view->c->mean_bytes};
+    view->policies = NULL;
+    return tool_mrc_target(a, &ti, answer);
+}
+
 /* Nothing to draw: say why, once. */
 static void say_empty(const lct_mrc_totals *t)
 {
@@ -347,6 +392,7 @@ int cmd_mrc(int argc, char **argv)
         {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
         {"l1", required_argument, NULL, OPT_L1},
         {"policy", required_argument, NULL, OPT_POLICY},
+        {"target", required_argument, NULL, OPT_TARGET},
         {NULL, 0, NULL, 0}};
     mrc_opts o = {.sample = 1, .seed = 1};
     tool_args a;
@@ -380,24 +426,25 @@ int cmd_mrc(int argc, char **argv)
     if (ok && c.n == 0)
         say_empty(t);
     double *tokens = ok && o.prefix ? token_hits(ms[0], &c) : NULL;
-    if (ok && o.policies.n)
+    if (ok && o.policies.n && !o.target)
         ok = tool_mrc_policies_run(&o.policies, o.refs, &c, o.every,
                                    tokens, a.jobs, a.quiet);
     double *both = ok && o.l1 ? both_tiers(&l1, &c, tokens) : NULL;
     tool_mrc_view view = {
         .t = t, .k = o.samples, .c = &c, .token_hit = tokens,
-        .l1 = o.l1 ? &l1 : NULL, .combined_hit = both,
+        .l1 = o.l1 ? &l1 : NULL, .l1_label = o.l1_label,
+        .combined_hit = both,
         .combined_token_hit = both ? both + c.n : NULL,
         .chunk_size = o.chunk_size ? o.chunk_size
                       : o.prefix ? tool_chunk_size(in.r) : 0,
         .policies = o.policies.n ? &o.policies : NULL};
-    if (ok)
-        tool_mrc_print(&a, &view);
+    tool_svg_target answer = {0};
+    ok = ok && print_or_answer(&o, &a, &view, ms[0], &answer);
     if (svg && ok)
         ok = write_svg(svg,
                        a.noperands > 1 ? "merged traces"
                                        : tool_input_name(a.file),
-                       t, &c, view.policies);
+                       &view, o.l1_label, o.target ? &answer : NULL);
     else
         outfile_abort(svg);
     free(o.policies.hit);

@@ -45,6 +45,7 @@ typedef struct tool_mrc_view {
     const tool_curve *c;
     const double *token_hit;
     const lct_l1_stats *l1;
+    const char *l1_label; /* --l1 as the user gave it */
     const double *combined_hit, *combined_token_hit;
     uint64_t chunk_size;
     const tool_mrc_policies *policies; /* --policy, or NULL */
@@ -53,12 +54,45 @@ typedef struct tool_mrc_view {
 /* The table, or CSV or JSON as the arguments ask (mrc_out.c). */
 void tool_mrc_print(const tool_args *a, const tool_mrc_view *v);
 
-/* Write the chart (title already XML-escaped); a curve of no points
- * says in words that there was nothing to draw. */
-void tool_svg_curve(FILE *f, const tool_curve *c, const char *title);
-/* The same with one line a policy and a legend (policies may be NULL). */
-void tool_svg_curves(FILE *f, const tool_curve *c,
-                     const tool_mrc_policies *policies, const char *title);
+/* --target's answer on the chart: the ratio, and the capacity reaching
+ * it (0 unreachable). */
+typedef struct tool_svg_target {
+    double ratio;
+    uint64_t keys, bytes;
+    const char *whose; /* "both tiers'", or NULL */
+} tool_svg_target;
+
+/* What --target answers from: the exact curve m (with l1, L2's behind
+ * it), the gathered references when policies are to be simulated, the
+ * mean key size (0 unknown). */
+typedef struct tool_mrc_target_in {
+    double target;
+    const lct_mrc *m;
+    const lct_l1_stats *l1;
+    const tool_mrc_policies *policies;
+    const lct_refs *refs;
+    double mean_bytes;
+} tool_mrc_target_in;
+
+/* Print the least capacity reaching the target, per policy (and tier),
+ * as the arguments ask; *lru is LRU's answer (both tiers' with an L1),
+ * for the chart.  False after a message (mrc_target.c). */
+bool tool_mrc_target(const tool_args *a, const tool_mrc_target_in *in,
+                     tool_svg_target *lru);
+
+/* What the chart draws: the view's lines (per key, bytes, tokens, both
+ * tiers, the policies'), the title (already XML-escaped), the L1's size
+ * as the user gave it, and the target's answer (or NULL). */
+typedef struct tool_svg_chart {
+    const tool_mrc_view *view;
+    const char *title;
+    const char *l1_label;
+    const tool_svg_target *target;
+} tool_svg_chart;
+
+/* Write the chart; a curve of no points says in words that there was
+ * nothing to draw. */
+void tool_svg_curves(FILE *f, const tool_svg_chart *chart);
 /* text escaped for an SVG's XML into out (NUL-terminated, at most
  * size - 16 bytes of it); its length. */
 size_t tool_svg_escape(char *out, size_t size, const char *text);

@@ -9,14 +9,15 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 static void put_bytes(double b)
 {
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int u = 0;
-    while (b >= 1024 && u < 5)
-        b /= 1024, u++;
-    printf(u ? "%9.1f %-3s" : "%9.0f %-3s", b, units[u]);
+    char text[32];
+    tool_format_bytes(text, sizeof text, b);
+    char *unit = strchr(text, ' ');
+    *unit = '\0';
+    printf("%9s %-3s", text, unit + 1);
 }
 
 /* What the samples kept against what a fair sample would keep, and the
@@ -50,15 +51,22 @@ static void print_sampling(const lct_mrc_totals *t, unsigned k)
     printf(" requests\n");
 }
 
-/* What L1 did, before L2's table. */
-static void print_l1(const lct_l1_stats *l1)
+/* What L1 did, before L2's table; its size as the user gave it. */
+static void print_l1(const lct_l1_stats *l1, const char *label)
 {
-    printf("L1 of %" PRIu64 " %s in front: it served %" PRIu64 " of %" PRIu64
+    printf("L1 of %s", label);
+    if (l1->in_bytes)
+        printf(" (%" PRIu64 " bytes)", l1->capacity);
+    else if (strspn(label, "0123456789") == strlen(label))
+        printf(" keys");
+    else
+        printf(" (%" PRIu64 " keys)", l1->capacity);
+    printf(" in front: it served %" PRIu64 " of %" PRIu64
            " looked-up keys (%.4f) and %" PRIu64 " of %" PRIu64
            " chunk positions;\nL2 was asked %" PRIu64 " keys and written "
            "%" PRIu64 " stores through; the table is L2's, with both "
            "tiers' ratios\n",
-           l1->capacity, l1->in_bytes ? "bytes" : "keys", l1->keys_hit,
+           l1->keys_hit,
            l1->keys, l1->keys ? (double)l1->keys_hit / (double)l1->keys : 0,
            l1->positions_hit, l1->positions, l1->keys_to_l2, l1->writes);
 }
@@ -86,7 +94,7 @@ static void print_text(const tool_mrc_view *v)
         putchar('\n');
     }
     if (v->l1)
-        print_l1(v->l1);
+        print_l1(v->l1, v->l1_label);
     printf("infinite cache hit ratio %.4f", t->infinite_hit_ratio);
     if (c->mean_bytes > 0)
         printf("; mean key size %.0f bytes", c->mean_bytes);

@@ -321,6 +321,15 @@ void tool_put_json_double(double d)
     fwrite(buf, 1, n, stdout);
 }
 
+void tool_format_bytes(char *out, size_t size, double b)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (b >= 1024 && u < 5)
+        b /= 1024, u++;
+    snprintf(out, size, u ? "%.1f %s" : "%.0f %s", b, units[u]);
+}
+
 void tool_finish_stdout(void)
 {
     if (fflush(stdout) == 0 && !ferror(stdout))

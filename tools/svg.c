@@ -1,12 +1,14 @@
 /*
  * svg.c - the miss-ratio chart of `lct mrc --svg`: one self-contained SVG
  * file (no scripts, no external fonts or styles) that any browser opens;
- * hit ratio against cache capacity on a log axis, labelled in keys below
- * and in GiB above.
+ * hit ratios against cache capacity on a log axis, labelled in keys below
+ * and in bytes above (round values of one unit), a line and a legend
+ * entry per ratio shown, and --target's answer marked on the curve.
  */
 #include "tool.h"
 #include "mrc.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <string.h>
 
@@ -94,7 +96,19 @@ static void frame(FILE *f, const char *title, const char *y_label)
             (TOP + H - BOTTOM) / 2, y_label, (LEFT + W - RIGHT) / 2, H - 12);
 }
 
-/* Decades along the bottom in keys, and the same places in GiB on top. */
+/* The unit capacities in bytes read best in over [lo, hi] bytes. */
+static void byte_unit(double hi, double *unit, const char **name)
+{
+    static const char *names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    int u = 0;
+    while (hi / pow(1024, u) >= 4096 && u < 5)
+        u++;
+    *unit = pow(1024, u);
+    *name = names[u];
+}
+
+/* Decades along the bottom in keys; on top, the same axis in bytes,
+ * ticked at round values (1-2-5 steps) of the unit it reads best in. */
 static void x_axis(FILE *f, double lo, double hi, double mean_bytes)
 {
     for (double d = pow(10, floor(log10(lo))); d <= hi * 1.0001; d *= 10) {
@@ -105,14 +119,30 @@ static void x_axis(FILE *f, double lo, double hi, double mean_bytes)
                    "stroke=\"#ddd\"/>\n<text x=\"%.1f\" y=\"%d\" "
                    "text-anchor=\"middle\">%.0f</text>\n",
                 x, x, TOP, H - BOTTOM, x, H - BOTTOM + 16, d);
-        if (mean_bytes > 0)
-            fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" "
-                       "fill=\"#555\">%.3g</text>\n",
-                    x, TOP - 8, d * mean_bytes / 1073741824.0);
     }
-    if (mean_bytes > 0)
-        fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
-                   "fill=\"#555\">GiB</text>\n", W - RIGHT, TOP - 24);
+    if (mean_bytes <= 0)
+        return;
+    double unit;
+    const char *name;
+    byte_unit(hi * mean_bytes, &unit, &name);
+    double blo = lo * mean_bytes / unit, bhi = hi * mean_bytes / unit;
+    /* at most about 8 labels: 1-2-5 in each decade, or decades alone */
+    bool dense = log10(bhi / blo) <= 2.5;
+    for (double d = pow(10, floor(log10(blo))); d <= bhi * 1.0001; d *= 10)
+        for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+            double v = d * m;
+            if ((m > 1 && !dense) || v < blo * 0.9999 || v > bhi * 1.0001)
+                continue;
+            fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" "
+                       "stroke=\"#555\"/>\n<text x=\"%.1f\" y=\"%d\" "
+                       "text-anchor=\"middle\" fill=\"#555\">%g</text>\n",
+                    x_of(v * unit / mean_bytes, lo, hi),
+                    x_of(v * unit / mean_bytes, lo, hi), TOP - 4, TOP,
+                    x_of(v * unit / mean_bytes, lo, hi), TOP - 8, v);
+        }
+    fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\" "
+               "fill=\"#555\">%s (keys x mean key size)</text>\n",
+            W - RIGHT, TOP - 24, name);
 }
 
 static void line(FILE *f, const tool_curve *c, const double *ratio,
@@ -141,10 +171,31 @@ static void band(FILE *f, const tool_curve *c)
     fputs("\"/>\n", f);
 }
 
-/* One line a policy other than LRU, each a colour, named in a legend
- * under LRU's. */
-static void policy_lines(FILE *f, const tool_curve *c,
-                         const tool_mrc_policies *p, int legend_y)
+/* A line and its legend entry, one under the other. */
+typedef struct legend {
+    FILE *f;
+    const tool_curve *c;
+    int y;
+} legend;
+
+static void curve_line(legend *lg, const double *ratio, const char *colour,
+                       const char *dash, const char *label)
+{
+    char style[96];
+    snprintf(style, sizeof style, "stroke=\"%s\"%s%s%s", colour,
+             dash ? " stroke-dasharray=\"" : "", dash ? dash : "",
+             dash ? "\"" : "");
+    line(lg->f, lg->c, ratio, style);
+    fprintf(lg->f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">", LEFT + 10,
+            lg->y, colour);
+    fputs(label, lg->f); /* ours, or escaped by the caller */
+    fputs("</text>\n", lg->f);
+    lg->y += 16;
+}
+
+/* One line a policy other than LRU, each a colour: token hit ratios
+ * under the prefix rule, else per key. */
+static void policy_lines(legend *lg, const tool_mrc_policies *p)
 {
     static const char *colours[] = {"#2f9e44", "#9c36b5", "#e8590c",
                                     "#0c8599", "#c2255c", "#5c940d",
@@ -153,31 +204,54 @@ static void policy_lines(FILE *f, const tool_curve *c,
     for (size_t k = 0; k < p->n; k++) {
         if (p->kind[k] == LCT_POLICY_LRU)
             continue;
-        const char *colour = colours[shown % 8];
-        char style[64];
-        snprintf(style, sizeof style, "stroke=\"%s\"%s", colour,
-                 p->kind[k] == LCT_POLICY_BELADY
-                     ? " stroke-dasharray=\"2 3\""
-                     : "");
-        line(f, c, p->hit + k * c->n, style);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"%s\">%s%s</text>\n",
-                LEFT + 10, legend_y + 16 * (int)shown, colour,
-                lct_policy_name(p->kind[k]),
-                p->kind[k] == LCT_POLICY_BELADY ? " (the ceiling, per key)"
-                                                : "");
-        shown++;
+        char label[96];
+        bool belady = p->kind[k] == LCT_POLICY_BELADY;
+        snprintf(label, sizeof label, "%s%s%s", lct_policy_name(p->kind[k]),
+                 p->token_hit ? " token hit ratio" : "",
+                 belady ? (p->token_hit ? " (Belady order)"
+                                        : " (the ceiling, per key)")
+                        : "");
+        const double *v = p->token_hit ? p->token_hit : p->hit;
+        curve_line(lg, v + k * lg->c->n, colours[shown++ % 8],
+                   belady ? "2 3" : NULL, label);
     }
 }
 
-void tool_svg_curve(FILE *f, const tool_curve *c, const char *title)
+/* The answer to --target: a dashed line at the ratio, a dot where the
+ * curve first reaches it, and the capacity in words. */
+static void target_mark(FILE *f, const tool_curve *c,
+                        const tool_svg_target *t)
 {
-    tool_svg_curves(f, c, NULL, title);
+    double y = y_of(t->ratio);
+    fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" "
+               "stroke=\"#c92a2a\" stroke-dasharray=\"4 4\"/>\n",
+            LEFT, W - RIGHT, y, y);
+    if (!t->keys || (double)t->keys < c->lo || (double)t->keys > c->hi) {
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" "
+                   "fill=\"#c92a2a\">target %g: %s</text>\n",
+                W - RIGHT - 4, y - 6, t->ratio,
+                t->keys ? "off the chart" : "unreachable");
+        return;
+    }
+    double x = x_of((double)t->keys, c->lo, c->hi);
+    char bytes[32] = "";
+    if (t->bytes)
+        tool_format_bytes(bytes, sizeof bytes, (double)t->bytes);
+    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"#c92a2a\"/>\n"
+               "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" "
+               "fill=\"#c92a2a\">%s%starget %g: %" PRIu64
+               " keys%s%s%s</text>\n",
+            x, y, x - 8, y - 8, t->whose ? t->whose : "",
+            t->whose ? " " : "", t->ratio, t->keys, t->bytes ? " (" : "",
+            bytes, t->bytes ? ")" : "");
 }
 
-void tool_svg_curves(FILE *f, const tool_curve *c,
-                     const tool_mrc_policies *policies, const char *title)
+void tool_svg_curves(FILE *f, const tool_svg_chart *ch)
 {
-    frame(f, title, policies ? "hit ratio" : "hit ratio (LRU)");
+    const tool_curve *c = ch->view->c;
+    const tool_mrc_view *v = ch->view;
+    frame(f, ch->title, v->policies || v->token_hit ? "hit ratio"
+                                                    : "hit ratio (LRU)");
     if (c->n == 0) {
         fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" "
                    "font-size=\"15\">No key references to draw: the trace "
@@ -192,16 +266,30 @@ void tool_svg_curves(FILE *f, const tool_curve *c,
             LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
     if (c->hit_min)
         band(f, c);
-    line(f, c, c->hit, "stroke=\"#1f6feb\"");
-    if (c->byte_hit)
-        line(f, c, c->byte_hit, "stroke=\"#d9480f\" stroke-dasharray=\"6 4\"");
-    fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#1f6feb\">keys-capacity LRU%s"
-               "</text>\n", LEFT + 10, TOP + 18,
-            c->hit_min ? " (mean of the samples; band: min to max)" : "");
-    if (c->byte_hit)
-        fprintf(f, "<text x=\"%d\" y=\"%d\" fill=\"#d9480f\">bytes-capacity "
-                   "LRU (keys x mean key size)</text>\n", LEFT + 10, TOP + 34);
-    if (policies)
-        policy_lines(f, c, policies, TOP + (c->byte_hit ? 50 : 34));
+    legend lg = {.f = f, .c = c, .y = TOP + 18};
+    char label[160];
+    snprintf(label, sizeof label, "%s LRU, hit ratio per key%s",
+             v->l1 ? "L2's" : "keys-capacity",
+             c->hit_min ? " (mean of the samples; band: min to max)" : "");
+    curve_line(&lg, c->hit, "#1f6feb", v->token_hit ? "6 4" : NULL, label);
+    if (c->byte_hit && !v->token_hit)
+        curve_line(&lg, c->byte_hit, "#d9480f", "6 4",
+                   "bytes-capacity LRU (keys x mean key size)");
+    if (v->token_hit) {
+        snprintf(label, sizeof label, "%s LRU, token hit ratio (prefix rule)",
+                 v->l1 ? "L2's" : "keys-capacity");
+        curve_line(&lg, v->token_hit, "#0b7285", NULL, label);
+    }
+    if (v->l1) {
+        char size[48];
+        tool_svg_escape(size, sizeof size, ch->l1_label);
+        snprintf(label, sizeof label, "both tiers (an L1 of %s in front), "
+                 "token hit ratio", size);
+        curve_line(&lg, v->combined_token_hit, "#862e9c", NULL, label);
+    }
+    if (v->policies)
+        policy_lines(&lg, v->policies);
+    if (ch->target)
+        target_mark(f, c, ch->target);
     fputs("</svg>\n", f);
 }

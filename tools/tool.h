@@ -184,6 +184,8 @@ int tool_file_write(void *ctx, const char *data, size_t len);
 void tool_put_json_str(const char *s, size_t len);
 /* Print a double as JSON (shortest round-trip; null if not finite). */
 void tool_put_json_double(double d);
+/* bytes in binary units, one decimal ("101.2 GiB", "512 B"). */
+void tool_format_bytes(char *out, size_t size, double bytes);
 /* Flush stdout; on a closed pipe exit quietly with status 0, on another
  * error report it and exit 1. */
 void tool_finish_stdout(void);
