@@ -270,6 +270,88 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
 int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
                       lct_error *err);
 
+/* MARK: - Paired calls: how long a prefetch or a write took */
+
+/** The StorageManager calls that pair into spans. */
+typedef enum lct_call {
+    LCT_CALL_OTHER = 0,
+    LCT_CALL_SUBMIT_PREFETCH,   /**< .submit_prefetch_task */
+    LCT_CALL_READ_ENTER,        /**< .read_prefetched_results.__enter__ */
+    LCT_CALL_READ_EXIT,         /**< .read_prefetched_results.__exit__ */
+    LCT_CALL_FINISH_READ,       /**< .finish_read_prefetched */
+    LCT_CALL_RESERVE_WRITE,     /**< .reserve_write */
+    LCT_CALL_FINISH_WRITE,      /**< .finish_write */
+} lct_call;
+
+/** Which call a qualname is (by its suffix after a dot). */
+lct_call lct_call_of(lct_str qualname);
+
+/** A span: from one call to the call that pairs with it. */
+typedef enum lct_span_kind {
+    LCT_SPAN_PREFETCH = 1,     /**< submit to finish_read_prefetched */
+    LCT_SPAN_PREFETCH_WAIT,    /**< submit to the read's __enter__ */
+    LCT_SPAN_PREFETCH_READ,    /**< __enter__ to __exit__ */
+    LCT_SPAN_PREFETCH_RELEASE, /**< __exit__ to finish_read_prefetched */
+    LCT_SPAN_WRITE,            /**< reserve_write to finish_write */
+} lct_span_kind;
+
+/** "prefetch", "prefetch.wait", "prefetch.read", "prefetch.release",
+ *  "write"; NULL for another value. */
+const char *lct_span_kind_name(lct_span_kind kind);
+
+typedef struct lct_span {
+    lct_span_kind kind;
+    double t_start, t_end;          /**< the two calls' t_mono */
+    uint64_t start_offset, end_offset; /**< their records' offsets */
+    uint32_t keys;                  /**< keys of the call that closed it
+                                         (the read's, for a prefetch) */
+} lct_span;
+
+/** Called with each span as the record that closes it is added. */
+typedef void lct_span_fn(void *ctx, const lct_span *span);
+
+/** Calls that paired with nothing (lct_spans_unpaired_get). */
+typedef struct lct_spans_unpaired {
+    uint64_t submit_never_read;     /**< no read began with its keys */
+    uint64_t enter_without_submit;  /**< its context still pairs on */
+    uint64_t enter_never_exited;
+    uint64_t exit_without_enter;
+    uint64_t exit_never_finished;
+    uint64_t finish_read_without_exit;
+    uint64_t reserve_never_finished;
+    uint64_t finish_write_without_reserve;
+    uint64_t without_keys;          /**< a paired call naming no key */
+    uint64_t unreadable_keys;       /**< keys the key iterator refused */
+} lct_spans_unpaired;
+
+/**
+ * Pairs the calls LMCache pairs, fed records in trace order, by their
+ * keys (every field of each, in the call's order), first in
+ * first out per key tuple as LMCache's trace replay pairs its
+ * read_prefetched_results contexts:
+ * - a read's __enter__ pairs with the oldest open submit_prefetch_task
+ *   whose keys begin with the read's (all of them, or the leading run a
+ *   partial hit reads); its __exit__ with the oldest open __enter__ of
+ *   the same keys; finish_read_prefetched with the oldest such __exit__;
+ *   a prefetch spans from the submit to that finish when all paired;
+ * - finish_write pairs with the oldest open reserve_write of its keys.
+ * Memory grows with the calls open at once, not with the trace.
+ */
+typedef struct lct_spans lct_spans;
+
+/** @return LCT_OK, LCT_ERR_NOMEM. */
+lct_status lct_spans_new(lct_spans **out, lct_error *err);
+/** One record (others than the six calls are passed over); the spans it
+ *  closes go to @p fn.  A call whose keys cannot be read is counted
+ *  (unreadable_keys) and passed over.
+ *  @return LCT_OK, LCT_ERR_NOMEM. */
+lct_status lct_spans_add(lct_spans *spans, const lct_record *rec,
+                         lct_span_fn *fn, void *ctx, lct_error *err);
+/** The calls unpaired so far, those still open counted as never
+ *  closed. */
+void lct_spans_unpaired_get(const lct_spans *spans, lct_spans_unpaired *out);
+void lct_spans_free(lct_spans *spans);
+
 #ifdef __cplusplus
 }
 #endif

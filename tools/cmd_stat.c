@@ -5,7 +5,7 @@
  *
  * Percentiles are nearest-rank as `lmcache trace replay` computes them:
  * the sorted samples' index ceil(p*n/100) - 1 in integer arithmetic
- * (found by selection here, without sorting).
+ * (found by selection, without sorting: select.c).
  */
 #include "tool.h"
 
@@ -13,133 +13,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A double's bits as an unsigned key in the same order (negative
- * numbers reversed below the positive ones). */
-static uint64_t order_key(double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return (u >> 63) ? ~u : u | (UINT64_C(1) << 63);
-}
-
-/*
- * The percentiles by selection, not a sort: two ranks are wanted, and
- * the radix sort of every gap was stat's largest own function in `perf`.
- * A most-significant-digit radix select on the order keys: each pass
- * counts the next byte of the keys left and moves those in the rank's
- * byte to the front, so it is linear whatever the values (eight passes
- * at most, on fewer keys each time), needs no memory, and picks the very
- * value a sort by the keys puts at the rank (-0 below +0, NaNs at the
- * ends).
- */
-#define SELECT_FEW 32 /* below this many keys, an insertion sort */
-
-static uint64_t select_few(uint64_t *k, size_t n, size_t rank)
-{
-    for (size_t i = 1; i < n; i++) {
-        uint64_t x = k[i];
-        size_t j = i;
-        for (; j > 0 && k[j - 1] > x; j--)
-            k[j] = k[j - 1];
-        k[j] = x;
-    }
-    return k[rank];
-}
-
-/* The byte value at `shift` that the key of rank *rank falls in, given
- * each value's count; *rank becomes its rank among those keys. */
-static unsigned bucket_of(const size_t count[256], size_t *rank)
-{
-    unsigned b = 0;
-    while (*rank >= count[b])
-        *rank -= count[b++];
-    return b;
-}
-
-/* Moves the keys whose byte at `shift` is b to the front: how many. */
-static size_t gather(uint64_t *k, size_t n, int shift, unsigned b)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < n; i++)
-        if (((k[i] >> shift) & 0xff) == b) {
-            uint64_t t = k[kept];
-            k[kept++] = k[i];
-            k[i] = t;
-        }
-    return kept;
-}
-
-/* How many of k[0..n) have each value of the byte at `shift`. */
-static void count_byte(const uint64_t *k, size_t n, int shift,
-                       size_t count[256])
-{
-    memset(count, 0, 256 * sizeof *count);
-    for (size_t i = 0; i < n; i++)
-        count[(k[i] >> shift) & 0xff]++;
-}
-
-/* The key of rank `rank` (from 0) among k[0..n); k is reordered.  The
- * bytes above `shift` are the same in every key, so no pass counts them;
- * shift < 0: every key is the same. */
-static uint64_t select_key(uint64_t *k, size_t n, size_t rank, int shift)
-{
-    for (; shift >= 0 && n >= SELECT_FEW; shift -= 8) {
-        size_t count[256];
-        count_byte(k, n, shift, count);
-        unsigned b = bucket_of(count, &rank);
-        if (count[b] != n) /* else this byte is the same in all */
-            n = gather(k, n, shift, b);
-    }
-    return shift < 0 ? k[rank] : select_few(k, n, rank);
-}
-
-/* The keys of ranks lo and hi among k[0..n), n > 0; k is reordered.  The
- * first byte that differs (`shift`, as select_key's) is counted once for
- * both, and when both ranks fall in one of its values, that value's keys
- * are gathered once. */
-static void select_two(uint64_t *k, size_t n, int shift, size_t lo,
-                       size_t hi, uint64_t *at_lo, uint64_t *at_hi)
-{
-    if (n < SELECT_FEW) {
-        select_few(k, n, 0);
-        *at_lo = k[lo], *at_hi = k[hi];
-        return;
-    }
-    size_t count[256];
-    count_byte(k, n, shift, count);
-    unsigned b_lo = bucket_of(count, &lo), b_hi = bucket_of(count, &hi);
-    size_t m = gather(k, n, shift, b_hi);
-    *at_hi = select_key(k, m, hi, shift - 8);
-    if (b_lo != b_hi)
-        m = gather(k, n, shift, b_lo);
-    *at_lo = select_key(k, m, lo, shift - 8);
-}
-
-static double of_key(uint64_t u)
-{
-    u = (u >> 63) ? u & ~(UINT64_C(1) << 63) : ~u;
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
-}
-
-/* Nearest rank among n > 0: index ceil(p*n/100) - 1. */
-static size_t nearest_rank(size_t n, unsigned p)
-{
-    size_t rank = ((size_t)p * n + 99) / 100;
-    return rank > 0 ? rank - 1 : 0;
-}
-
-/* The shift of the highest byte in which some key differs from the
- * first, given the or of every key xor the first (0 when all alike). */
-static int first_differing_byte(uint64_t differ)
-{
-    int shift = 56;
-    while (shift > 0 && (differ >> shift) == 0)
-        shift -= 8;
-    return shift;
-}
 
 /*
  * Every qualname's gap mean and percentiles.  The mean is summed in file
@@ -156,21 +29,21 @@ static void summarise_gaps(struct qtable *ops)
             continue;
         double sum = 0;
         uint64_t *keys = (uint64_t *)(void *)e->gaps;
-        uint64_t first = order_key(e->gaps[0]), differ = 0;
+        uint64_t first = tool_order_key(e->gaps[0]), differ = 0;
         for (size_t i = 0; i < e->ngaps; i++) {
             double gap = e->gaps[i];
-            uint64_t key = order_key(gap);
+            uint64_t key = tool_order_key(gap);
             sum += gap;
             differ |= key ^ first;
             memcpy(&keys[i], &key, sizeof key); /* a double's storage */
         }
         e->gap_mean = sum / (double)e->ngaps;
         uint64_t p50, p99;
-        select_two(keys, e->ngaps, first_differing_byte(differ),
-                   nearest_rank(e->ngaps, 50), nearest_rank(e->ngaps, 99),
+        tool_select_two(keys, e->ngaps, tool_first_differing_byte(differ),
+                   tool_nearest_rank(e->ngaps, 50), tool_nearest_rank(e->ngaps, 99),
                    &p50, &p99);
-        e->gap_p50 = of_key(p50);
-        e->gap_p99 = of_key(p99);
+        e->gap_p50 = tool_of_order_key(p50);
+        e->gap_p99 = tool_of_order_key(p99);
     }
 }
 
@@ -196,7 +69,8 @@ static row row_of(qentry *e, uint64_t total)
 static void help(void)
 {
     printf("usage: lct stat [--csv | --json] [-q] [-j N] [--qualname NAME]\n"
-           "                [--since T] [--until T] [--range A:B] FILE...\n"
+           "                [--since T] [--until T] [--range A:B]\n"
+           "                [--spans | --sort count|name|gap] FILE...\n"
            "\n"
            "Per qualname: count, share of records, first and last t_mono,\n"
            "inter-arrival gap mean/p50/p99 (seconds, nearest-rank), the\n"
@@ -215,6 +89,17 @@ static void help(void)
            "  --until T        only records with t_mono (t_wall) <= T\n"
            "  --range A:B      records A to before B by number, from 0, as\n"
            "                   dump takes it (read with one thread)\n"
+           "  --sort KEY       rows by name (default), count (most first) or\n"
+           "                   gap (largest mean gap first)\n"
+           "  --spans          instead, how long paired calls took: a prefetch\n"
+           "                   from submit_prefetch_task through the read's\n"
+           "                   __enter__ and __exit__ to finish_read_prefetched\n"
+           "                   (and each stage), a write from reserve_write to\n"
+           "                   finish_write; paired by their keys, first in\n"
+           "                   first out per key tuple, as LMCache's replay\n"
+           "                   pairs its read contexts (read with one thread);\n"
+           "                   count, mean, p50, p90, p99, max, and the calls\n"
+           "                   that paired with nothing\n"
            "  --csv            comma-separated values with a header row\n"
            "  --json           one JSON object\n"
            "  -q               no warnings on stderr\n"
@@ -227,6 +112,8 @@ static void help(void)
 /* The run, as the printers need it. */
 typedef struct stat_view {
     struct qtable *ops;
+    qentry **order; /* the rows in --sort's order */
+    size_t nrows;
     uint64_t total, backwards;
     double duration, rate;
     lct_stats st;
@@ -238,8 +125,8 @@ static void print_csv(const stat_view *v)
           "gap_p99,gap_max,gap_max_offset,backwards,args_mean_bytes,skipped,"
           "truncated\r\n",
           stdout);
-    qentry *e;
-    RB_FOREACH(e, qtable, v->ops) {
+    for (size_t i = 0; i < v->nrows; i++) {
+        qentry *e = v->order[i];
         row w = row_of(e, v->total);
         tool_put_csv(stdout, e->qualname.ptr, e->qualname.len);
         lct_str op = lct_str_after_last(e->qualname, '.');
@@ -301,12 +188,8 @@ static void print_json(const stat_view *v)
     if (v->st.truncated)
         printf(",\"truncated_offset\":%" PRIu64, v->st.truncated_offset);
     printf(",\"backwards\":%" PRIu64 ",\"ops\":[", v->backwards);
-    bool first = true;
-    qentry *e;
-    RB_FOREACH(e, qtable, v->ops) {
-        print_json_op(e, v->total, first);
-        first = false;
-    }
+    for (size_t i = 0; i < v->nrows; i++)
+        print_json_op(v->order[i], v->total, i == 0);
     fputs("]}\n", stdout);
 }
 
@@ -331,8 +214,8 @@ static void print_text(const stat_view *v)
            "share", "first_t_mono", "last_t_mono", "gap_mean", "gap_p50",
            "gap_p99", "gap_max", "args_mean_bytes",
            short_names ? "op" : "qualname");
-    qentry *e;
-    RB_FOREACH(e, qtable, v->ops) {
+    for (size_t i = 0; i < v->nrows; i++) {
+        qentry *e = v->order[i];
         row w = row_of(e, v->total);
         printf("%10" PRIu64 " %6.2f%% %12.6f %12.6f ", e->count, w.share,
                e->first, e->last);
@@ -369,7 +252,14 @@ typedef struct stat_filter {
 
 static stat_filter filter;
 
-enum { OPT_QUALNAME = 300, OPT_SINCE, OPT_UNTIL, OPT_RANGE };
+enum { OPT_QUALNAME = 300, OPT_SINCE, OPT_UNTIL, OPT_RANGE, OPT_SPANS,
+       OPT_SORT };
+
+/* --spans and --sort: how the run reports. */
+static struct {
+    bool spans, sorted;
+    enum { SORT_NAME, SORT_COUNT, SORT_GAP } sort;
+} report;
 
 static void stat_option(void *ctx, int c, const char *arg)
 {
@@ -380,17 +270,34 @@ static void stat_option(void *ctx, int c, const char *arg)
         tool_window_set(&f->window, "stat", c == OPT_UNTIL, arg);
     } else if (c == OPT_RANGE) {
         tool_range_set(&f->range, "stat", arg);
+    } else if (c == OPT_SPANS) {
+        report.spans = true;
+    } else if (c == OPT_SORT) {
+        report.sorted = true;
+        if (strcmp(arg, "name") == 0)
+            report.sort = SORT_NAME;
+        else if (strcmp(arg, "count") == 0)
+            report.sort = SORT_COUNT;
+        else if (strcmp(arg, "gap") == 0)
+            report.sort = SORT_GAP;
+        else
+            tool_usage_error("stat", "--sort is count, name or gap, not "
+                             "'%s'", arg);
     }
+}
+
+static bool stat_selects(void *ctx, const lct_record *rec)
+{
+    (void)ctx;
+    if (filter.range.set && !tool_range_holds(&filter.range, filter.idx++))
+        return false;
+    return tool_window_holds(&filter.window, rec) &&
+           tool_qualname_selects(&filter.qualnames, rec->qualname);
 }
 
 static int stat_record(void *state, const lct_record *rec)
 {
-    if (filter.range.set && !tool_range_holds(&filter.range, filter.idx++))
-        return 0;
-    if (!tool_window_holds(&filter.window, rec) ||
-        !tool_qualname_selects(&filter.qualnames, rec->qualname))
-        return 0;
-    return tool_tally_gaps(state, rec);
+    return stat_selects(NULL, rec) ? tool_tally_gaps(state, rec) : 0;
 }
 
 /* Which patterns selected a record, from the table (not counted by the
@@ -403,6 +310,60 @@ static void report_unmatched(struct qtable *ops)
     tool_patterns_report(&filter.qualnames, "stat", "--qualname");
 }
 
+/* Most first; ties by name (the table's own order, kept by a stable
+ * comparison on it). */
+static int by_count(const void *a, const void *b)
+{
+    const qentry *x = *(qentry *const *)a, *y = *(qentry *const *)b;
+    if (x->count != y->count)
+        return x->count < y->count ? 1 : -1;
+    return lct_str_cmp(x->qualname, y->qualname);
+}
+
+/* Largest mean gap first; qualnames seen once (no gap) last. */
+static int by_gap(const void *a, const void *b)
+{
+    const qentry *x = *(qentry *const *)a, *y = *(qentry *const *)b;
+    if ((x->ngaps > 0) != (y->ngaps > 0))
+        return x->ngaps ? -1 : 1;
+    if (x->ngaps && x->gap_mean != y->gap_mean)
+        return x->gap_mean < y->gap_mean ? 1 : -1;
+    return lct_str_cmp(x->qualname, y->qualname);
+}
+
+/* The rows in --sort's order (by name: the table's). */
+static bool sort_rows(stat_view *v)
+{
+    qentry *e;
+    RB_FOREACH(e, qtable, v->ops)
+        v->nrows++;
+    v->order = reallocarray(NULL, v->nrows ? v->nrows : 1,
+                            sizeof *v->order);
+    if (!v->order) {
+        fprintf(stderr, "%s stat: out of memory\n", tool_name);
+        return false;
+    }
+    size_t i = 0;
+    RB_FOREACH(e, qtable, v->ops)
+        v->order[i++] = e;
+    if (report.sort != SORT_NAME)
+        qsort(v->order, v->nrows, sizeof *v->order,
+              report.sort == SORT_COUNT ? by_count : by_gap);
+    return true;
+}
+
+/* --spans: the paired calls' durations instead of the table. */
+static int run_spans(tool_inputs *in, const tool_args *a)
+{
+    lct_stats st = {0};
+    bool ok = tool_stat_spans(in, a, stat_selects, NULL, &st);
+    tool_finish_stdout();
+    tool_inputs_close(in);
+    free(filter.qualnames.text);
+    free(filter.qualnames.hits);
+    return ok ? tool_exit_for(&st) : EXIT_REFUSED;
+}
+
 int cmd_stat(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -410,6 +371,8 @@ int cmd_stat(int argc, char **argv)
         {"since", required_argument, NULL, OPT_SINCE},
         {"until", required_argument, NULL, OPT_UNTIL},
         {"range", required_argument, NULL, OPT_RANGE},
+        {"spans", no_argument, NULL, OPT_SPANS},
+        {"sort", required_argument, NULL, OPT_SORT},
         {NULL, 0, NULL, 0}};
     filter.qualnames.text = reallocarray(NULL, (size_t)argc, sizeof(char *));
     filter.qualnames.hits = calloc((size_t)argc, sizeof(uint64_t));
@@ -429,6 +392,11 @@ int cmd_stat(int argc, char **argv)
     tool_range_start(&filter.range, in.r, "stat", a.quiet, false);
     if (filter.range.set) /* numbers are known only in order: one thread */
         a.jobs = 1;
+    if (report.spans && report.sorted)
+        tool_usage_error("stat", "--sort orders the table; --spans prints "
+                         "spans instead");
+    if (report.spans)
+        return run_spans(&in, &a);
     tool_tally t;
     stat_view v = {.ops = &t.ops};
     bool ok = tool_tally_run(&in, &a, sizeof t, stat_record, true, &t, &v.st);
@@ -440,6 +408,7 @@ int cmd_stat(int argc, char **argv)
         v.backwards += e->backwards;
     if (ok)
         summarise_gaps(&t.ops);
+    ok = ok && sort_rows(&v);
     if (ok && a.csv)
         print_csv(&v);
     else if (ok && a.json)
@@ -449,6 +418,7 @@ int cmd_stat(int argc, char **argv)
     if (ok && !a.quiet)
         report_unmatched(&t.ops);
     tool_finish_stdout();
+    free(v.order);
     tool_tally_free(&t);
     tool_inputs_close(&in);
     free(filter.qualnames.text);

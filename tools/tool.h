@@ -300,6 +300,35 @@ bool tool_records_in(tool_inputs *in, unsigned jobs, bool quiet,
 void *tool_run_state(const tool_run *run, unsigned t);
 void tool_run_free(tool_run *run);
 
+/* MARK: nearest-rank percentiles by selection (select.c) */
+
+/* A double's bits as an unsigned key in the same order (negative
+ * numbers below the positive ones, -0 below +0), and back. */
+uint64_t tool_order_key(double d);
+double tool_of_order_key(uint64_t key);
+/* Nearest rank among n > 0: index ceil(p*n/100) - 1. */
+size_t tool_nearest_rank(size_t n, unsigned p);
+/* The shift of the highest byte in which some key differs from the
+ * first, given the or of every key xor the first. */
+int tool_first_differing_byte(uint64_t differ);
+/* The key of rank `rank` among k[0..n) (k reordered); the bytes above
+ * `shift` are the same in every key (56: none known to be). */
+uint64_t tool_select_key(uint64_t *k, size_t n, size_t rank, int shift);
+/* The keys of ranks lo and hi, n > 0, in one pass where they share a
+ * byte value. */
+void tool_select_two(uint64_t *k, size_t n, int shift, size_t lo,
+                     size_t hi, uint64_t *at_lo, uint64_t *at_hi);
+
+/* MARK: lct stat --spans (stat_spans.c) */
+
+/* Whether a record is selected (stat's --qualname, --since, ...). */
+typedef bool (*tool_stat_select)(void *ctx, const lct_record *rec);
+/* Pair the selected records' calls in order and print their spans as a
+ * asks; false after a message. */
+bool tool_stat_spans(tool_inputs *in, const tool_args *a,
+                     tool_stat_select select, void *select_ctx,
+                     lct_stats *st);
+
 /* MARK: per-qualname table (keys are copies: they outlive a streamed record) */
 
 typedef struct qentry {

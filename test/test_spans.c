@@ -1,0 +1,286 @@
+/*
+ * test_spans.c - LMCache's paired calls (lct_spans, lct stat --spans) on
+ * a hand-made trace whose pairs are worked out below: interleaved reads
+ * of the same keys first in first out, a read of a partial hit pairing
+ * with the submit its keys begin, and every kind of call left unpaired.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "files.h"
+#include "json.h"
+#include "lct.h"
+#include "run.h"
+
+TestSuite(spans, .timeout = 120);
+
+/* A call at t_mono t naming the keys of `hashes` (one letter a key, in
+ * order; "" none), or with `keys` an int when hashes is NULL. */
+static void call(lct_writer *w, double t, const char *op, const char *hashes)
+{
+    char q[96];
+    snprintf(q, sizeof q, "lmcache.v1.distributed.storage_manager."
+                          "StorageManager.%s", op);
+    lct_writer_record_begin(w, t, 1.7e9 + t, q, strlen(q));
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "keys");
+    if (!hashes) {
+        lct_writer_int(w, 5);
+    } else {
+        lct_writer_array(w, (uint32_t)strlen(hashes));
+        for (const char *h = hashes; *h; h++) {
+            unsigned char hash[32] = {(unsigned char)*h, 7};
+            write_object_key(w, hash, sizeof hash, 0, 0, NULL);
+        }
+    }
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+}
+
+static const char SUBMIT[] = "submit_prefetch_task",
+                  ENTER[] = "read_prefetched_results.__enter__",
+                  EXIT[] = "read_prefetched_results.__exit__",
+                  FINISH_READ[] = "finish_read_prefetched",
+                  RESERVE[] = "reserve_write", FINISH_WRITE[] = "finish_write";
+
+/*
+ * t  1 submit ABC          s1
+ * t  2 submit AB           s2
+ * t  3 enter AB            the oldest submit beginning AB: s1; wait 2
+ * t  4 enter AB            s2; wait 2
+ * t  5 exit AB             the enter at 3; read 2
+ * t  6 finish_read AB      the exit at 5; release 1; prefetch 1..6 = 5
+ * t  7 exit AB             the enter at 4; read 3
+ * t  8 exit C              no enter of C: unpaired
+ * t  9 finish_read AB      the exit at 7; release 2; prefetch 2..9 = 7
+ * t 10 enter D             no submit: unpaired, and never exited
+ * t 11 submit E            never read
+ * t 12 reserve A, t 13 reserve A, t 14 finish_write A: 12..14 = 2;
+ *      the reserve at 13 is never finished
+ * t 15 finish_write B      no reserve
+ * t 16 finish_read AB      no exit left
+ * t 17 enter BA            another tuple than AB: no submit
+ * t 18 finish_write 5      keys not a list: passed over
+ * t 19 reserve_write []    no key: passed over
+ */
+static char *interleaved(void)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    call(w, 1, SUBMIT, "ABC");
+    call(w, 2, SUBMIT, "AB");
+    call(w, 3, ENTER, "AB");
+    call(w, 4, ENTER, "AB");
+    call(w, 5, EXIT, "AB");
+    call(w, 6, FINISH_READ, "AB");
+    call(w, 7, EXIT, "AB");
+    call(w, 8, EXIT, "C");
+    call(w, 9, FINISH_READ, "AB");
+    call(w, 10, ENTER, "D");
+    call(w, 11, SUBMIT, "E");
+    call(w, 12, RESERVE, "A");
+    call(w, 13, RESERVE, "A");
+    call(w, 14, FINISH_WRITE, "A");
+    call(w, 15, FINISH_WRITE, "B");
+    call(w, 16, FINISH_READ, "AB");
+    call(w, 17, ENTER, "BA");
+    call(w, 18, FINISH_WRITE, NULL);
+    call(w, 19, RESERVE, "");
+    lct_writer_close(w);
+    return path;
+}
+
+typedef struct got {
+    lct_span v[32];
+    size_t n;
+} got;
+
+static void collect(void *ctx, const lct_span *sp)
+{
+    got *g = ctx;
+    cr_assert_lt(g->n, 32);
+    g->v[g->n++] = *sp;
+}
+
+Test(spans, pairs_first_in_first_out_per_key_tuple)
+{
+    char *path = interleaved();
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    lct_spans *s;
+    cr_assert_eq(lct_spans_new(&s, NULL), LCT_OK);
+    got g = {0};
+    lct_record rec;
+    while (lct_next(r, &rec) == 1)
+        cr_assert_eq(lct_spans_add(s, &rec, collect, &g, NULL), LCT_OK);
+    static const struct {
+        lct_span_kind kind;
+        double t0, t1;
+        uint32_t keys;
+    } want[] = {
+        {LCT_SPAN_PREFETCH_WAIT, 1, 3, 2},  {LCT_SPAN_PREFETCH_WAIT, 2, 4, 2},
+        {LCT_SPAN_PREFETCH_READ, 3, 5, 2},  {LCT_SPAN_PREFETCH_RELEASE, 5, 6, 2},
+        {LCT_SPAN_PREFETCH, 1, 6, 2},       {LCT_SPAN_PREFETCH_READ, 4, 7, 2},
+        {LCT_SPAN_PREFETCH_RELEASE, 7, 9, 2}, {LCT_SPAN_PREFETCH, 2, 9, 2},
+        {LCT_SPAN_WRITE, 12, 14, 1},
+    };
+    size_t n = sizeof want / sizeof *want;
+    cr_assert_eq(g.n, n, "%zu spans", g.n);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_eq(g.v[i].kind, want[i].kind, "span %zu", i);
+        cr_expect_eq(g.v[i].t_start, want[i].t0, "span %zu", i);
+        cr_expect_eq(g.v[i].t_end, want[i].t1, "span %zu", i);
+        cr_expect_eq(g.v[i].keys, want[i].keys, "span %zu", i);
+        cr_expect_lt(g.v[i].start_offset, g.v[i].end_offset);
+    }
+    lct_spans_unpaired u;
+    lct_spans_unpaired_get(s, &u);
+    cr_expect_eq(u.submit_never_read, 1);
+    cr_expect_eq(u.enter_without_submit, 2, "D and BA");
+    cr_expect_eq(u.enter_never_exited, 2);
+    cr_expect_eq(u.exit_without_enter, 1);
+    cr_expect_eq(u.exit_never_finished, 0);
+    cr_expect_eq(u.finish_read_without_exit, 1);
+    cr_expect_eq(u.reserve_never_finished, 1);
+    cr_expect_eq(u.finish_write_without_reserve, 1);
+    cr_expect_eq(u.unreadable_keys, 1);
+    cr_expect_eq(u.without_keys, 1);
+    lct_spans_free(s);
+    lct_close(r);
+    unlink(path);
+    free(path);
+}
+
+static lct_str str(const char *s)
+{
+    return (lct_str){s, strlen(s)};
+}
+
+Test(spans, lct_call_of_names_the_six_calls)
+{
+    cr_expect_eq(lct_call_of(str("X.finish_write")),
+                 LCT_CALL_FINISH_WRITE);
+    cr_expect_eq(lct_call_of(str(
+                     "a.read_prefetched_results.__exit__")),
+                 LCT_CALL_READ_EXIT);
+    cr_expect_eq(lct_call_of(str("finish_write")),
+                 LCT_CALL_OTHER, "a suffix after a dot");
+    cr_expect_eq(lct_call_of(str("X.lookup")), LCT_CALL_OTHER);
+    cr_expect_str_eq(lct_span_kind_name(LCT_SPAN_PREFETCH_WAIT),
+                     "prefetch.wait");
+    cr_expect_null(lct_span_kind_name((lct_span_kind)9));
+}
+
+static const jv *span_row(const jv *j, const char *name)
+{
+    const jv *rows = json_get(j, "spans");
+    for (size_t i = 0; rows && i < rows->n; i++)
+        if (strcmp(json_get(&rows->items[i], "span")->s, name) == 0)
+            return &rows->items[i];
+    cr_assert_fail("no span %s", name);
+    return NULL;
+}
+
+Test(spans, stat_spans_prints_nearest_rank_figures)
+{
+    char *path = interleaved();
+    run t = run_lct(NULL, "stat", "--spans", "--json", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    /* prefetch: 5 and 7; p50 is the first of two (rank ceil(1) = 1),
+     * p90 and p99 the second */
+    const jv *p = span_row(j, "prefetch");
+    cr_expect_eq(json_get(p, "count")->u, 2);
+    cr_expect_eq(json_number(json_get(p, "mean")), 6);
+    cr_expect_eq(json_number(json_get(p, "p50")), 5);
+    cr_expect_eq(json_number(json_get(p, "p90")), 7);
+    cr_expect_eq(json_number(json_get(p, "p99")), 7);
+    cr_expect_eq(json_number(json_get(p, "max")), 7);
+    const jv *rd = span_row(j, "prefetch.read");
+    cr_expect_eq(json_number(json_get(rd, "mean")), 2.5);
+    cr_expect_eq(json_number(json_get(span_row(j, "prefetch.release"),
+                                      "p50")), 1);
+    const jv *wr = span_row(j, "write");
+    cr_expect_eq(json_get(wr, "count")->u, 1);
+    cr_expect_eq(json_number(json_get(wr, "p99")), 2);
+    const jv *u = json_get(j, "unpaired");
+    cr_expect_eq(json_get(u, "enter_without_submit")->u, 2);
+    cr_expect_eq(json_get(u, "reserve_never_finished")->u, 1);
+    json_free(j);
+    run_free(&t);
+
+    t = run_lct(NULL, "stat", "--spans", "--csv", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "span,count,mean,p50,p90,p99,max\r\n"
+                            "prefetch,2,6.0,5.0,7.0,7.0,7.0\r\n"), "%s", t.out);
+    cr_expect(strstr(t.out, "\r\nunpaired.exit_without_enter,1,,,,,\r\n"),
+              "%s", t.out);
+    run_free(&t);
+
+    t = run_lct(NULL, "stat", "--spans", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "\nwrite                     1    2.000000    "
+                            "2.000000    2.000000    2.000000    "
+                            "2.000000\n"), "%s", t.out);
+    cr_expect(strstr(t.out, "unpaired: 1 submits never read, 2 reads "
+                            "without a submit"), "%s", t.out);
+    cr_expect(strstr(t.out, "passed over: 1 calls naming no key, 1 whose "
+                            "keys could not be read"), "%s", t.out);
+    run_free(&t);
+
+    /* --qualname selects the calls paired: without the exits nothing
+     * reads to the end */
+    t = run_lct(NULL, "stat", "--spans", "--json", "--qualname",
+                "*submit_prefetch_task", "--qualname", "*__enter__", path,
+                NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    j = json_parse(t.out, t.outlen);
+    cr_expect_eq(json_get(span_row(j, "prefetch.wait"), "count")->u, 2);
+    cr_expect_eq(json_get(span_row(j, "prefetch"), "count")->u, 0);
+    cr_expect(json_get(span_row(j, "prefetch"), "mean")->t == J_NULL);
+    json_free(j);
+    run_free(&t);
+
+    t = run_lct(NULL, "stat", "--spans", "--sort", "count", path, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "--sort orders the table"), "%s", t.err);
+    run_free(&t);
+    unlink(path);
+    free(path);
+}
+
+Test(spans, stat_sort_orders_the_table)
+{
+    char *path = interleaved();
+    /* 4 enters; 3 of each other call, which tie and go by name */
+    run t = run_lct(NULL, "stat", "--sort", "count", "--csv", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    const char *row = strchr(t.out, '\n') + 1;
+    cr_expect(strstr(row, ",__enter__,4,") < strchr(row, '\n'), "%s", t.out);
+    row = strchr(row, '\n') + 1;
+    cr_expect(strstr(row, ",finish_read_prefetched,3,") < strchr(row, '\n'),
+              "%s", t.out);
+    run_free(&t);
+    t = run_lct(NULL, "stat", "--csv", path, NULL); /* by name */
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    row = strchr(t.out, '\n') + 1;
+    cr_expect(strstr(row, ",finish_read_prefetched,3,") < strchr(row, '\n'),
+              "%s", t.out);
+    run_free(&t);
+    t = run_lct(NULL, "stat", "--sort", "gap", "--json", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    const jv *ops = json_get(j, "ops");
+    for (size_t i = 1; i < ops->n; i++)
+        cr_expect_geq(json_number(json_get(&ops->items[i - 1], "gap_mean")),
+                      json_number(json_get(&ops->items[i], "gap_mean")));
+    json_free(j);
+    run_free(&t);
+    unlink(path);
+    free(path);
+}
