@@ -284,3 +284,118 @@ Test(spans, stat_sort_orders_the_table)
     unlink(path);
     free(path);
 }
+
+#ifdef LCT_HAVE_SQLITE /* the spans table and the aggregates */
+/* `lct sql --csv QUERY path` (stdin from stdin_path, or none). */
+static run sql_csv(const char *stdin_path, const char *query,
+                   const char *path)
+{
+    run t = stdin_path
+                ? run_lct(stdin_path, "sql", "--csv", "-f", "-", path, NULL)
+                : run_lct(NULL, "sql", "--csv", query, path, NULL);
+    cr_assert_eq(t.status, 0, "%s: %s", query ? query : "-f -", t.err);
+    return t;
+}
+
+Test(spans, sql_spans_table_holds_the_spans)
+{
+    char *path = interleaved();
+    run t = sql_csv(NULL, "SELECT span, t_start, t_end, duration, keys "
+                          "FROM spans", path);
+    cr_expect_str_eq(t.out, "span,t_start,t_end,duration,keys\r\n"
+                            "prefetch.wait,1.0,3.0,2.0,2\r\n"
+                            "prefetch.wait,2.0,4.0,2.0,2\r\n"
+                            "prefetch.read,3.0,5.0,2.0,2\r\n"
+                            "prefetch.release,5.0,6.0,1.0,2\r\n"
+                            "prefetch,1.0,6.0,5.0,2\r\n"
+                            "prefetch.read,4.0,7.0,3.0,2\r\n"
+                            "prefetch.release,7.0,9.0,2.0,2\r\n"
+                            "prefetch,2.0,9.0,7.0,2\r\n"
+                            "write,12.0,14.0,2.0,1\r\n");
+    run_free(&t);
+    /* the offsets are the records' */
+    t = sql_csv(NULL, "SELECT count(*) FROM spans s JOIN records a ON "
+                      "a.offset = s.start_offset JOIN records b ON "
+                      "b.offset = s.end_offset WHERE a.t_mono = s.t_start "
+                      "AND b.t_mono = s.t_end", path);
+    cr_expect_str_eq(t.out, "count(*)\r\n9\r\n");
+    run_free(&t);
+    unlink(path);
+    free(path);
+}
+
+/*
+ * percentile as SQLite's extension defines it: over 1, 2, 4 (a NULL left
+ * out) the 25th percentile is at index 0.25 x 2 = 0.5, half way from 1 to
+ * 2: 1.5; the median at index 1: 2; the 100th the largest; the 0th the
+ * least; 10 and 20 give a median of 15.
+ */
+Test(spans, sql_percentile_and_median)
+{
+    char *path = interleaved();
+    const char *values = "(SELECT 1 AS x UNION ALL SELECT 2 UNION ALL "
+                         "SELECT 4 UNION ALL SELECT NULL)";
+    char q[512];
+    snprintf(q, sizeof q, "SELECT percentile(x, 25), median(x), "
+             "percentile(x, 100), percentile(x, 0) FROM %s", values);
+    run t = sql_csv(NULL, q, path);
+    cr_expect(strstr(t.out, "\r\n1.5,2.0,4.0,1.0\r\n"), "%s", t.out);
+    run_free(&t);
+    t = sql_csv(NULL, "SELECT median(x) FROM (SELECT 10 AS x UNION ALL "
+                      "SELECT 20)", path);
+    cr_expect(strstr(t.out, "\r\n15.0\r\n"), "%s", t.out);
+    run_free(&t);
+    t = sql_csv(NULL, "SELECT median(x) IS NULL FROM (SELECT NULL AS x)",
+                path);
+    cr_expect(strstr(t.out, "\r\n1\r\n"), "no value: NULL: %s", t.out);
+    run_free(&t);
+    static const char *bad[][2] = {
+        {"SELECT percentile(1, 101)", "not a number between 0.0 and 100.0"},
+        {"SELECT median('a')", "1st argument to median() is not numeric"},
+        {"SELECT percentile(x, x) FROM (SELECT 1 AS x UNION ALL SELECT 2)",
+         "not the same for all input rows"}};
+    for (size_t i = 0; i < 3; i++) {
+        t = run_lct(NULL, "sql", bad[i][0], path, NULL);
+        cr_expect_eq(t.status, 1, "%s", bad[i][0]);
+        cr_expect(strstr(t.err, bad[i][1]), "%s", t.err);
+        run_free(&t);
+    }
+    unlink(path);
+    free(path);
+}
+
+Test(spans, sql_reads_a_query_from_a_file_and_takes_comments)
+{
+    char *path = interleaved();
+    const char query[] = "-- spans\nSELECT count(*) AS n FROM spans;";
+    char *qpath = tmp_file_with(query, sizeof query - 1);
+    run t = sql_csv(qpath, NULL, path); /* -f - */
+    cr_expect_str_eq(t.out, "n\r\n9\r\n");
+    run_free(&t);
+    t = run_lct(NULL, "sql", "--csv", "-f", qpath, path, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    cr_expect_str_eq(t.out, "n\r\n9\r\n");
+    run_free(&t);
+    t = sql_csv(NULL, query, path); /* a comment first: not an option */
+    cr_expect_str_eq(t.out, "n\r\n9\r\n");
+    run_free(&t);
+    t = run_lct(NULL, "sql", "-f", "/nonexistent/q.sql", path, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "-f /nonexistent/q.sql: No such file"), "%s",
+              t.err);
+    run_free(&t);
+    /* the table rounds reals to 6 decimals; CSV keeps every digit */
+    t = run_lct(NULL, "sql", "SELECT 1.0 / 3 AS third, 2.9295049999999954 "
+                "AS t, 1e-9 AS tiny", path, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "\n0.333333  2.929505  1e-09\n"), "%s", t.out);
+    run_free(&t);
+    t = sql_csv(NULL, "SELECT 1.0 / 3 AS third", path);
+    cr_expect(strstr(t.out, "0.3333333333333333"), "%s", t.out);
+    run_free(&t);
+    unlink(qpath);
+    free(qpath);
+    unlink(path);
+    free(path);
+}
+#endif

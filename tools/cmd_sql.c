@@ -11,6 +11,7 @@
 
 #include "lct_sqlite.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,7 @@ static void on_warning(void *ctx, const lct_reader *r, lct_warning_kind kind,
 static void help(void)
 {
     printf("usage: lct sql [-q] [-j N] [--csv | --json] QUERY FILE...\n"
+           "       lct sql [-q] [-j N] [--csv | --json] -f QUERYFILE FILE...\n"
            "\n"
            "Run SQL (SQLite) over traces.  Tables:\n"
            "  records  idx, offset, t_mono, t_wall, qualname, args (JSON),\n"
@@ -66,9 +68,16 @@ static void help(void)
            "           sm_config_json, sm_config_digest, level_meta (JSON),\n"
            "           header_bytes: one row per FILE\n"
            "  keys     idx, t_mono, op, chunk_hash, model_name, kv_rank,\n"
-           "           object_group_id, cache_salt, obj_id, bytes, file:\n"
-           "           the key references, as lct keys lists them\n"
-           "QUERY may hold several statements; each one's rows are printed.\n"
+           "           object_group_id, cache_salt, obj_id, bytes, pos,\n"
+           "           file: the key references, as lct keys lists them\n"
+           "  spans    span, t_start, t_end, duration, start_offset,\n"
+           "           end_offset, keys, file: LMCache's paired calls,\n"
+           "           paired as lct stat pairs them\n"
+           "Functions: percentile(X, P) (P from 0 to 100, interpolated as\n"
+           "SQLite's percentile extension), median(X), lct_hex(TEXT).\n"
+           "QUERY may hold several statements; each one's rows are printed;\n"
+           "one that opens with an SQL comment (--) is a query, not an\n"
+           "option.\n"
            "idx bounds jump through a row cache; qualname = and t_mono /\n"
            "t_wall ranges drop rows before args are rendered.\n"
            "\n"
@@ -77,6 +86,8 @@ static void help(void)
            "           one per usable CPU)\n"
            "  --csv    CSV with a header line (RFC 4180)\n"
            "  --json   one JSON object per row\n"
+           "  -f QUERYFILE  read the query from QUERYFILE (- for standard\n"
+           "           input) instead of the first operand\n"
            "  -h, --help  this text\n"
            "\n"
            "exit status: 0 ok, 1 file refused or query failed, 2 usage or\n"
@@ -84,8 +95,27 @@ static void help(void)
            "yields them).\n");
 }
 
-/* One cell as text: NULL empty, numbers as JSON writes them, blobs hex. */
-static char *cell_text(sqlite3_stmt *st, int col, size_t *len)
+/* A real for the aligned table: rounded to 6 decimals (microseconds,
+ * for times), trailing zeros dropped; the very small and very large as
+ * JSON writes them (every digit), so no value prints as 0 or loses its
+ * exponent. */
+static size_t rounded_double(double d, char *buf)
+{
+    double a = fabs(d);
+    if (!isfinite(d) || (a > 0 && a < 1e-6) || a >= 1e15)
+        return lct_json_format_double(d, buf);
+    int n = snprintf(buf, LCT_DOUBLE_BUFSIZE, "%.6f", d);
+    while (n > 2 && buf[n - 1] == '0' && buf[n - 2] != '.')
+        n--;
+    buf[n] = '\0';
+    if (strcmp(buf, "-0.0") == 0) /* a tiny negative, rounded */
+        memmove(buf, buf + 1, (size_t)n--);
+    return (size_t)n;
+}
+
+/* One cell as text: NULL empty, numbers as JSON writes them (reals
+ * rounded by rounded_double for the table), blobs hex. */
+static char *cell_text(sqlite3_stmt *st, int col, size_t *len, bool table)
 {
     char buf[LCT_DOUBLE_BUFSIZE];
     const unsigned char *p;
@@ -96,7 +126,9 @@ static char *cell_text(sqlite3_stmt *st, int col, size_t *len)
         *len = 0;
         return strdup("");
     case SQLITE_FLOAT:
-        *len = lct_json_format_double(sqlite3_column_double(st, col), buf);
+        *len = table ? rounded_double(sqlite3_column_double(st, col), buf)
+                     : lct_json_format_double(sqlite3_column_double(st, col),
+                                              buf);
         return strndup(buf, *len);
     case SQLITE_BLOB:
         p = sqlite3_column_blob(st, col);
@@ -130,7 +162,7 @@ static void put_json_cell(sqlite3_stmt *st, int col)
         break;
     default: {
         size_t len;
-        char *text = cell_text(st, col, &len);
+        char *text = cell_text(st, col, &len, false);
         if (!text)
             tool_usage_error("sql", "out of memory");
         tool_put_json_str(text, len);
@@ -160,7 +192,7 @@ static void put_csv_row(sqlite3_stmt *st, bool names)
     for (int i = 0; i < n; i++) {
         size_t len;
         char *text = names ? strdup(sqlite3_column_name(st, i))
-                           : cell_text(st, i, &len);
+                           : cell_text(st, i, &len, false);
         if (!text)
             tool_usage_error("sql", "out of memory");
         if (names)
@@ -278,7 +310,7 @@ static void table_row(table_out *t, sqlite3_stmt *st)
     char **row = t->cells + (size_t)t->held * (size_t)t->ncols;
     for (int i = 0; i < t->ncols; i++) {
         size_t len;
-        char *text = cell_text(st, i, &len);
+        char *text = cell_text(st, i, &len, true);
         if (!text || !(row[i] = shown(text, len)))
             tool_usage_error("sql", "out of memory");
         free(text);
@@ -363,7 +395,18 @@ static sqlite3 *open_database(char **files, int nfiles, unsigned jobs,
     create_table(db, "records", "lct_records", files, nfiles);
     create_table(db, "header", "lct_header", files, nfiles);
     create_table(db, "keys", "lct_keys", files, nfiles);
+    create_table(db, "spans", "lct_spans", files, nfiles);
     return db;
+}
+
+/* -f PATH: the query's file ("-": standard input). */
+static const char *query_path;
+
+static void sql_option(void *ctx, int c, const char *arg)
+{
+    (void)ctx;
+    if (c == 'f')
+        query_path = arg;
 }
 
 int cmd_sql(int argc, char **argv)
@@ -371,16 +414,22 @@ int cmd_sql(int argc, char **argv)
     static const tool_cmd cmd = {.name = "sql",
                                  .shared = TOOL_Q | TOOL_J | TOOL_JSON |
                                            TOOL_CSV,
+                                 .own_short = "f:",
+                                 .on_option = sql_option,
                                  .help = help,
                                  .operand = "QUERY",
                                  .min_operands = 1};
+    tool_sql_protect_comments(argc, argv);
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
-    if (a.noperands < 2)
+    char *query_text = query_path ? tool_sql_read_query(query_path) : NULL;
+    int first_file = query_path ? 0 : 1;
+    if (a.noperands - first_file < 1)
         tool_usage_error("sql", "missing FILE");
     sql_run run = {.quiet = a.quiet};
-    sqlite3 *db = open_database(a.operands + 1, a.noperands - 1, a.jobs, &run);
-    const char *sql = a.operands[0];
+    sqlite3 *db = open_database(a.operands + first_file,
+                                a.noperands - first_file, a.jobs, &run);
+    const char *sql = query_text ? query_text : a.operands[0];
     bool ok = true, printed = false;
     while (ok && *sql) {
         sqlite3_stmt *st = NULL;
@@ -399,6 +448,7 @@ int cmd_sql(int argc, char **argv)
         sqlite3_finalize(st);
     }
     sqlite3_close(db);
+    free(query_text);
     tool_finish_stdout();
     return !ok || run.shrank ? EXIT_REFUSED : run.damaged ? EXIT_DAMAGED : EXIT_OK;
 }

@@ -319,6 +319,16 @@ uint64_t tool_select_key(uint64_t *k, size_t n, size_t rank, int shift);
 void tool_select_two(uint64_t *k, size_t n, int shift, size_t lo,
                      size_t hi, uint64_t *at_lo, uint64_t *at_hi);
 
+/* MARK: lct sql's query (sql_query.c) */
+
+/* The whole text of the query file ("-": standard input), NUL-free and
+ * NUL-terminated; a usage error when it cannot be read. */
+char *tool_sql_read_query(const char *path);
+/* Give each argument that opens with an SQL comment ("-- ...") a
+ * leading space, which keeps it an operand and means the same to
+ * SQLite (up to a "--" that ends the options). */
+void tool_sql_protect_comments(int argc, char **argv);
+
 /* MARK: lct stat --spans (stat_spans.c) */
 
 /* Whether a record is selected (stat's --qualname, --since, ...). */

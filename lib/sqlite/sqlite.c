@@ -1,6 +1,7 @@
 /*
- * sqlite.c - liblct's SQLite modules: registration of the three tables
- * (sqlite_records.c, sqlite_header.c, sqlite_keys.c) and the loadable
+ * sqlite.c - liblct's SQLite modules: registration of the four tables
+ * (sqlite_records.c, sqlite_header.c, sqlite_keys.c, sqlite_spans.c),
+ * the functions (sqlite_functions.c) and the loadable
  * extension's entry point.
  *
  * Built twice: into the lct tool with SQLITE_CORE defined (sqlite3ext.h
@@ -36,6 +37,8 @@ int lct_sqlite_register(sqlite3 *db, const lct_sqlite_options *options)
         rc = register_module(db, "lct_header", &lct__header_module, options);
     if (rc == SQLITE_OK)
         rc = register_module(db, "lct_keys", &lct__keys_module, options);
+    if (rc == SQLITE_OK)
+        rc = register_module(db, "lct_spans", &lct__spans_module, options);
     if (rc == SQLITE_OK)
         rc = lct__sqlite_functions(db);
     return rc;

@@ -139,7 +139,7 @@ int lct__sqltab_connect(sqlite3 *db, void *aux, int argc,
                         char **err, const char *schema);
 int lct__sqltab_disconnect(sqlite3_vtab *vtab);
 
-/* Register lct_hex() (sqlite_functions.c). */
+/* Register lct_hex(), percentile() and median() (sqlite_functions.c). */
 int lct__sqlite_functions(sqlite3 *db);
 
 extern const sqlite3_module lct__header_module;
@@ -151,6 +151,7 @@ int lct__records_connect(sqlite3 *db, void *aux, int argc,
                          char **err);
 int lct__records_disconnect(sqlite3_vtab *vtab);
 
+extern const sqlite3_module lct__spans_module;
 extern const sqlite3_module lct__keys_module;
 int lct__keys_connect(sqlite3 *db, void *aux, int argc,
                       const char *const *argv, sqlite3_vtab **out, char **err);
