@@ -558,7 +558,19 @@ typedef struct lct_sim_options {
     /** The L1's eviction policy (0 is LRU), any but LCT_POLICY_BELADY;
      *  in bytes a key of unknown size weighs 1. */
     lct_policy_kind l1_policy;
+    /** Above 0: the report's windows, each this many whole seconds of
+     *  t_mono from 0 (a lookup falls in the window of its t_mono's
+     *  whole seconds, as the stream keeps them). */
+    uint32_t window_seconds;
 } lct_sim_options;
+
+/** The lookups of one window of time (lct_sim_options.window_seconds):
+ *  from @p t_start for window_seconds; hit_tokens / tokens is its token
+ *  hit rate. */
+typedef struct lct_sim_window {
+    uint64_t t_start;             /**< whole seconds of t_mono */
+    uint64_t calls, tokens, hit_tokens;
+} lct_sim_window;
 
 /**
  * A distribution as lct_sim_run reports it: the percentiles are LMCache's
@@ -656,6 +668,9 @@ typedef struct lct_sim_report {
     lct_sim_point *series;        /**< evenly spaced over the lookups,
                                        the last one the whole run's */
     size_t nseries;
+    lct_sim_window *windows;      /**< with window_seconds: the windows
+                                       that had lookups, by time */
+    size_t nwindows;
     bool has_l1;                  /**< an L1 was in front: */
     lct_l1_stats l1;              /**< what it did */
 } lct_sim_report;
@@ -718,8 +733,8 @@ bool lct_lookup_chunk_bytes(const lct_record *rec, uint64_t *bytes);
 /** The call's keys are all added: simulate them.
  *  @return LCT_OK, LCT_ERR_INVALID (keys_per_position 0), LCT_ERR_NOMEM. */
 lct_status lct_sim_end_call(lct_sim *sim, unsigned keys_per_position);
-/** The report (a call still open is ended first); free its series with
- *  lct_sim_report_free().  @return LCT_OK, LCT_ERR_NOMEM. */
+/** The report (a call still open is ended first); free its series and
+ *  windows with lct_sim_report_free().  @return LCT_OK, LCT_ERR_NOMEM. */
 lct_status lct_sim_finish(lct_sim *sim, lct_sim_report *out,
                           lct_error *err);
 void lct_sim_free(lct_sim *sim);

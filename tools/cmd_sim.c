@@ -8,6 +8,7 @@
 #include "keys.h"
 #include "sim.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -23,13 +24,21 @@ enum {
     OPT_L1,
     OPT_POLICY,
     OPT_PER_KEY,
-    OPT_L1_POLICY
+    OPT_L1_POLICY,
+    OPT_WINDOW
 };
+
+/* --capacity A,B,...: capacities simulated in one pass at most. */
+#define MAX_CAPACITIES 64
 
 typedef struct sim_opts {
     tool_keyops ops;
     bool have_capacity;
     lct_sim_options sim;
+    /* the capacities, in bytes or keys alike (sim.capacity the first) */
+    uint64_t capacity[MAX_CAPACITIES];
+    const char *capacity_text[MAX_CAPACITIES];
+    size_t ncapacities;
     uint64_t chunk_size;
     const char *svg;
     bool l1, l1_bytes;   /* --l1: the cache simulated is an L2 behind */
@@ -38,8 +47,9 @@ typedef struct sim_opts {
 
 static void help(void)
 {
-    printf("usage: lct sim --capacity CAP [-q] [-j N] [--json | --csv]\n"
-           "               [--svg FILE] [--lookups-only] [--chunk-size N]\n"
+    printf("usage: lct sim --capacity CAP[,CAP...] [-q] [-j N]\n"
+           "               [--json | --csv] [--svg FILE] [--window T]\n"
+           "               [--lookups-only] [--chunk-size N]\n"
            "               [--l1 CAP [--l1-policy NAME]] [--policy NAME]\n"
            "               [--per-key]\n"
            "               [--points N] [--read PAT] [--write PAT]\n"
@@ -58,7 +68,13 @@ static void help(void)
            "evictions, spans and LRU positions at hits.\n"
            "\n"
            "  --capacity CAP  chunks (1000, 1000keys) or bytes with B, K, M,\n"
-           "               G or T (64G, 1.5TiB; powers of 1024)\n"
+           "               G or T (64G, 1.5TiB; powers of 1024); several,\n"
+           "               comma-separated, are simulated in one pass and\n"
+           "               printed a row each (all chunks or all bytes)\n"
+           "  --window T   the token hit rate per window of T seconds of\n"
+           "               t_mono (30, 30s, 5m, 1h; whole seconds): in the\n"
+           "               text and JSON, as --csv's table, and a panel of\n"
+           "               --svg\n"
            "  --lookups-only  only the read calls' keys, as LMCache's\n"
            "               simulator models its logs (writes give none)\n"
            "  --chunk-size N  tokens a chunk holds (default: the header's\n"
@@ -81,15 +97,60 @@ static void help(void)
            TOOL_HELP_READING);
 }
 
+/* --capacity A,B,...: each as one capacity; all in chunks or all in
+ * bytes, since one row compares with the next. */
+static void parse_capacities(sim_opts *o, const char *arg)
+{
+    char *copy = strdup(arg), *save = NULL;
+    if (!copy)
+        tool_usage_error("sim", "out of memory");
+    o->ncapacities = 0;
+    for (char *one = strtok_r(copy, ",", &save); one;
+         one = strtok_r(NULL, ",", &save)) {
+        if (o->ncapacities == MAX_CAPACITIES)
+            tool_usage_error("sim", "--capacity takes %d capacities at most",
+                             MAX_CAPACITIES);
+        bool bytes;
+        tool_parse_capacity("sim", "--capacity", one, &bytes,
+                            &o->capacity[o->ncapacities]);
+        if (o->ncapacities && bytes != o->sim.in_bytes)
+            tool_usage_error("sim", "--capacity '%s': give every capacity "
+                             "in chunks or every one in bytes", arg);
+        o->sim.in_bytes = bytes;
+        o->capacity_text[o->ncapacities++] = one; /* copy lives on */
+    }
+    if (!o->ncapacities)
+        tool_usage_error("sim", "--capacity needs a capacity, not '%s'", arg);
+    o->sim.capacity = o->capacity[0];
+    o->have_capacity = true;
+}
+
+/* --window T: whole seconds, with s, m or h. */
+static uint32_t parse_window(const char *arg)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(arg, &end, 10);
+    unsigned long long unit = !*end || strcmp(end, "s") == 0 ? 1
+                              : strcmp(end, "m") == 0       ? 60
+                              : strcmp(end, "h") == 0       ? 3600
+                                                            : 0;
+    if (end == arg || arg[0] == '-' || errno || !unit || n == 0 ||
+        n > UINT32_MAX / unit)
+        tool_usage_error("sim", "--window is a whole number of seconds "
+                         "(30, 30s, 5m, 1h), not '%s'", arg);
+    return (uint32_t)(n * unit);
+}
+
 static void on_option(void *ctx, int c, const char *arg)
 {
     sim_opts *o = ctx;
     if (tool_keyops_select(&o->ops, "sim", c, arg))
         return;
     if (c == OPT_CAPACITY) {
-        o->have_capacity = tool_parse_capacity("sim", "--capacity", arg,
-                                               &o->sim.in_bytes,
-                                               &o->sim.capacity);
+        parse_capacities(o, arg);
+    } else if (c == OPT_WINDOW) {
+        o->sim.window_seconds = parse_window(arg);
     } else if (c == OPT_L1) {
         o->l1 = tool_parse_capacity("sim", "--l1", arg, &o->l1_bytes,
                                     &o->l1_capacity);
@@ -126,159 +187,14 @@ static void on_option(void *ctx, int c, const char *arg)
     }
 }
 
-/* MARK: JSON and CSV */
-
-static void json_dist(const char *name, const lct_sim_dist *d)
-{
-    printf(",\"%s\":{\"count\":%" PRIu64 ",\"mean\":", name, d->count);
-    tool_put_json_double(d->mean);
-    printf(",\"max\":%" PRIu64 ",\"p25\":%" PRIu64 ",\"p50\":%" PRIu64
-           ",\"p75\":%" PRIu64 ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64
-           ",\"log2_bins\":[",
-           d->max, d->p25, d->p50, d->p75, d->p90, d->p99);
-    int last = 64;
-    while (last > 0 && !d->bins[last])
-        last--;
-    for (int i = 0; i <= last; i++)
-        printf("%s%" PRIu64, i ? "," : "", d->bins[i]);
-    fputs("]}", stdout);
-}
-
-/* The policy and the rule when they are not LMCache's simulator's. */
-static bool own_policy(const lct_sim_options *o)
-{
-    return (o->policy && o->policy != LCT_POLICY_LRU) || o->per_key ||
-           (o->l1_policy && o->l1_policy != LCT_POLICY_LRU);
-}
-
-static const char *policy_of(lct_policy_kind k)
-{
-    return lct_policy_name(k ? k : LCT_POLICY_LRU);
-}
-
-/* The L1's figures open the object when the simulation has one. */
-static void print_json_l1(const lct_sim_report *r, const lct_l1_stats *l1)
-{
-    if (l1) {
-        printf("{\"l1\":{\"capacity\":%" PRIu64 ",\"capacity_unit\":"
-               "\"%s\",\"keys\":%" PRIu64 ",\"keys_hit\":%" PRIu64
-               ",\"chunks\":%" PRIu64 ",\"hit_chunks\":%" PRIu64
-               ",\"keys_to_l2\":%" PRIu64 ",\"writes_through\":%" PRIu64
-               ",\"evictions\":%" PRIu64 "},\"both_token_hit_rate\":",
-               l1->capacity, l1->in_bytes ? "bytes" : "keys", l1->keys,
-               l1->keys_hit, l1->positions, l1->positions_hit,
-               l1->keys_to_l2, l1->writes, l1->evictions);
-        tool_put_json_double(tool_sim_both_rate(r, l1));
-        putchar(',');
-    } else {
-        putchar('{');
-    }
-}
-
-/* From the mean request hit rate on: the per-request distributions,
- * the cumulative rates and the series over time. */
-static void json_request_tail(const lct_sim_report *r)
-{
-    tool_put_json_double(r->call_hit_mean);
-    const char *names[] = {"p25", "p50", "p75", "p90", "p99"};
-    for (int i = 0; i < 5; i++) {
-        printf(",\"%s\":", names[i]);
-        tool_put_json_double(r->call_hit_p[i]);
-    }
-    fputs(",\"bins_5pct\":[", stdout);
-    for (int i = 0; i < 21; i++)
-        printf("%s%" PRIu64, i ? "," : "", r->call_hit_bins[i]);
-    fputs("]}", stdout);
-    json_dist("hit_prefix_chunks", &r->leading);
-    json_dist("request_chunks", &r->call_positions);
-    json_dist("chunk_reuse", &r->reuse);
-    json_dist("span", &r->span);
-    json_dist("lru_position", &r->lru_position);
-    fputs(",\"cumulative\":[", stdout);
-    for (int i = 0; i < 5; i++) {
-        printf("%s{\"after_requests\":%" PRIu64 ",\"token_hit_rate\":",
-               i ? "," : "", r->cumulative_calls[i]);
-        tool_put_json_double(r->cumulative[i]);
-        putchar('}');
-    }
-    fputs("],\"series\":[", stdout);
-    for (size_t i = 0; i < r->nseries; i++) {
-        printf("%s{\"requests\":%" PRIu64 ",\"t_mono\":", i ? "," : "",
-               r->series[i].calls);
-        tool_put_json_double(r->series[i].seconds);
-        fputs(",\"token_hit_rate\":", stdout);
-        tool_put_json_double(r->series[i].hit_ratio);
-        putchar('}');
-    }
-}
-
-static void print_json(const lct_sim_report *r, uint64_t chunk,
-                       bool tokens, const lct_l1_stats *l1,
-                       const lct_sim_options *o)
-{
-    print_json_l1(r, l1);
-    if (own_policy(o))
-        printf("\"policy\":\"%s\",\"per_key\":%s,\"l1_policy\":\"%s\",",
-               policy_of(o->policy), o->per_key ? "true" : "false",
-               policy_of(o->l1_policy));
-    printf("\"capacity\":%" PRIu64 ",\"capacity_unit\":\"%s\","
-           "\"requests\":%" PRIu64 ",\"chunk_size\":",
-           r->capacity, r->in_bytes ? "bytes" : "keys", r->calls);
-    chunk ? (void)printf("%" PRIu64, chunk) : (void)fputs("null", stdout);
-    if (tokens)
-        printf(",\"total_tokens\":%" PRIu64 ",\"hit_tokens\":%" PRIu64
-               ",\"miss_tokens\":%" PRIu64,
-               r->tokens, r->hit_tokens, r->tokens - r->hit_tokens);
-    else
-        fputs(",\"total_tokens\":null,\"hit_tokens\":null,"
-              "\"miss_tokens\":null", stdout);
-    printf(",\"chunks\":%" PRIu64 ",\"hit_chunks\":%" PRIu64
-           ",\"token_hit_rate\":", r->positions, r->positions_hit);
-    tool_put_json_double(r->tokens ? (double)r->hit_tokens /
-                                         (double)r->tokens : 0);
-    printf(",\"keys\":%" PRIu64 ",\"keys_hit\":%" PRIu64
-           ",\"references\":%" PRIu64 ",\"distinct_keys\":%" PRIu64
-           ",\"capacity_keys\":%" PRIu64 ",\"key_bytes\":%" PRIu64
-           ",\"mean_key_bytes\":",
-           r->keys, r->keys_hit, r->references, r->distinct_keys,
-           r->capacity_keys, r->key_bytes);
-    tool_put_json_double(r->mean_key_bytes);
-    printf(",\"occupancy_keys\":%" PRIu64 ",\"occupancy_bytes\":%" PRIu64
-           ",\"evictions\":%" PRIu64 ",\"bypassed\":%" PRIu64
-           ",\"requests_no_hit\":%" PRIu64 ",\"requests_all_hit\":%" PRIu64
-           ",\"request_hit_rate\":{\"mean\":",
-           r->occupancy_keys, r->occupancy_bytes, r->evictions, r->bypassed,
-           r->calls_no_hit, r->calls_all_hit);
-    json_request_tail(r);
-    fputs("]}\n", stdout);
-}
-
-static void csv_dist(const char *name, const lct_sim_dist *d)
-{
-    printf("%s,%" PRIu64 ",", name, d->count);
-    tool_put_json_double(d->mean);
-    printf(",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-           ",%" PRIu64 "\r\n",
-           d->max, d->p25, d->p50, d->p75, d->p90, d->p99);
-}
-
-static void print_csv(const lct_sim_report *r)
-{
-    fputs("distribution,count,mean,max,p25,p50,p75,p90,p99\r\n", stdout);
-    csv_dist("hit_prefix_chunks", &r->leading);
-    csv_dist("request_chunks", &r->call_positions);
-    csv_dist("chunk_reuse", &r->reuse);
-    csv_dist("span", &r->span);
-    csv_dist("lru_position", &r->lru_position);
-}
-
 /* MARK: the command */
 
 /* The trace's keys fed to the simulation a record at a time: a record's
  * keys are one call, each of its chunks one entry (lct_sim_add_key); a
  * lookup imported from LMCache's logs counts the tokens it logged. */
 typedef struct feed {
-    lct_sim *sim;
+    lct_sim *sim[MAX_CAPACITIES]; /* one a capacity, fed alike */
+    size_t nsims;
     uint64_t idx;
     bool open, failed;
     bool logged; /* the call's record states its tokens: */
@@ -292,11 +208,11 @@ typedef struct feed {
 
 static void feed_end(feed *f)
 {
-    if (f->open &&
-        (f->logged ? lct_sim_end_call_tokens(f->sim, 1, f->chunk_tokens,
-                                             f->seq_len)
-                   : lct_sim_end_call(f->sim, 1)) != LCT_OK)
-        f->failed = true;
+    for (size_t i = 0; f->open && i < f->nsims; i++)
+        if ((f->logged ? lct_sim_end_call_tokens(f->sim[i], 1,
+                                                 f->chunk_tokens, f->seq_len)
+                       : lct_sim_end_call(f->sim[i], 1)) != LCT_OK)
+            f->failed = true;
     f->open = false;
 }
 
@@ -321,27 +237,35 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
             f->unsized_at = rec->offset + 1;
         f->first_done = true;
     }
-    if (key && lct_sim_add_key(f->sim, key, f->sized ? f->chunk_bytes : bytes,
-                               rec->t_mono, op == TOOL_KEY_READ) != LCT_OK)
-        f->failed = true;
+    for (size_t i = 0; key && i < f->nsims; i++)
+        if (lct_sim_add_key(f->sim[i], key, f->sized ? f->chunk_bytes : bytes,
+                            rec->t_mono, op == TOOL_KEY_READ) != LCT_OK)
+            f->failed = true;
     return f->failed || f->unsized_at;
 }
 
-static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
-                    outfile *svg, bool *whole)
+static void feed_free(feed *f)
 {
-    lct_sim_report r;
+    for (size_t i = 0; i < f->nsims; i++)
+        lct_sim_free(f->sim[i]);
+    f->nsims = 0;
+}
+
+/* One simulation a capacity, fed in one pass in trace order (memory
+ * grows with the keys, not the references); their reports into r.
+ * False after a message. */
+static bool simulate(sim_opts *o, tool_inputs *in, const tool_args *a,
+                     lct_sim_report *r, bool *whole, bool *tokens)
+{
     lct_error err;
-    o->sim.l1_capacity = o->l1 ? o->l1_capacity : 0;
-    o->sim.l1_in_bytes = o->l1_bytes;
-    uint64_t chunk = o->chunk_size ? o->chunk_size : tool_chunk_size(in->r);
-    o->sim.chunk_tokens = chunk;
-    o->ops.keyless = true;
     feed f = {.in_bytes = o->sim.in_bytes};
-    if (lct_sim_new(&o->sim, &f.sim, &err) != LCT_OK)
-        tool_usage_error("sim", "%s", err.message);
-    /* one pass, in trace order: memory grows with the keys, not the
-     * references */
+    for (size_t i = 0; i < o->ncapacities; i++) {
+        lct_sim_options so = o->sim;
+        so.capacity = o->capacity[i];
+        if (lct_sim_new(&so, &f.sim[i], &err) != LCT_OK)
+            tool_usage_error("sim", "%s", err.message);
+        f.nsims++;
+    }
     *whole = tool_keys_walk(in, &o->ops, "sim", on_key, &f);
     feed_end(&f);
     if (f.unsized_at) {
@@ -350,45 +274,80 @@ static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
                 "LMCache's dtype table (its simulator refuses it too): give "
                 "the capacity in chunks\n", tool_name,
                 tool_input_name(a->file), f.unsized_at - 1);
-        lct_sim_free(f.sim);
-        outfile_abort(svg);
+        feed_free(&f);
         *whole = false;
         return false;
     }
-    bool ok = !f.failed && lct_sim_finish(f.sim, &r, &err) == LCT_OK;
-    lct_sim_free(f.sim);
+    bool ok = !f.failed;
+    for (size_t i = 0; i < f.nsims; i++)
+        ok = ok && lct_sim_finish(f.sim[i], &r[i], &err) == LCT_OK;
+    feed_free(&f);
     if (!ok) {
         fprintf(stderr, "%s sim: out of memory\n", tool_name);
-        outfile_abort(svg);
         return false;
     }
-    if (!r.calls && !a->quiet)
-        fprintf(stderr, "%s sim: no lookups: the trace (or --read) "
-                "selected none\n", tool_name);
-    const lct_l1_stats *front = r.has_l1 ? &r.l1 : NULL;
     /* an imported log's lookups state their tokens, a chunk size or not */
-    bool tokens = chunk || f.any_logged;
-    if (a->json)
-        print_json(&r, chunk, tokens, front, &o->sim);
-    else if (a->csv)
-        print_csv(&r);
-    else
-    {
-        if (own_policy(&o->sim))
+    *tokens = o->sim.chunk_tokens || f.any_logged;
+    return true;
+}
+
+static void print_one(const sim_opts *o, const tool_args *a,
+                      const lct_sim_report *r, bool tokens)
+{
+    const lct_l1_stats *front = r->has_l1 ? &r->l1 : NULL;
+    uint64_t chunk = o->sim.chunk_tokens;
+    if (a->json) {
+        tool_sim_json(r, chunk, tokens, front, &o->sim);
+    } else if (a->csv) {
+        if (o->sim.window_seconds)
+            tool_sim_windows_csv(r, o->sim.window_seconds);
+        else
+            tool_sim_csv(r);
+    } else {
+        if (tool_sim_own_policy(&o->sim))
             printf("Eviction policy: %s%s%s%s; the report is otherwise "
                    "LMCache's simulator's\n",
-                   policy_of(o->sim.policy),
+                   tool_sim_policy_name(o->sim.policy),
                    o->sim.per_key ? ", every chunk found a hit (per key)"
                                   : "",
                    o->l1 ? ", the L1's " : "",
-                   o->l1 ? policy_of(o->sim.l1_policy) : "");
-        tool_sim_text(&r, tokens, front);
+                   o->l1 ? tool_sim_policy_name(o->sim.l1_policy) : "");
+        tool_sim_text(r, tokens, front);
+        if (o->sim.window_seconds)
+            tool_sim_windows_text(r, o->sim.window_seconds);
     }
+}
+
+static bool run_sim(sim_opts *o, tool_inputs *in, const tool_args *a,
+                    outfile *svg, bool *whole)
+{
+    lct_sim_report r[MAX_CAPACITIES];
+    o->sim.l1_capacity = o->l1 ? o->l1_capacity : 0;
+    o->sim.l1_in_bytes = o->l1_bytes;
+    o->sim.chunk_tokens = o->chunk_size ? o->chunk_size
+                                        : tool_chunk_size(in->r);
+    o->ops.keyless = true;
+    bool tokens;
+    if (!simulate(o, in, a, r, whole, &tokens)) {
+        outfile_abort(svg);
+        return false;
+    }
+    if (!r[0].calls && !a->quiet)
+        fprintf(stderr, "%s sim: no lookups: the trace (or --read) "
+                "selected none\n", tool_name);
+    if (o->ncapacities > 1)
+        tool_sim_capacities(a, r, o->capacity_text, o->ncapacities,
+                            tokens);
+    else
+        print_one(o, a, &r[0], tokens);
+    bool ok = true;
     if (svg)
         ok = tool_sim_svg(svg, a->noperands > 1 ? "merged traces"
                                                 : tool_input_name(a->file),
-                          &r, chunk);
-    lct_sim_report_free(&r);
+                          &r[0], o->sim.chunk_tokens,
+                          o->sim.window_seconds);
+    for (size_t i = 0; i < o->ncapacities; i++)
+        lct_sim_report_free(&r[i]);
     return ok;
 }
 
@@ -405,6 +364,7 @@ int cmd_sim(int argc, char **argv)
         {"policy", required_argument, NULL, OPT_POLICY},
         {"per-key", no_argument, NULL, OPT_PER_KEY},
         {"l1-policy", required_argument, NULL, OPT_L1_POLICY},
+        {"window", required_argument, NULL, OPT_WINDOW},
         {NULL, 0, NULL, 0}};
     sim_opts o = {0};
     tool_args a;
@@ -416,6 +376,9 @@ int cmd_sim(int argc, char **argv)
                          "such as 64G)");
     if (o.sim.l1_policy && !o.l1)
         tool_usage_error("sim", "--l1-policy goes with --l1 CAP");
+    if (o.ncapacities > 1 && (o.svg || o.sim.window_seconds))
+        tool_usage_error("sim", "--svg and --window take one capacity: "
+                         "several print a row each");
     outfile *svg;
     tool_inputs in;
     if (!tool_keys_start("sim", "--svg", o.svg, &a, &o.ops, &svg, &in))

@@ -197,3 +197,126 @@ void tool_sim_text(const lct_sim_report *r, bool tokens,
     printf("%s\n", SEP);
 }
 
+
+/* MARK: --window and several capacities */
+
+static double token_rate(uint64_t hit, uint64_t tokens)
+{
+    return tokens ? (double)hit / (double)tokens : 0;
+}
+
+void tool_sim_windows_text(const lct_sim_report *r, uint32_t window)
+{
+    printf("\nToken hit rate per %" PRIu32 " s of t_mono (windows with "
+           "lookups):\n%10s %10s %10s %14s %14s %9s\n", window, "start_s",
+           "end_s", "requests", "tokens", "hit_tokens", "hit_rate");
+    for (size_t i = 0; i < r->nwindows; i++) {
+        const lct_sim_window *w = &r->windows[i];
+        printf("%10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %14" PRIu64
+               " %14" PRIu64 " %8.2f%%\n",
+               w->t_start, w->t_start + window, w->calls, w->tokens,
+               w->hit_tokens, 100 * token_rate(w->hit_tokens, w->tokens));
+    }
+}
+
+void tool_sim_windows_csv(const lct_sim_report *r, uint32_t window)
+{
+    fputs("start_s,end_s,requests,tokens,hit_tokens,token_hit_rate\r\n",
+          stdout);
+    for (size_t i = 0; i < r->nwindows; i++) {
+        const lct_sim_window *w = &r->windows[i];
+        printf("%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+               ",", w->t_start, w->t_start + window, w->calls, w->tokens,
+               w->hit_tokens);
+        tool_put_json_double(token_rate(w->hit_tokens, w->tokens));
+        fputs("\r\n", stdout);
+    }
+}
+
+void tool_sim_windows_json(const lct_sim_report *r, uint32_t window)
+{
+    for (size_t i = 0; i < r->nwindows; i++) {
+        const lct_sim_window *w = &r->windows[i];
+        printf("%s{\"start_s\":%" PRIu64 ",\"end_s\":%" PRIu64
+               ",\"requests\":%" PRIu64 ",\"tokens\":%" PRIu64
+               ",\"hit_tokens\":%" PRIu64 ",\"token_hit_rate\":",
+               i ? "," : "", w->t_start, w->t_start + window, w->calls,
+               w->tokens, w->hit_tokens);
+        tool_put_json_double(token_rate(w->hit_tokens, w->tokens));
+        putchar('}');
+    }
+}
+
+/* One capacity's row: what the report's summary says. */
+static void capacity_json(const lct_sim_report *r, const char *name,
+                          bool tokens, bool first)
+{
+    printf("%s{\"capacity\":\"%s\",\"capacity_unit\":\"%s\","
+           "\"capacity_value\":%" PRIu64 ",\"capacity_keys\":%" PRIu64
+           ",\"requests\":%" PRIu64, first ? "" : ",", name,
+           r->in_bytes ? "bytes" : "keys", r->capacity, r->capacity_keys,
+           r->calls);
+    if (tokens)
+        printf(",\"tokens\":%" PRIu64 ",\"hit_tokens\":%" PRIu64,
+               r->tokens, r->hit_tokens);
+    printf(",\"chunks\":%" PRIu64 ",\"hit_chunks\":%" PRIu64
+           ",\"token_hit_rate\":", r->positions, r->positions_hit);
+    tool_put_json_double(token_rate(r->hit_tokens, r->tokens));
+    if (r->has_l1) {
+        fputs(",\"both_token_hit_rate\":", stdout);
+        tool_put_json_double(tool_sim_both_rate(r, &r->l1));
+    }
+    printf(",\"evictions\":%" PRIu64 ",\"occupancy_keys\":%" PRIu64 "}",
+           r->evictions, r->occupancy_keys);
+}
+
+void tool_sim_capacities(const tool_args *a, const lct_sim_report *r,
+                         const char *const *names, size_t n, bool tokens)
+{
+    bool l1 = r[0].has_l1;
+    if (a->json) {
+        fputs("{\"capacities\":[", stdout);
+        for (size_t i = 0; i < n; i++)
+            capacity_json(&r[i], names[i], tokens, i == 0);
+        fputs("]}\n", stdout);
+        return;
+    }
+    if (a->csv)
+        printf("capacity,capacity_keys,requests,tokens,hit_tokens,chunks,"
+               "hit_chunks,token_hit_rate%s,evictions,occupancy_keys\r\n",
+               l1 ? ",both_token_hit_rate" : "");
+    else
+        printf("%12s %13s %10s %14s %14s %9s%s %11s\n", "capacity",
+               "capacity_keys", "requests", tokens ? "tokens" : "chunks",
+               tokens ? "hit_tokens" : "hit_chunks", "hit_rate",
+               l1 ? "  both_tiers" : "", "evictions");
+    for (size_t i = 0; i < n; i++) {
+        const lct_sim_report *x = &r[i];
+        double rate = token_rate(x->hit_tokens, x->tokens);
+        if (a->csv) {
+            printf("%s,%" PRIu64 ",%" PRIu64 ",", names[i], x->capacity_keys,
+                   x->calls);
+            if (tokens)
+                printf("%" PRIu64 ",%" PRIu64, x->tokens, x->hit_tokens);
+            else
+                putchar(',');
+            printf(",%" PRIu64 ",%" PRIu64 ",", x->positions,
+                   x->positions_hit);
+            tool_put_json_double(rate);
+            if (l1) {
+                putchar(',');
+                tool_put_json_double(tool_sim_both_rate(x, &x->l1));
+            }
+            printf(",%" PRIu64 ",%" PRIu64 "\r\n", x->evictions,
+                   x->occupancy_keys);
+            continue;
+        }
+        printf("%12s %13" PRIu64 " %10" PRIu64 " %14" PRIu64 " %14" PRIu64
+               " %8.2f%%", names[i], x->capacity_keys, x->calls,
+               tokens ? x->tokens : x->positions,
+               tokens ? x->hit_tokens : x->positions_hit, 100 * rate);
+        if (l1)
+            printf("      %5.2f%%", 100 * tool_sim_both_rate(x, &x->l1));
+        printf(" %11" PRIu64 "\n", x->evictions);
+    }
+}

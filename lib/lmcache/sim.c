@@ -65,6 +65,8 @@ typedef struct sim {
     uint64_t chunk_tokens;
     bool call_tokens_given;
     uint64_t call_chunk_tokens, call_seq_len;
+    size_t windowcap;   /* room in r->windows */
+    lct__u64map window_at; /* a window's start -> its index + 1 */
     bool nomem;
 } sim;
 
@@ -214,6 +216,47 @@ static bool note_rate(sim *s, uint64_t hit, uint64_t tokens)
     return true;
 }
 
+/* The lookup's tokens into its window: one for each window that had a
+ * lookup, found by its start (sorted when the report is made), so
+ * memory and time follow the lookups, whatever the span of time or the
+ * order of t_mono. */
+static bool window_add(sim *s, uint64_t tokens, uint64_t hit_tokens)
+{
+    lct_sim_report *r = s->r;
+    uint64_t start = (uint64_t)s->call_seconds / s->o->window_seconds *
+                     s->o->window_seconds;
+    bool added;
+    lct__u64map_entry *e = lct__u64map_get(&s->window_at, start, &added);
+    if (!e)
+        return false;
+    if (added) {
+        if (r->nwindows == s->windowcap) {
+            size_t cap = s->windowcap ? 2 * s->windowcap : 64;
+            void *g = reallocarray(r->windows, cap, sizeof *r->windows);
+            if (!g) {
+                lct__u64map_remove(&s->window_at, e);
+                return false;
+            }
+            r->windows = g;
+            s->windowcap = cap;
+        }
+        r->windows[r->nwindows++] = (lct_sim_window){.t_start = start};
+        e->value = r->nwindows;
+    }
+    lct_sim_window *w = &r->windows[e->value - 1];
+    w->calls++;
+    w->tokens += tokens;
+    w->hit_tokens += hit_tokens;
+    return true;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    uint64_t x = ((const lct_sim_window *)a)->t_start,
+             y = ((const lct_sim_window *)b)->t_start;
+    return (x > y) - (x < y);
+}
+
 /* A lookup counted as simulate() counts one: hit_prefix x chunk_size
  * tokens hit of seq_len (positions x the chunk's tokens when the call
  * gave no seq_len); a lookup with no chunk counts when it has tokens
@@ -238,6 +281,7 @@ static bool lookup_counted(sim *s, uint64_t keys, uint64_t positions,
     r->calls_all_hit += rate == 1;
     r->call_hit_bins[rate >= 1 ? 20 : (size_t)(rate * 20)]++;
     if (!note_rate(s, hit_tokens, tokens) ||
+        (s->o->window_seconds && !window_add(s, tokens, hit_tokens)) ||
         !lct__dist_add(&s->leading_d, hit) ||
         !lct__dist_add(&s->call_d, positions))
         return false;
@@ -457,6 +501,7 @@ static void sim_free(sim *s)
     free(s->last), free(s->hits), free(s->seen), free(s->key_at);
     free(s->tree), free(s->rates);
     free(s->call_key), free(s->call_flags), free(s->call_bytes);
+    lct__u64map_free(&s->window_at);
     lct__dist *ds[] = {&s->leading_d, &s->call_d, &s->span_d, &s->depth_d};
     for (size_t i = 0; i < 4; i++)
         lct__dist_free(ds[i]);
@@ -692,8 +737,11 @@ lct_status lct_sim_finish(lct_sim *x, lct_sim_report *out, lct_error *err)
         x->r.l1.evictions = lct_policy_evictions(x->l1p);
         x->r.l1.bypassed = x->l1_bypassed;
     }
+    if (x->r.nwindows)
+        qsort(x->r.windows, x->r.nwindows, sizeof *x->r.windows, by_start);
     *out = x->r;
     x->r.series = NULL; /* the report's now */
+    x->r.windows = NULL;
     return LCT_OK;
 }
 
@@ -709,6 +757,7 @@ void lct_sim_free(lct_sim *x)
     lct__u64map_free(&x->ids);
     free(x->call);
     free(x->r.series);
+    free(x->r.windows);
     free(x);
 }
 
@@ -747,4 +796,7 @@ void lct_sim_report_free(lct_sim_report *r)
     free(r->series);
     r->series = NULL;
     r->nseries = 0;
+    free(r->windows);
+    r->windows = NULL;
+    r->nwindows = 0;
 }

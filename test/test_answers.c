@@ -1,0 +1,204 @@
+/*
+ * test_answers.c - lct sim's direct answers: the token hit rate per
+ * window of time (lct_sim_options.window_seconds), on a hand-made stream
+ * whose windows are worked out below, and several capacities in one
+ * pass (--capacity A,B,...) giving each capacity's own report.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "files.h"
+#include "json.h"
+#include "lct.h"
+#include "run.h"
+
+TestSuite(answers, .timeout = 120);
+
+static void lookup(lct_sim *s, double t, const uint64_t *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(lct_sim_add(s, ids[i], 1, t, true), LCT_OK);
+    cr_assert_eq(lct_sim_end_call(s, 1), LCT_OK);
+}
+
+/*
+ * 256 tokens a chunk, 10 keys of cache, windows of 10 s; lookups in this
+ * order:
+ *   t 1  [1 2]  both missed           512 tokens,   0 hit   window 0
+ *   t 5  [1 2]  both found            512         512       window 0
+ *   t 12 [3]    missed                256           0       window 10
+ *   t 15 [1 3]  both found            512         512       window 10
+ *   t 35 [2]    found                 256         256       window 30
+ *   t 8  [4]    missed (time went back) 256         0       window 0
+ * window 0: 3 lookups, 1280 tokens, 512 hit; 10: 2, 768, 512; 30: 1,
+ * 256, 256.  Window 20 had none and is not listed.
+ */
+Test(answers, windows_count_each_lookup_in_its_time)
+{
+    lct_sim_options o = {.capacity = 10, .chunk_tokens = 256,
+                         .window_seconds = 10};
+    lct_sim *s;
+    cr_assert_eq(lct_sim_new(&o, &s, NULL), LCT_OK);
+    lookup(s, 1, (uint64_t[]){1, 2}, 2);
+    lookup(s, 5, (uint64_t[]){1, 2}, 2);
+    lookup(s, 12, (uint64_t[]){3}, 1);
+    lookup(s, 15, (uint64_t[]){1, 3}, 2);
+    lookup(s, 35, (uint64_t[]){2}, 1);
+    lookup(s, 8, (uint64_t[]){4}, 1);
+    lct_sim_report r;
+    cr_assert_eq(lct_sim_finish(s, &r, NULL), LCT_OK);
+    lct_sim_free(s);
+    cr_assert_eq(r.nwindows, 3);
+    static const lct_sim_window want[] = {
+        {0, 3, 1280, 512}, {10, 2, 768, 512}, {30, 1, 256, 256}};
+    for (size_t i = 0; i < 3; i++) {
+        cr_expect_eq(r.windows[i].t_start, want[i].t_start, "window %zu", i);
+        cr_expect_eq(r.windows[i].calls, want[i].calls, "window %zu", i);
+        cr_expect_eq(r.windows[i].tokens, want[i].tokens, "window %zu", i);
+        cr_expect_eq(r.windows[i].hit_tokens, want[i].hit_tokens,
+                     "window %zu", i);
+    }
+    cr_expect_eq(r.tokens, 1280 + 768 + 256);
+    cr_expect_eq(r.hit_tokens, 512 + 512 + 256);
+    lct_sim_report_free(&r);
+    cr_expect_null(r.windows);
+}
+
+Test(answers, no_window_no_windows)
+{
+    lct_sim_options o = {.capacity = 10};
+    lct_sim *s;
+    cr_assert_eq(lct_sim_new(&o, &s, NULL), LCT_OK);
+    lookup(s, 1, (uint64_t[]){1}, 1);
+    lct_sim_report r;
+    cr_assert_eq(lct_sim_finish(s, &r, NULL), LCT_OK);
+    lct_sim_free(s);
+    cr_expect_eq(r.nwindows, 0);
+    cr_expect_null(r.windows);
+    lct_sim_report_free(&r);
+}
+
+/* One capacity's figures from its own run. */
+static jv *sim_json(const char *capacity)
+{
+    run t = run_lct(NULL, "sim", "--json", "--capacity", capacity,
+                    LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    run_free(&t);
+    return j;
+}
+
+Test(answers, several_capacities_in_one_pass_are_each_ones_own)
+{
+    run t = run_lct(NULL, "sim", "--json", "--capacity", "2G,4G,8G",
+                    LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    const jv *caps = json_get(j, "capacities");
+    cr_assert(caps && caps->n == 3);
+    static const char *names[] = {"2G", "4G", "8G"};
+    for (size_t i = 0; i < 3; i++) {
+        const jv *row = &caps->items[i];
+        cr_expect_str_eq(json_get(row, "capacity")->s, names[i]);
+        jv *one = sim_json(names[i]);
+        /* the row's name, then the one-capacity report's */
+        static const char *same[][2] = {
+            {"capacity_keys", "capacity_keys"}, {"requests", "requests"},
+            {"tokens", "total_tokens"},         {"hit_tokens", "hit_tokens"},
+            {"evictions", "evictions"},
+            {"occupancy_keys", "occupancy_keys"}};
+        for (size_t k = 0; k < 6; k++) {
+            const jv *a = json_get(row, same[k][0]),
+                     *b = json_get(one, same[k][1]);
+            cr_assert(a && b, "%s", same[k][0]);
+            cr_expect_eq(a->u, b->u, "%s %s", names[i], same[k][0]);
+        }
+        cr_expect_eq(json_number(json_get(row, "token_hit_rate")),
+                     json_number(json_get(one, "token_hit_rate")));
+        json_free(one);
+    }
+    json_free(j);
+    run_free(&t);
+
+    t = run_lct(NULL, "sim", "--capacity", "2G,100", LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "every capacity in chunks or every one in "
+                            "bytes"), "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "sim", "--capacity", "2G,4G", "--window", "30",
+                LCT_SAMPLE, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "take one capacity"), "%s", t.err);
+    run_free(&t);
+}
+
+Test(answers, sim_window_in_every_format)
+{
+    run t = run_lct(NULL, "sim", "--json", "--capacity", "4G", "--window",
+                    "1s", LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    const jv *w = json_get(j, "windows");
+    cr_assert(w && w->n >= 2, "%s", t.out);
+    uint64_t calls = 0, tokens = 0, hit = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        const jv *x = &w->items[i];
+        cr_expect_eq(json_get(x, "end_s")->u - json_get(x, "start_s")->u, 1);
+        if (i)
+            cr_expect_gt(json_get(x, "start_s")->u,
+                         json_get(&w->items[i - 1], "start_s")->u);
+        calls += json_get(x, "requests")->u;
+        tokens += json_get(x, "tokens")->u;
+        hit += json_get(x, "hit_tokens")->u;
+    }
+    cr_expect_eq(calls, json_get(j, "requests")->u, "every lookup once");
+    cr_expect_eq(tokens, json_get(j, "total_tokens")->u);
+    cr_expect_eq(hit, json_get(j, "hit_tokens")->u);
+    json_free(j);
+    run_free(&t);
+
+    t = run_lct(NULL, "sim", "--csv", "--capacity", "4G", "--window", "1",
+                LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strncmp(t.out, "start_s,end_s,requests,tokens,hit_tokens,"
+                             "token_hit_rate\r\n0,1,", 47) == 0, "%s", t.out);
+    run_free(&t);
+
+    t = run_lct(NULL, "sim", "--capacity", "4G", "--window", "1m",
+                LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "Token hit rate per 60 s of t_mono"), "%s",
+              t.out);
+    run_free(&t);
+
+    char *svg = tmp_file_with("", 0);
+    t = run_lct(NULL, "sim", "--capacity", "4G", "--l1", "1G", "--window",
+                "1", "--svg", svg, LCT_SAMPLE, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    size_t len;
+    char *text = read_whole_file(svg, &len);
+    cr_expect(strstr(text, ">8. Token hit rate per 1 s</text>"));
+    cr_expect(strstr(text, "% both tiers, "), "the summary's both tiers");
+    cr_expect(strstr(text, ">behind an L1 of 1.0 GiB</text>"));
+    free(text);
+    unlink(svg);
+    free(svg);
+    run_free(&t);
+
+    static const char *bad[] = {"0", "1.5", "-3", "10x", "5000000000"};
+    for (size_t i = 0; i < 5; i++) {
+        t = run_lct(NULL, "sim", "--capacity", "4G", "--window", bad[i],
+                    LCT_SAMPLE, NULL);
+        cr_expect_eq(t.status, 2, "--window %s", bad[i]);
+        cr_expect(strstr(t.err, "--window is a whole number of seconds"),
+                  "%s", t.err);
+        run_free(&t);
+    }
+}
