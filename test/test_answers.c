@@ -202,3 +202,78 @@ Test(answers, sim_window_in_every_format)
         run_free(&t);
     }
 }
+
+/* A call at t naming keys given by one letter each. */
+static void call(lct_writer *w, double t, const char *op, const char *keys)
+{
+    char q[80];
+    snprintf(q, sizeof q, "lmcache.v1.distributed.storage_manager."
+                          "StorageManager.%s", op);
+    lct_writer_record_begin(w, t, 1.7e9 + t, q, strlen(q));
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, (uint32_t)strlen(keys));
+    for (const char *k = keys; *k; k++) {
+        unsigned char hash[32] = {(unsigned char)*k};
+        write_object_key(w, hash, sizeof hash, 0, 0, NULL);
+    }
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+}
+
+/*
+ * reserve A, submit AB, submit CA, submit C, finish_write A (not a read
+ * or write call of lct keys): A 3 references (2 reads, 1 write), C 2, B
+ * 1.  --top orders A, C, B; the histogram: 1 reference 1 key, 2 one, 3
+ * one, shares 1/3 each.
+ */
+Test(answers, keys_top_and_reuse_histogram)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    call(w, 1, "reserve_write", "A");
+    call(w, 2, "submit_prefetch_task", "AB");
+    call(w, 3, "submit_prefetch_task", "CA");
+    call(w, 4, "submit_prefetch_task", "C");
+    call(w, 5, "finish_write", "A");
+    lct_writer_close(w);
+    run t = run_lct(NULL, "keys", "--top", "2", "--csv", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    const char *row = strchr(t.out, '\n') + 1;
+    cr_expect(strstr(row, ",3,2,1,41000000") == row + 16, "A first: %s",
+              t.out);
+    row = strchr(row, '\n') + 1;
+    cr_expect(strstr(row, ",2,2,0,43000000") == row + 16, "then C: %s",
+              t.out);
+    cr_expect_null(strchr(strchr(row, '\n') + 1, '\n'), "two rows");
+    run_free(&t);
+
+    t = run_lct(NULL, "keys", "--top", "1", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    cr_expect_eq(json_get(j, "references")->u, 3);
+    cr_expect_eq(json_number(json_get(j, "first_t_mono")), 1);
+    cr_expect_eq(json_number(json_get(j, "last_t_mono")), 3);
+    json_free(j);
+    run_free(&t);
+
+    t = run_lct(NULL, "keys", "--reuse-histogram", "--csv", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    /* thirds as the shortest round-trip form prints them */
+    cr_expect_str_eq(t.out,
+                     "references,keys,share_of_keys,cumulative_share\r\n"
+                     "1,1,0.3333333333333333,0.3333333333333333\r\n"
+                     "2,1,0.3333333333333333,0.6666666666666666\r\n"
+                     "3,1,0.3333333333333333,1.0\r\n");
+    run_free(&t);
+
+    t = run_lct(NULL, "keys", "--top", "0", path, NULL);
+    cr_expect_eq(t.status, 2);
+    run_free(&t);
+    t = run_lct(NULL, "keys", "--top", "1", "--reuse-histogram", path, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "one output at a time"), "%s", t.err);
+    run_free(&t);
+    unlink(path);
+    free(path);
+}

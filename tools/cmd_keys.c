@@ -14,7 +14,7 @@
 #include <string.h>
 
 enum { OPT_ALL = 300, OPT_ORACLE, OPT_LOOKUP_JSONL,
-       OPT_CHUNK_SIZE };
+       OPT_CHUNK_SIZE, OPT_TOP, OPT_REUSE_HISTOGRAM };
 
 typedef struct keys_opts {
     tool_keyops ops;
@@ -26,6 +26,8 @@ typedef struct keys_opts {
     lct_refs *refs;      /* gathered for --oracle-general */
     bool failed;
     bool quiet;
+    size_t top;          /* --top N */
+    bool histogram;      /* --reuse-histogram */
 } keys_opts;
 
 static void help(void)
@@ -34,7 +36,8 @@ static void help(void)
            "                [--qualname PAT] [--since T] [--until T]\n"
            "                [--range A:B]\n"
            "                [--oracle-general OUT [-j N]]\n"
-           "                [--lookup-jsonl OUT [--chunk-size N]] FILE...\n"
+           "                [--lookup-jsonl OUT [--chunk-size N]]\n"
+           "                [--top N | --reuse-histogram] FILE...\n"
            "\n"
            "One row per key reference, in trace order: idx (record number),\n"
            "t_mono, op (read, write), chunk_hash (hex), model_name, kv_rank,\n"
@@ -62,6 +65,12 @@ static void help(void)
            "               line per read call, as LookupHashLoggingSubscriber\n"
            "               writes them) instead of rows\n"
            "  --chunk-size N  its chunk_size (default: the header's)\n"
+           "  --top N      instead, the N most referenced keys (ties: the\n"
+           "               first seen first): obj_id, references, reads,\n"
+           "               writes, the key's fields, first and last t_mono\n"
+           "  --reuse-histogram  instead, how many keys had each count of\n"
+           "               references, fewest first, with their share of\n"
+           "               the keys and the running share\n"
            "  --oracle-general OUT\n"
            "               write libCacheSim's oracleGeneral binary to OUT\n"
            "               (24 bytes per reference) instead of rows; read\n"
@@ -81,7 +90,14 @@ static void on_option(void *ctx, int c, const char *arg)
         o->oracle = arg;
     else if (c == OPT_LOOKUP_JSONL)
         o->lookups = arg;
-    else if (c == OPT_CHUNK_SIZE) {
+    else if (c == OPT_TOP) {
+        long long n = tool_parse_count("keys", "--top", arg);
+        if (n < 1)
+            tool_usage_error("keys", "--top is 1 or more, not '%s'", arg);
+        o->top = (size_t)n;
+    } else if (c == OPT_REUSE_HISTOGRAM) {
+        o->histogram = true;
+    } else if (c == OPT_CHUNK_SIZE) {
         long long n = tool_parse_count("keys", "--chunk-size", arg);
         if (n < 1)
             tool_usage_error("keys", "--chunk-size is 1 or more, not '%s'",
@@ -219,6 +235,19 @@ static int lookup_jsonl(keys_opts *o, const tool_args *a)
     return tool_keys_finish(&in, &o->ops, "keys", a->quiet, ok, whole);
 }
 
+/* --top N, --reuse-histogram. */
+static int reuse_summary(keys_opts *o, const tool_args *a)
+{
+    tool_inputs in;
+    outfile *none;
+    if (!tool_keys_start("keys", NULL, NULL, a, &o->ops, &none, &in))
+        return EXIT_REFUSED;
+    bool whole = true;
+    bool ok = tool_keys_reuse(&in, &o->ops, a, o->top, o->histogram,
+                              &whole);
+    return tool_keys_finish(&in, &o->ops, "keys", a->quiet, ok, whole);
+}
+
 int cmd_keys(int argc, char **argv)
 {
     static const struct option own[] = {
@@ -227,6 +256,8 @@ int cmd_keys(int argc, char **argv)
         {"oracle-general", required_argument, NULL, OPT_ORACLE},
         {"lookup-jsonl", required_argument, NULL, OPT_LOOKUP_JSONL},
         {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
+        {"top", required_argument, NULL, OPT_TOP},
+        {"reuse-histogram", no_argument, NULL, OPT_REUSE_HISTOGRAM},
         {NULL, 0, NULL, 0}};
     keys_opts o = {0};
     tool_args a;
@@ -237,8 +268,14 @@ int cmd_keys(int argc, char **argv)
                          "output at a time");
     if (o.chunk_size && !o.lookups)
         tool_usage_error("keys", "--chunk-size goes with --lookup-jsonl");
+    if ((o.top || o.histogram) + !!o.oracle + !!o.lookups > 1 ||
+        (o.top && o.histogram))
+        tool_usage_error("keys", "--top, --reuse-histogram, --oracle-general "
+                         "and --lookup-jsonl: one output at a time");
     if (o.lookups)
         return lookup_jsonl(&o, &a);
+    if (o.top || o.histogram)
+        return reuse_summary(&o, &a);
     outfile *out;
     tool_inputs in;
     if (!tool_keys_start("keys", "--oracle-general", o.oracle, &a, &o.ops,

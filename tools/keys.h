@@ -124,4 +124,10 @@ bool tool_keys_start(const char *cmd, const char *out_opt,
 int tool_keys_finish(tool_inputs *in, tool_keyops *o, const char *cmd,
                      bool quiet, bool ok, bool whole);
 
+/* lct keys --top N (histogram false) or --reuse-histogram over the
+ * walk's keys, printed as JSON lines or CSV (keys_reuse.c); false after
+ * a message, *whole as tool_keys_walk says. */
+bool tool_keys_reuse(tool_inputs *in, tool_keyops *ops, const tool_args *a,
+                     size_t top, bool histogram, bool *whole);
+
 #endif
