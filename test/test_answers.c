@@ -277,3 +277,105 @@ Test(answers, keys_top_and_reuse_histogram)
     unlink(path);
     free(path);
 }
+
+/* A read of one key of model `model` at t. */
+static void read_of(lct_writer *w, double t, const char *model, char key)
+{
+    const char *q = "S.submit_prefetch_task";
+    lct_writer_record_begin(w, t, 1.7e9 + t, q, strlen(q));
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, 1);
+    lct_writer_codec(w, "ObjectKey");
+    lct_writer_map(w, 3);
+    lct_writer_cstr(w, "chunk_hash");
+    unsigned char hash[32] = {(unsigned char)key};
+    lct_writer_bin(w, hash, sizeof hash);
+    lct_writer_cstr(w, "model_name");
+    lct_writer_cstr(w, model);
+    lct_writer_cstr(w, "kv_rank");
+    lct_writer_int(w, 0);
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+}
+
+/*
+ * Reads x (model m1), y (model "m<ESC>2"), x, y.  In the shared cache
+ * x's second read is at distance 1 (y since): m1 hits 0 of 2 at 1 key,
+ * 1 of 2 from 2 keys; alone, x follows x: 1 of 2 from 1 key.
+ */
+Test(answers, mrc_by_group_shared_and_isolated)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    read_of(w, 1, "m1", 'x');
+    read_of(w, 2, "m\0332", 'y');
+    read_of(w, 3, "m1", 'x');
+    read_of(w, 4, "m\0332", 'y');
+    lct_writer_close(w);
+    run t = run_lct(NULL, "mrc", "--by", "model", "--json", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    const jv *groups = json_get(j, "groups");
+    cr_assert(groups && groups->n == 2);
+    cr_expect_str_eq(json_get(&groups->items[0], "group")->s, "m1");
+    cr_expect_str_eq(json_get(&groups->items[1], "group")->s, "m\0332");
+    cr_expect_eq(json_get(&groups->items[0], "requests")->u, 2);
+    const jv *curve = json_get(j, "curve");
+    cr_assert(curve && curve->n >= 2);
+    cr_expect_eq(json_get(&curve->items[0], "keys")->u, 1);
+    cr_expect_eq(json_number(&json_get(&curve->items[0],
+                                       "hit_ratio")->items[0]), 0);
+    cr_expect_eq(json_number(&json_get(&curve->items[1],
+                                       "hit_ratio")->items[0]), 0.5);
+    json_free(j);
+    run_free(&t);
+
+    t = run_lct(NULL, "mrc", "--by", "model", "--isolated", "--json", path,
+                NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    j = json_parse(t.out, t.outlen);
+    curve = json_get(j, "curve");
+    cr_expect_eq(json_number(&json_get(&curve->items[0],
+                                       "hit_ratio")->items[0]), 0.5,
+                 "alone, x follows x");
+    cr_expect(json_get(j, "isolated")->t == J_BOOL && json_get(j, "isolated")->b);
+    json_free(j);
+    run_free(&t);
+
+    /* text: the group named escaped; the chart: a line and a legend a
+     * group */
+    char *svg = tmp_file_with("", 0);
+    t = run_lct(NULL, "mrc", "--by", "model", "--svg", svg, path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, "g1 = m\\0332 (2 requests)"), "%s", t.out);
+    cr_expect_null(strchr(t.out, '\033'), "no raw escape byte");
+    size_t len;
+    char *text = read_whole_file(svg, &len);
+    size_t lines = 0;
+    for (const char *q = text; (q = strstr(q, "<polyline")); q++)
+        lines++;
+    cr_expect_eq(lines, 2);
+    cr_expect(strstr(text, ">m1</text>"));
+    cr_expect(strstr(text, "LRU hit ratio by model: "));
+    free(text);
+    unlink(svg);
+    free(svg);
+    run_free(&t);
+
+    static const char *bad[][3] = {{"--by", "nope", "--by is model"},
+                                   {"--isolated", NULL, "goes with --by"},
+                                   {"--by", "kv_rank", "takes no --prefix"}};
+    for (size_t i = 0; i < 3; i++) {
+        t = i == 2 ? run_lct(NULL, "mrc", "--by", "kv_rank", "--prefix",
+                             path, NULL)
+            : bad[i][1] ? run_lct(NULL, "mrc", bad[i][0], bad[i][1], path,
+                                  NULL)
+                        : run_lct(NULL, "mrc", bad[i][0], path, NULL);
+        cr_expect_eq(t.status, 2, "%zu", i);
+        cr_expect(strstr(t.err, bad[i][2]), "%s", t.err);
+        run_free(&t);
+    }
+    unlink(path);
+    free(path);
+}

@@ -29,7 +29,9 @@ enum {
     OPT_CHUNK_SIZE,
     OPT_L1,
     OPT_POLICY,
-    OPT_TARGET
+    OPT_TARGET,
+    OPT_BY,
+    OPT_ISOLATED
 };
 
 /* Independently salted samples at most (--samples). */
@@ -52,6 +54,7 @@ typedef struct mrc_opts {
     const char *l1_label; /* --l1 as given */
     tool_mrc_policies policies; /* --policy */
     double target;    /* --target, or 0 */
+    tool_mrc_by_options by; /* --by, --isolated */
 } mrc_opts;
 
 
@@ -61,7 +64,7 @@ static void help(void)
            "               [--requests reads|all] [--sample R [--seed S]\n"
            "               [--samples K]] [--prefix [--lookups-only]\n"
            "               [--chunk-size N] [--l1 CAP]] [--policy LIST]\n"
-           "               [--target R]\n"
+           "               [--target R] [--by FIELD [--isolated]]\n"
            "               [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
@@ -108,6 +111,12 @@ static void help(void)
            "               in keys and in bytes: LRU's from the exact curve\n"
            "               (with --l1, L2's alone and both tiers'), each\n"
            "               --policy's by bisection over simulations\n"
+           "  --by FIELD   a curve per group of keys instead, by model,\n"
+           "               cache_salt, kv_rank or object_group: each group's\n"
+           "               requests in the one LRU every reference moves\n"
+           "               (per key; 64 groups at most)\n"
+           "  --isolated   with --by: each group's references alone, in a\n"
+           "               cache of its own\n"
            "  --svg FILE   also draw the curve as a self-contained SVG chart\n"
            TOOL_HELP_KEYS
            "  --csv, --json  other formats\n"
@@ -149,6 +158,17 @@ static void on_option(void *ctx, int c, const char *arg)
         if (errno || *end || !(o->target > 0 && o->target <= 1))
             tool_usage_error("mrc", "--target needs a hit ratio in (0, 1], "
                              "not '%s'", arg);
+    } else if (c == OPT_BY) {
+        static const char *fields[] = {NULL, "model", "cache_salt",
+                                       "kv_rank", "object_group"};
+        for (int i = 1; i < 5 && !o->by.by; i++)
+            if (strcmp(arg, fields[i]) == 0)
+                o->by.by = (tool_mrc_by)i;
+        if (!o->by.by)
+            tool_usage_error("mrc", "--by is model, cache_salt, kv_rank or "
+                             "object_group, not '%s'", arg);
+    } else if (c == OPT_ISOLATED) {
+        o->by.isolated = true;
     } else if (c == OPT_POLICY) {
         tool_mrc_policies_parse(&o->policies, arg);
     } else if (c == OPT_REQUESTS) {
@@ -171,44 +191,6 @@ static void on_option(void *ctx, int c, const char *arg)
             tool_usage_error("mrc", "--sample needs a rate in (0, 1], not "
                              "'%s'", arg);
     }
-}
-
-/* The chart's title names the trace (escaped for XML by svg.c). */
-static void svg_title(const char *trace, const tool_mrc_view *v,
-                      const char *l1_label, char *title, size_t size)
-{
-    const lct_mrc_totals *t = v->t;
-    bool sampled = t->sample_rate < 1;
-    size_t n = (size_t)snprintf(title, size, "%s hit ratio: ",
-                                v->policies ? "Policies'" : "LRU");
-    n += tool_svg_escape(title + n, size - n - 128, trace);
-    n += (size_t)snprintf(title + n, size - n, "%s%s%s",
-                          t->every_reference ? " (requests: every reference)"
-                                             : " (requests: reads)",
-                          t->prefix && !v->l1 ? " (prefix rule)" : "",
-                          sampled ? " (sampled)" : "");
-    if (v->l1 && n + 48 < size) {
-        n += (size_t)snprintf(title + n, size - n, " (L2 behind an L1 of ");
-        n += tool_svg_escape(title + n, 48, l1_label);
-        snprintf(title + n, size - n, ")");
-    }
-}
-
-static bool write_svg(outfile *out, const char *trace,
-                      const tool_mrc_view *v, const char *l1_label,
-                      const tool_svg_target *target)
-{
-    FILE *f = tool_output_stream("mrc", out);
-    if (!f) {
-        outfile_abort(out);
-        return false;
-    }
-    char title[1024];
-    svg_title(trace, v, l1_label, title, sizeof title);
-    tool_svg_chart chart = {.view = v, .title = title, .l1_label = l1_label,
-                            .target = target};
-    tool_svg_curves(f, &chart);
-    return tool_output_finish("mrc", out, f);
 }
 
 /* The stream to gather into; with --sample, only what the samples will
@@ -298,6 +280,12 @@ static void check_options(mrc_opts *o)
     if (o->policies.n && (o->l1 || o->sample < 1))
         tool_usage_error("mrc", "--policy simulates every key: it takes no "
                          "--l1 or --sample");
+    if (o->by.isolated && !o->by.by)
+        tool_usage_error("mrc", "--isolated goes with --by FIELD");
+    if (o->by.by && (o->prefix || o->sample < 1 || o->policies.n ||
+                     o->target))
+        tool_usage_error("mrc", "--by draws per-key LRU curves: it takes no "
+                         "--prefix, --l1, --sample, --policy or --target");
     if (o->target && o->sample < 1)
         tool_usage_error("mrc", "--target answers from the exact curve: it "
                          "takes no --sample");
@@ -378,31 +366,47 @@ static void say_empty(const lct_mrc_totals *t)
                 "counts them)\n", tool_name, t->references);
 }
 
+/* --by: a curve a group, in one thread over the walked keys. */
+static int run_by(mrc_opts *o, const tool_args *a, tool_inputs *in,
+                  outfile *svg)
+{
+    o->by.every = o->every;
+    bool whole = true;
+    bool ok = tool_mrc_by_run(in, &o->ops, a, &o->by, svg, &whole);
+    return tool_keys_finish(in, &o->ops, "mrc", a->quiet, ok, whole);
+}
+
+/* mrc's own options, beside the key commands' shared ones. */
+static const struct option mrc_options[] = {
+    TOOL_KEYS_OPTIONS,
+    {"sample", required_argument, NULL, OPT_SAMPLE},
+    {"svg", required_argument, NULL, OPT_SVG},
+    {"requests", required_argument, NULL, OPT_REQUESTS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"samples", required_argument, NULL, OPT_SAMPLES},
+    {"prefix", no_argument, NULL, OPT_PREFIX},
+    {"lookups-only", no_argument, NULL, OPT_LOOKUPS_ONLY},
+    {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
+    {"l1", required_argument, NULL, OPT_L1},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"target", required_argument, NULL, OPT_TARGET},
+    {"by", required_argument, NULL, OPT_BY},
+    {"isolated", no_argument, NULL, OPT_ISOLATED},
+    {NULL, 0, NULL, 0}};
+
 int cmd_mrc(int argc, char **argv)
 {
-    static const struct option own[] = {
-        TOOL_KEYS_OPTIONS,
-        {"sample", required_argument, NULL, OPT_SAMPLE},
-        {"svg", required_argument, NULL, OPT_SVG},
-        {"requests", required_argument, NULL, OPT_REQUESTS},
-        {"seed", required_argument, NULL, OPT_SEED},
-        {"samples", required_argument, NULL, OPT_SAMPLES},
-        {"prefix", no_argument, NULL, OPT_PREFIX},
-        {"lookups-only", no_argument, NULL, OPT_LOOKUPS_ONLY},
-        {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
-        {"l1", required_argument, NULL, OPT_L1},
-        {"policy", required_argument, NULL, OPT_POLICY},
-        {"target", required_argument, NULL, OPT_TARGET},
-        {NULL, 0, NULL, 0}};
     mrc_opts o = {.sample = 1, .seed = 1};
     tool_args a;
-    tool_keys_parse("mrc", own, on_option, &o, help, &o.ops, argc, argv,
-                    &a);
+    tool_keys_parse("mrc", mrc_options, on_option, &o, help, &o.ops, argc,
+                    argv, &a);
     check_options(&o);
     outfile *svg;
     tool_inputs in;
     if (!tool_keys_start("mrc", "--svg", o.svg, &a, &o.ops, &svg, &in))
         return EXIT_REFUSED;
+    if (o.by.by)
+        return run_by(&o, &a, &in, svg);
     new_refs(&o);
     bool whole = false;
     lct_l1_stats l1 = {0};
@@ -441,7 +445,7 @@ int cmd_mrc(int argc, char **argv)
     tool_svg_target answer = {0};
     ok = ok && print_or_answer(&o, &a, &view, ms[0], &answer);
     if (svg && ok)
-        ok = write_svg(svg,
+        ok = tool_mrc_write_svg(svg,
                        a.noperands > 1 ? "merged traces"
                                        : tool_input_name(a.file),
                        &view, o.l1_label, o.target ? &answer : NULL);

@@ -5,6 +5,7 @@
 #define LCT_TOOL_MRC_H
 
 #include "tool.h"
+#include "keys.h"
 
 /* MARK: lct mrc's curve, and its SVG chart */
 
@@ -93,6 +94,49 @@ typedef struct tool_svg_chart {
 /* Write the chart; a curve of no points says in words that there was
  * nothing to draw. */
 void tool_svg_curves(FILE *f, const tool_svg_chart *chart);
+/* lct mrc --svg: the chart of the view, titled by the trace's name (the
+ * L1 as the user gave it, and --target's answer, or NULL), written whole
+ * to out or not at all; false after a message (svg.c). */
+bool tool_mrc_write_svg(outfile *out, const char *trace,
+                        const tool_mrc_view *v, const char *l1_label,
+                        const tool_svg_target *target);
+
+/* --by: which field of a key groups it. */
+typedef enum tool_mrc_by {
+    TOOL_MRC_BY_NONE = 0,
+    TOOL_MRC_BY_MODEL,
+    TOOL_MRC_BY_SALT,
+    TOOL_MRC_BY_KV_RANK,
+    TOOL_MRC_BY_GROUP
+} tool_mrc_by;
+
+typedef struct tool_mrc_by_options {
+    tool_mrc_by by;
+    bool isolated; /* each group alone, not in the shared cache */
+    bool every;    /* --requests all */
+} tool_mrc_by_options;
+
+/* lct mrc --by: walk the inputs' keys, then one curve a group, printed
+ * as a asks and drawn to svg (or NULL); false after a message, *whole as
+ * tool_keys_walk says (mrc_by.c). */
+bool tool_mrc_by_run(tool_inputs *in, tool_keyops *ops, const tool_args *a,
+                     const tool_mrc_by_options *o, outfile *svg, bool *whole);
+
+/* Lines of one ratio each over a curve's capacities, for the chart:
+ * ratio[k * c->n + i] is line k's at point i. */
+typedef struct tool_svg_lines {
+    const char *const *names; /* unescaped */
+    const double *ratio;
+    size_t n;
+    const char *title;        /* what the lines are by */
+    bool isolated;
+} tool_svg_lines;
+
+/* The chart of such lines, a legend entry each, written whole to out (or
+ * not at all); false after a message (svg.c). */
+bool tool_mrc_svg_lines(outfile *out, const tool_args *a,
+                        const tool_curve *c, const tool_svg_lines *lines);
+
 /* text escaped for an SVG's XML into out (NUL-terminated, at most
  * size - 16 bytes of it); its length. */
 size_t tool_svg_escape(char *out, size_t size, const char *text);

@@ -293,3 +293,82 @@ void tool_svg_curves(FILE *f, const tool_svg_chart *ch)
         target_mark(f, c, ch->target);
     fputs("</svg>\n", f);
 }
+
+bool tool_mrc_svg_lines(outfile *out, const tool_args *a,
+                        const tool_curve *c, const tool_svg_lines *lines)
+{
+    static const char *colours[] = {"#1f6feb", "#2f9e44", "#9c36b5",
+                                    "#e8590c", "#0c8599", "#c2255c",
+                                    "#5c940d", "#495057"};
+    FILE *f = tool_output_stream("mrc", out);
+    if (!f) {
+        outfile_abort(out);
+        return false;
+    }
+    char title[1024];
+    size_t n = (size_t)snprintf(title, sizeof title, "LRU hit ratio by %s: ",
+                                lines->title);
+    n += tool_svg_escape(title + n, sizeof title - n - 64,
+                         a->noperands > 1 ? "merged traces"
+                                          : tool_input_name(a->file));
+    snprintf(title + n, sizeof title - n, "%s",
+             lines->isolated ? " (each group alone)"
+                             : " (each group in the shared cache)");
+    frame(f, title, "hit ratio");
+    if (c->n) {
+        x_axis(f, c->lo, c->hi, c->mean_bytes);
+        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                   "fill=\"none\" stroke=\"#333\"/>\n",
+                LEFT, TOP, W - LEFT - RIGHT, H - TOP - BOTTOM);
+    }
+    legend lg = {.f = f, .c = c, .y = TOP + 18};
+    for (size_t k = 0; c->n && k < lines->n; k++) {
+        char label[200];
+        size_t at = tool_svg_escape(label, sizeof label - 40,
+                                    lines->names[k]);
+        if (!at)
+            snprintf(label, sizeof label, "(empty)");
+        curve_line(&lg, lines->ratio + k * c->n, colours[k % 8],
+                   k >= 8 ? "6 4" : NULL, label);
+    }
+    fputs("</svg>\n", f);
+    return tool_output_finish("mrc", out, f);
+}
+
+/* The chart's title names the trace (escaped for XML by svg.c). */
+static void svg_title(const char *trace, const tool_mrc_view *v,
+                      const char *l1_label, char *title, size_t size)
+{
+    const lct_mrc_totals *t = v->t;
+    bool sampled = t->sample_rate < 1;
+    size_t n = (size_t)snprintf(title, size, "%s hit ratio: ",
+                                v->policies ? "Policies'" : "LRU");
+    n += tool_svg_escape(title + n, size - n - 128, trace);
+    n += (size_t)snprintf(title + n, size - n, "%s%s%s",
+                          t->every_reference ? " (requests: every reference)"
+                                             : " (requests: reads)",
+                          t->prefix && !v->l1 ? " (prefix rule)" : "",
+                          sampled ? " (sampled)" : "");
+    if (v->l1 && n + 48 < size) {
+        n += (size_t)snprintf(title + n, size - n, " (L2 behind an L1 of ");
+        n += tool_svg_escape(title + n, 48, l1_label);
+        snprintf(title + n, size - n, ")");
+    }
+}
+
+bool tool_mrc_write_svg(outfile *out, const char *trace,
+                        const tool_mrc_view *v, const char *l1_label,
+                        const tool_svg_target *target)
+{
+    FILE *f = tool_output_stream("mrc", out);
+    if (!f) {
+        outfile_abort(out);
+        return false;
+    }
+    char title[1024];
+    svg_title(trace, v, l1_label, title, sizeof title);
+    tool_svg_chart chart = {.view = v, .title = title, .l1_label = l1_label,
+                            .target = target};
+    tool_svg_curves(f, &chart);
+    return tool_output_finish("mrc", out, f);
+}
