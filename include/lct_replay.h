@@ -239,7 +239,8 @@ typedef struct lct_replay_options {
     void (*on_op)(void *ctx, const lct_backend_op *op, double t_sched,
                   double lag_s, double latency_s);
     void *on_op_ctx;
-    /** Called from the reading thread about every 4096 records. */
+    /** Called from the reading thread about every 4096 records (every
+     *  record when paced, as they come at the trace's pace). */
     void (*progress)(void *ctx, uint64_t records, uint64_t offset);
     void *progress_ctx;
     /** Above 0: an LRU L1 of this many keys (bytes with l1_in_bytes) in

@@ -57,5 +57,11 @@ for c in $cmds; do
     *) echo "lct $c --help says another default source: $src"; fail=1 ;;
     esac
 done
+# scripts/demo runs every command on the sample, as the README says
+demo="$LCT_SRCDIR/scripts/demo"
+for c in $cmds; do
+    grep -q "^\$lct $c " "$demo" ||
+        { echo "scripts/demo does not run lct $c"; fail=1; }
+done
 [ $fail -eq 0 ] && echo "docs-drift: every option is in --help and its synopsis"
 exit $fail

@@ -315,6 +315,15 @@ Test(cli, progress_never_lands_in_the_output)
         free(text);
         run_free(&r);
     }
+    /* a paced replay is long whatever the trace's size: its progress
+     * shows however small the file, with the time gone and to go */
+    snprintf(cmd, sizeof cmd, "%s replay --backend null --speed 2 %s > %s",
+             LCT_TOOL, LCT_SAMPLE, out);
+    r = run_on_a_terminal(cmd);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "lct replay: ") && strstr(r.out, " elapsed, ETA "),
+              "%s", r.out);
+    run_free(&r);
 #ifdef LCT_HAVE_SQLITE
     /* lct sql shows progress as the library reads a file from its start
      * (the row cache's pass on two threads, a keys scan): a larger file,

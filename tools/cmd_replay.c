@@ -92,7 +92,8 @@ static void help(void)
         "  --l1-policy NAME     the L1's eviction policy (default lru; fifo,\n"
         "                       clock, sieve, lfu, arc, s3fifo)\n"
         "  --fsync, --direct    dir: fsync each file; O_DIRECT\n"
-        "  --keep               dir: keep what an earlier run stored\n"
+        "  --keep               dir and redis: keep what an earlier run\n"
+        "                       stored (the .kv files, the lct:* keys)\n"
         "  --timeout SECONDS    connect / answer timeout (redis; default 2)\n"
         "  --max-errors N       stop issuing after N errors (default 1000;\n"
         "                       0 never)\n"
@@ -375,6 +376,8 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
     replay_progress progress = {.in = in};
     out->opts.progress_ctx = &progress;
     tool_inputs_progress_start(&progress.line, in, quiet);
+    if (out->opts.speed > 0) /* paced: long whatever the size */
+        tool_progress_paced(&progress.line, quiet);
     lct_status st =
         in->merge ? lct_replay_run_merge(in->merge, ops, state, &out->opts,
                                          &out->report, &err)

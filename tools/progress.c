@@ -50,6 +50,25 @@ void tool_progress_start_size(tool_progress *p, uint64_t size, bool quiet)
     p->total = size;
     p->next_check = 0;
     p->last_shown = 0;
+    p->started = now();
+    p->every = 4096;
+}
+
+void tool_progress_paced(tool_progress *p, bool quiet)
+{
+    p->active = !quiet && !tool_quiet && progress_cannot_mix();
+    p->every = 0; /* records come slowly: look every time */
+}
+
+/* Seconds as M:SS, or H:MM:SS from an hour. */
+static void put_clock(double seconds)
+{
+    unsigned long s = seconds > 0 && seconds < 1e9 ? (unsigned long)seconds
+                                                   : 0;
+    if (s >= 3600)
+        fprintf(stderr, "%lu:%02lu:%02lu", s / 3600, s / 60 % 60, s % 60);
+    else
+        fprintf(stderr, "%lu:%02lu", s / 60, s % 60);
 }
 
 void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet)
@@ -65,7 +84,7 @@ void tool_progress_fraction(tool_progress *p, double fraction)
 {
     if (!p->active || p->next_check-- > 0)
         return;
-    p->next_check = 4096;
+    p->next_check = p->every;
     double t = now();
     if (t - p->last_shown < 0.25)
         return;
@@ -79,6 +98,17 @@ void tool_progress_fraction(tool_progress *p, double fraction)
     }
     fprintf(stderr, "\r%s %s: %3d%% of %.1f %s", tool_name, tool_cmd_name,
             (int)(100.0 * fraction), size, unit);
+    double elapsed = t - p->started;
+    if (elapsed >= 1) { /* a second in: how long so far, how long to go */
+        fputs(", ", stderr);
+        put_clock(elapsed);
+        fputs(" elapsed", stderr);
+        if (fraction >= 0.01 && fraction < 1) {
+            fputs(", ETA ", stderr);
+            put_clock(elapsed * (1 - fraction) / fraction);
+        }
+        fputs("\033[K", stderr); /* the end of a longer line before */
+    }
     fflush(stderr);
 }
 

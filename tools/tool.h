@@ -211,12 +211,17 @@ typedef struct tool_progress {
     uint64_t total;
     uint64_t next_check;
     double last_shown;
+    double started;  /* when it started (CLOCK_MONOTONIC seconds) */
+    uint64_t every;  /* calls between looks at the clock */
     uint64_t merged_records; /* tool_inputs_progress's countdown */
 } tool_progress;
 
 void tool_progress_start(tool_progress *p, const lct_reader *r, bool quiet);
 /* The same, for an input of `size` bytes read by someone else (SQL). */
 void tool_progress_start_size(tool_progress *p, uint64_t size, bool quiet);
+/* A run paced by the trace's clock (replay): progress whatever the
+ * input's size, since the time, not the bytes, is long. */
+void tool_progress_paced(tool_progress *p, bool quiet);
 /* Cheap: looks at the clock only every few thousand calls. */
 void tool_progress_update(tool_progress *p, const lct_reader *r);
 /* The same, for a known fraction done (a scan thread's own range). */

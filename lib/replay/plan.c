@@ -387,7 +387,8 @@ static void plan_all(planner *p, source *src)
     int rc;
     while (!should_stop(p) && (rc = next_record(src, &rec)) == 1) {
         p->r->records++;
-        if (p->o->progress && (p->r->records & 4095) == 0)
+        /* paced, records come slowly: each one */
+        if (p->o->progress && (p->e->paced || (p->r->records & 4095) == 0))
             p->o->progress(p->o->progress_ctx, p->r->records, rec.offset);
         if (!plan_record(p, &rec))
             return;

@@ -225,12 +225,29 @@ class TraceReader:
 
 # MARK: tables
 
+def _missing(what, module, debian):
+    """The ImportError for a module this interpreter cannot import: which
+    interpreter it is, and the command that installs the module for it
+    (Debian's package serves only Debian's own python3)."""
+    import sys
+    exe = sys.executable or "python3"
+    version = "%d.%d.%d" % sys.version_info[:3]
+    if _os.path.realpath(exe).startswith("/usr/bin/"):
+        how = "apt-get install %s (or %s -m pip install %s)" % (
+            debian, exe, module)
+    else:
+        how = "%s -m pip install %s (apt-get install %s serves Debian's " \
+              "/usr/bin/python3, not this one)" % (exe, module, debian)
+    return ImportError("%s %s, which this interpreter (%s, Python "
+                       "%s) cannot import: %s" % (what, module, exe, version,
+                                                  how))
+
+
 def _numpy():
     try:
         import numpy
     except ImportError:
-        raise ImportError("lct's tables need numpy: apt-get install "
-                          "python3-numpy (Debian), or pip install numpy") \
+        raise _missing("lct's tables need", "numpy", "python3-numpy") \
             from None
     return numpy
 
@@ -239,8 +256,7 @@ def _pandas():
     try:
         import pandas
     except ImportError:
-        raise ImportError("lct.read_pandas needs pandas: apt-get install "
-                          "python3-pandas (Debian), or pip install pandas") \
+        raise _missing("lct.read_pandas needs", "pandas", "python3-pandas") \
             from None
     return pandas
 

@@ -41,8 +41,8 @@ def _dask():
         import dask
         import dask.dataframe as dd
     except ImportError:
-        raise ImportError("lct.dask needs dask: apt-get install python3-dask "
-                          "(Debian), or pip install 'dask[dataframe]'") \
+        from lct import _missing
+        raise _missing("lct.dask needs", "dask[dataframe]", "python3-dask") \
             from None
     return dask, dd
 

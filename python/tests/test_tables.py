@@ -337,5 +337,26 @@ def test_a_pipe_reads_the_same_table():
 
 
 
+def test_a_missing_numpy_names_the_interpreter_and_the_fix():
+    saved = sys.modules.get("numpy", False)
+    sys.modules["numpy"] = None  # import numpy now raises ImportError
+    try:
+        lct._numpy()
+        raise AssertionError("no ImportError")
+    except ImportError as e:
+        text = str(e)
+    finally:
+        if saved is False:
+            del sys.modules["numpy"]
+        else:
+            sys.modules["numpy"] = saved
+    assert sys.executable in text, text
+    assert "Python %d.%d" % sys.version_info[:2] in text, text
+    if os.path.realpath(sys.executable).startswith("/usr/bin/"):
+        assert "apt-get install python3-numpy" in text, text
+    else:
+        assert sys.executable + " -m pip install numpy" in text, text
+
+
 if __name__ == "__main__":
     sys.exit(run(globals()))
