@@ -356,7 +356,7 @@ Test(answers, mrc_by_group_shared_and_isolated)
     for (const char *q = text; (q = strstr(q, "<polyline")); q++)
         lines++;
     cr_expect_eq(lines, 2);
-    cr_expect(strstr(text, ">m1</text>"));
+    cr_expect(strstr(text, ">model m1</text>"), "legend: field and group");
     cr_expect(strstr(text, "LRU hit ratio by model: "));
     free(text);
     unlink(svg);

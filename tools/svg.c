@@ -323,11 +323,12 @@ bool tool_mrc_svg_lines(outfile *out, const tool_args *a,
     }
     legend lg = {.f = f, .c = c, .y = TOP + 18};
     for (size_t k = 0; c->n && k < lines->n; k++) {
-        char label[200];
-        size_t at = tool_svg_escape(label, sizeof label - 40,
-                                    lines->names[k]);
-        if (!at)
-            snprintf(label, sizeof label, "(empty)");
+        char label[240];
+        size_t at = (size_t)snprintf(label, sizeof label, "%s ",
+                                     lines->title);
+        if (!tool_svg_escape(label + at, sizeof label - at - 16,
+                             lines->names[k]))
+            snprintf(label + at, sizeof label - at, "(none)");
         curve_line(&lg, lines->ratio + k * c->n, colours[k % 8],
                    k >= 8 ? "6 4" : NULL, label);
     }
