@@ -245,23 +245,26 @@ def _threads():
     return dask.config.get("num_workers", None) or dask.system.CPU_COUNT or 1
 
 
-def _split_for(split_bytes, narrow):
+def _split_for(split_bytes, narrow, nfiles=1):
     """split_bytes as given, or for "auto" SPLIT_BYTES, except that a
-    narrow read (rows much smaller than the trace) splits a file only
-    into as many ranges as there are threads to read them: more ranges
-    there buy no parallelism, only tasks (about 2 ms each on a
-    LocalCluster) and per-partition work."""
+    narrow read (rows much smaller than the trace) is split only as far
+    as there are threads to read the ranges: with as many files as
+    threads, not at all (each file is already a task for a thread), else
+    a file into as many ranges as the threads one file has.  More ranges
+    buy no parallelism, only tasks (about 2 ms each on a LocalCluster)
+    and per-partition work (docs/scale.md measures it)."""
     if split_bytes != "auto":
         return lambda path: split_bytes
     if not narrow:
         return lambda path: SPLIT_BYTES
     threads = _threads()
+    per = -(-threads // max(1, nfiles))  # threads a file has, rounded up
 
     def per_file(path):
         size = _os.path.getsize(path)
-        if threads <= 1:
+        if threads <= 1 or per <= 1:
             return None
-        return max(SPLIT_BYTES, -(-size // threads))
+        return max(SPLIT_BYTES, -(-size // per))
     return per_file
 
 
@@ -299,7 +302,7 @@ def read_table(paths_or_glob, columns=None, qualname=None, since=None,
     columns = _DEFAULT_COLUMNS if columns is None else \
         (columns,) if isinstance(columns, str) else tuple(columns)
     _listen()
-    split = _split_for(split_bytes, "args" not in columns)
+    split = _split_for(split_bytes, "args" not in columns, len(files))
     parts = _partitions(files, split, _table_whole, _table_part, _table_pick,
                         (columns, qualname, since, until))
     return dd.from_delayed(parts, meta=_meta(columns), verify_meta=False)

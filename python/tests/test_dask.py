@@ -89,8 +89,11 @@ def test_auto_splits_a_narrow_read_only_for_threads_to_read_it():
     saved = ld.SPLIT_BYTES
     ld.SPLIT_BYTES = size // 5 + 1  # five ranges at the default
     try:
+        # two files: each has half the threads (rounded up) to read its
+        # ranges; as many files as threads are read whole
         cases = (("synchronous", None, COLUMNS, 1),
-                 ("threads", 3, COLUMNS, 3),
+                 ("threads", 2, COLUMNS, 1),
+                 ("threads", 3, COLUMNS, 2),
                  ("threads", 9, COLUMNS, 5),
                  ("synchronous", None, COLUMNS + ("args",), 5))
         for scheduler, workers, columns, parts in cases:
@@ -205,10 +208,12 @@ def test_on_a_local_cluster_with_two_worker_processes():
         assert rows_of(got) == want + want
         saved = ld.SPLIT_BYTES
         ld.SPLIT_BYTES = split
-        try:  # auto: as many ranges as the cluster's 2 threads
+        try:  # auto: two files for the cluster's 2 threads, read whole;
+            # one file, in two ranges
             t = ld.read_table([path, path], columns=COLUMNS)
-            assert t.npartitions == 4
+            assert t.npartitions == 2
             assert rows_of(t.compute()) == want + want
+            assert ld.read_table(path, columns=COLUMNS).npartitions == 2
         finally:
             ld.SPLIT_BYTES = saved
         per_op = t.groupby("qualname", observed=True).size().compute()
