@@ -39,4 +39,21 @@ bool tool_lookup_logs_files(char **paths, int n, glob_t *g);
 bool tool_lookup_logs_import(const glob_t *files, int fd, bool quiet,
                              uint64_t *events, uint64_t *bad);
 
+/* lct import mooncake|bailian: one published trace file (trace_import.c). */
+typedef struct tool_trace_import {
+    const char *path;
+    const char *format;   /* "mooncake" or "bailian": request ids, header */
+    bool millis;          /* timestamps in milliseconds (mooncake) */
+    uint64_t block_size;  /* tokens a hash id covers */
+    uint64_t chunk_size;  /* tokens an LMCache chunk holds */
+    const char *model;    /* the keys' model_name */
+    double start;         /* t_wall of time 0 */
+    bool quiet;
+} tool_trace_import;
+
+/* Write the trace to fd; *requests written, *bad lines skipped (each
+ * warned about with file:line unless quiet).  False after a message. */
+bool tool_trace_import_run(const tool_trace_import *o, int fd,
+                           uint64_t *requests, uint64_t *bad);
+
 #endif
