@@ -285,6 +285,141 @@ Test(spans, stat_sort_orders_the_table)
     free(path);
 }
 
+/*
+ * The Trace Event Format's rules, as chrome://tracing and Perfetto read
+ * JSON: an object with a traceEvents array; every event a name, a ph of
+ * the kinds written (X, B, E, b, e, C, i, M), a ts in microseconds >= 0,
+ * a pid and a tid; an X a dur >= 0; b and e async slices paired one to
+ * one by cat and id, the end not before the begin; B and E nested per
+ * (pid, tid); a counter's args numbers.  Returns the events.
+ */
+static const jv *check_trace_events(const jv *j)
+{
+    cr_assert(j && j->t == J_OBJ, "a JSON object");
+    const jv *ev = json_get(j, "traceEvents");
+    cr_assert(ev && ev->t == J_ARR, "traceEvents");
+    double open_ts[64];
+    int64_t open_id[64];
+    size_t nopen = 0, depth = 0;
+    for (size_t i = 0; i < ev->n; i++) {
+        const jv *e = &ev->items[i];
+        const jv *name = json_get(e, "name"), *ph = json_get(e, "ph"),
+                 *ts = json_get(e, "ts"), *pid = json_get(e, "pid"),
+                 *tid = json_get(e, "tid");
+        cr_assert(name && name->t == J_STR, "event %zu: name", i);
+        cr_assert(ph && ph->t == J_STR && strlen(ph->s) == 1 &&
+                      strchr("XBEbeCiM", ph->s[0]),
+                  "event %zu: ph", i);
+        cr_assert(ts && (ts->t == J_INT || ts->t == J_FLOAT) &&
+                      json_number(ts) >= 0, "event %zu: ts", i);
+        cr_assert(pid && pid->t == J_INT && tid && tid->t == J_INT,
+                  "event %zu: pid and tid", i);
+        char k = ph->s[0];
+        if (k == 'X') {
+            const jv *dur = json_get(e, "dur");
+            cr_assert(dur && json_number(dur) >= 0, "event %zu: dur", i);
+        } else if (k == 'b' || k == 'e') {
+            const jv *id = json_get(e, "id"), *cat = json_get(e, "cat");
+            cr_assert(id && id->t == J_INT && cat && cat->t == J_STR);
+            if (k == 'b') {
+                cr_assert_lt(nopen, 64);
+                open_id[nopen] = (int64_t)id->u;
+                open_ts[nopen++] = json_number(ts);
+            } else {
+                size_t at = nopen;
+                for (size_t o = 0; o < nopen; o++)
+                    if (open_id[o] == (int64_t)id->u)
+                        at = o;
+                cr_assert_lt(at, nopen, "an end without its begin: %llu",
+                             (unsigned long long)id->u);
+                cr_assert_geq(json_number(ts), open_ts[at]);
+                open_id[at] = open_id[--nopen];
+                open_ts[at] = open_ts[nopen];
+            }
+        } else if (k == 'B' || k == 'E') {
+            cr_assert(k == 'B' || depth > 0, "an E without its B");
+            depth += k == 'B' ? 1 : (size_t)-1;
+        } else if (k == 'C') {
+            const jv *args = json_get(e, "args");
+            cr_assert(args && args->t == J_OBJ && args->n >= 1);
+        }
+    }
+    cr_expect_eq(nopen, 0, "every async begin ended");
+    cr_expect_eq(depth, 0, "every B ended");
+    return ev;
+}
+
+static size_t count_ph(const jv *ev, char ph, const char *name)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ev->n; i++)
+        n += json_get(&ev->items[i], "ph")->s[0] == ph &&
+             (!name || strcmp(json_get(&ev->items[i], "name")->s, name) == 0);
+    return n;
+}
+
+Test(spans, export_perfetto_follows_the_trace_event_format)
+{
+    char *path = interleaved();
+    char *out = tmp_file_with("", 0);
+    run t = run_lct(NULL, "export", "--perfetto", out, "--hit-rate", "100",
+                    "--window", "5", path, path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    run_free(&t);
+    size_t len;
+    char *text = read_whole_file(out, &len);
+    jv *j = json_parse(text, len);
+    const jv *ev = check_trace_events(j);
+    /* two files, a process each; 19 calls each; the 9 spans each */
+    cr_expect_eq(count_ph(ev, 'M', "process_name"), 2);
+    cr_expect_eq(count_ph(ev, 'X', NULL), 2 * 19);
+    cr_expect_eq(count_ph(ev, 'b', NULL), 2 * 9);
+    cr_expect_eq(count_ph(ev, 'b', "prefetch"), 2 * 2);
+    cr_expect_eq(count_ph(ev, 'b', "write"), 2 * 1);
+    uint64_t calls = 0;
+    double first_ts = -1;
+    for (size_t i = 0; i < ev->n; i++) {
+        const jv *e = &ev->items[i];
+        if (json_get(e, "ph")->s[0] == 'C' &&
+            strcmp(json_get(e, "name")->s, "calls per second") == 0)
+            calls += json_get(json_get(e, "args"), "calls")->u;
+        if (first_ts < 0 && json_get(e, "ph")->s[0] == 'X')
+            first_ts = json_number(json_get(e, "ts"));
+    }
+    cr_expect_eq(calls, 2 * 19, "every call counted once");
+    cr_expect_eq(first_ts, 1e6, "t_mono 1 s is 1,000,000 us");
+    /* the hit rate: windows of 5 s with lookups (the submits at t 1 and
+     * 2 in the first, 11 in the third; none from 5 to 10), per file */
+    cr_expect_eq(count_ph(ev, 'C', "token hit rate"), 2 * 2);
+    json_free(j);
+    free(text);
+
+    /* --qualname keeps the calls asked for; their spans pair alone */
+    t = run_lct(NULL, "export", "--perfetto", out, "--qualname",
+                "*reserve_write", "--qualname", "*finish_write", path, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    run_free(&t);
+    text = read_whole_file(out, &len);
+    j = json_parse(text, len);
+    ev = check_trace_events(j);
+    cr_expect_eq(count_ph(ev, 'X', NULL), 6);
+    cr_expect_eq(count_ph(ev, 'b', NULL), 1);
+    json_free(j);
+    free(text);
+
+    t = run_lct(NULL, "export", path, NULL);
+    cr_expect_eq(t.status, 2);
+    cr_expect(strstr(t.err, "--perfetto OUT is needed"), "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "export", "--perfetto", path, path, NULL);
+    cr_expect_eq(t.status, 2, "never over an input: %s", t.err);
+    run_free(&t);
+    unlink(out);
+    free(out);
+    unlink(path);
+    free(path);
+}
+
 #ifdef LCT_HAVE_SQLITE /* the spans table and the aggregates */
 /* `lct sql --csv QUERY path` (stdin from stdin_path, or none). */
 static run sql_csv(const char *stdin_path, const char *query,

@@ -29,7 +29,9 @@ static void usage(FILE *f)
             "  replay drive a storage backend with the trace's calls (--json, --csv)\n"
             "  index  write a trace's sidecar index, for record N at once\n"
             "  gen    write a realistic synthetic storage-level trace\n"
-            "  import LMCache's lookup-hash logs as a trace (lookup-logs)\n"
+            "  import LMCache's lookup-hash logs and published traces as a\n"
+            "         trace (lookup-logs, mooncake, bailian)\n"
+            "  export a timeline for Perfetto (--perfetto)\n"
             "\n"
             "Every command that reads a trace takes -q and -j N (all but sql\n"
             "--mmap or --stream too; index no -j); dump, stat, keys and mrc\n"
@@ -91,7 +93,8 @@ int main(int argc, char **argv)
                     {"import", NULL, "jansson (libjansson-dev)"},
 #endif
                     {"replay", cmd_replay, NULL},
-                    {"index", cmd_index, NULL}};
+                    {"index", cmd_index, NULL},
+                    {"export", cmd_export, NULL}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
             if (!commands[i].run) {

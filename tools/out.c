@@ -316,9 +316,19 @@ void tool_put_json_str(const char *s, size_t len)
 
 void tool_put_json_double(double d)
 {
+    tool_put_json_double_to(stdout, d);
+}
+
+void tool_put_json_str_to(FILE *f, const char *s, size_t len)
+{
+    lct_json_write_string(s, len, tool_file_write, f);
+}
+
+void tool_put_json_double_to(FILE *f, double d)
+{
     char buf[LCT_DOUBLE_BUFSIZE];
     size_t n = lct_json_format_double(d, buf);
-    fwrite(buf, 1, n, stdout);
+    fwrite(buf, 1, n, f);
 }
 
 void tool_format_bytes(char *out, size_t size, double b)

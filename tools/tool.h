@@ -184,6 +184,9 @@ int tool_file_write(void *ctx, const char *data, size_t len);
 void tool_put_json_str(const char *s, size_t len);
 /* Print a double as JSON (shortest round-trip; null if not finite). */
 void tool_put_json_double(double d);
+/* The same two to another stream. */
+void tool_put_json_str_to(FILE *f, const char *s, size_t len);
+void tool_put_json_double_to(FILE *f, double d);
 /* bytes in binary units, one decimal ("101.2 GiB", "512 B"). */
 void tool_format_bytes(char *out, size_t size, double bytes);
 /* Flush stdout; on a closed pipe exit quietly with status 0, on another
@@ -506,5 +509,6 @@ int cmd_sim(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_index(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif
