@@ -10,7 +10,7 @@
 set -u
 lct="$LCT_BUILDDIR/tools/lct"
 man="$LCT_SRCDIR/tools/lct.1"
-cmds="info dump check stat gen sql keys mrc sim replay index import export"
+cmds="info dump check stat gen sql keys mrc sim replay index import export diff"
 opts_of_help() { # the options a --help text names
     "$lct" "$1" --help | grep -oE '(^|[][ ,|])--?[a-zA-Z][a-zA-Z0-9-]*' |
         sed 's/^[][ ,|]//' | sort -u

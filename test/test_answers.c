@@ -379,3 +379,79 @@ Test(answers, mrc_by_group_shared_and_isolated)
     unlink(path);
     free(path);
 }
+
+/* A and B: the same calls to record 2, then B looks up other keys (D
+ * for C) and adds a finish_write. */
+static char *run_of(bool b)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    call(w, 1, "reserve_write", "AB");
+    call(w, 2, "submit_prefetch_task", "AB");
+    call(w, 3, "submit_prefetch_task", b ? "AD" : "AC");
+    call(w, 4, "reserve_write", "A");
+    if (b)
+        call(w, 5, "finish_write", "A");
+    lct_writer_close(w);
+    return path;
+}
+
+/*
+ * Keys: A has A, B, C; B has A, B, D: one in A only, one in B only, two
+ * in both.  The sequences part at record 2 (keys AC against AD).  Calls:
+ * finish_write 0 against 1.
+ */
+Test(answers, diff_says_where_two_runs_part)
+{
+    char *a = run_of(false), *b = run_of(true);
+    run t = run_lct(NULL, "diff", a, a, NULL);
+    cr_expect_eq(t.status, 0, "the same run: %s%s", t.out, t.err);
+    cr_expect(strstr(t.out, "the same in these terms"), "%s", t.out);
+    run_free(&t);
+
+    t = run_lct(NULL, "diff", "--json", a, b, NULL);
+    cr_expect_eq(t.status, 1, "%s", t.err);
+    jv *j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    const jv *k = json_get(j, "keys");
+    cr_expect_eq(json_get(k, "a_only")->u, 1);
+    cr_expect_eq(json_get(k, "b_only")->u, 1);
+    cr_expect_eq(json_get(k, "both")->u, 2);
+    const jv *d = json_get(j, "first_divergence");
+    cr_assert(d && d->t == J_OBJ, "%s", t.out);
+    cr_expect_eq(json_get(d, "record")->u, 2);
+    cr_expect_str_eq(json_get(json_get(d, "a"), "op")->s,
+                     "submit_prefetch_task");
+    const jv *calls = json_get(j, "calls");
+    bool saw = false;
+    for (size_t i = 0; calls && i < calls->n; i++) {
+        const jv *c = &calls->items[i];
+        if (strstr(json_get(c, "qualname")->s, ".finish_write")) {
+            cr_expect_eq(json_get(c, "a")->u, 0);
+            cr_expect_eq(json_get(c, "b")->u, 1);
+            cr_expect_eq(json_number(json_get(c, "delta")), 1);
+            saw = true;
+        }
+    }
+    cr_expect(saw, "finish_write, in B only, is listed");
+    cr_expect(json_get(j, "headers")->n == 0, "the same headers");
+    cr_expect(json_get(j, "same")->t == J_BOOL && !json_get(j, "same")->b);
+    json_free(j);
+    run_free(&t);
+
+    t = run_lct(NULL, "diff", a, b, NULL);
+    cr_expect_eq(t.status, 1);
+    cr_expect(strstr(t.out, "call sequences part at record 2:"), "%s", t.out);
+    cr_expect(strstr(t.out, "differ in: calls keys order"), "%s", t.out);
+    run_free(&t);
+    t = run_lct(NULL, "diff", a, "/nonexistent.lct", NULL);
+    cr_expect_eq(t.status, 2, "trouble is 2, as diff(1)'s");
+    run_free(&t);
+    t = run_lct(NULL, "diff", a, NULL);
+    cr_expect_eq(t.status, 2);
+    run_free(&t);
+    unlink(a);
+    unlink(b);
+    free(a);
+    free(b);
+}

@@ -32,16 +32,19 @@ static void usage(FILE *f)
             "  import LMCache's lookup-hash logs and published traces as a\n"
             "         trace (lookup-logs, mooncake, bailian)\n"
             "  export a timeline for Perfetto (--perfetto)\n"
+            "  diff   where two runs differ (--json; exit 1 when they do)\n"
             "\n"
-            "Every command that reads a trace takes -q and -j N (all but sql\n"
-            "--mmap or --stream too; index no -j); dump, stat, keys and mrc\n"
-            "select records with --qualname, --since, --until and --range;\n"
-            "dump, stat, keys, mrc and replay merge several FILEs by t_wall.\n"
+            "Every command that reads a trace takes -q and -j N (index, export\n"
+            "and diff no -j), and all but sql --mmap or --stream; dump, stat,\n"
+            "keys and mrc select records with --qualname, --since, --until and\n"
+            "--range; dump, stat, keys, mrc and replay merge several FILEs by\n"
+            "t_wall.\n"
             "Run 'lct COMMAND --help' for a command's options; see lct(1).\n"
             "exit status, for every command that reads a trace: the answer is\n"
             "printed, and the status says whether the file was whole: 0 ok,\n"
             "3 frames skipped or the tail cut (the rest was read), 1 unreadable,\n"
-            "refused, or shrank while read; 2 usage error.\n");
+            "refused, or shrank while read; 2 usage error.  diff is diff(1)'s:\n"
+            "0 the same, 1 different, 2 trouble.\n");
 }
 
 int main(int argc, char **argv)
@@ -94,7 +97,8 @@ int main(int argc, char **argv)
 #endif
                     {"replay", cmd_replay, NULL},
                     {"index", cmd_index, NULL},
-                    {"export", cmd_export, NULL}};
+                    {"export", cmd_export, NULL},
+                    {"diff", cmd_diff, NULL}};
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         if (strcmp(cmd, commands[i].name) == 0) {
             if (!commands[i].run) {

@@ -510,5 +510,6 @@ int cmd_import(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif
