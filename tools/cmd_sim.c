@@ -39,6 +39,7 @@ typedef struct sim_opts {
     uint64_t capacity[MAX_CAPACITIES];
     const char *capacity_text[MAX_CAPACITIES];
     size_t ncapacities;
+    char *capacity_copy; /* the texts point into it; freed at the end */
     uint64_t chunk_size;
     const char *svg;
     bool l1, l1_bytes;   /* --l1: the cache simulated is an L2 behind */
@@ -101,7 +102,8 @@ static void help(void)
  * bytes, since one row compares with the next. */
 static void parse_capacities(sim_opts *o, const char *arg)
 {
-    char *copy = strdup(arg), *save = NULL;
+    free(o->capacity_copy); /* an earlier --capacity's */
+    char *copy = o->capacity_copy = strdup(arg), *save = NULL;
     if (!copy)
         tool_usage_error("sim", "out of memory");
     o->ncapacities = 0;
@@ -381,9 +383,12 @@ int cmd_sim(int argc, char **argv)
                          "several print a row each");
     outfile *svg;
     tool_inputs in;
-    if (!tool_keys_start("sim", "--svg", o.svg, &a, &o.ops, &svg, &in))
+    if (!tool_keys_start("sim", "--svg", o.svg, &a, &o.ops, &svg, &in)) {
+        free(o.capacity_copy);
         return EXIT_REFUSED;
+    }
     bool whole = true;
     bool ok = run_sim(&o, &in, &a, svg, &whole);
+    free(o.capacity_copy);
     return tool_keys_finish(&in, &o.ops, "sim", a.quiet, ok, whole);
 }
