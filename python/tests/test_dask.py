@@ -249,5 +249,34 @@ def test_on_a_local_cluster_with_two_worker_processes():
             f"lct.dask.stats: {path}: skipping")]) == 3, said
 
 
+def test_tune_workers_keeps_freed_memory_in_the_workers():
+    dask, ld = dask_mods()
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise Skip("distributed is not installed")
+    base = "distributed.nanny.pre-spawn-environ."
+    names = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_")
+    saved = {k: dask.config.get(base + k, None) for k in names}
+    saved_env = {k: os.environ.get(k) for k in names}
+    try:
+        before = ld.tune_workers(1 << 28)
+        assert before == saved, before
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster, \
+                Client(cluster) as client:
+            env = list(client.run(lambda: (
+                os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                os.environ.get("MALLOC_MMAP_THRESHOLD_"))).values())
+        assert env == [(str(1 << 28), str(1 << 28))], env
+    finally:
+        dask.config.set({base + k: v for k, v in saved.items()})
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 if __name__ == "__main__":
     sys.exit(run(globals()))
