@@ -15,60 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* obj_ids, open addressing (0 stands for itself beside the table). */
-typedef struct idset {
-    uint64_t *slot;
-    size_t mask, n;
-    bool zero;
-} idset;
-
-static size_t idset_place(const uint64_t *slot, size_t mask, uint64_t id)
-{
-    size_t i = (size_t)(id >> 13) & mask;
-    while (slot[i] && slot[i] != id)
-        i = (i + 1) & mask;
-    return i;
-}
-
-static bool idset_add(idset *s, uint64_t id)
-{
-    if (!id) {
-        s->n += !s->zero;
-        s->zero = true;
-        return true;
-    }
-    if (!s->slot || 2 * (s->n + 1) > s->mask + 1) {
-        size_t cap = s->slot ? 2 * (s->mask + 1) : 4096;
-        uint64_t *g = calloc(cap, sizeof *g);
-        if (!g)
-            return false;
-        for (size_t i = 0; s->slot && i <= s->mask; i++)
-            if (s->slot[i])
-                g[idset_place(g, cap - 1, s->slot[i])] = s->slot[i];
-        free(s->slot);
-        s->slot = g;
-        s->mask = cap - 1;
-    }
-    size_t i = idset_place(s->slot, s->mask, id);
-    s->n += !s->slot[i];
-    s->slot[i] = id;
-    return true;
-}
-
-static bool idset_has(const idset *s, uint64_t id)
-{
-    if (!id)
-        return s->zero;
-    return s->slot && s->slot[idset_place(s->slot, s->mask, id)] == id;
-}
-
 /* One side: its reader and what was gathered from it. */
 typedef struct side {
     const char *path;
     lct_reader *r;
     struct qtable ops;
     qcache recent;
-    idset keys;
+    tool_idset keys;
     lct_refs *refs;
     uint64_t records;
     double duration;
@@ -92,7 +45,7 @@ static bool take_keys(side *s, const lct_record *rec, uint64_t *tuple)
         uint64_t id = lct_object_key_hash(&k);
         *tuple = (*tuple ^ id) * 0xff51afd7ed558ccdu;
         *tuple ^= *tuple >> 32;
-        if (!idset_add(&s->keys, id) ||
+        if (tool_idset_add(&s->keys, id) < 0 ||
             ((read || write) &&
              lct_refs_add(s->refs, id, bytes, rec->t_mono, read) != LCT_OK))
             return false;
@@ -284,10 +237,7 @@ static bool calls(const side *s, bool json)
 
 static bool keys(const side *s, bool json)
 {
-    uint64_t both = 0;
-    for (size_t i = 0; s[0].keys.slot && i <= s[0].keys.mask; i++)
-        both += s[0].keys.slot[i] && idset_has(&s[1].keys, s[0].keys.slot[i]);
-    both += s[0].keys.zero && s[1].keys.zero;
+    uint64_t both = tool_idset_common(&s[0].keys, &s[1].keys);
     uint64_t a_only = s[0].keys.n - both, b_only = s[1].keys.n - both;
     if (json)
         printf(",\"keys\":{\"a_only\":%" PRIu64 ",\"b_only\":%" PRIu64
@@ -441,7 +391,7 @@ int cmd_diff(int argc, char **argv)
     for (int i = 0; i < 2; i++) {
         lct_close(s[i].r);
         qtable_free(&s[i].ops);
-        free(s[i].keys.slot);
+        tool_idset_free(&s[i].keys);
         lct_refs_free(s[i].refs);
         lct_mrc_free(s[i].mrc);
     }

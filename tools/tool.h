@@ -327,6 +327,22 @@ uint64_t tool_select_key(uint64_t *k, size_t n, size_t rank, int shift);
 void tool_select_two(uint64_t *k, size_t n, int shift, size_t lo,
                      size_t hi, uint64_t *at_lo, uint64_t *at_hi);
 
+/* MARK: a set of 64-bit ids (idset.c) */
+
+typedef struct tool_idset {
+    uint64_t *slot;
+    size_t mask, held; /* slots - 1; ids in the table */
+    uint64_t n;        /* ids in the set, 0 too */
+    bool zero;
+} tool_idset;
+
+/* 1 added, 0 held already, -1 out of memory (the set unchanged). */
+int tool_idset_add(tool_idset *s, uint64_t id);
+bool tool_idset_has(const tool_idset *s, uint64_t id);
+/* How many ids are in both. */
+uint64_t tool_idset_common(const tool_idset *a, const tool_idset *b);
+void tool_idset_free(tool_idset *s);
+
 /* MARK: lct sql's query (sql_query.c) */
 
 /* The whole text of the query file ("-": standard input), NUL-free and

@@ -276,58 +276,14 @@ static lct_status write_store(const tool_trace_import *o, lct_writer *w,
     return lct_writer_end(w, err);
 }
 
-/* The chunks stored so far: open addressing, grown at half full (an id
- * of 0 stands for itself in a slot beside the table). */
-typedef struct id_set {
-    uint64_t *slot;
-    size_t mask, held;
-    bool zero;
-} id_set;
-
-static size_t place(const uint64_t *slot, size_t mask, uint64_t id)
-{
-    size_t i = (size_t)(id >> 17) & mask;
-    while (slot[i] && slot[i] != id)
-        i = (i + 1) & mask;
-    return i;
-}
-
-/* 1 added, 0 held already, -1 out of memory. */
-static int id_set_add(id_set *s, uint64_t id)
-{
-    if (id == 0) {
-        bool had = s->zero;
-        s->zero = true;
-        return !had;
-    }
-    if (!s->slot || 2 * (s->held + 1) > s->mask + 1) {
-        size_t n = s->slot ? 2 * (s->mask + 1) : 1024;
-        uint64_t *g = calloc(n, sizeof *g);
-        if (!g)
-            return -1;
-        for (size_t i = 0; s->slot && i <= s->mask; i++)
-            if (s->slot[i])
-                g[place(g, n - 1, s->slot[i])] = s->slot[i];
-        free(s->slot);
-        s->slot = g;
-        s->mask = n - 1;
-    }
-    size_t i = place(s->slot, s->mask, id);
-    if (s->slot[i])
-        return 0;
-    s->slot[i] = id;
-    s->held++;
-    return 1;
-}
-
 /* Marks in fresh the chunks no earlier request stored, and notes them
  * stored: how many. */
-static size_t mark_fresh(id_set *stored, const uint64_t *ids, size_t n,
+static size_t mark_fresh(tool_idset *stored, const uint64_t *ids, size_t n,
                          bool *fresh, bool *nomem)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        int added = id_set_add(stored, ids[i]);
+        int added = tool_idset_add(stored, ids[i]);
         *nomem |= added < 0;
         fresh[i] = added > 0;
         k += fresh[i];
@@ -360,7 +316,7 @@ static bool write_all(const tool_trace_import *o, lct_writer *w,
     size_t nids, cap = 0;
     bool *fresh = NULL, nomem = false, ok = true;
     size_t fresh_cap = 0;
-    id_set stored = {0};
+    tool_idset stored = {0};
     double t0 = n ? rq[0].t : 0;
     for (size_t i = 0; ok && i < n; i++) {
         json_t *e = json_loads(rq[i].line, 0, NULL);
@@ -382,7 +338,7 @@ static bool write_all(const tool_trace_import *o, lct_writer *w,
     }
     if (!ok && !err->message[0])
         fprintf(stderr, "%s import: out of memory\n", tool_name);
-    free(stored.slot);
+    tool_idset_free(&stored);
     free(ids);
     free(fresh);
     return ok;
