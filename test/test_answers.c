@@ -203,22 +203,6 @@ Test(answers, sim_window_in_every_format)
     }
 }
 
-/* A call at t naming keys given by one letter each. */
-static void call(lct_writer *w, double t, const char *op, const char *keys)
-{
-    char q[80];
-    snprintf(q, sizeof q, "lmcache.v1.distributed.storage_manager."
-                          "StorageManager.%s", op);
-    lct_writer_record_begin(w, t, 1.7e9 + t, q, strlen(q));
-    lct_writer_map(w, 1);
-    lct_writer_cstr(w, "keys");
-    lct_writer_array(w, (uint32_t)strlen(keys));
-    for (const char *k = keys; *k; k++) {
-        unsigned char hash[32] = {(unsigned char)*k};
-        write_object_key(w, hash, sizeof hash, 0, 0, NULL);
-    }
-    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
-}
 
 /*
  * reserve A, submit AB, submit CA, submit C, finish_write A (not a read
@@ -230,19 +214,19 @@ Test(answers, keys_top_and_reuse_histogram)
 {
     char *path;
     lct_writer *w = tmp_trace_writer(&path);
-    call(w, 1, "reserve_write", "A");
-    call(w, 2, "submit_prefetch_task", "AB");
-    call(w, 3, "submit_prefetch_task", "CA");
-    call(w, 4, "submit_prefetch_task", "C");
-    call(w, 5, "finish_write", "A");
+    write_call(w, 1, "reserve_write", "A");
+    write_call(w, 2, "submit_prefetch_task", "AB");
+    write_call(w, 3, "submit_prefetch_task", "CA");
+    write_call(w, 4, "submit_prefetch_task", "C");
+    write_call(w, 5, "finish_write", "A");
     lct_writer_close(w);
     run t = run_lct(NULL, "keys", "--top", "2", "--csv", path, NULL);
     cr_assert_eq(t.status, 0, "%s", t.err);
     const char *row = strchr(t.out, '\n') + 1;
-    cr_expect(strstr(row, ",3,2,1,41000000") == row + 16, "A first: %s",
+    cr_expect(strstr(row, ",3,2,1,41070000") == row + 16, "A first: %s",
               t.out);
     row = strchr(row, '\n') + 1;
-    cr_expect(strstr(row, ",2,2,0,43000000") == row + 16, "then C: %s",
+    cr_expect(strstr(row, ",2,2,0,43070000") == row + 16, "then C: %s",
               t.out);
     cr_expect_null(strchr(strchr(row, '\n') + 1, '\n'), "two rows");
     run_free(&t);
@@ -386,12 +370,12 @@ static char *run_of(bool b)
 {
     char *path;
     lct_writer *w = tmp_trace_writer(&path);
-    call(w, 1, "reserve_write", "AB");
-    call(w, 2, "submit_prefetch_task", "AB");
-    call(w, 3, "submit_prefetch_task", b ? "AD" : "AC");
-    call(w, 4, "reserve_write", "A");
+    write_call(w, 1, "reserve_write", "AB");
+    write_call(w, 2, "submit_prefetch_task", "AB");
+    write_call(w, 3, "submit_prefetch_task", b ? "AD" : "AC");
+    write_call(w, 4, "reserve_write", "A");
     if (b)
-        call(w, 5, "finish_write", "A");
+        write_call(w, 5, "finish_write", "A");
     lct_writer_close(w);
     return path;
 }

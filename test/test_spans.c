@@ -19,27 +19,6 @@
 
 TestSuite(spans, .timeout = 120);
 
-/* A call at t_mono t naming the keys of `hashes` (one letter a key, in
- * order; "" none), or with `keys` an int when hashes is NULL. */
-static void call(lct_writer *w, double t, const char *op, const char *hashes)
-{
-    char q[96];
-    snprintf(q, sizeof q, "lmcache.v1.distributed.storage_manager."
-                          "StorageManager.%s", op);
-    lct_writer_record_begin(w, t, 1.7e9 + t, q, strlen(q));
-    lct_writer_map(w, 1);
-    lct_writer_cstr(w, "keys");
-    if (!hashes) {
-        lct_writer_int(w, 5);
-    } else {
-        lct_writer_array(w, (uint32_t)strlen(hashes));
-        for (const char *h = hashes; *h; h++) {
-            unsigned char hash[32] = {(unsigned char)*h, 7};
-            write_object_key(w, hash, sizeof hash, 0, 0, NULL);
-        }
-    }
-    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
-}
 
 static const char SUBMIT[] = "submit_prefetch_task",
                   ENTER[] = "read_prefetched_results.__enter__",
@@ -71,25 +50,25 @@ static char *interleaved(void)
 {
     char *path;
     lct_writer *w = tmp_trace_writer(&path);
-    call(w, 1, SUBMIT, "ABC");
-    call(w, 2, SUBMIT, "AB");
-    call(w, 3, ENTER, "AB");
-    call(w, 4, ENTER, "AB");
-    call(w, 5, EXIT, "AB");
-    call(w, 6, FINISH_READ, "AB");
-    call(w, 7, EXIT, "AB");
-    call(w, 8, EXIT, "C");
-    call(w, 9, FINISH_READ, "AB");
-    call(w, 10, ENTER, "D");
-    call(w, 11, SUBMIT, "E");
-    call(w, 12, RESERVE, "A");
-    call(w, 13, RESERVE, "A");
-    call(w, 14, FINISH_WRITE, "A");
-    call(w, 15, FINISH_WRITE, "B");
-    call(w, 16, FINISH_READ, "AB");
-    call(w, 17, ENTER, "BA");
-    call(w, 18, FINISH_WRITE, NULL);
-    call(w, 19, RESERVE, "");
+    write_call(w, 1, SUBMIT, "ABC");
+    write_call(w, 2, SUBMIT, "AB");
+    write_call(w, 3, ENTER, "AB");
+    write_call(w, 4, ENTER, "AB");
+    write_call(w, 5, EXIT, "AB");
+    write_call(w, 6, FINISH_READ, "AB");
+    write_call(w, 7, EXIT, "AB");
+    write_call(w, 8, EXIT, "C");
+    write_call(w, 9, FINISH_READ, "AB");
+    write_call(w, 10, ENTER, "D");
+    write_call(w, 11, SUBMIT, "E");
+    write_call(w, 12, RESERVE, "A");
+    write_call(w, 13, RESERVE, "A");
+    write_call(w, 14, FINISH_WRITE, "A");
+    write_call(w, 15, FINISH_WRITE, "B");
+    write_call(w, 16, FINISH_READ, "AB");
+    write_call(w, 17, ENTER, "BA");
+    write_call(w, 18, FINISH_WRITE, NULL);
+    write_call(w, 19, RESERVE, "");
     lct_writer_close(w);
     return path;
 }

@@ -110,3 +110,24 @@ unsigned long long process_bytes_read(void)
 {
     return proc_counter("/proc/self/io", "rchar: %llu");
 }
+
+void write_call(lct_writer *w, double t, const char *op, const char *letters)
+{
+    char q[160];
+    snprintf(q, sizeof q, "lmcache.v1.distributed.storage_manager."
+                          "StorageManager.%s", op);
+    lct_writer_record_begin(w, t, 1.7e9 + t, q, strlen(q));
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "keys");
+    if (!letters) {
+        lct_writer_int(w, 5);
+    } else {
+        lct_writer_array(w, (uint32_t)strlen(letters));
+        for (const char *h = letters; *h; h++) {
+            unsigned char hash[32] = {(unsigned char)*h, 7};
+            write_object_key(w, hash, sizeof hash, 0, 0, NULL);
+        }
+    }
+    if (lct_writer_end(w, NULL) != LCT_OK)
+        abort(); /* test code: a write to a fresh file cannot fail */
+}

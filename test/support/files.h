@@ -21,6 +21,12 @@ lct_writer *tmp_trace_writer(char **path);
  * cache_salt unless salt is NULL. */
 void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
                       int rank, int group, const char *salt);
+/* A StorageManager call `op` at t_mono t (t_wall 1.7e9 + t) naming a
+ * key a letter of `letters` (its chunk hash the letter, then 7, then
+ * zeros; write_object_key's other fields), or with NULL a `keys` that is
+ * the int 5. */
+void write_call(lct_writer *w, double t, const char *op,
+                const char *letters);
 /* Read a whole file into a malloc'd buffer (NUL-terminated); NULL on
  * failure. */
 char *read_whole_file(const char *path, size_t *len);
