@@ -163,9 +163,23 @@ Test(import, bailian_folds_blocks_into_chunks)
     cr_expect_eq(t.status, 0, "%s", t.err);
     run_free(&t);
     cr_expect_eq(unbounded_token_ratio(out), 0);
+    /* the layout sizes each key: 2 x 80 layers x 256 tokens x 8 heads x
+     * 128 x 2 bytes (float16) = 83,886,080 */
+    unlink(out);
+    t = run_lct(NULL, "import", "bailian", "-q", "--layout",
+                "80,8,128,float16", in, out, NULL);
+    cr_expect_eq(t.status, 0, "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "keys", "--csv", out, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    cr_expect(strstr(t.out, ",83886080\r\n"), "%s", t.out);
+    cr_expect_null(strstr(t.out, ",33554432\r\n"), "the default's size");
+    run_free(&t);
     static const char *bad[][3] = {{"--chunk-size", "0", "1 to 16777216"},
-                                   {"--block-size", "x", "--block-size"}};
-    for (size_t i = 0; i < 2; i++) {
+                                   {"--block-size", "x", "--block-size"},
+                                   {"--layout", "32,8", "--layout is"},
+                                   {"--layout", "32,8,128,fp4", "--layout is"}};
+    for (size_t i = 0; i < 4; i++) {
         t = run_lct(NULL, "import", "bailian", bad[i][0], bad[i][1], in,
                     out, NULL);
         cr_expect_eq(t.status, 2);

@@ -18,8 +18,8 @@ static void help(void)
 {
     printf("usage: lct import lookup-logs [-q] PATH... OUT\n"
            "       lct import mooncake|bailian [-q] [--block-size N]\n"
-           "                  [--chunk-size N] [--model NAME] [--start T]\n"
-           "                  FILE OUT\n"
+           "                  [--chunk-size N] [--model NAME]\n"
+           "                  [--layout L,H,D[,DTYPE]] [--start T] FILE OUT\n"
            "\n"
            "LMCache's lookup-hash logs (the JSONL files its\n"
            "LookupHashLoggingSubscriber writes, lookup_hashes_*.jsonl) as a\n"
@@ -48,14 +48,52 @@ static void help(void)
            "               16 bailian)\n"
            "  --chunk-size N  tokens an LMCache chunk holds (default 256)\n"
            "  --model NAME the keys' model_name (default\n"
-           "               meta-llama/Llama-3.1-8B-Instruct; the layout is its\n"
-           "               bf16 KV cache, 32 MiB a 256-token chunk)\n"
+           "               meta-llama/Llama-3.1-8B-Instruct)\n"
+           "  --layout L,H,D[,DTYPE]  a chunk's KV layout: L layers, H kv heads\n"
+           "               of dimension D, DTYPE (a torch dtype; default\n"
+           "               32,8,128,bfloat16: Llama-3.1-8B's, 32 MiB a\n"
+           "               256-token chunk)\n"
            "  --start T    t_wall of the trace's time 0 (default 1764600000)\n"
            "  -q           no warnings on stderr\n"
            "  -h, --help   this text\n");
 }
 
-enum { OPT_BLOCK = 300, OPT_CHUNK, OPT_MODEL, OPT_START };
+enum { OPT_BLOCK = 300, OPT_CHUNK, OPT_MODEL, OPT_START, OPT_LAYOUT };
+
+/* --layout L,H,D[,DTYPE]: whole numbers from 1, a dtype LMCache sizes. */
+static void parse_layout(tool_trace_import *o, const char *arg)
+{
+    static const char *dtypes[] = {"bfloat16", "float16", "float32",
+                                   "float8_e4m3fn", "float8_e5m2", "int8",
+                                   "uint8"};
+    long long v[3];
+    char dtype[32] = "bfloat16";
+    int used = 0, n = sscanf(arg, "%lld,%lld,%lld%n", &v[0], &v[1], &v[2],
+                             &used);
+    bool ok = n == 3 && v[0] >= 1 && v[1] >= 1 && v[2] >= 1 &&
+              v[0] <= 4096 && v[1] <= 4096 && v[2] <= 65536;
+    if (ok && arg[used] == ',') {
+        ok = strlen(arg + used + 1) < sizeof dtype;
+        if (ok)
+            strcpy(dtype, arg + used + 1);
+    } else if (ok) {
+        ok = arg[used] == '\0';
+    }
+    bool known = false;
+    for (size_t i = 0; ok && i < sizeof dtypes / sizeof *dtypes; i++)
+        if (strcmp(dtype, dtypes[i]) == 0) {
+            known = true;
+            o->dtype = dtypes[i];
+        }
+    if (!ok || !known)
+        tool_usage_error("import", "--layout is LAYERS,KV_HEADS,HEAD_DIM"
+                         "[,DTYPE] (32,8,128,bfloat16; dtypes bfloat16, "
+                         "float16, float32, float8_e4m3fn, float8_e5m2, "
+                         "int8, uint8), not '%s'", arg);
+    o->layers = v[0];
+    o->kv_heads = v[1];
+    o->head_dim = v[2];
+}
 
 static void on_option(void *ctx, int c, const char *arg)
 {
@@ -72,6 +110,8 @@ static void on_option(void *ctx, int c, const char *arg)
         o->model = arg;
     } else if (c == OPT_START) {
         o->start = tool_parse_seconds("import", "--start", arg);
+    } else if (c == OPT_LAYOUT) {
+        parse_layout(o, arg);
     }
 }
 
@@ -145,10 +185,12 @@ int cmd_import(int argc, char **argv)
         {"chunk-size", required_argument, NULL, OPT_CHUNK},
         {"model", required_argument, NULL, OPT_MODEL},
         {"start", required_argument, NULL, OPT_START},
+        {"layout", required_argument, NULL, OPT_LAYOUT},
         {NULL, 0, NULL, 0}};
     tool_trace_import o = {.chunk_size = 256,
                            .model = "meta-llama/Llama-3.1-8B-Instruct",
-                           .start = 1764600000};
+                           .start = 1764600000, .layers = 32, .kv_heads = 8,
+                           .head_dim = 128, .dtype = "bfloat16"};
     tool_cmd cmd = {.name = "import", .shared = TOOL_Q, .own = own,
                     .on_option = on_option, .ctx = &o, .help = help,
                     .min_operands = 3};
@@ -167,8 +209,11 @@ int cmd_import(int argc, char **argv)
         tool_usage_error("import", "what to import: lookup-logs, mooncake "
                          "or bailian, not '%s'", what);
     if (o.block_size || o.chunk_size != 256 || o.start != 1764600000 ||
-        strcmp(o.model, "meta-llama/Llama-3.1-8B-Instruct") != 0)
+        strcmp(o.model, "meta-llama/Llama-3.1-8B-Instruct") != 0 ||
+        o.layers != 32 || o.kv_heads != 8 || o.head_dim != 128 ||
+        strcmp(o.dtype, "bfloat16") != 0)
         tool_usage_error("import", "lookup-logs takes no --block-size, "
-                         "--chunk-size, --model or --start: the logs say");
+                         "--chunk-size, --model, --layout or --start: the "
+                         "logs say");
     return lookup_logs(&a);
 }

@@ -47,6 +47,10 @@ typedef struct tool_trace_import {
     uint64_t block_size;  /* tokens a hash id covers */
     uint64_t chunk_size;  /* tokens an LMCache chunk holds */
     const char *model;    /* the keys' model_name */
+    /* the KV layout of a chunk: [2, layers, chunk_size, kv_heads,
+     * head_dim] of dtype (a torch dtype's name without "torch.") */
+    int64_t layers, kv_heads, head_dim;
+    const char *dtype;
     double start;         /* t_wall of time 0 */
     bool quiet;
 } tool_trace_import;

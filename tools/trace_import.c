@@ -197,8 +197,10 @@ static void write_keys(const tool_trace_import *o, lct_writer *w,
     }
 }
 
-/* Llama-3.1-8B's KV cache for a chunk: keys and values, 32 layers,
- * chunk_size tokens, 8 kv heads of 128, bf16 (32 MiB at 256 tokens). */
+/* The KV cache of a chunk: keys and values, the layers, chunk_size
+ * tokens, the kv heads and their dimension, of the dtype (by default
+ * Llama-3.1-8B's: 32 layers, 8 kv heads of 128, bf16: 32 MiB at 256
+ * tokens). */
 static void write_layout(const tool_trace_import *o, lct_writer *w)
 {
     lct_writer_codec(w, "MemoryLayoutDesc");
@@ -206,12 +208,15 @@ static void write_layout(const tool_trace_import *o, lct_writer *w)
     lct_writer_cstr(w, "shapes");
     lct_writer_array(w, 1);
     lct_writer_array(w, 5);
-    const int64_t shape[] = {2, 32, (int64_t)o->chunk_size, 8, 128};
+    const int64_t shape[] = {2, o->layers, (int64_t)o->chunk_size,
+                             o->kv_heads, o->head_dim};
     for (int i = 0; i < 5; i++)
         lct_writer_int(w, shape[i]);
     lct_writer_cstr(w, "dtypes");
     lct_writer_array(w, 1);
-    lct_writer_cstr(w, "torch.bfloat16");
+    char dtype[64];
+    snprintf(dtype, sizeof dtype, "torch.%s", o->dtype);
+    lct_writer_cstr(w, dtype);
 }
 
 /* The request's id: bailian's chat_id, else the line it came from. */
