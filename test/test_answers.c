@@ -111,7 +111,7 @@ Test(answers, several_capacities_in_one_pass_are_each_ones_own)
         /* the row's name, then the one-capacity report's */
         static const char *same[][2] = {
             {"capacity_keys", "capacity_keys"}, {"requests", "requests"},
-            {"tokens", "total_tokens"},         {"hit_tokens", "hit_tokens"},
+            {"chunks", "chunks"},               {"hit_chunks", "hit_chunks"},
             {"evictions", "evictions"},
             {"occupancy_keys", "occupancy_keys"}};
         for (size_t k = 0; k < 6; k++) {
@@ -159,8 +159,11 @@ Test(answers, sim_window_in_every_format)
         hit += json_get(x, "hit_tokens")->u;
     }
     cr_expect_eq(calls, json_get(j, "requests")->u, "every lookup once");
-    cr_expect_eq(tokens, json_get(j, "total_tokens")->u);
-    cr_expect_eq(hit, json_get(j, "hit_tokens")->u);
+    /* without jansson the header's chunk size is unread: a window's
+     * tokens are then its chunks, as the report's chunks are */
+    bool known = json_get(j, "total_tokens")->t != J_NULL;
+    cr_expect_eq(tokens, json_get(j, known ? "total_tokens" : "chunks")->u);
+    cr_expect_eq(hit, json_get(j, known ? "hit_tokens" : "hit_chunks")->u);
     json_free(j);
     run_free(&t);
 

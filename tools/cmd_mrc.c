@@ -283,10 +283,10 @@ static void check_options(mrc_opts *o)
     if (o->by.isolated && !o->by.by)
         tool_usage_error("mrc", "--isolated goes with --by FIELD");
     if (o->by.by && (o->prefix || o->sample < 1 || o->policies.n ||
-                     o->target))
+                     o->target > 0))
         tool_usage_error("mrc", "--by draws per-key LRU curves: it takes no "
                          "--prefix, --l1, --sample, --policy or --target");
-    if (o->target && o->sample < 1)
+    if (o->target > 0 && o->sample < 1)
         tool_usage_error("mrc", "--target answers from the exact curve: it "
                          "takes no --sample");
     if ((o->ops.lookups_only || o->chunk_size) && !o->prefix)
@@ -343,7 +343,7 @@ static bool print_or_answer(mrc_opts *o, const tool_args *a,
                             tool_mrc_view *view, const lct_mrc *m,
                             tool_svg_target *answer)
 {
-    if (!o->target) {
+    if (o->target == 0) {
         tool_mrc_print(a, view);
         return true;
     }
@@ -430,7 +430,7 @@ int cmd_mrc(int argc, char **argv)
     if (ok && c.n == 0)
         say_empty(t);
     double *tokens = ok && o.prefix ? token_hits(ms[0], &c) : NULL;
-    if (ok && o.policies.n && !o.target)
+    if (ok && o.policies.n && o.target == 0)
         ok = tool_mrc_policies_run(&o.policies, o.refs, &c, o.every,
                                    tokens, a.jobs, a.quiet);
     double *both = ok && o.l1 ? both_tiers(&l1, &c, tokens) : NULL;
@@ -448,7 +448,7 @@ int cmd_mrc(int argc, char **argv)
         ok = tool_mrc_write_svg(svg,
                        a.noperands > 1 ? "merged traces"
                                        : tool_input_name(a.file),
-                       &view, o.l1_label, o.target ? &answer : NULL);
+                       &view, o.l1_label, o.target > 0 ? &answer : NULL);
     else
         outfile_abort(svg);
     free(o.policies.hit);
