@@ -422,6 +422,38 @@ void lct_mrc_curve_free(lct_mrc_curve *curve);
  *   used again libCacheSim's binary heap decides, and so does this one,
  *   move for move: in bytes that changes what is held, never a hit.  In
  *   keys no policy hits more often; in bytes it is not the optimum.
+ * - MRU: the most recently used goes (libCacheSim's MRU, and LMCache's
+ *   older storage backends' cache_policy MRU, which agree).
+ *
+ * LMCache's own multiprocess-server L1 policies, as its eviction_policy
+ * sources define them (lru.py, arc.py, s3fifo.py), driven as the L1
+ * drives them.  They differ from the per-key policies above in how
+ * eviction happens, not only in whom it picks:
+ * - a call's keys act together: at lct_policy_end_call the keys the call
+ *   found are touched, then the keys it missed are created (a store
+ *   after the lookup), all or none: when they do not fit the L1 refuses
+ *   the whole allocation (OUT_OF_MEMORY), as reserve_write does;
+ * - eviction is by pressure, not per insertion: once the cache is at or
+ *   above the trigger watermark of its capacity (0.8 by default, as
+ *   LMCache's EvictionConfig), one cycle asks the policy for
+ *   int(held keys * eviction ratio) victims (0.2; at least 1) and deletes
+ *   them.  LMCache's controller runs its cycle once a second; here it
+ *   runs after each call, so the cache never sits over the watermark
+ *   across calls (lct_policy_set_pressure changes both numbers).
+ * - LMCACHE_LRU: lru.py.  A call's keys are touched and created last to
+ *   first, so the first key of a call is the most recent of it and its
+ *   later keys go first.
+ * - LMCACHE_ARC: arc.py.  T1/T2 resident, B1/B2 ghosts, its capacity the
+ *   most keys ever resident (a count, whatever the keys weigh); a batch
+ *   takes from T1 while T1 holds at least int(p), else from T2; keys are
+ *   processed last to first as in LRU.
+ * - LMCACHE_S3FIFO: s3fifo.py.  New keys enter the small FIFO, a touch
+ *   moves a key to main (and refreshes it there); a batch takes the small
+ *   queue's oldest, then main's.  Its ghost set never promotes in the L1:
+ *   the deletion the eviction causes reports the key removed, which takes
+ *   it out of the ghost set in the same cycle, so a key evicted comes
+ *   back to the small queue.
+ * lct_policy_run and lct_sim end each call themselves.
  */
 typedef enum lct_policy_kind {
     LCT_POLICY_FIFO = 1,
@@ -432,16 +464,25 @@ typedef enum lct_policy_kind {
     LCT_POLICY_ARC,
     LCT_POLICY_S3FIFO,
     LCT_POLICY_BELADY,
+    LCT_POLICY_MRU,
+    LCT_POLICY_LMCACHE_LRU,
+    LCT_POLICY_LMCACHE_ARC,
+    LCT_POLICY_LMCACHE_S3FIFO,
 } lct_policy_kind;
 
 /** The policy's name as `lct` spells it ("fifo", "lru", "clock",
- *  "sieve", "lfu", "arc", "s3fifo", "belady"), or NULL. */
+ *  "sieve", "lfu", "arc", "s3fifo", "belady", "mru", "lmcache-lru",
+ *  "lmcache-arc", "lmcache-s3fifo"), or NULL. */
 const char *lct_policy_name(lct_policy_kind kind);
 /** The policy named @p name (any case).  @return LCT_OK, or
  *  LCT_ERR_INVALID for a name it does not know. */
 lct_status lct_policy_find(const char *name, lct_policy_kind *kind);
 /** The known names, for a message: "fifo, lru, ...". */
 const char *lct_policy_names(void);
+/** Whether the policy acts on a call at a time (LMCache's L1 policies):
+ *  its references need their calls (lct_policy_end_call; for
+ *  lct_policy_run, a stream whose calls were ended, lct_refs_end_call). */
+bool lct_policy_by_call(lct_policy_kind kind);
 
 /**
  * One cache of one capacity under one policy, fed one reference at a
@@ -467,6 +508,23 @@ lct_status lct_policy_new(lct_policy_kind kind, uint64_t capacity,
  */
 int lct_policy_get(lct_policy *policy, uint64_t key, uint64_t bytes,
                    int64_t next_use);
+/**
+ * The end of a call: LMCache's L1 policies apply what the call's
+ * references found and missed (see above), then run an eviction cycle
+ * when the cache is at its watermark; every other policy ignores it.
+ * Call it after each call's last reference.
+ * @return LCT_OK, LCT_ERR_NOMEM (then every later call fails too).
+ */
+int lct_policy_end_call(lct_policy *policy);
+/** LMCache's L1 policies' trigger watermark (a fraction of the capacity
+ *  at which a cycle runs, in (0, 1]) and eviction ratio (the fraction of
+ *  held keys a cycle evicts, in (0, 1]).  @return LCT_OK, or
+ *  LCT_ERR_INVALID (out of range, or another policy). */
+lct_status lct_policy_set_pressure(lct_policy *policy, double watermark,
+                                   double ratio);
+/** Keys LMCache's L1 policies refused because the call's new keys did
+ *  not fit (0 for the others). */
+uint64_t lct_policy_refused(const lct_policy *policy);
 /** What the keys held weigh (keys, or bytes). */
 uint64_t lct_policy_used(const lct_policy *policy);
 /** Whether the cache holds @p key now (a ghost ARC or S3-FIFO only
@@ -516,11 +574,14 @@ typedef struct lct_policy_point {
  * one pass with one lct_policy, the passes shared out over threads; a
  * pass's memory is the keys its cache holds and 4 bytes a distinct key
  * (its slot by key number, one array a thread), besides 8 bytes a
- * reference (16 in bytes) worked out once.  On the stream an lct keys
+ * reference (16 in bytes) worked out once.  LMCache's L1 policies take
+ * the stream's calls as they were ended (lct_refs_end_call).  On the stream an lct keys
  * --oracle-general export is made from, with every_reference, the hits
  * equal cachesim's with that algorithm on the export.
  * @return LCT_OK, LCT_ERR_INVALID (an unknown policy, a capacity of 0 or
- *         above 2^62, a SHARDS-sampled stream), LCT_ERR_NOMEM, LCT_ERR_SYS
+ *         above 2^62, a SHARDS-sampled stream, one of LMCache's L1
+ *         policies on a stream whose calls were not ended), LCT_ERR_NOMEM,
+ *         LCT_ERR_SYS
  *         (a thread would not start).
  */
 lct_status lct_policy_run(const lct_refs *refs,

@@ -240,12 +240,14 @@ static size_t victim(ref_cache *c)
         c->hand = v + 1 < c->n ? (int64_t)c->e[v + 1].key : -1;
         return v;
     case LCT_POLICY_LRU:
+    case LCT_POLICY_MRU:
     case LCT_POLICY_LFU:
     case LCT_POLICY_BELADY:
         for (size_t i = 1; i < c->n; i++) {
             const ref_entry *a = &c->e[i], *b = &c->e[v];
             bool better =
                 c->kind == LCT_POLICY_LRU ? a->reached < b->reached
+                : c->kind == LCT_POLICY_MRU ? a->reached > b->reached
                 : c->kind == LCT_POLICY_LFU
                     ? a->freq < b->freq ||
                           (a->freq == b->freq && a->reached < b->reached)
@@ -327,7 +329,7 @@ static void make_stream(stream *s, size_t n, uint64_t keys, int sizes,
 static const lct_policy_kind kinds[] = {
     LCT_POLICY_FIFO, LCT_POLICY_LRU,    LCT_POLICY_CLOCK,
     LCT_POLICY_SIEVE, LCT_POLICY_LFU,   LCT_POLICY_ARC,
-    LCT_POLICY_S3FIFO, LCT_POLICY_BELADY,
+    LCT_POLICY_S3FIFO, LCT_POLICY_BELADY, LCT_POLICY_MRU,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
@@ -475,6 +477,11 @@ Test(policy, hand_made_corners)
      * (used again at 7, C at 6) */
     hits_of(LCT_POLICY_BELADY, 2, "ABCBACB", got);
     cr_expect_str_eq(got, "...h.h.");
+    /* MRU, 2 keys (libCacheSim's MRU.c and LMCache's cache_policy
+     * mru.py evict the newest): C evicts B; A's hit makes it the newest,
+     * so D evicts A; C still hits, A and B do not */
+    hits_of(LCT_POLICY_MRU, 2, "ABCADCAB", got);
+    cr_expect_str_eq(got, "...h.h..");
 }
 
 Test(policy, names_and_refusals)

@@ -102,9 +102,11 @@ static void help(void)
            "  --policy LIST  other eviction policies beside LRU, each simulated\n"
            "               at each capacity shown (by the prefix rule with\n"
            "               --prefix: token hit ratios), on -j threads:\n"
-           "               fifo, lru, clock, sieve, lfu, arc, s3fifo, belady\n"
-           "               (libCacheSim's; belady is the per-key ceiling,\n"
-           "               Belady order under --prefix);\n"
+           "               fifo, lru, clock, sieve, lfu, arc, s3fifo, belady,\n"
+           "               mru (libCacheSim's; belady is the per-key\n"
+           "               ceiling, Belady order under --prefix);\n"
+           "               lmcache-lru, lmcache-arc, lmcache-s3fifo\n"
+           "               (LMCache's L1 policies, evicting by pressure);\n"
            "               comma-separated\n"
            "  --target R   print instead the least capacity reaching hit ratio\n"
            "               R (0 < R <= 1; the token hit ratio with --prefix),\n"
@@ -280,6 +282,9 @@ static void check_options(mrc_opts *o)
     if (o->policies.n && (o->l1 || o->sample < 1))
         tool_usage_error("mrc", "--policy simulates every key: it takes no "
                          "--l1 or --sample");
+    /* LMCache's L1 policies act on a record's keys together */
+    for (size_t i = 0; i < o->policies.n; i++)
+        o->ops.calls |= lct_policy_by_call(o->policies.kind[i]);
     if (o->by.isolated && !o->by.by)
         tool_usage_error("mrc", "--isolated goes with --by FIELD");
     if (o->by.by && (o->prefix || o->sample < 1 || o->policies.n ||

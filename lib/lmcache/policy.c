@@ -39,6 +39,10 @@ static const struct {
     {"arc", LCT_POLICY_ARC, &lct__policy_arc_ops},
     {"s3fifo", LCT_POLICY_S3FIFO, &lct__policy_s3fifo_ops},
     {"belady", LCT_POLICY_BELADY, &lct__policy_belady_ops},
+    {"mru", LCT_POLICY_MRU, &lct__policy_queue_ops},
+    {"lmcache-lru", LCT_POLICY_LMCACHE_LRU, &lct__policy_mp_ops},
+    {"lmcache-arc", LCT_POLICY_LMCACHE_ARC, &lct__policy_mp_ops},
+    {"lmcache-s3fifo", LCT_POLICY_LMCACHE_S3FIFO, &lct__policy_mp_ops},
 };
 #define NPOLICIES (sizeof policies / sizeof policies[0])
 
@@ -61,9 +65,16 @@ lct_status lct_policy_find(const char *name, lct_policy_kind *kind)
     return LCT_ERR_INVALID;
 }
 
+bool lct_policy_by_call(lct_policy_kind kind)
+{
+    return kind == LCT_POLICY_LMCACHE_LRU || kind == LCT_POLICY_LMCACHE_ARC ||
+           kind == LCT_POLICY_LMCACHE_S3FIFO;
+}
+
 const char *lct_policy_names(void)
 {
-    return "fifo, lru, clock, sieve, lfu, arc, s3fifo, belady";
+    return "fifo, lru, clock, sieve, lfu, arc, s3fifo, belady, mru, "
+           "lmcache-lru, lmcache-arc, lmcache-s3fifo";
 }
 
 /* MARK: FIFO, LRU, CLOCK, SIEVE: one queue, the newest first */
@@ -80,6 +91,7 @@ static int queue_found(lct_policy *p, uint32_t i, int64_t next_use)
     (void)next_use;
     switch (p->kind) {
     case LCT_POLICY_LRU: /* to the newest end */
+    case LCT_POLICY_MRU:
         lct__slot_unlink(p->slots, &p->queue, i);
         lct__slot_push_first(p->slots, &p->queue, i);
         break;
@@ -121,6 +133,8 @@ static uint32_t queue_victim(lct_policy *p)
         p->hand = s[v].prev;
         return v;
     }
+    if (p->kind == LCT_POLICY_MRU)
+        return p->queue.first; /* the newest */
     return p->queue.last; /* FIFO, LRU: the oldest */
 }
 
@@ -192,6 +206,11 @@ int lct_policy_get(lct_policy *p, uint64_t key, uint64_t bytes,
     if (p->broken)
         return LCT_ERR_NOMEM;
     const lct__policy_ops *ops = p->ops;
+    if (ops->get) {
+        int held = ops->get(p, key, bytes);
+        p->broken = held < 0;
+        return held;
+    }
     p->ghost_hit = false;
     uint32_t at = lct__policy_lookup(p, key);
     if (at) {
@@ -230,6 +249,35 @@ bool lct__policy_set_capacity(lct_policy *p, uint64_t capacity)
     return true;
 }
 
+int lct_policy_end_call(lct_policy *p)
+{
+    if (!p)
+        return LCT_ERR_INVALID;
+    if (p->broken)
+        return LCT_ERR_NOMEM;
+    if (!p->ops->end_call)
+        return LCT_OK;
+    int st = p->ops->end_call(p);
+    p->broken = st < 0;
+    return st;
+}
+
+lct_status lct_policy_set_pressure(lct_policy *p, double watermark,
+                                   double ratio)
+{
+    if (!p || !p->ops->end_call || !(watermark > 0 && watermark <= 1) ||
+        !(ratio > 0 && ratio <= 1))
+        return LCT_ERR_INVALID;
+    p->watermark = watermark;
+    p->ratio = ratio;
+    return LCT_OK;
+}
+
+uint64_t lct_policy_refused(const lct_policy *p)
+{
+    return p ? p->refused : 0;
+}
+
 uint64_t lct_policy_used(const lct_policy *p)
 {
     return p ? p->used : 0;
@@ -259,5 +307,9 @@ void lct_policy_free(lct_policy *p)
     free(p->slots);
     free(p->buckets);
     free(p->heap);
+    free(p->call_key);
+    free(p->call_bytes);
+    free(p->call_found);
+    free(p->victims);
     free(p);
 }

@@ -73,6 +73,18 @@ struct lct_policy {
     bool arc_in_b1, arc_in_b2;
     /* S3-FIFO: the small queue's, main's and the ghost queue's sizes */
     uint64_t small_size, main_size, ghost_size;
+    /* LMCache's L1 policies (policy_mp.c): the call's references not
+     * yet applied (key, weight, whether found held), what a list holds
+     * in keys, the victims of a cycle, the pressure, ARC's capacity in
+     * keys, the keys refused for want of room */
+    uint64_t *call_key, *call_bytes;
+    bool *call_found;
+    uint32_t ncall, call_room;
+    uint32_t list_n[4];
+    uint32_t *victims;
+    uint32_t victim_room;
+    double watermark, ratio;
+    uint64_t arc_capacity, refused;
     uint64_t inserted; /* keys inserted: held now, or evicted since */
     bool broken; /* memory ran out mid-update: every later call fails */
 };
@@ -118,6 +130,11 @@ struct lct__policy_ops {
     /* Insert key: 1 inserted, 0 declined, <0 an error. */
     int (*insert)(lct_policy *p, uint64_t key, uint64_t bytes,
                   int64_t next_use);
+    /* LMCache's L1 policies, which act on a call at a time: a reference
+     * (1 found held, 0 not) and the call's end (LCT_OK, or <0); NULL for
+     * the per-reference policies above. */
+    int (*get)(lct_policy *p, uint64_t key, uint64_t bytes);
+    int (*end_call)(lct_policy *p);
 };
 
 extern const lct__policy_ops lct__policy_queue_ops; /* FIFO, LRU, CLOCK,
@@ -126,6 +143,8 @@ extern const lct__policy_ops lct__policy_lfu_ops;
 extern const lct__policy_ops lct__policy_belady_ops;
 extern const lct__policy_ops lct__policy_arc_ops;
 extern const lct__policy_ops lct__policy_s3fifo_ops;
+extern const lct__policy_ops lct__policy_mp_ops; /* LMCACHE_LRU, _ARC,
+                                                    _S3FIFO */
 
 /* The array at *array (of *room elements of size bytes) grown to twice
  * its room, or `first` elements when it has none, as lct__grow_zeroed

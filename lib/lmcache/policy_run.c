@@ -62,6 +62,8 @@ static int run_job(run_shared *sh, size_t job, uint32_t *dense)
             __builtin_prefetch(&dense[sh->key[c.i + 16]]);
         uint64_t bytes = sh->sizes ? sh->sizes[c.i] : 1;
         uint32_t next = sh->next[c.i];
+        if ((c.ref->size & LCT__REF_CALL) && lct_policy_end_call(p) < 0)
+            break;
         int hit = lct_policy_get(p, sh->key[c.i], bytes,
                                  next ? (int64_t)next : INT64_MAX);
         if (hit < 0)
@@ -133,6 +135,16 @@ lct_status lct_policy_run(const lct_refs *refs,
             return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                              "lct_policy_run: a capacity of 0 or above "
                              "2^62");
+    /* a stream whose calls were ended flags its first reference */
+    bool calls = refs->nparts && refs->parts[0].n &&
+                 (lct__part_at(&refs->parts[0], 0)->size & LCT__REF_CALL);
+    for (size_t k = 0; k < opts->nkinds; k++)
+        if (lct_policy_by_call(opts->kinds[k]) && refs->n && !calls)
+            return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                             "lct_policy_run: %s acts on calls, and the "
+                             "stream's calls were not ended "
+                             "(lct_refs_end_call)",
+                             lct_policy_name(opts->kinds[k]));
     if (ncap == 0)
         return LCT_OK;
     run_shared sh = {.refs = refs, .opts = opts, .capacities = capacities,

@@ -380,6 +380,8 @@ static bool run_call(sim *s)
                 return false;
         }
     }
+    if (s->policy && lct_policy_end_call(s->policy) < 0)
+        return false;
     s->ncall = 0;
     s->call_tokens_given = false;
     return true;
@@ -590,6 +592,9 @@ static bool push(lct_sim *x, uint64_t id, uint64_t bytes, double t,
     }
     uint64_t weight = x->o.l1_in_bytes && bytes ? bytes : 1;
     x->l1_bypassed += weight > x->o.l1_capacity;
+    /* the L1's previous call ends where this one begins */
+    if ((flags & LCT__REF_CALL) && lct_policy_end_call(x->l1p) < 0)
+        return false;
     return ok && lct_policy_get(x->l1p, k, weight, INT64_MAX) >= 0;
 }
 
@@ -734,6 +739,8 @@ lct_status lct_sim_finish(lct_sim *x, lct_sim_report *out, lct_error *err)
     x->r.l1.evictions = x->l1.evictions;
     x->r.l1.bypassed = x->l1.bypassed;
     if (x->l1p) {
+        if (lct_policy_end_call(x->l1p) < 0)
+            return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
         x->r.l1.evictions = lct_policy_evictions(x->l1p);
         x->r.l1.bypassed = x->l1_bypassed;
     }

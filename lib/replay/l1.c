@@ -64,6 +64,11 @@ bool lct__l1_touch(lct__l1 *l1, uint64_t id, uint64_t bytes, bool *held)
     return true;
 }
 
+bool lct__l1_end_call(lct__l1 *l1)
+{
+    return !l1->policy || lct_policy_end_call(l1->policy) >= 0;
+}
+
 uint64_t lct__l1_evictions(const lct__l1 *l1)
 {
     return l1->policy ? lct_policy_evictions(l1->policy) : l1->lru.evictions;

@@ -338,6 +338,8 @@ static bool plan_record(planner *p, const lct_record *rec)
             return false;
         if (rc < 0)
             p->r->keys_unreadable++;
+        if (p->has_l1 && !lct__l1_end_call(&p->l1))
+            return !(p->nomem = true);
     }
     if (issued)
         p->r->records_issued++;

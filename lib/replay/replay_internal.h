@@ -194,6 +194,9 @@ bool lct__l1_init(lct__l1 *l1, uint64_t capacity, bool in_bytes,
 /* Key id becomes L1's most recent (goes through its policy); whether L1
  * held it before.  False when memory ran out. */
 bool lct__l1_touch(lct__l1 *l1, uint64_t id, uint64_t bytes, bool *held);
+/* The end of a call's keys (LMCache's L1 policies act on a call at a
+ * time); false when memory ran out. */
+bool lct__l1_end_call(lct__l1 *l1);
 uint64_t lct__l1_evictions(const lct__l1 *l1);
 uint64_t lct__l1_bypassed(const lct__l1 *l1);
 void lct__l1_free(lct__l1 *l1);

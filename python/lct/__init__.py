@@ -638,7 +638,8 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
     exact curve's, belady's the per-key ceiling.  With prefix=True they
     count by the prefix rule and a ``NAME_token_hit_ratio`` column comes
     too (Belady order is then no ceiling).  Known: fifo, lru, clock,
-    sieve, lfu, arc, s3fifo, belady.  Not with sample.
+    sieve, lfu, arc, s3fifo, belady, mru, and LMCache's L1 policies
+    lmcache-lru, lmcache-arc, lmcache-s3fifo.  Not with sample.
     """
     np = _numpy()
     pd = _pandas()
@@ -744,8 +745,9 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
     what an L1 of that capacity in front did (the cache simulated is then
     the L2 behind it).  capacity and l1: keys (an int, or "1000keys") or
     bytes ("64G", "1.5TiB").  policy= the cache's eviction policy (``lct
-    sim --policy``: lru, fifo, clock, sieve, lfu, arc, s3fifo, as
-    libCacheSim has them; not belady, which needs the trace's future);
+    sim --policy``: lru, fifo, clock, sieve, lfu, arc, s3fifo, mru, as
+    libCacheSim has them; lmcache-lru, lmcache-arc, lmcache-s3fifo, as
+    LMCache's L1 runs them; not belady, which needs the trace's future);
     per_key=True counts every chunk of a lookup found, not only its
     leading run; l1_policy= the L1's own policy.
     """

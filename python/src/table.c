@@ -1232,6 +1232,8 @@ PyObject *lctpy_mrc(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     keywalk w = {.calls = prefix, .lookups_only = lookups_only};
+    for (size_t k = 0; k < nkinds; k++) /* LMCache's L1 policies */
+        w.calls |= lct_policy_by_call(kinds[k]);
     PyObject *out = NULL;
     lct_mrc *ms[LCT_MRC_CURVE_MAX_SAMPLES] = {NULL};
     /* exact: computed as the trace is read, in memory by keys */

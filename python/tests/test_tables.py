@@ -198,6 +198,17 @@ def test_policies_are_lct_mrc_policy():
                 assert float(row[col]) == got[col], (opts, name, got["keys"])
             assert got["lru_hit_ratio"] == got["hit_ratio"]
             assert got["belady_hit_ratio"] >= got["arc_hit_ratio"]
+    # LMCache's L1 policies act on a record's keys together: the module
+    # must end each call as the tool does, or they would hold nothing
+    mp = ["lmcache-lru", "lmcache-arc", "lmcache-s3fifo", "mru"]
+    rows = list(csv.DictReader(io.StringIO(tool(
+        "mrc", "-q", "--csv", "--policy", ",".join(mp), path))))
+    m = lct.mrc(path, policies=mp)
+    assert m["lmcache-lru_hit_ratio"].max() > 0.1
+    for row, (_, got) in zip(rows, m.iterrows()):
+        for name in mp:
+            col = name + "_hit_ratio"
+            assert float(row[col]) == got[col], (name, got["keys"])
     rows = list(csv.DictReader(io.StringIO(tool(
         "mrc", "-q", "--csv", "--prefix", "--policy", "lru,sieve", path))))
     m = lct.mrc(path, prefix=True, policies=["lru", "sieve"])
