@@ -553,6 +553,9 @@ typedef struct lct_policy_run_options {
      *  Belady order, which under this rule is not provably optimal. */
     bool prefix;
     unsigned threads; /**< 0: one per usable CPU */
+    /** LMCache's L1 policies' trigger watermark and eviction ratio
+     *  (lct_policy_set_pressure; 0: 0.8 and 0.2, LMCache's defaults). */
+    double watermark, eviction_ratio;
     /** Called after each policy and capacity is done (from any of the
      *  threads, one call at a time), or NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
@@ -623,6 +626,9 @@ typedef struct lct_sim_options {
      *  t_mono from 0 (a lookup falls in the window of its t_mono's
      *  whole seconds, as the stream keeps them). */
     uint32_t window_seconds;
+    /** LMCache's L1 policies' trigger watermark and eviction ratio, for
+     *  the cache and the L1 (lct_policy_set_pressure; 0: 0.8 and 0.2). */
+    double watermark, eviction_ratio;
 } lct_sim_options;
 
 /** The lookups of one window of time (lct_sim_options.window_seconds):
@@ -708,6 +714,8 @@ typedef struct lct_sim_report {
     uint64_t occupancy_keys, occupancy_bytes; /**< held at the end */
     uint64_t evictions;           /**< keys pushed out to make room */
     uint64_t bypassed;            /**< references too heavy to insert */
+    uint64_t refused;             /**< LMCache's L1 policies: keys a call
+                                       could not store, for want of room */
     /** Per lookup, positions hit over its positions: how many hit none
      *  and all; the mean and p25, p50, p75, p90, p99 (exact); counts
      *  in 5% bins, the 21st holding exactly 100%. */

@@ -504,3 +504,84 @@ Test(policy_mp, names_and_refusals)
     cr_expect_eq(lct_policy_set_pressure(p, 0.8, 1.5), LCT_ERR_INVALID);
     lct_policy_free(p);
 }
+
+/* MARK: through lct_policy_run */
+
+/* Calls of 1 to 5 keys, reads and writes, each ended; the keys of each
+ * call as they were fed, in keys[] (calls[] says where each ends). */
+static lct_refs *calls_of(uint64_t seed, uint64_t *keys, size_t *ends,
+                          size_t *ncalls)
+{
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    uint64_t s = seed;
+    size_t n = 0;
+    for (size_t c = 0; c < 400; c++) {
+        size_t len = 1 + rng(&s) % 5;
+        bool read = rng(&s) % 3 != 0;
+        for (size_t j = 0; j < len; j++) {
+            keys[n] = 1 + (rng(&s) % 3 ? rng(&s) % 20 : 20 + rng(&s) % 60);
+            cr_assert_eq(lct_refs_add(r, keys[n], 1, (double)c, read),
+                         LCT_OK);
+            n++;
+        }
+        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+        ends[c] = n;
+    }
+    *ncalls = 400;
+    return r;
+}
+
+Test(policy_mp, a_run_is_the_cache_fed_call_by_call_under_its_pressure)
+{
+    static uint64_t keys[2000];
+    static size_t ends[400];
+    size_t ncalls;
+    lct_refs *r = calls_of(11, keys, ends, &ncalls);
+    uint64_t caps[] = {3, 10, 25, 60};
+    for (size_t k = 0; k < 3; k++) {
+        for (int custom = 0; custom <= 1; custom++) {
+            lct_policy_run_options o = {
+                .kinds = &mp_kinds[k], .nkinds = 1, .every_reference = true,
+                .threads = 2, .watermark = custom ? 1.0 : 0,
+                .eviction_ratio = custom ? 0.05 : 0};
+            lct_policy_point pts[4];
+            cr_assert_eq(lct_policy_run(r, &o, caps, 4, pts, NULL), LCT_OK);
+            for (size_t i = 0; i < 4; i++) {
+                lct_policy *p;
+                cr_assert_eq(lct_policy_new(mp_kinds[k], caps[i], &p, NULL),
+                             LCT_OK);
+                if (custom)
+                    lct_policy_set_pressure(p, 1.0, 0.05);
+                uint64_t hits = 0;
+                for (size_t c = 0, j = 0; c < ncalls; c++) {
+                    for (; j < ends[c]; j++)
+                        hits += lct_policy_get(p, keys[j], 1, INT64_MAX) == 1;
+                    cr_assert_eq(lct_policy_end_call(p), LCT_OK);
+                }
+                cr_expect_eq(pts[i].hits, hits, "%s cap %llu custom %d",
+                             lct_policy_name(mp_kinds[k]),
+                             (unsigned long long)caps[i], custom);
+                cr_expect_eq(pts[i].requests, ends[ncalls - 1]);
+                lct_policy_free(p);
+            }
+        }
+    }
+    lct_refs_free(r);
+    /* a stream whose calls were not ended is refused, not run as one call */
+    lct_refs *flat;
+    cr_assert_eq(lct_refs_new(&flat), LCT_OK);
+    cr_assert_eq(lct_refs_add(flat, 1, 1, 0, true), LCT_OK);
+    lct_policy_run_options o = {.kinds = &mp_kinds[0], .nkinds = 1};
+    lct_policy_point pt;
+    lct_error err;
+    cr_expect_eq(lct_policy_run(flat, &o, caps, 1, &pt, &err),
+                 LCT_ERR_INVALID);
+    cr_expect(strstr(err.message, "lmcache-lru acts on calls") != NULL,
+              "%s", err.message);
+    o.kinds = &(lct_policy_kind){LCT_POLICY_LRU};
+    o.watermark = 1.5;
+    cr_expect_eq(lct_policy_run(flat, &o, caps, 1, &pt, NULL),
+                 LCT_ERR_INVALID);
+    lct_refs_free(flat);
+}

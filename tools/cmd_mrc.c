@@ -31,7 +31,9 @@ enum {
     OPT_POLICY,
     OPT_TARGET,
     OPT_BY,
-    OPT_ISOLATED
+    OPT_ISOLATED,
+    OPT_WATERMARK,
+    OPT_EVICTION_RATIO
 };
 
 /* Independently salted samples at most (--samples). */
@@ -63,7 +65,8 @@ static void help(void)
     printf("usage: lct mrc [-q] [-j N] [--csv | --json] [--svg FILE]\n"
            "               [--requests reads|all] [--sample R [--seed S]\n"
            "               [--samples K]] [--prefix [--lookups-only]\n"
-           "               [--chunk-size N] [--l1 CAP]] [--policy LIST]\n"
+           "               [--chunk-size N] [--l1 CAP]] [--policy LIST\n"
+           "               [--watermark W] [--eviction-ratio R]]\n"
            "               [--target R] [--by FIELD [--isolated]]\n"
            "               [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
@@ -108,6 +111,10 @@ static void help(void)
            "               lmcache-lru, lmcache-arc, lmcache-s3fifo\n"
            "               (LMCache's L1 policies, evicting by pressure);\n"
            "               comma-separated\n"
+           "  --watermark W  LMCache's L1 policies run a cycle at this\n"
+           "               fraction of the capacity (default 0.8)\n"
+           "  --eviction-ratio R  the fraction of held keys a cycle\n"
+           "               evicts (default 0.2)\n"
            "  --target R   print instead the least capacity reaching hit ratio\n"
            "               R (0 < R <= 1; the token hit ratio with --prefix),\n"
            "               in keys and in bytes: LRU's from the exact curve\n"
@@ -173,6 +180,12 @@ static void on_option(void *ctx, int c, const char *arg)
         o->by.isolated = true;
     } else if (c == OPT_POLICY) {
         tool_mrc_policies_parse(&o->policies, arg);
+    } else if (c == OPT_WATERMARK) {
+        o->policies.watermark =
+            tool_parse_fraction("mrc", "--watermark", arg);
+    } else if (c == OPT_EVICTION_RATIO) {
+        o->policies.eviction_ratio =
+            tool_parse_fraction("mrc", "--eviction-ratio", arg);
     } else if (c == OPT_REQUESTS) {
         if (strcmp(arg, "reads") != 0 && strcmp(arg, "all") != 0)
             tool_usage_error("mrc", "--requests is reads or all, not '%s'",
@@ -394,6 +407,8 @@ static const struct option mrc_options[] = {
     {"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
     {"l1", required_argument, NULL, OPT_L1},
     {"policy", required_argument, NULL, OPT_POLICY},
+    {"watermark", required_argument, NULL, OPT_WATERMARK},
+    {"eviction-ratio", required_argument, NULL, OPT_EVICTION_RATIO},
     {"target", required_argument, NULL, OPT_TARGET},
     {"by", required_argument, NULL, OPT_BY},
     {"isolated", no_argument, NULL, OPT_ISOLATED},

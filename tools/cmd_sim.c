@@ -25,7 +25,9 @@ enum {
     OPT_POLICY,
     OPT_PER_KEY,
     OPT_L1_POLICY,
-    OPT_WINDOW
+    OPT_WINDOW,
+    OPT_WATERMARK,
+    OPT_EVICTION_RATIO
 };
 
 /* --capacity A,B,...: capacities simulated in one pass at most. */
@@ -52,7 +54,7 @@ static void help(void)
            "               [--json | --csv] [--svg FILE] [--window T]\n"
            "               [--lookups-only] [--chunk-size N]\n"
            "               [--l1 CAP [--l1-policy NAME]] [--policy NAME]\n"
-           "               [--per-key]\n"
+           "               [--per-key] [--watermark W] [--eviction-ratio R]\n"
            "               [--points N] [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
@@ -90,6 +92,10 @@ static void help(void)
            "  --l1 CAP     an LRU L1 of CAP in front: the cache simulated is\n"
            "               the L2 behind it (L1's misses, every store)\n"
            "  --l1-policy NAME  the L1's own eviction policy (default lru)\n"
+           "  --watermark W  LMCache's L1 policies run a cycle at this\n"
+           "               fraction of the capacity (default 0.8)\n"
+           "  --eviction-ratio R  the fraction of held keys a cycle\n"
+           "               evicts (default 0.2)\n"
            "  --points N   points of the cumulative series in JSON and the\n"
            "               chart (default 100)\n"
            "  --svg FILE   also draw the seven panels as an SVG chart\n"
@@ -188,6 +194,11 @@ static void on_option(void *ctx, int c, const char *arg)
             o->sim.l1_policy = k;
     } else if (c == OPT_PER_KEY) {
         o->sim.per_key = true;
+    } else if (c == OPT_WATERMARK) {
+        o->sim.watermark = tool_parse_fraction("sim", "--watermark", arg);
+    } else if (c == OPT_EVICTION_RATIO) {
+        o->sim.eviction_ratio =
+            tool_parse_fraction("sim", "--eviction-ratio", arg);
     }
 }
 
@@ -367,6 +378,8 @@ int cmd_sim(int argc, char **argv)
         {"l1", required_argument, NULL, OPT_L1},
         {"policy", required_argument, NULL, OPT_POLICY},
         {"per-key", no_argument, NULL, OPT_PER_KEY},
+        {"watermark", required_argument, NULL, OPT_WATERMARK},
+        {"eviction-ratio", required_argument, NULL, OPT_EVICTION_RATIO},
         {"l1-policy", required_argument, NULL, OPT_L1_POLICY},
         {"window", required_argument, NULL, OPT_WINDOW},
         {NULL, 0, NULL, 0}};

@@ -23,6 +23,8 @@ typedef struct tool_mrc_policies {
                     hit[k * points + i] */
     double *token_hit; /* the same by the prefix rule's positions, or
                           NULL per key */
+    double watermark, eviction_ratio; /* LMCache's L1 policies' (0: the
+                                         defaults) */
 } tool_mrc_policies;
 
 /* The comma-separated names; an unknown one is a usage error naming

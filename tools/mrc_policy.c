@@ -83,6 +83,8 @@ bool tool_mrc_policies_run(tool_mrc_policies *p, const lct_refs *refs,
     lct_policy_run_options o = {.kinds = sim, .nkinds = nsim,
                                 .every_reference = every,
                                 .prefix = lru_tokens != NULL, .threads = jobs,
+                                .watermark = p->watermark,
+                                .eviction_ratio = p->eviction_ratio,
                                 .progress = on_progress,
                                 .progress_ctx = &pc};
     lct_error err;

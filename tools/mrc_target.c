@@ -147,14 +147,16 @@ static void lru_answers(answers *out, const lct_mrc *m,
 }
 
 /* One policy's ratio at each of n capacities, one simulation each. */
-static bool run_points(const lct_refs *refs, lct_policy_kind kind,
-                       bool every, bool prefix, unsigned jobs,
+static bool run_points(const lct_refs *refs, const tool_mrc_policies *pol,
+                       size_t k, bool every, bool prefix, unsigned jobs,
                        const uint64_t *caps, size_t n, double *ratio)
 {
     lct_policy_point pts[64];
-    lct_policy_run_options o = {.kinds = &kind, .nkinds = 1,
+    lct_policy_run_options o = {.kinds = &pol->kind[k], .nkinds = 1,
                                 .every_reference = every, .prefix = prefix,
-                                .threads = jobs};
+                                .threads = jobs,
+                                .watermark = pol->watermark,
+                                .eviction_ratio = pol->eviction_ratio};
     lct_error err;
     if (lct_policy_run(refs, &o, caps, n, pts, &err) != LCT_OK) {
         fprintf(stderr, "%s mrc: %s\n", tool_name, err.message);
@@ -176,12 +178,13 @@ static bool run_points(const lct_refs *refs, lct_policy_kind kind,
  * need not on every trace (Belady's anomaly): then it is the least of
  * the capacities it tried. */
 static bool policy_answer(answer *an, const lct_refs *refs,
-                          lct_policy_kind kind, bool every, bool prefix,
+                          const tool_mrc_policies *pol, size_t k,
+                          bool every, bool prefix,
                           unsigned jobs, uint64_t distinct, double target)
 {
     uint64_t lo = 1, hi = distinct ? distinct : 1;
     double r_hi;
-    if (!run_points(refs, kind, every, prefix, jobs, &hi, 1, &r_hi))
+    if (!run_points(refs, pol, k, every, prefix, jobs, &hi, 1, &r_hi))
         return false;
     an->ceiling = r_hi;
     if (r_hi < target)
@@ -198,7 +201,7 @@ static bool policy_answer(answer *an, const lct_refs *refs,
             if (n == 0 || c > caps[n - 1])
                 caps[n++] = c;
         }
-        if (!run_points(refs, kind, every, prefix, jobs, caps, n, r))
+        if (!run_points(refs, pol, k, every, prefix, jobs, caps, n, r))
             return false;
         size_t i = 0;
         while (i < n && r[i] < target)
@@ -327,7 +330,7 @@ bool tool_mrc_target(const tool_args *a, const tool_mrc_target_in *in,
             continue; /* the curve's own, above */
         answer *an = &as.a[as.n++];
         *an = (answer){.policy = lct_policy_name(in->policies->kind[k])};
-        if (!policy_answer(an, in->refs, in->policies->kind[k],
+        if (!policy_answer(an, in->refs, in->policies, k,
                            t.every_reference, t.prefix, a->jobs,
                            t.distinct_keys, in->target))
             return false;

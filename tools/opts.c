@@ -52,6 +52,17 @@ double tool_parse_seconds(const char *cmd, const char *opt, const char *arg)
     return d;
 }
 
+double tool_parse_fraction(const char *cmd, const char *opt,
+                           const char *arg)
+{
+    char *end;
+    double d = strtod(arg, &end);
+    if (end == arg || *end != '\0' || !(d > 0 && d <= 1))
+        tool_usage_error(cmd, "%s '%s' is not a fraction in (0, 1]", opt,
+                         arg);
+    return d;
+}
+
 uint64_t tool_parse_size(const char *cmd, const char *opt, const char *arg)
 {
     char *end;

@@ -131,10 +131,11 @@ void tool_sim_json(const lct_sim_report *r, uint64_t chunk,
     tool_put_json_double(r->mean_key_bytes);
     printf(",\"occupancy_keys\":%" PRIu64 ",\"occupancy_bytes\":%" PRIu64
            ",\"evictions\":%" PRIu64 ",\"bypassed\":%" PRIu64
+           ",\"refused\":%" PRIu64
            ",\"requests_no_hit\":%" PRIu64 ",\"requests_all_hit\":%" PRIu64
            ",\"request_hit_rate\":{\"mean\":",
            r->occupancy_keys, r->occupancy_bytes, r->evictions, r->bypassed,
-           r->calls_no_hit, r->calls_all_hit);
+           r->refused, r->calls_no_hit, r->calls_all_hit);
     json_request_tail(r, o->window_seconds);
     fputs("]}\n", stdout);
 }

@@ -182,6 +182,11 @@ void tool_sim_text(const lct_sim_report *r, bool tokens,
     printf("  Total evictions    : ");
     put_count(r->evictions);
     putchar('\n');
+    if (r->refused) { /* LMCache's L1 policies: a call that did not fit */
+        printf("  Keys refused       : ");
+        put_count(r->refused);
+        printf(" (a call's new keys did not fit)\n");
+    }
     if (r->span.count) {
         heading("Stat 6 \u2014 Global span distribution (chunks between "
                 "last store and hit)");

@@ -151,6 +151,9 @@ lct_reader *tool_start(const tool_cmd *cmd, int argc, char **argv,
 /* Parse a non-negative count or a float option; usage error if bad. */
 long long tool_parse_count(const char *cmd, const char *opt, const char *arg);
 double tool_parse_seconds(const char *cmd, const char *opt, const char *arg);
+/* A number in (0, 1] (--watermark 0.8), or a usage error. */
+double tool_parse_fraction(const char *cmd, const char *opt,
+                           const char *arg);
 /* A size in bytes, 1 to 4 GiB, with an optional K, M or G. */
 uint64_t tool_parse_size(const char *cmd, const char *opt, const char *arg);
 /* A cache capacity: keys ("1000", "1000keys") or bytes with B, K, M, G

@@ -51,6 +51,9 @@ static int run_job(run_shared *sh, size_t job, uint32_t *dense)
     int st = lct_policy_new(o->kinds[job / sh->ncap], capacity, &p, NULL);
     if (st != LCT_OK)
         return st;
+    if (lct_policy_by_call(p->kind) && (o->watermark || o->eviction_ratio))
+        lct_policy_set_pressure(p, o->watermark ? o->watermark : 0.8,
+                                o->eviction_ratio ? o->eviction_ratio : 0.2);
     /* keys by their numbers: an array of them, not a map */
     p->dense = dense;
     *pt = (lct_policy_point){.capacity = capacity};
@@ -130,6 +133,11 @@ lct_status lct_policy_run(const lct_refs *refs,
         if (!lct_policy_name(opts->kinds[k]))
             return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                              "lct_policy_run: unknown policy");
+    if (opts->watermark < 0 || opts->watermark > 1 ||
+        opts->eviction_ratio < 0 || opts->eviction_ratio > 1)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_policy_run: a watermark or eviction ratio "
+                         "outside (0, 1]");
     for (size_t i = 0; i < ncap; i++)
         if (capacities[i] == 0 || capacities[i] > UINT64_C(1) << 62)
             return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,

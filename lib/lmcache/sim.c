@@ -449,6 +449,7 @@ static bool finish(sim *s, size_t nkeys)
     r->evictions = s->policy ? lct_policy_evictions(s->policy)
                              : s->cache.evictions;
     r->bypassed = s->cache.bypassed;
+    r->refused = s->policy ? lct_policy_refused(s->policy) : 0;
     r->distinct_keys = nkeys;
     r->mean_key_bytes = nkeys ? (double)bytes / (double)nkeys : 0;
     r->key_bytes = s->key_bytes;
@@ -598,6 +599,14 @@ static bool push(lct_sim *x, uint64_t id, uint64_t bytes, double t,
     return ok && lct_policy_get(x->l1p, k, weight, INT64_MAX) >= 0;
 }
 
+/* LMCache's L1 policies under the pressure asked, where one was */
+static void pressure(lct_policy *p, const lct_sim_options *o)
+{
+    if (lct_policy_by_call(p->kind) && (o->watermark || o->eviction_ratio))
+        lct_policy_set_pressure(p, o->watermark ? o->watermark : 0.8,
+                                o->eviction_ratio ? o->eviction_ratio : 0.2);
+}
+
 lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
                        lct_error *err)
 {
@@ -613,6 +622,11 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sim_new: a policy lct_sim runs (not belady, "
                          "which needs the stream's future: lct_policy_run)");
+    if (opts->watermark < 0 || opts->watermark > 1 ||
+        opts->eviction_ratio < 0 || opts->eviction_ratio > 1)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_sim_new: a watermark or eviction ratio "
+                         "outside (0, 1]");
     lct_sim *x = calloc(1, sizeof *x);
     if (!x)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
@@ -640,6 +654,7 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
             lct_sim_free(x);
             return st;
         }
+        pressure(x->l1p, &x->o);
     }
     if (x->o.policy && x->o.policy != LCT_POLICY_LRU) {
         lct_status st = lct_policy_new(
@@ -649,6 +664,7 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
             lct_sim_free(x);
             return st;
         }
+        pressure(x->s.policy, &x->o);
     }
     if (!(x->r.series = calloc(x->o.series_points + 1,
                                sizeof *x->r.series))) {

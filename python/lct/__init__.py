@@ -729,10 +729,21 @@ def _capacity(name, v):
     return int(scaled), True
 
 
+def _fraction(name, value):
+    """A fraction in (0, 1], or 0 for None (the library's default)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number in (0, 1]")
+    if not 0 < value <= 1:
+        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    return float(value)
+
+
 def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
         until=None, lookups_only: bool = False, l1=None, chunk_size=None,
         points: int = 100, policy: str = "lru", per_key: bool = False,
-        l1_policy: str = "lru"):
+        l1_policy: str = "lru", watermark=None, eviction_ratio=None):
     """LMCache's cache simulator at one capacity (``lct sim``), as a pandas
     DataFrame of its distributions, one row each (hit_prefix_chunks,
     request_chunks, chunk_reuse, span, lru_position: count, mean, max,
@@ -749,7 +760,10 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
     libCacheSim has them; lmcache-lru, lmcache-arc, lmcache-s3fifo, as
     LMCache's L1 runs them; not belady, which needs the trace's future);
     per_key=True counts every chunk of a lookup found, not only its
-    leading run; l1_policy= the L1's own policy.
+    leading run; l1_policy= the L1's own policy.  watermark= and
+    eviction_ratio= (in (0, 1]; default 0.8 and 0.2) set the pressure
+    LMCache's L1 policies evict at; attrs["refused"] counts the keys they
+    could not store for want of room.
     """
     pd = _pandas()
     cap, in_bytes = _capacity("capacity", capacity)
@@ -765,7 +779,9 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
                        _patterns(write), _patterns(qualname), s, u, ws, wu,
                        bool(lookups_only), l1_cap, l1_bytes, points,
                        _log_for("sim", path), chunk_size or 0, str(policy),
-                       bool(per_key), str(l1_policy))
+                       bool(per_key), str(l1_policy),
+                       _fraction("watermark", watermark),
+                       _fraction("eviction_ratio", eviction_ratio))
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
     dists = raw.pop("distributions")

@@ -120,7 +120,8 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
                               "wall_since", "wall_until", "lookups_only",
                               "l1_capacity", "l1_in_bytes", "points", "log",
                               "chunk_tokens", "policy", "per_key",
-                              "l1_policy", NULL};
+                              "l1_policy", "watermark", "eviction_ratio",
+                              NULL};
     PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
              *since = Py_None, *until = Py_None, *wsince = Py_None,
              *wuntil = Py_None, *log = Py_None;
@@ -128,12 +129,13 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
     int in_bytes = 0, lookups_only = 0, l1_bytes = 0, per_key = 0;
     const char *policy = NULL, *l1_policy = NULL;
     unsigned points = 0;
+    double watermark = 0, ratio = 0;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "O&K|pOOOOOOOpKpIOKzpz", kwnames,
+            args, kw, "O&K|pOOOOOOOpKpIOKzpzdd", kwnames,
             PyUnicode_FSConverter, &path_obj, &capacity, &in_bytes, &reads,
             &writes, &quals, &since, &until, &wsince, &wuntil, &lookups_only,
             &l1_capacity, &l1_bytes, &points, &log, &chunk_tokens, &policy,
-            &per_key, &l1_policy))
+            &per_key, &l1_policy, &watermark, &ratio))
         return NULL;
     lct_policy_kind kind = LCT_POLICY_LRU, l1_kind = LCT_POLICY_LRU;
     const char *bad = policy && lct_policy_find(policy, &kind) != LCT_OK
@@ -153,7 +155,8 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
                          .chunk_tokens = chunk_tokens,
                          .l1_capacity = l1_capacity, .l1_in_bytes = l1_bytes,
                          .policy = kind, .per_key = per_key,
-                         .l1_policy = l1_kind};
+                         .l1_policy = l1_kind, .watermark = watermark,
+                         .eviction_ratio = ratio};
     lct_sim *sim;
     lct_sim_report r;
     lct_error err = {0};
@@ -173,6 +176,11 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
         PyErr_SetString(PyExc_MemoryError, err.message);
     else if (ok) {
         out = report_dict(&r);
+        PyObject *refused = PyLong_FromUnsignedLongLong(r.refused);
+        if (out && (!refused ||
+                    PyDict_SetItemString(out, "refused", refused) != 0))
+            Py_CLEAR(out);
+        Py_XDECREF(refused);
         PyObject *front = out && r.has_l1 ? l1_dict(&r.l1) : NULL;
         if (out && r.has_l1 &&
             (!front || PyDict_SetItemString(out, "l1", front) != 0))

@@ -208,6 +208,23 @@ def test_sim_is_lct_sims_report():
     # another policy changes the hits; belady and unknown names refused
     assert lct.sim(SAMPLE, "4GiB", policy="sieve").attrs["hit_chunks"] != \
         lct.sim(SAMPLE, "4GiB").attrs["hit_chunks"]
+    # LMCache's L1 policies under a pressure: the tool's own numbers
+    cli = json.loads(subprocess.run(
+        [LCT, "sim", "-q", "--json", "--capacity", "4GiB", "--policy",
+         "lmcache-lru", "--watermark", "1", "--eviction-ratio", "0.05",
+         SAMPLE], check=True, capture_output=True, text=True).stdout)
+    a = lct.sim(SAMPLE, "4GiB", policy="lmcache-lru", watermark=1,
+                eviction_ratio=0.05).attrs
+    assert a["refused"] == cli["refused"] > 0
+    assert a["hit_chunks"] == cli["hit_chunks"]
+    assert lct.sim(SAMPLE, "4GiB", policy="lmcache-lru").attrs["refused"] == 0
+    for kw in ({"watermark": 0}, {"eviction_ratio": 1.5},
+               {"watermark": "x"}):
+        try:
+            lct.sim(SAMPLE, "4GiB", policy="lmcache-lru", **kw)
+        except (ValueError, TypeError):
+            continue
+        raise AssertionError(f"{kw} should be refused")
     for bad in ("belady", "lrux"):
         try:
             lct.sim(SAMPLE, "4GiB", policy=bad)
