@@ -109,6 +109,16 @@ static inline bool lct__policy_holds(const lct_policy *p, uint64_t key)
     return at && p->slots[at - 1].where < LCT__PSLOT_GHOSTS;
 }
 
+/* LMCache's L1 policies under the watermark and ratio asked, each 0
+ * for its default; any other policy unchanged. */
+static inline void lct__policy_pressure(lct_policy *p, double watermark,
+                                        double ratio)
+{
+    if (lct_policy_by_call(p->kind) && (watermark > 0 || ratio > 0))
+        lct_policy_set_pressure(p, watermark > 0 ? watermark : 0.8,
+                                ratio > 0 ? ratio : 0.2);
+}
+
 /* A new capacity: the keys held past it are evicted as the policy
  * evicts; false when out of memory. */
 bool lct__policy_set_capacity(lct_policy *p, uint64_t capacity);

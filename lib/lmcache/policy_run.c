@@ -51,9 +51,7 @@ static int run_job(run_shared *sh, size_t job, uint32_t *dense)
     int st = lct_policy_new(o->kinds[job / sh->ncap], capacity, &p, NULL);
     if (st != LCT_OK)
         return st;
-    if (lct_policy_by_call(p->kind) && (o->watermark || o->eviction_ratio))
-        lct_policy_set_pressure(p, o->watermark ? o->watermark : 0.8,
-                                o->eviction_ratio ? o->eviction_ratio : 0.2);
+    lct__policy_pressure(p, o->watermark, o->eviction_ratio);
     /* keys by their numbers: an array of them, not a map */
     p->dense = dense;
     *pt = (lct_policy_point){.capacity = capacity};

@@ -599,14 +599,6 @@ static bool push(lct_sim *x, uint64_t id, uint64_t bytes, double t,
     return ok && lct_policy_get(x->l1p, k, weight, INT64_MAX) >= 0;
 }
 
-/* LMCache's L1 policies under the pressure asked, where one was */
-static void pressure(lct_policy *p, const lct_sim_options *o)
-{
-    if (lct_policy_by_call(p->kind) && (o->watermark || o->eviction_ratio))
-        lct_policy_set_pressure(p, o->watermark ? o->watermark : 0.8,
-                                o->eviction_ratio ? o->eviction_ratio : 0.2);
-}
-
 lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
                        lct_error *err)
 {
@@ -654,7 +646,7 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
             lct_sim_free(x);
             return st;
         }
-        pressure(x->l1p, &x->o);
+        lct__policy_pressure(x->l1p, x->o.watermark, x->o.eviction_ratio);
     }
     if (x->o.policy && x->o.policy != LCT_POLICY_LRU) {
         lct_status st = lct_policy_new(
@@ -664,7 +656,8 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
             lct_sim_free(x);
             return st;
         }
-        pressure(x->s.policy, &x->o);
+        lct__policy_pressure(x->s.policy, x->o.watermark,
+                             x->o.eviction_ratio);
     }
     if (!(x->r.series = calloc(x->o.series_points + 1,
                                sizeof *x->r.series))) {
