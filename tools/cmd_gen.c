@@ -1,6 +1,7 @@
 /*
- * cmd_gen.c - `lct gen`: synthesise a realistic storage-level trace with
- * the library's writer (the generator the sample and the benchmark use).
+ * cmd_gen.c - `lct gen`: synthesise a realistic storage-level trace, or
+ * an L2-level one, with the library's writer (the generator the sample
+ * and the benchmark use).
  */
 #include "tracegen.h"
 #include "tool.h"
@@ -18,7 +19,8 @@ static void help(void)
            "               [--shape qwen|llama] [--model NAME]\n"
            "               [--cache-salt S] [--kv-ranks N] [--groups N]\n"
            "               [--sizes N] [--spec] [--mix] [--start T]\n"
-           "               [--per-rank-hashes] OUT\n"
+           "               [--per-rank-hashes] [--level l2 [--adapters N]]\n"
+           "               OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
            "for standard output): prefetches and writes of 1 to K (default\n"
@@ -28,6 +30,12 @@ static void help(void)
            "documents (default 1000) drawn by Zipf's law, so requests share\n"
            "prefixes and keys are reused; --docs 0 gives every request keys\n"
            "of its own.  The same seed gives the same bytes.\n"
+           "\n"
+           "With --level l2, an L2-level trace as LMCache's l2-tracing\n"
+           "recorder writes one: each request's lookup in an L2 adapter, a\n"
+           "load of its hits and an unlock, a store of its misses (or a\n"
+           "store alone, or a delete), the hits those of earlier stores;\n"
+           "at most N records, every task completed, then the footer.\n"
            "\n"
            "  -n, --records N  records to write\n"
            "  --seed S         generator seed (default 1)\n"
@@ -54,6 +62,9 @@ static void help(void)
            "                   ranks; object groups for one), two layouts,\n"
            "                   a cache_salt (one of 8 tenants) on one key in\n"
            "                   five (instead of the keys' options)\n"
+           "  --level L        storage (default) or l2\n"
+           "  --adapters N     l2: requests spread over adapters 0 to N-1\n"
+           "                   (1-16, default 1)\n"
            "  --start T        t_wall at the first record's t_mono 0\n"
            "                   (default 1764600000): seeds with their own\n"
            "                   starts make a fleet spread in time\n"
@@ -66,7 +77,8 @@ static void help(void)
 typedef struct gen_opts {
     long long records, seed, max_keys, docs, sizes;
     gen_shape shape;
-    bool spec, mix, per_rank;
+    bool spec, mix, per_rank, l2;
+    long long adapters;
     double start;
     gen_keys fields; /* what --model, --cache-salt, ... said */
     bool set[4];     /* which of them were given */
@@ -85,7 +97,9 @@ enum {
     OPT_SPEC,
     OPT_MIX,
     OPT_START,
-    OPT_PER_RANK
+    OPT_PER_RANK,
+    OPT_LEVEL,
+    OPT_ADAPTERS
 };
 
 /* The options that set one field of the keys. */
@@ -142,6 +156,16 @@ static void gen_option(void *ctx, int c, const char *arg)
         o->mix = true;
     } else if (c == OPT_PER_RANK) {
         o->per_rank = true;
+    } else if (c == OPT_LEVEL) {
+        if (strcmp(arg, "storage") != 0 && strcmp(arg, "l2") != 0)
+            tool_usage_error("gen", "--level is storage or l2, not '%s'",
+                             arg);
+        o->l2 = strcmp(arg, "l2") == 0;
+    } else if (c == OPT_ADAPTERS) {
+        o->adapters = tool_parse_count("gen", "--adapters", arg);
+        if (o->adapters < 1 || o->adapters > GEN_L2_ADAPTERS_MAX)
+            tool_usage_error("gen", "--adapters is 1 to %d",
+                             GEN_L2_ADAPTERS_MAX);
     } else if (c == OPT_START) {
         char *end;
         errno = 0;
@@ -174,9 +198,11 @@ int cmd_gen(int argc, char **argv)
         {"mix", no_argument, NULL, OPT_MIX},
         {"start", required_argument, NULL, OPT_START},
         {"per-rank-hashes", no_argument, NULL, OPT_PER_RANK},
+        {"level", required_argument, NULL, OPT_LEVEL},
+        {"adapters", required_argument, NULL, OPT_ADAPTERS},
         {NULL, 0, NULL, 0}};
     gen_opts o = {.records = -1, .seed = 1, .max_keys = 32, .docs = 1000,
-                  .start = 1764600000.0};
+                  .start = 1764600000.0, .adapters = 1};
     tool_cmd cmd = {.name = "gen", .own = own, .own_short = "n:",
                     .on_option = gen_option, .ctx = &o, .help = help,
                     .operand = "OUT"};
@@ -184,6 +210,11 @@ int cmd_gen(int argc, char **argv)
     tool_parse_args(&cmd, argc, argv, &a);
     if (o.records < 0)
         tool_usage_error("gen", "-n N is required");
+    if (o.l2 && (o.spec || o.mix))
+        tool_usage_error("gen", "--level l2 writes the L2's own events: it "
+                                "takes no --spec or --mix");
+    if (!o.l2 && o.adapters != 1)
+        tool_usage_error("gen", "--adapters goes with --level l2");
     long long records = o.records, seed = o.seed, max_keys = o.max_keys;
     /* the shape's fields, then each one given on its own */
     gen_keys k = gen_shape_keys(o.shape);
@@ -207,8 +238,12 @@ int cmd_gen(int argc, char **argv)
     outfile *out = tool_output_open("gen", "OUT", a.file, &none);
     if (!out)
         return EXIT_REFUSED;
-    int rc = gen_trace(outfile_fd(out), (uint64_t)records,
-                       (unsigned)max_keys, (unsigned)o.docs, (uint64_t)seed);
+    int rc = o.l2 ? gen_trace_l2(outfile_fd(out), (uint64_t)records,
+                                 (unsigned)max_keys, (unsigned)o.docs,
+                                 (uint64_t)seed, (unsigned)o.adapters)
+                  : gen_trace(outfile_fd(out), (uint64_t)records,
+                              (unsigned)max_keys, (unsigned)o.docs,
+                              (uint64_t)seed);
     if (rc != 0) {
         int e = errno;
         outfile_abort(out);

@@ -4,6 +4,7 @@
  * writes.
  */
 #include "tracegen.h"
+#include "tracegen_internal.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,6 +14,11 @@
 #define QN "lmcache.v1.distributed.storage_manager.StorageManager."
 
 static uint64_t rng_state;
+
+void gen__seed(uint64_t seed)
+{
+    rng_state = seed;
+}
 static gen_keys keys = {"Qwen/Qwen3-8B", NULL, 2, 0};
 static unsigned sizes; /* gen_set_sizes: key sizes that vary, 0 or 1: one */
 static bool spec_form; /* gen_set_spec: prefetches as a PrefetchRequestSpec */
@@ -61,6 +67,11 @@ void gen_set_start(double t_wall)
     start = t_wall;
 }
 
+double gen__start(void)
+{
+    return start;
+}
+
 /* With gen_set_mix, the keys and layout of the next request, from one
  * draw. */
 static void mix_request(uint64_t draw)
@@ -85,7 +96,7 @@ void gen_set_keys(const gen_keys *k)
         keys.kv_ranks = 1;
 }
 
-static uint64_t rng(void)
+uint64_t gen__rng(void)
 {
     /* splitmix64: tiny, and the same sequence everywhere */
     uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
@@ -132,7 +143,7 @@ static unsigned group_count(void)
 /* The keys a call of about n keys has: whole chunks, a key for every kv
  * rank of each in every object group (at least n); with
  * gen_set_per_rank_hashes, n. */
-static unsigned call_keys(unsigned n)
+unsigned gen__call_keys(unsigned n)
 {
     unsigned row = keys.kv_ranks * group_count();
     return per_rank ? n : (n + row - 1) / row * row;
@@ -160,11 +171,18 @@ static void key_place(unsigned i, unsigned n, uint64_t first, uint64_t *chunk,
     *rank = i % r;
 }
 
-static void object_keys(lct_writer *w, unsigned n, uint64_t first)
+void gen__object_keys(lct_writer *w, unsigned n, uint64_t first)
 {
-    n = call_keys(n);
-    lct_writer_array(w, n);
-    for (unsigned i = 0; i < n; i++) {
+    gen__object_keys_at(w, n, first, NULL, gen__call_keys(n));
+}
+
+void gen__object_keys_at(lct_writer *w, unsigned n, uint64_t first,
+                         const unsigned *at, unsigned count)
+{
+    n = gen__call_keys(n);
+    lct_writer_array(w, count);
+    for (unsigned j = 0; j < count; j++) {
+        unsigned i = at ? at[j] : j;
         unsigned char hash[32];
         uint64_t s;
         unsigned rank, grp;
@@ -201,9 +219,20 @@ static void object_keys(lct_writer *w, unsigned n, uint64_t first)
  * chunk, or with gen_set_sizes(n) 256 x (1 + its stream's number mod n),
  * so keys weigh differently from stream to stream but each key always
  * the same. */
-static void layout_desc(lct_writer *w, uint64_t first)
+static uint64_t layout_tokens(uint64_t first)
 {
-    uint64_t tokens = 256 * (1 + (sizes > 1 ? (first / 131) % sizes : 0));
+    return 256 * (1 + (sizes > 1 ? (first / 131) % sizes : 0));
+}
+
+uint64_t gen__layout_bytes(uint64_t first)
+{
+    /* the shape below, in bfloat16 */
+    return 2 * 32 * layout_tokens(first) * 8 * head_dim * 2;
+}
+
+void gen__layout_desc(lct_writer *w, uint64_t first)
+{
+    uint64_t tokens = layout_tokens(first);
     lct_writer_codec(w, "MemoryLayoutDesc");
     lct_writer_map(w, 2);
     lct_writer_cstr(w, "shapes");
@@ -228,12 +257,7 @@ static void enum_value(lct_writer *w, const char *tag, const char *member)
 /* Documents drawn with Zipf's law (s = 1): document d with probability
  * proportional to 1 / (d + 1), from one uniform draw, so the number of
  * random draws per record stays what it was without documents. */
-typedef struct docs {
-    double *cdf;
-    unsigned n;
-} docs;
-
-static int docs_init(docs *d, unsigned n)
+int gen__docs_init(gen__docs *d, unsigned n)
 {
     d->n = n;
     d->cdf = NULL;
@@ -252,7 +276,7 @@ static int docs_init(docs *d, unsigned n)
 /* The first chunk number of a request's keys: a document's chunk 0 (so
  * requests for one document share a prefix of keys), or without
  * documents a place of the request's own. */
-static uint64_t first_chunk(const docs *d, uint64_t pick)
+uint64_t gen__first_chunk(const gen__docs *d, uint64_t pick)
 {
     if (d->n == 0)
         return pick * 131;
@@ -271,11 +295,19 @@ static uint64_t first_chunk(const docs *d, uint64_t pick)
     return (z ^ (z >> 31)) * 131;
 }
 
-static int write_header(lct_writer *w)
+uint64_t gen__key_id(unsigned i, unsigned n, uint64_t first)
+{
+    uint64_t s;
+    unsigned rank, grp;
+    key_place(i, gen__call_keys(n), first, &s, &rank, &grp);
+    return mix64(s * 4096 + rank * 64 + grp);
+}
+
+int gen__write_header(lct_writer *w, const char *level)
 {
     lct_header h;
     memset(&h, 0, sizeof h);
-    h.level = (lct_str){"storage", 7};
+    h.level = (lct_str){level, strlen(level)};
     h.trace_schema_version = 2;
     h.t_mono_start = 1000.5;
     h.t_wall_start = start + 0.25;
@@ -292,9 +324,9 @@ static void prefetch_args(lct_writer *w, unsigned nkeys, uint64_t first,
     snprintf(ext_id, sizeof ext_id, "req-%llu", (unsigned long long)request);
     lct_writer_map(w, 8);
     lct_writer_cstr(w, "keys");
-    object_keys(w, nkeys, first);
+    gen__object_keys(w, nkeys, first);
     lct_writer_cstr(w, "layout_desc");
-    layout_desc(w, first);
+    gen__layout_desc(w, first);
     lct_writer_cstr(w, "extra_count");
     lct_writer_uint(w, 0);
     lct_writer_cstr(w, "external_request_id");
@@ -324,7 +356,7 @@ static void prefetch_spec_args(lct_writer *w, unsigned nkeys, uint64_t first,
     lct_writer_codec(w, "PrefetchRequestSpec");
     lct_writer_map(w, 6);
     lct_writer_cstr(w, "keys");
-    object_keys(w, nkeys, first);
+    gen__object_keys(w, nkeys, first);
     lct_writer_cstr(w, "num_kv_readers");
     lct_writer_uint(w, 1);
     lct_writer_cstr(w, "policy");
@@ -343,7 +375,7 @@ static void prefetch_spec_args(lct_writer *w, unsigned nkeys, uint64_t first,
     for (unsigned g = 0; g < groups; g++) {
         snprintf(group, sizeof group, "%u", g);
         lct_writer_cstr(w, group);
-        layout_desc(w, first);
+        gen__layout_desc(w, first);
     }
     lct_writer_cstr(w, "mode");
     enum_value(w, "PrefetchMode", "LOOKUP");
@@ -364,21 +396,21 @@ static void step_args(lct_writer *w, bool prefetch, int step, unsigned nkeys,
     } else if (prefetch && step == 3) {
         lct_writer_map(w, 2);
         lct_writer_cstr(w, "keys");
-        object_keys(w, nkeys, first);
+        gen__object_keys(w, nkeys, first);
         lct_writer_cstr(w, "extra_count");
         lct_writer_uint(w, 0);
     } else if (!prefetch && step == 0) {
         lct_writer_map(w, 3);
         lct_writer_cstr(w, "keys");
-        object_keys(w, nkeys, first);
+        gen__object_keys(w, nkeys, first);
         lct_writer_cstr(w, "layout_desc");
-        layout_desc(w, first);
+        gen__layout_desc(w, first);
         lct_writer_cstr(w, "mode"); /* reserve_write's: new, update, all */
         lct_writer_cstr(w, "new");
     } else {
         lct_writer_map(w, 1);
         lct_writer_cstr(w, "keys");
-        object_keys(w, nkeys, first);
+        gen__object_keys(w, nkeys, first);
     }
 }
 
@@ -389,32 +421,32 @@ int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
         QN "submit_prefetch_task", QN "read_prefetched_results.__enter__",
         QN "read_prefetched_results.__exit__", QN "finish_read_prefetched"};
     static const char *write_ops[] = {QN "reserve_write", QN "finish_write"};
-    rng_state = seed;
+    gen__seed(seed);
     lct_writer *w;
-    docs d;
-    if (docs_init(&d, ndocs) != 0)
+    gen__docs d;
+    if (gen__docs_init(&d, ndocs) != 0)
         return -1;
     if (lct_writer_open_fd(fd, &w, NULL) != LCT_OK) {
         free(d.cdf);
         return -1;
     }
-    int rc = write_header(w);
+    int rc = gen__write_header(w, "storage");
     double t = 0.0;
     uint64_t request = 0, written = 0;
     while (written < records && rc == 0) {
-        uint64_t pick = rng();
+        uint64_t pick = gen__rng();
         if (mix)
-            mix_request(rng());
+            mix_request(gen__rng());
         unsigned nkeys = 1 + (unsigned)(pick % max_keys);
         bool prefetch = (pick >> 8) % 3 != 0;
         int steps = prefetch ? 4 : 2;
         request++;
         for (int step = 0; step < steps && written < records && rc == 0;
              step++) {
-            t += (double)(rng() % 2000) / 1e6; /* up to 2 ms apart */
+            t += (double)(gen__rng() % 2000) / 1e6; /* up to 2 ms apart */
             const char *op = prefetch ? prefetch_ops[step] : write_ops[step];
             lct_writer_record_begin(w, t, start + t, op, strlen(op));
-            step_args(w, prefetch, step, nkeys, first_chunk(&d, pick),
+            step_args(w, prefetch, step, nkeys, gen__first_chunk(&d, pick),
                       request);
             if (lct_writer_end(w, NULL) != LCT_OK)
                 rc = -1;

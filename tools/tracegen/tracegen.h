@@ -75,4 +75,14 @@ void gen_set_start(double t_wall);
 int gen_trace(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
               uint64_t seed);
 
+/* An L2-level trace (level "l2", tracegen_l2.c) of at most `records`
+ * records, the footer (l2.trace.end) last: requests on `adapters`
+ * adapters (1 to GEN_L2_ADAPTERS_MAX), each a lookup, then a load of its
+ * hits and an unlock, then a store of its misses; or a store alone; or a
+ * delete.  Every task started completes.  The keys' shape, sizes and
+ * documents are the storage generator's. */
+#define GEN_L2_ADAPTERS_MAX 16
+int gen_trace_l2(int fd, uint64_t records, unsigned max_keys, unsigned ndocs,
+                 uint64_t seed, unsigned adapters);
+
 #endif
