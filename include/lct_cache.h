@@ -39,6 +39,10 @@ extern "C" {
  */
 #define LCT_KEYS_READ_CALL "submit_prefetch_task"
 #define LCT_KEYS_WRITE_CALL "reserve_write"
+/** In an L2-level trace (header level "l2", LMCache's l2-tracing fork)
+ *  the adapter's lookups are the reads and its stores the writes. */
+#define LCT_KEYS_L2_READ_CALL "l2.lookup_task.submitted"
+#define LCT_KEYS_L2_WRITE_CALL "l2.store.submitted"
 
 /**
  * Whether @p pattern names the call @p qualname: a shell glob (fnmatch,

@@ -229,6 +229,9 @@ typedef struct lct_key_iter {
     int64_t spec_group;
     uint64_t spec_group_bytes;
     uint64_t layout_bytes;     /* its bytes (0: none, or not computable) */
+    lct_iter sizes;            /* an L2 event's object_sizes, walked
+                                  beside the keys (from_sizes) */
+    bool from_sizes;
     uint32_t index;            /**< position of the next key in its list */
     /* What submit_prefetch_task was told to do with the keys, as
      * recorded (flat arguments, the PrefetchRequestSpec or the
@@ -260,8 +263,9 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
 /**
  * The next key, and in @p bytes what it weighs: the call's layout bytes
  * (for a request spec, the layout of the key's object_group_id; for a
- * task spec, its group's layout), 0 when there is no layout or it cannot
- * be sized.  Keeps per thread the last few layouts and argument values
+ * task spec, its group's layout; for an L2-level event without a layout,
+ * the element of its object_sizes at the key's place), 0 when there is
+ * no layout or it cannot be sized.  Keeps per thread the last few layouts and argument values
  * it decoded, by their bytes, used only for bytes equal to them (so the
  * answer is the same whatever was read before).
  * @return 1, 0 at the end, or LCT_ERR_TYPE / LCT_ERR_MALFORMED (a key

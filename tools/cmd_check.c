@@ -3,6 +3,7 @@
  * report every problem with its offset, then one summary line.
  * Exit 0 clean, 1 refused, 3 damaged (frames skipped or tail cut).
  */
+#include "l2_level.h"
 #include "tool.h"
 
 #include <inttypes.h>
@@ -13,6 +14,7 @@ typedef struct report {
     bool quiet;
     const char *path;
     uint64_t problems;
+    bool footer; /* the problem reported is an L2 trace's footer */
 } report;
 
 /* Each warning is a problem to report, on stdout (it is the data here). */
@@ -22,7 +24,8 @@ static void on_problem(void *ctx, const lct_reader *r, lct_warning_kind kind,
     report *rep = ctx;
     if (kind == LCT_WARN_SHRANK) /* an error too: exit 1 */
         tool_report_shrink(r, message);
-    const char *what = kind == LCT_WARN_MALFORMED ? "malformed"
+    const char *what = rep->footer                ? "footer"
+                       : kind == LCT_WARN_MALFORMED ? "malformed"
                        : kind == LCT_WARN_SHRANK  ? "shrank"
                                                   : "truncated";
     if (rep->csv) { /* the rows are files: problems are warnings */
@@ -53,6 +56,63 @@ static int no_op(void *state, const lct_record *rec)
 static void nothing_to_reset(void *state)
 {
     (void)state;
+}
+
+/* An L2-level trace's footers, counted by each thread (order does not
+ * matter: the verdict is on their number and their drops). */
+typedef struct footers {
+    uint64_t n, recorder, bus, unreadable, last_offset;
+} footers;
+
+static int count_footer(void *state, const lct_record *rec)
+{
+    footers *f = state;
+    if (!lct_str_eq(rec->qualname, TOOL_L2_FOOTER))
+        return 0;
+    f->n++;
+    f->unreadable += !tool_l2_footer_counts(rec, &f->recorder, &f->bus);
+    f->last_offset = rec->offset > f->last_offset ? rec->offset
+                                                  : f->last_offset;
+    return 0;
+}
+
+static void reset_footers(void *state)
+{
+    memset(state, 0, sizeof(footers));
+}
+
+static footers sum_footers(const tool_run *run)
+{
+    footers all = {0};
+    for (unsigned i = 0; i < run->nstates; i++) {
+        const footers *f = (const footers *)(const void *)(run->states +
+                                                           i * run->state_size);
+        all.n += f->n, all.recorder += f->recorder, all.bus += f->bus;
+        all.unreadable += f->unreadable;
+        all.last_offset = f->last_offset > all.last_offset ? f->last_offset
+                                                           : all.last_offset;
+    }
+    return all;
+}
+
+/* The footer's verdict as a problem (the offset: the last footer's, or
+ * the file's end when there is none); false when there is none. */
+static bool footer_problem(report *rep, lct_reader *r, const footers *f,
+                           uint64_t file_size)
+{
+    char msg[200];
+    if (f->unreadable)
+        snprintf(msg, sizeof msg, "the L2 trace's footer (" TOOL_L2_FOOTER
+                                  ") has drop counts that are not counts");
+    else if (!tool_l2_footer_problem(f->n, f->recorder, f->bus, msg,
+                                     sizeof msg))
+        return false;
+    uint64_t at = f->n ? f->last_offset : file_size;
+    char full[260];
+    snprintf(full, sizeof full, "%s (at offset %" PRIu64 ")", msg, at);
+    rep->footer = true;
+    on_problem(rep, r, LCT_WARN_MALFORMED, at, full);
+    return true;
 }
 
 static void help(void)
@@ -148,7 +208,7 @@ static int check_one(const char *file, const tool_args *a)
     if (tool_open_raw(file, flags, &r, &err) != LCT_OK)
         return refused(path, &err, a->json, a->csv, a->quiet);
 
-    report rep = {a->json, a->csv, a->quiet, path, 0};
+    report rep = {a->json, a->csv, a->quiet, path, 0, false};
     if (a->json) {
         fputs("{\"file\":", stdout);
         tool_put_json_str(path, strlen(path));
@@ -160,14 +220,20 @@ static int check_one(const char *file, const tool_args *a)
     bool count_skips = a->csv && a->quiet;
     if (count_skips)
         lct_reader_set_log_kinds(r, ~LCT_WARN_MASK(LCT_WARN_MALFORMED));
+    /* an L2-level trace is whole only with its footer */
+    bool l2 = lct_str_eq(lct_reader_header(r)->level, "l2");
     tool_run run;
-    bool ran = tool_records(r, a->jobs, a->quiet, 1, no_op, nothing_to_reset,
-                            on_problem, &rep, &run);
+    bool ran = tool_records(r, a->jobs, a->quiet, l2 ? sizeof(footers) : 1,
+                            l2 ? count_footer : no_op,
+                            l2 ? reset_footers : nothing_to_reset, on_problem,
+                            &rep, &run);
     lct_stats st = run.stats;
+    footers f = l2 && ran ? sum_footers(&run) : (footers){0};
     tool_run_free(&run);
     if (count_skips)
         rep.problems += st.skipped;
-    bool clean = st.skipped == 0 && !st.truncated;
+    bool footer_bad = l2 && ran && footer_problem(&rep, r, &f, st.file_size);
+    bool clean = st.skipped == 0 && !st.truncated && !footer_bad;
     if (ran)
         summary(path, &st, clean, &rep);
     lct_close(r);

@@ -4,6 +4,7 @@
  * object with --json.  The events block is events.c's.
  */
 #include "info.h"
+#include "l2_level.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -53,7 +54,7 @@ static meta_pair *meta_sorted(lct_value meta, size_t *n)
 
 static void print_text(const char *path, const lct_header *h,
                        struct qtable *ops, uint64_t total, double duration,
-                       events *ev)
+                       events *ev, const tool_l2 *l2)
 {
     fputs("Trace file: ", stdout);
     tool_put_vis(stdout, path, strlen(path));
@@ -92,13 +93,15 @@ static void print_text(const char *path, const lct_header *h,
     }
     if (ev)
         events_print_text(ev);
+    if (l2)
+        tool_l2_print_info(l2);
 }
 
 /* MARK: JSON */
 
 static void print_json(const char *path, const lct_header *h,
                        struct qtable *ops, const lct_stats *st,
-                       double duration, events *ev)
+                       double duration, events *ev, const tool_l2 *l2)
 {
     fputs("{\"file\":", stdout);
     tool_put_json_str(path, strlen(path));
@@ -121,6 +124,8 @@ static void print_json(const char *path, const lct_header *h,
         printf(",\"truncated_offset\":%" PRIu64, st->truncated_offset);
     if (ev)
         events_print_json(ev);
+    if (l2)
+        tool_l2_print_info_json(l2);
     fputs("}\n", stdout);
 }
 
@@ -152,8 +157,9 @@ static void print_csv(const char *path, const lct_header *h,
 
 /* MARK: command */
 
-/* Events-level traces are read by one thread, into this. */
+/* Events-level and L2-level traces are read by one thread, into these. */
 static events *events_sink;
+static tool_l2 *l2_sink;
 
 static int info_record(void *state, const lct_record *rec)
 {
@@ -162,6 +168,11 @@ static int info_record(void *state, const lct_record *rec)
     if (events_sink) {
         events_add(events_sink, rec);
         if (events_sink->failed)
+            return 1;
+    }
+    if (l2_sink) {
+        tool_l2_add(l2_sink, rec);
+        if (l2_sink->failed)
             return 1;
     }
     return 0;
@@ -200,27 +211,36 @@ int cmd_info(int argc, char **argv)
         return EXIT_REFUSED;
     const lct_header *h = lct_reader_header(r);
     bool is_events = lct_str_eq(h->level, "events");
+    bool is_l2 = lct_str_eq(h->level, "l2");
     events ev;
     events_init(&ev);
-    /* The events block's tables do not merge: one thread reads those. */
+    tool_l2 l2;
+    tool_l2_init(&l2);
+    /* The events block's tables do not merge, and an L2 completion pairs
+     * with the submission before it: one thread reads those. */
     events_sink = is_events ? &ev : NULL;
-    if (is_events)
+    l2_sink = is_l2 ? &l2 : NULL;
+    if (is_events || is_l2)
         a.jobs = 1;
     tool_tally t;
     lct_stats st;
     tool_inputs in;
     tool_inputs_one(&in, r);
     bool ok = tool_tally_run(&in, &a, sizeof t, info_record, false, &t, &st);
+    if (ok && is_l2)
+        tool_l2_finish(&l2);
     if (ok && a.json)
-        print_json(a.file, h, &t.ops, &st, t.duration, events_sink);
+        print_json(a.file, h, &t.ops, &st, t.duration, events_sink, l2_sink);
     else if (ok && a.csv)
         print_csv(a.file, h, &st, t.duration);
     else if (ok)
-        print_text(a.file, h, &t.ops, st.records, t.duration, events_sink);
+        print_text(a.file, h, &t.ops, st.records, t.duration, events_sink,
+                   l2_sink);
     /* Output refers to the header's views: finish it before they go. */
     tool_finish_stdout();
     tool_tally_free(&t);
     events_free(&ev);
+    tool_l2_free(&l2);
     lct_close(r);
     return ok ? tool_exit_for(&st) : EXIT_REFUSED;
 }

@@ -7,6 +7,7 @@
  * the sorted samples' index ceil(p*n/100) - 1 in integer arithmetic
  * (found by selection, without sorting: select.c).
  */
+#include "l2_level.h"
 #include "tool.h"
 
 #include <getopt.h>
@@ -352,6 +353,40 @@ static bool sort_rows(stat_view *v)
     return true;
 }
 
+/* An L2-level trace: its tasks per adapter and kind, read in order by
+ * one thread into this. */
+static tool_l2 l2_tasks;
+
+static int l2_record(void *state, const lct_record *rec)
+{
+    if (!stat_selects(NULL, rec))
+        return 0;
+    if (tool_tally_counts(state, rec) != 0)
+        return 1;
+    tool_l2_add(&l2_tasks, rec);
+    return l2_tasks.failed ? 1 : 0;
+}
+
+static int run_l2(tool_inputs *in, tool_args *a)
+{
+    tool_tally t;
+    lct_stats st;
+    a->jobs = 1; /* a completion pairs with the submission before it */
+    tool_l2_init(&l2_tasks);
+    bool ok = tool_tally_run(in, a, sizeof t, l2_record, false, &t, &st);
+    if (ok) {
+        tool_l2_finish(&l2_tasks);
+        tool_l2_print_stat(&l2_tasks, a->json, a->csv);
+    }
+    tool_finish_stdout();
+    tool_l2_free(&l2_tasks);
+    tool_tally_free(&t);
+    tool_inputs_close(in);
+    free(filter.qualnames.text);
+    free(filter.qualnames.hits);
+    return ok ? tool_exit_for(&st) : EXIT_REFUSED;
+}
+
 /* --spans: the paired calls' durations instead of the table. */
 static int run_spans(tool_inputs *in, const tool_args *a)
 {
@@ -395,6 +430,13 @@ int cmd_stat(int argc, char **argv)
     if (report.spans && report.sorted)
         tool_usage_error("stat", "--sort orders the table; --spans prints "
                          "spans instead");
+    bool l2 = lct_str_eq(lct_reader_header(in.r)->level, "l2");
+    if (l2 && (report.spans || report.sorted))
+        tool_usage_error("stat", "an L2-level trace's table is its tasks "
+                         "per adapter: --spans and --sort are for storage "
+                         "traces");
+    if (l2)
+        return run_l2(&in, &a);
     if (report.spans)
         return run_spans(&in, &a);
     tool_tally t;

@@ -59,12 +59,15 @@ void tool_keys_parse(const char *name, const struct option *own,
     tool_parse_args(&cmd, argc, argv, a);
 }
 
-void tool_keyops_defaults(tool_keyops *o)
+void tool_keyops_defaults(tool_keyops *o, lct_str level)
 {
+    bool l2 = lct_str_eq(level, "l2");
     if (o->read.n == 0)
-        tool_keyops_add(o, false, LCT_KEYS_READ_CALL);
+        tool_keyops_add(o, false, l2 ? LCT_KEYS_L2_READ_CALL
+                                     : LCT_KEYS_READ_CALL);
     if (o->write.n == 0)
-        tool_keyops_add(o, true, LCT_KEYS_WRITE_CALL);
+        tool_keyops_add(o, true, l2 ? LCT_KEYS_L2_WRITE_CALL
+                                    : LCT_KEYS_WRITE_CALL);
 }
 
 bool tool_keys_start(const char *cmd, const char *out_opt,
@@ -83,7 +86,7 @@ bool tool_keys_start(const char *cmd, const char *out_opt,
         return false;
     }
     tool_inputs_one_file(in, cmd, "--range", o->range.set);
-    tool_keyops_defaults(o);
+    tool_keyops_defaults(o, lct_reader_header(in->r)->level);
     return true;
 }
 
@@ -298,9 +301,33 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
     return tool_inputs_whole(in);
 }
 
+/* An L2-level event's operation ("l2.lookup_task.submitted": lookup), or
+ * NULL for another name. */
+static const char *l2_op(lct_str q)
+{
+    static const struct {
+        const char *qualname, *op;
+    } ops[] = {{"l2.store.submitted", "store"},
+               {"l2.lookup_task.submitted", "lookup"},
+               {"l2.load_task.submitted", "load"},
+               {"l2.unlock.submitted", "unlock"},
+               {"l2.delete.submitted", "delete"}};
+    if (q.len < 3 || memcmp(q.ptr, "l2.", 3) != 0)
+        return NULL;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (lct_str_eq(q, ops[i].qualname))
+            return ops[i].op;
+    return NULL;
+}
+
 const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len)
 {
     static const char *names[] = {"", "read", "write"};
+    const char *l2 = l2_op(qualname);
+    if (l2) {
+        *len = strlen(l2);
+        return l2;
+    }
     if (op == TOOL_KEY_OTHER) {
         *len = qualname.len;
         return qualname.ptr;

@@ -79,7 +79,8 @@ void tool_keys_parse(const char *name, const struct option *own,
 bool tool_keyops_select(tool_keyops *o, const char *cmd, int c,
                         const char *arg);
 /* The defaults for a side given no pattern. */
-void tool_keyops_defaults(tool_keyops *o);
+/* The default --read and --write calls for a trace of this level. */
+void tool_keyops_defaults(tool_keyops *o, lct_str level);
 void tool_keyops_free(tool_keyops *o);
 /* Say on stderr which --read / --write patterns matched no record, and
  * how many records hold keys under types this version does not read. */

@@ -1257,6 +1257,21 @@ static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
     it->ncached = 0;
 }
 
+/* An L2-level event's keys (LMCache's l2-tracing fork: a store's or a
+ * load's) weigh what its object_sizes says, one size a key; only looked
+ * for when there is no layout and the qualname is the level's, so a
+ * storage call pays nothing. */
+static void l2_sizes(const lct_record *rec, lct_key_iter *it)
+{
+    lct_value sizes;
+    if (it->has_layout || rec->qualname.len < 3 ||
+        memcmp(rec->qualname.ptr, "l2.", 3) != 0)
+        return;
+    it->from_sizes =
+        lct_map_find(rec->args, "object_sizes", &sizes) == LCT_OK &&
+        lct_array_iter_init(sizes, &it->sizes) == LCT_OK;
+}
+
 lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
                              lct_error *err)
 {
@@ -1274,6 +1289,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
         it->skip_l2 = false;
     if (f[0].ptr && !lct_value_is_nil(f[0])) {
         call_layout(f[1], it);
+        l2_sizes(rec, it);
         if (keys_read)
             return LCT_OK;
         it->keys = (lct_iter){0};
@@ -1362,6 +1378,10 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
         return rc;
     it->index++;
     uint64_t weight = it->layout_bytes;
+    lct_value size;
+    if (it->from_sizes && (lct_array_iter_next(&it->sizes, &size) != 1 ||
+                           lct_value_get_uint64(size, &weight) != LCT_OK))
+        weight = 0, it->from_sizes = false; /* no more sizes than keys */
     /* A spec's keys come group by group or round the groups: the last
      * group's size is kept, not the layout decoded per key. */
     if (it->from_spec && it->spec_group_known &&
