@@ -333,7 +333,7 @@ Test(l2, a_generated_trace_reads_back_whole)
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
-    run r = run_lct(NULL, "gen", "-n", "2000", "--level", "l2", "--adapters",
+    run r = run_lct(NULL, "gen", "-n", "2000", "--level", "l2", "--l2-adapters",
                     "2", "--seed", "7", path, NULL);
     cr_assert_eq(r.status, 0, "%s", r.err);
     run_free(&r);

@@ -19,7 +19,8 @@ static void help(void)
            "               [--shape qwen|llama] [--model NAME]\n"
            "               [--cache-salt S] [--kv-ranks N] [--groups N]\n"
            "               [--sizes N] [--spec] [--mix] [--start T]\n"
-           "               [--per-rank-hashes] [--level l2 [--adapters N]]\n"
+           "               [--per-rank-hashes]\n"
+           "               [--level l2 [--l2-adapters N]]\n"
            "               OUT\n"
            "\n"
            "Write a realistic storage-level trace of N records to OUT (or -\n"
@@ -63,7 +64,7 @@ static void help(void)
            "                   a cache_salt (one of 8 tenants) on one key in\n"
            "                   five (instead of the keys' options)\n"
            "  --level L        storage (default) or l2\n"
-           "  --adapters N     l2: requests spread over adapters 0 to N-1\n"
+           "  --l2-adapters N  l2: requests spread over adapters 0 to N-1\n"
            "                   (1-16, default 1)\n"
            "  --start T        t_wall at the first record's t_mono 0\n"
            "                   (default 1764600000): seeds with their own\n"
@@ -162,9 +163,9 @@ static void gen_option(void *ctx, int c, const char *arg)
                              arg);
         o->l2 = strcmp(arg, "l2") == 0;
     } else if (c == OPT_ADAPTERS) {
-        o->adapters = tool_parse_count("gen", "--adapters", arg);
+        o->adapters = tool_parse_count("gen", "--l2-adapters", arg);
         if (o->adapters < 1 || o->adapters > GEN_L2_ADAPTERS_MAX)
-            tool_usage_error("gen", "--adapters is 1 to %d",
+            tool_usage_error("gen", "--l2-adapters is 1 to %d",
                              GEN_L2_ADAPTERS_MAX);
     } else if (c == OPT_START) {
         char *end;
@@ -199,7 +200,7 @@ int cmd_gen(int argc, char **argv)
         {"start", required_argument, NULL, OPT_START},
         {"per-rank-hashes", no_argument, NULL, OPT_PER_RANK},
         {"level", required_argument, NULL, OPT_LEVEL},
-        {"adapters", required_argument, NULL, OPT_ADAPTERS},
+        {"l2-adapters", required_argument, NULL, OPT_ADAPTERS},
         {NULL, 0, NULL, 0}};
     gen_opts o = {.records = -1, .seed = 1, .max_keys = 32, .docs = 1000,
                   .start = 1764600000.0, .adapters = 1};
@@ -214,7 +215,7 @@ int cmd_gen(int argc, char **argv)
         tool_usage_error("gen", "--level l2 writes the L2's own events: it "
                                 "takes no --spec or --mix");
     if (!o.l2 && o.adapters != 1)
-        tool_usage_error("gen", "--adapters goes with --level l2");
+        tool_usage_error("gen", "--l2-adapters goes with --level l2");
     long long records = o.records, seed = o.seed, max_keys = o.max_keys;
     /* the shape's fields, then each one given on its own */
     gen_keys k = gen_shape_keys(o.shape);
