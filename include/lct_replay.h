@@ -378,6 +378,121 @@ unsigned lct_replay_workers(const lct_replay_options *opts);
 uint64_t lct_replay_key_bytes(const lct_replay_options *opts,
                               uint64_t layout_bytes, bool *clamped);
 
+/* MARK: - Replaying an L2-level trace */
+
+/*
+ * An L2-level trace (header level "l2": LMCache's l2-tracing fork,
+ * `daegyu94/LMCache` branch `priv/dg/l2-tracing`, its L2TraceRecorder)
+ * records what the storage manager asked of its L2 adapters.
+ * lct_l2_replay_run replays one source adapter's submissions against a
+ * backend as the fork's replay driver (trace/l2_driver.py) does:
+ *
+ *   - the trace must have exactly one footer (l2.trace.end) and its drop
+ *     counts must be 0, else it is refused (it is incomplete);
+ *   - the first ceil(N * trace_percent / 100) submissions are replayed,
+ *     each due at start + (t_mono - the first one's) / speed and
+ *     submitted then, or when its dependencies have completed, whichever
+ *     is later; pending submissions are looked at in trace order, and one
+ *     that is not ready does not hold back those after it;
+ *   - dependencies: a lookup waits for, per key it hit, the latest
+ *     successful store of that key that completed before the lookup was
+ *     submitted (a store completing while the lookup was in flight is not
+ *     one); a load waits for its request's lookups; an unlock for its
+ *     request's loads, or its lookups when there was no load;
+ *   - a store writes each key (its object_sizes, or value_bytes), a lookup
+ *     asks for each key, a load reads each key, a delete removes each; an
+ *     unlock touches nothing (the backends hold no locks);
+ *   - each store, lookup and load is compared with the source's outcome
+ *     (a store's success, the hit_indices, the success_indices): a
+ *     mismatch is counted and sampled, never a failure;
+ *   - with prepare, the objects whose first selected lookup hit without a
+ *     store completed before it are stored first (the fork's --prepare-l2).
+ */
+
+/** The operations of an L2-level trace. */
+typedef enum lct_l2_op {
+    LCT_L2_STORE = 0,
+    LCT_L2_LOOKUP,
+    LCT_L2_LOAD,
+    LCT_L2_UNLOCK,
+    LCT_L2_DELETE,
+    LCT_L2_OPS
+} lct_l2_op;
+
+/** "store", "lookup_task", "load_task", "unlock", "delete": the fork's
+ *  names (the report's keys). */
+const char *lct_l2_op_name(lct_l2_op op);
+
+/** How lct_l2_replay_run replays. */
+typedef struct lct_l2_replay_options {
+    double speed;          /**< 1 as recorded, 2 twice as fast, 0 flat out */
+    double trace_percent;  /**< in (0, 100]; 0 is 100 */
+    /** The source adapter replayed (its adapter_index); -1: the trace's
+     *  only one (a trace of several is refused). */
+    int64_t adapter;
+    bool prepare;          /**< store the objects hits need first */
+    bool prepare_only;     /**< and only that */
+    unsigned workers;      /**< tasks in flight at most (0: 4); the
+                                backend is opened for this many */
+    uint64_t value_bytes;  /**< non-zero: every object weighs this */
+    double drain_timeout;  /**< seconds without progress before the run
+                                gives up (0: 60) */
+    const volatile int *stop; /**< as lct_replay_options.stop */
+} lct_l2_replay_options;
+
+/** One side of the fork's latency statistics: read (loads) or write
+ *  (stores), latencies in microseconds rounded, percentiles interpolated
+ *  as its L2LatencyStatsSubscriber computes them. */
+typedef struct lct_l2_replay_side {
+    uint64_t submitted, completed, total_bytes;
+    double mean_us, p50_us, p90_us, p99_us, min_us, max_us;
+    double throughput_gbps; /**< total_bytes / (the latencies' sum in us x
+                                 1000): the fork's aggregate_throughput */
+} lct_l2_replay_side;
+
+/** Mismatches sampled at most (the fork keeps 10). */
+#define LCT_L2_SAMPLES 10
+
+/** What an L2 replay did. */
+typedef struct lct_l2_replay_report {
+    lct_l2_replay_side read, write;
+    uint64_t source_operations_total, operations_selected;
+    uint64_t submitted[LCT_L2_OPS];        /**< operations given out */
+    uint64_t bytes_submitted[LCT_L2_OPS];  /**< stores' and loads' */
+    uint64_t total_bytes_submitted;
+    double source_window, actual_window;   /**< seconds: the source's
+                                                submissions' span / speed,
+                                                and the replay's */
+    double total_seconds, drain_seconds;   /**< the run, and from the last
+                                                submission to the end */
+    double lag_max, lag_mean;              /**< schedule lag, seconds */
+    double dependency_wait_max, dependency_wait_total;
+    double throughput;                     /**< total bytes / total_seconds */
+    uint64_t compared[LCT_L2_OPS];         /**< outcomes compared */
+    uint64_t mismatched[LCT_L2_OPS];
+    uint64_t mismatches;
+    char samples[LCT_L2_SAMPLES][48];      /**< "lookup_task:(0, 17)" */
+    unsigned nsamples;
+    uint64_t backend_errors;               /**< key operations that failed */
+    char first_error[160];
+    uint64_t prepared_objects, prepared_bytes;
+    double prepare_seconds;
+    bool prepared;
+    bool partial;                          /**< stopped, or gave up */
+} lct_l2_replay_report;
+
+/**
+ * Replay an L2-level trace's submissions (of opts->adapter) against an
+ * open backend (@p state from ops->open for opts->workers workers).
+ * Fills *report even when the run stopped early.
+ * @return LCT_OK; LCT_ERR_INVALID (not an L2-level trace, its footer
+ *         missing, repeated or dropping, several adapters and none chosen,
+ *         bad options: err says which), LCT_ERR_NOMEM, LCT_ERR_SYS.
+ */
+lct_status lct_l2_replay_run(lct_reader *reader, const lct_backend_ops *ops,
+                             void *state, const lct_l2_replay_options *opts,
+                             lct_l2_replay_report *report, lct_error *err);
+
 #ifdef __cplusplus
 }
 #endif

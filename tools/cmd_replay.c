@@ -2,7 +2,8 @@
  * cmd_replay.c - `lct replay`: drive a storage backend with the trace's
  * calls (the library's replay engine) and report latency, schedule lag,
  * throughput and hit ratio, in LMCache's replay files as well; or two
- * backends side by side (--compare).
+ * backends side by side (--compare); an L2-level trace goes to its own
+ * replay (replay_l2.c).
  *
  * Long because the options, their usage checks, the one-backend run and
  * the --compare run (its output directories, the URIs as reports show
@@ -12,7 +13,6 @@
 #include "replay.h"
 #include "tool.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -22,9 +22,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#ifdef LCT_HAVE_REDIS
-#include "lct_redis.h"
-#endif
 
 #ifndef BATCH_WINDOWS
 #define BATCH_WINDOWS 32u
@@ -35,7 +32,8 @@ enum {
     OPT_SCALE, OPT_FSYNC, OPT_DIRECT, OPT_KEEP, OPT_TIMEOUT, OPT_FILL,
     OPT_STORE_AT, OPT_MAX_ERRORS, OPT_STALL, OPT_OUTPUT_DIR, OPT_JSONL_OUT,
     OPT_COMPARE,
-    OPT_CONNECTIONS, OPT_L1, OPT_L1_POLICY
+    OPT_CONNECTIONS, OPT_L1, OPT_L1_POLICY, OPT_PREPARE, OPT_PREPARE_ONLY,
+    OPT_TRACE_PERCENT, OPT_ADAPTER
 };
 
 typedef struct replay_opts {
@@ -44,6 +42,8 @@ typedef struct replay_opts {
     char *trace; /* the report's name of the trace(s): "A + B" merged */
     lct_replay_options run;
     lct_backend_config cfg;
+    lct_l2_replay_options l2; /* an L2-level trace's own options */
+    bool l2_given, c_given;
 } replay_opts;
 
 static void help(void)
@@ -64,6 +64,13 @@ static void help(void)
         "schedule lag, hit ratio, in-flight high-water mark, causal waits and\n"
         "errors by kind.  Several FILEs (one per server) are merged by\n"
         "t_wall and paced by t_wall from the first record.\n"
+        "\n"
+        "An L2-level trace (LMCache's l2-tracing fork) replays one source\n"
+        "adapter's tasks as the fork's driver does: each due at its t_mono\n"
+        "scaled by --speed, or when its dependencies complete (a lookup's\n"
+        "hits on the stores completed before it, a load on its request's\n"
+        "lookups, an unlock on its loads, else lookups); -c tasks in flight\n"
+        "(default 4); its report is l2_replay_stats.json's.\n"
         "\n"
         "URI: null (no I/O), mem:CAPACITY (an LRU in memory: keys, or bytes\n"
         "with B/K/M/G/T), dir:PATH (a file per key),\n"
@@ -106,6 +113,12 @@ static void help(void)
         "                       in DIR/A-<uri>/ and DIR/B-<uri>/, the URI's\n"
         "                       other than [A-Za-z0-9._-] made _)\n"
         "  --jsonl-out PATH     one JSON line per operation (not --compare)\n"
+        "  --adapter N          L2: the source adapter to replay (needed\n"
+        "                       when the trace has several)\n"
+        "  --trace-percent P    L2: the first P%% of its submissions\n"
+        "  --prepare            L2: first store the objects the source's\n"
+        "                       lookups hit that no store in it explains\n"
+        "  --prepare-only       L2: only that\n"
         "  --json               print the summary JSON instead of the table\n"
         "                       (--compare: an array of the two)\n"
         "  --csv                print the ops CSV instead (--compare: with a\n"
@@ -160,7 +173,10 @@ static void on_option(void *ctx, int c, const char *arg)
     case OPT_BACKEND: o->backend = arg; break;
     case OPT_COMPARE: o->compare = arg; break;
     case OPT_SPEED: r->speed = parse_speed(arg); break;
-    case 'c': r->inflight = parse_small("-c", arg, 65536); break;
+    case 'c':
+        r->inflight = parse_small("-c", arg, 65536);
+        o->c_given = true;
+        break;
     case OPT_WORKERS:
         r->workers = parse_small("--workers", arg, LCT_REPLAY_MAX_WORKERS);
         break;
@@ -214,6 +230,19 @@ static void on_option(void *ctx, int c, const char *arg)
         break;
     case OPT_OUTPUT_DIR: o->output_dir = arg; break;
     case OPT_JSONL_OUT: o->jsonl_out = arg; break;
+    case OPT_PREPARE: o->l2.prepare = o->l2_given = true; break;
+    case OPT_PREPARE_ONLY: o->l2.prepare_only = o->l2_given = true; break;
+    case OPT_TRACE_PERCENT:
+        o->l2.trace_percent = parse_positive("--trace-percent", arg);
+        if (o->l2.trace_percent > 100)
+            tool_usage_error("replay", "--trace-percent '%s' is above 100",
+                             arg);
+        o->l2_given = true;
+        break;
+    case OPT_ADAPTER:
+        o->l2.adapter = tool_parse_count("replay", "--adapter", arg);
+        o->l2_given = true;
+        break;
     }
 }
 
@@ -335,28 +364,14 @@ static uint64_t first_key_bytes(lct_reader *first,
     return lct_replay_key_bytes(run, bytes, NULL);
 }
 
+
 static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
                         bool quiet, replay_run *out)
 {
-#ifdef LCT_HAVE_REDIS
-    const lct_backend_ops *extra[] = {lct_backend_redis()};
-    size_t nextra = 1;
-#else
-    const lct_backend_ops *const *extra = NULL;
-    size_t nextra = 0;
-    if (strncmp(uri, "redis://", 8) == 0)
-        tool_usage_error("replay", "%s: the redis backend is not built: "
-                         "configure did not find hiredis "
-                         "(libhiredis-dev); install it and configure again",
-                         uri);
-#endif
     const lct_backend_ops *ops;
     const char *arg;
     lct_error err;
-    if (lct_backend_find(uri, extra, nextra, &ops, &arg, &err) != LCT_OK)
-        tool_usage_error("replay", "%s: the backends are null, "
-                         "mem:CAPACITY, dir:PATH and redis://HOST:PORT",
-                         err.message);
+    replay_find_backend(uri, &ops, &arg);
     if (strcmp(ops->name, "redis") == 0) {
         out->wire_pipeline = o->cfg.redis.pipeline ? o->cfg.redis.pipeline : 1;
         out->wire_connections = o->cfg.redis.connections ? o->cfg.redis.connections : 1;
@@ -394,27 +409,6 @@ static bool run_backend(replay_opts *o, const char *uri, tool_inputs *in,
     return true;
 }
 
-/* --output-dir made (if missing) and checked before the run, so a run
- * is never thrown away for want of a place to report it. */
-static bool prepare_output_dir(const char *dir)
-{
-    struct stat sb;
-    const char *why = NULL;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        why = strerror(errno);
-    else if (stat(dir, &sb) != 0)
-        why = strerror(errno);
-    else if (!S_ISDIR(sb.st_mode))
-        why = "not a directory";
-    else if (access(dir, W_OK | X_OK) != 0)
-        why = strerror(errno);
-    if (!why)
-        return true;
-    fprintf(stderr, "lct replay: --output-dir ");
-    tool_put_vis(stderr, dir, strlen(dir));
-    fprintf(stderr, ": %s (nothing was replayed)\n", why);
-    return false;
-}
 
 static bool write_reports(const char *dir, const replay_run *run,
                           const tool_args *a)
@@ -479,7 +473,7 @@ static int replay_one(replay_opts *o, tool_inputs *in, const tool_args *a)
 {
     outfile *jout = NULL;
     FILE *jf = NULL;
-    if (o->output_dir && !prepare_output_dir(o->output_dir))
+    if (o->output_dir && !replay_prepare_output_dir(o->output_dir))
         return EXIT_REFUSED;
     if (o->jsonl_out) {
         jout = tool_output_open("replay", "--jsonl-out", o->jsonl_out, a);
@@ -510,21 +504,6 @@ static int replay_one(replay_opts *o, tool_inputs *in, const tool_args *a)
     return exit_for(&run);
 }
 
-/* --compare --output-dir D: backend A's reports in D/A-<uri>, B's in
- * D/B-<uri>, the URI with anything but letters, digits, '.', '-' and '_'
- * made '_' (so "mem:2000" gives D/A-mem_2000). */
-static void compare_dir(char *out, size_t size, const char *dir, int which,
-                        const char *uri)
-{
-    int n = snprintf(out, size, "%s/%c-", dir, which ? 'B' : 'A');
-    for (size_t i = 0; uri[i] && n >= 0 && (size_t)n + 1 < size && i < 64;
-         i++) {
-        unsigned char c = (unsigned char)uri[i];
-        out[n++] = isalnum(c) || c == '.' || c == '-' || c == '_' ? (char)c
-                                                                 : '_';
-        out[n] = '\0';
-    }
-}
 
 static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
                           const tool_args *a)
@@ -533,11 +512,12 @@ static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
     const char *uris[2] = {o->compare, b};
     char dirs[2][4096];
     if (o->output_dir) {
-        if (!prepare_output_dir(o->output_dir))
+        if (!replay_prepare_output_dir(o->output_dir))
             return EXIT_REFUSED;
         for (int i = 0; i < 2; i++) {
-            compare_dir(dirs[i], sizeof dirs[i], o->output_dir, i, uris[i]);
-            if (!prepare_output_dir(dirs[i]))
+            replay_compare_dir(dirs[i], sizeof dirs[i], o->output_dir, i,
+                               uris[i]);
+            if (!replay_prepare_output_dir(dirs[i]))
                 return EXIT_REFUSED;
         }
     }
@@ -569,6 +549,32 @@ static int replay_compare(replay_opts *o, tool_inputs *in, const char *b,
                                                       : rc0 ? rc0 : rc1;
 }
 
+/* An L2-level trace: its own replay (replay_l2.c), with the options
+ * that mean something there. */
+static int replay_level_l2(replay_opts *o, tool_inputs *in, const char *b,
+                           const tool_args *a)
+{
+    if (in->merge)
+        tool_usage_error("replay", "an L2-level trace is replayed alone, "
+                         "not merged with others");
+    if (o->run.l1_capacity || o->run.fill_on_miss ||
+        o->run.store_at_reserve || o->jsonl_out || o->run.scale > 0 ||
+        a->csv)
+        tool_usage_error("replay", "an L2-level trace replays the adapter's "
+                         "tasks: --l1, --fill-on-miss, --store-at, --scale, "
+                         "--jsonl-out and --csv are for storage traces");
+    replay_l2_opts lo = {.run = o->l2, .cfg = o->cfg,
+                         .output_dir = o->output_dir, .trace = o->trace};
+    lo.run.speed = o->run.speed;
+    /* tasks in flight: -c, else --workers (each a thread) */
+    unsigned tasks = o->c_given ? o->run.inflight : o->run.workers;
+    lo.run.workers = tasks > LCT_REPLAY_MAX_WORKERS ? LCT_REPLAY_MAX_WORKERS
+                                                    : tasks;
+    lo.run.value_bytes = o->run.value_bytes;
+    lo.run.stop = o->run.stop;
+    return replay_l2(&lo, in->r, o->compare ? o->compare : o->backend, b, a);
+}
+
 /* The traces as the reports name them: the one, or "A + B + C". */
 /* A run that keeps failing says so every 10 s, terminal or not. */
 static void on_errors(void *ctx, uint64_t errors)
@@ -595,37 +601,45 @@ static char *join_names(const tool_args *a)
     return s;
 }
 
+/* The options of lct replay, beside the shared ones. */
+static const struct option replay_own[] = {
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"compare", required_argument, NULL, OPT_COMPARE},
+    {"speed", required_argument, NULL, OPT_SPEED},
+    {"workers", required_argument, NULL, OPT_WORKERS},
+    {"pipeline", required_argument, NULL, OPT_PIPELINE},
+    {"connections", required_argument, NULL, OPT_CONNECTIONS},
+    {"value-bytes", required_argument, NULL, OPT_VALUE_BYTES},
+    {"scale", required_argument, NULL, OPT_SCALE},
+    {"fsync", no_argument, NULL, OPT_FSYNC},
+    {"direct", no_argument, NULL, OPT_DIRECT},
+    {"keep", no_argument, NULL, OPT_KEEP},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"fill-on-miss", no_argument, NULL, OPT_FILL},
+    {"l1", required_argument, NULL, OPT_L1},
+    {"l1-policy", required_argument, NULL, OPT_L1_POLICY},
+    {"store-at", required_argument, NULL, OPT_STORE_AT},
+    {"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
+    {"stall", required_argument, NULL, OPT_STALL},
+    {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+    {"jsonl-out", required_argument, NULL, OPT_JSONL_OUT},
+    {"prepare", no_argument, NULL, OPT_PREPARE},
+    {"prepare-only", no_argument, NULL, OPT_PREPARE_ONLY},
+    {"trace-percent", required_argument, NULL, OPT_TRACE_PERCENT},
+    {"adapter", required_argument, NULL, OPT_ADAPTER},
+    {NULL, 0, NULL, 0}};
+
 int cmd_replay(int argc, char **argv)
 {
     replay_opts o = {0};
+    o.l2.adapter = -1;
     o.run.speed = 1;
     o.run.max_errors = 1000;
     o.run.stall = 10;
-    static const struct option own[] = {
-        {"backend", required_argument, NULL, OPT_BACKEND},
-        {"compare", required_argument, NULL, OPT_COMPARE},
-        {"speed", required_argument, NULL, OPT_SPEED},
-        {"workers", required_argument, NULL, OPT_WORKERS},
-        {"pipeline", required_argument, NULL, OPT_PIPELINE},
-        {"connections", required_argument, NULL, OPT_CONNECTIONS},
-        {"value-bytes", required_argument, NULL, OPT_VALUE_BYTES},
-        {"scale", required_argument, NULL, OPT_SCALE},
-        {"fsync", no_argument, NULL, OPT_FSYNC},
-        {"direct", no_argument, NULL, OPT_DIRECT},
-        {"keep", no_argument, NULL, OPT_KEEP},
-        {"timeout", required_argument, NULL, OPT_TIMEOUT},
-        {"fill-on-miss", no_argument, NULL, OPT_FILL},
-        {"l1", required_argument, NULL, OPT_L1},
-        {"l1-policy", required_argument, NULL, OPT_L1_POLICY},
-        {"store-at", required_argument, NULL, OPT_STORE_AT},
-        {"max-errors", required_argument, NULL, OPT_MAX_ERRORS},
-        {"stall", required_argument, NULL, OPT_STALL},
-        {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
-        {"jsonl-out", required_argument, NULL, OPT_JSONL_OUT},
-        {NULL, 0, NULL, 0}};
     tool_cmd cmd = {.name = "replay",
                     .shared = TOOL_Q | TOOL_JSON | TOOL_CSV | TOOL_SRC,
-                    .own = own, .own_short = "c:", .on_option = on_option,
+                    .own = replay_own, .own_short = "c:",
+                    .on_option = on_option,
                     .ctx = &o, .help = help, .min_operands = 1};
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
@@ -668,8 +682,14 @@ int cmd_replay(int argc, char **argv)
         o.run.progress = on_progress;
         o.run.on_errors = on_errors;
     }
-    int rc = o.compare ? replay_compare(&o, &in, b, &a)
-                       : replay_one(&o, &in, &a);
+    bool l2 = lct_str_eq(lct_reader_header(in.r)->level, "l2");
+    if (!l2 && o.l2_given)
+        tool_usage_error("replay", "--prepare, --prepare-only, "
+                         "--trace-percent and --adapter are for L2-level "
+                         "traces");
+    int rc = l2 ? replay_level_l2(&o, &in, b, &a)
+             : o.compare ? replay_compare(&o, &in, b, &a)
+                         : replay_one(&o, &in, &a);
     tool_inputs_close(&in);
     free(o.trace);
     return rc;

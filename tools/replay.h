@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "lct.h"
+#include "tool.h"
 
 typedef struct replay_run {
     const char *backend; /* the URI */
@@ -38,5 +39,30 @@ void replay_print_compare(FILE *f, const replay_run *a, const replay_run *b);
 /* The ops CSV of both, a backend column first. */
 void replay_write_compare_csv(FILE *f, const replay_run *a,
                               const replay_run *b);
+
+/* MARK: what cmd_replay.c lends replay_l2.c */
+
+/* The backend a URI names (redis when built), or a usage error. */
+void replay_find_backend(const char *uri, const lct_backend_ops **ops,
+                         const char **arg);
+/* --output-dir made when missing; false after a message. */
+bool replay_prepare_output_dir(const char *dir);
+/* --compare's directory for backend `which` (0: A) under dir. */
+void replay_compare_dir(char *out, size_t size, const char *dir, int which,
+                        const char *uri);
+
+/* MARK: an L2-level trace (replay_l2.c) */
+
+typedef struct replay_l2_opts {
+    lct_l2_replay_options run;
+    lct_backend_config cfg;
+    const char *output_dir;
+    const char *trace; /* the trace as reports name it */
+} replay_l2_opts;
+
+/* Replay r against a_uri (and b_uri: --compare), print, write
+ * l2_replay_stats.json under output_dir; the exit status. */
+int replay_l2(const replay_l2_opts *o, lct_reader *r, const char *a_uri,
+              const char *b_uri, const tool_args *a);
 
 #endif

@@ -1,0 +1,594 @@
+/*
+ * l2_run.c - an L2-level trace replayed (lct_l2_replay_run): the plan's
+ * submissions handed to worker threads once due and ready, as the fork's
+ * L2ReplayDriver.run dispatches them (due at start + (t_mono - first) /
+ * speed, or later when a dependency completes later; the ones not ready
+ * do not hold back the others); each task's keys through the backend,
+ * the task timed from dispatch to its last key, its outcome compared
+ * with the source's.  The report carries the fork's figures.
+ *
+ * Long because the workers, the dispatch loop, the preparing and the
+ * figures all read and write one private run state (l2run) under one
+ * lock; split, that state would have to live in a header for the pieces
+ * to share.
+ */
+#include "replay/l2_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock_internal.h"
+#include "base/error_internal.h"
+
+typedef struct samples { /* latencies, microseconds */
+    uint32_t *us;
+    size_t n, cap;
+    uint64_t total_us;
+} samples;
+
+typedef struct l2run l2run;
+
+typedef struct l2worker {
+    l2run *run;
+    unsigned index;
+    pthread_t thread;
+    unsigned char *buf;
+    uint32_t *found;
+    lct_backend_op *ops; /* a task's keys, when the backend pipelines */
+} l2worker;
+
+struct l2run {
+    const lct__l2plan *p;
+    const lct_backend_ops *ops;
+    void *state;
+    const lct_l2_replay_options *o;
+    lct_l2_replay_report *r;
+    size_t buf_bytes, max_objs;
+    pthread_mutex_t lock;
+    pthread_cond_t work, done;
+    uint32_t *queue; /* dispatched, not yet taken: a ring of nsubs */
+    size_t qhead, qtail;
+    bool quit, nomem;
+    bool *dispatched, *completed;
+    double *completed_at, *dispatched_at;
+    size_t ncompleted, ndispatched;
+    samples side[2]; /* read (loads), write (stores) */
+    double start;
+};
+
+static double now_s(void)
+{
+    return (double)lct__now_ns() / 1e9;
+}
+
+static bool add_sample(samples *s, double seconds)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        uint32_t *g = realloc(s->us, cap * sizeof *g);
+        if (!g)
+            return false;
+        s->us = g, s->cap = cap;
+    }
+    double us = round(seconds * 1e6);
+    uint32_t v = us < 0 ? 0 : us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+    s->us[s->n++] = v;
+    s->total_us += (uint64_t)(us < 0 ? 0 : us);
+    return true;
+}
+
+/* The report's first backend error, cut to its room. */
+static void keep_error(lct_l2_replay_report *r, const char *message)
+{
+    size_t n = strnlen(message, sizeof r->first_error - 1);
+    memcpy(r->first_error, message, n);
+    r->first_error[n] = '\0';
+}
+
+/* MARK: a task, on a worker */
+
+static uint64_t object_bytes(const l2run *x, const lct__l2obj *o)
+{
+    uint64_t b = x->o->value_bytes ? x->o->value_bytes : o->bytes;
+    return b > x->buf_bytes ? x->buf_bytes : b;
+}
+
+/* One key's operation; *present for lookups and loads.  False on a
+ * backend error (counted). */
+static bool one_key(l2worker *w, const lct__l2sub *s, const lct__l2obj *o,
+                    bool *present, lct_error *err)
+{
+    l2run *x = w->run;
+    lct_backend_key key = {.id = o->id};
+    snprintf(key.name, sizeof key.name, "%016" PRIx64, o->id);
+    size_t len = 0;
+    int replaced;
+    *present = false;
+    switch (s->op) {
+    case LCT_L2_STORE:
+        return x->ops->store(x->state, w->index, &key, w->buf,
+                             object_bytes(x, o), &replaced, err) == LCT_OK;
+    case LCT_L2_LOOKUP:
+        return x->ops->lookup(x->state, w->index, &key, present, err) ==
+               LCT_OK;
+    case LCT_L2_LOAD:
+        return x->ops->load(x->state, w->index, &key, w->buf, x->buf_bytes,
+                            &len, present, err) == LCT_OK;
+    case LCT_L2_DELETE:
+        return x->ops->remove(x->state, w->index, &key, err) == LCT_OK;
+    default: /* an unlock: the backends hold no locks */
+        return true;
+    }
+}
+
+/* The source's outcome and the replay's agree: a store's success, the
+ * hit or success indices (a submission the source never completed
+ * expects none and no success, as the fork's driver reads it). */
+static bool outcome_matches(const lct__l2plan *p, const lct__l2sub *s,
+                            bool stored, const uint32_t *found, size_t n)
+{
+    if (s->op == LCT_L2_STORE)
+        return stored == (s->completed && s->store_ok);
+    uint32_t nout = s->completed ? s->nout : 0;
+    if (n != nout)
+        return false;
+    for (size_t k = 0; k < n; k++)
+        if (p->outs[s->out0 + k] != found[k])
+            return false;
+    return true;
+}
+
+static void record(l2worker *w, uint32_t i, double dispatched, double done,
+                   bool stored, size_t nfound, uint64_t errors,
+                   const lct_error *first)
+{
+    l2run *x = w->run;
+    const lct__l2sub *s = &x->p->subs[i];
+    lct_l2_replay_report *r = x->r;
+    x->completed[i] = true;
+    x->completed_at[i] = done;
+    x->ncompleted++;
+    r->backend_errors += errors;
+    if (errors && !r->first_error[0])
+        keep_error(r, first->message);
+    if (s->op == LCT_L2_STORE || s->op == LCT_L2_LOAD) {
+        lct_l2_replay_side *side = s->op == LCT_L2_LOAD ? &r->read : &r->write;
+        side->completed++;
+        uint64_t bytes = 0;
+        for (uint32_t j = 0; j < s->nobj; j++)
+            bytes += object_bytes(x, &x->p->objs[s->obj0 + j]);
+        side->total_bytes += bytes;
+        x->nomem |= !add_sample(&x->side[s->op == LCT_L2_STORE],
+                                done - dispatched);
+    }
+    if (s->op > LCT_L2_LOAD)
+        return;
+    r->compared[s->op]++;
+    if (outcome_matches(x->p, s, stored, w->found, nfound))
+        return;
+    r->mismatched[s->op]++;
+    r->mismatches++;
+    if (r->nsamples < LCT_L2_SAMPLES)
+        snprintf(r->samples[r->nsamples++], sizeof r->samples[0],
+                 "%s:('%s', %" PRIu64 ", %" PRIu64 ")",
+                 lct_l2_op_name(s->op), lct_l2_op_name(s->op), x->p->adapter,
+                 s->task);
+}
+
+/* A task's keys as one pipeline (redis: its --pipeline and
+ * --connections); how many failed, the first in *first. */
+static uint64_t pipelined(l2worker *w, const lct__l2sub *s, size_t *nfound,
+                          lct_error *first)
+{
+    static const lct_replay_kind kinds[] = {
+        [LCT_L2_STORE] = LCT_REPLAY_STORE, [LCT_L2_LOOKUP] = LCT_REPLAY_LOOKUP,
+        [LCT_L2_LOAD] = LCT_REPLAY_LOAD, [LCT_L2_DELETE] = LCT_REPLAY_DELETE};
+    l2run *x = w->run;
+    for (uint32_t j = 0; j < s->nobj; j++) {
+        const lct__l2obj *o = &x->p->objs[s->obj0 + j];
+        lct_backend_op *op = &w->ops[j];
+        /* every load reads into the one buffer: its bytes are not kept */
+        *op = (lct_backend_op){.kind = kinds[s->op], .key = {.id = o->id},
+                               .buf = w->buf,
+                               .len = s->op == LCT_L2_STORE
+                                          ? object_bytes(x, o)
+                                          : 0,
+                               .cap = x->buf_bytes};
+        snprintf(op->key.name, sizeof op->key.name, "%016" PRIx64, o->id);
+    }
+    x->ops->pipeline(x->state, w->index, w->ops, s->nobj);
+    uint64_t errors = 0;
+    for (uint32_t j = 0; j < s->nobj; j++) {
+        const lct_backend_op *op = &w->ops[j];
+        if (op->status != LCT_OK) {
+            if (!errors++)
+                *first = op->err;
+        } else if (op->present && s->op != LCT_L2_STORE &&
+                   s->op != LCT_L2_DELETE) {
+            w->found[(*nfound)++] = j;
+        }
+    }
+    return errors;
+}
+
+static void run_task(l2worker *w, uint32_t i)
+{
+    l2run *x = w->run;
+    const lct__l2sub *s = &x->p->subs[i];
+    double dispatched = x->dispatched_at[i];
+    size_t nfound = 0;
+    uint64_t errors = 0;
+    lct_error err = {0}, first = {0};
+    bool pipeline = x->ops->pipeline && s->nobj > 1 && s->op != LCT_L2_UNLOCK;
+    if (pipeline)
+        errors = pipelined(w, s, &nfound, &first);
+    for (uint32_t j = 0; !pipeline && j < s->nobj; j++) {
+        bool present;
+        if (!one_key(w, s, &x->p->objs[s->obj0 + j], &present, &err)) {
+            if (!errors++)
+                first = err;
+        } else if (present) {
+            w->found[nfound++] = j;
+        }
+    }
+    double done = now_s();
+    pthread_mutex_lock(&x->lock);
+    record(w, i, dispatched, done, errors == 0, nfound, errors, &first);
+    pthread_cond_signal(&x->done);
+    pthread_mutex_unlock(&x->lock);
+}
+
+static void *worker_main(void *arg)
+{
+    l2worker *w = arg;
+    l2run *x = w->run;
+    pthread_mutex_lock(&x->lock);
+    for (;;) {
+        while (x->qhead == x->qtail && !x->quit)
+            pthread_cond_wait(&x->work, &x->lock);
+        if (x->qhead == x->qtail)
+            break;
+        uint32_t i = x->queue[x->qhead++ % x->p->nsubs];
+        pthread_mutex_unlock(&x->lock);
+        run_task(w, i);
+        pthread_mutex_lock(&x->lock);
+    }
+    pthread_mutex_unlock(&x->lock);
+    return NULL;
+}
+
+/* MARK: dispatching */
+
+static double due(const l2run *x, const lct__l2sub *s, double origin)
+{
+    return x->o->speed > 0 ? x->start + (s->t_mono - origin) / x->o->speed
+                           : x->start;
+}
+
+/* Whether submission i's dependencies have all completed; the latest's
+ * completion in *ready_at. */
+static bool ready(const l2run *x, const lct__l2sub *s, double *ready_at)
+{
+    for (uint32_t k = 0; k < s->ndeps; k++) {
+        uint32_t d = x->p->deps[s->dep0 + k];
+        if (!x->completed[d])
+            return false;
+        *ready_at = x->completed_at[d] > *ready_at ? x->completed_at[d]
+                                                   : *ready_at;
+    }
+    return true;
+}
+
+static void dispatch(l2run *x, uint32_t i, double target, double ready_at,
+                     double now)
+{
+    const lct__l2sub *s = &x->p->subs[i];
+    lct_l2_replay_report *r = x->r;
+    x->dispatched[i] = true;
+    x->dispatched_at[i] = now;
+    x->ndispatched++;
+    x->queue[x->qtail++ % x->p->nsubs] = i;
+    r->submitted[s->op]++;
+    if (s->op == LCT_L2_STORE || s->op == LCT_L2_LOAD) {
+        uint64_t bytes = 0;
+        for (uint32_t j = 0; j < s->nobj; j++)
+            bytes += object_bytes(x, &x->p->objs[s->obj0 + j]);
+        r->bytes_submitted[s->op] += bytes;
+        r->total_bytes_submitted += bytes;
+        (s->op == LCT_L2_LOAD ? &r->read : &r->write)->submitted++;
+    }
+    double lag = now > target ? now - target : 0;
+    r->lag_max = lag > r->lag_max ? lag : r->lag_max;
+    r->lag_mean += lag; /* a sum until the end */
+    double wait = ready_at > target ? ready_at - target : 0;
+    r->dependency_wait_total += wait;
+    r->dependency_wait_max = wait > r->dependency_wait_max
+                                 ? wait
+                                 : r->dependency_wait_max;
+    pthread_cond_signal(&x->work);
+}
+
+/* Hand out what is due and ready, in order; the next due time (INFINITY:
+ * none pending).  Under the lock. */
+static double dispatch_ready(l2run *x, size_t *first, double origin,
+                             unsigned workers)
+{
+    const lct__l2plan *p = x->p;
+    double now = now_s(), next = INFINITY;
+    for (size_t i = *first; i < p->nsubs; i++) {
+        if (x->dispatched[i])
+            continue;
+        const lct__l2sub *s = &p->subs[i];
+        double target = due(x, s, origin), ready_at = target;
+        if (now < target) {
+            next = target < next ? target : next;
+            continue;
+        }
+        if (x->ndispatched - x->ncompleted >= workers)
+            break; /* a completion makes room, and wakes the loop */
+        if (ready(x, s, &ready_at))
+            dispatch(x, (uint32_t)i, target, ready_at, now);
+    }
+    while (*first < p->nsubs && x->dispatched[*first])
+        (*first)++;
+    return *first < p->nsubs ? next : INFINITY;
+}
+
+static void wait_until(l2run *x, double t)
+{
+    double until = now_s() + 0.01; /* a completion wakes it sooner */
+    if (t < until)
+        until = t;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double left = until - now_s();
+    if (left < 1e-5) /* the lock is let go, however briefly */
+        left = 1e-5;
+    uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)(left * 1e9);
+    ts.tv_sec += (time_t)(ns / 1000000000u);
+    ts.tv_nsec = (long)(ns % 1000000000u);
+    pthread_cond_timedwait(&x->done, &x->lock, &ts);
+}
+
+/* The dispatch loop: until every submission completed, a stop, or no
+ * progress for the drain timeout. */
+static void schedule(l2run *x, unsigned workers)
+{
+    const lct__l2plan *p = x->p;
+    double origin = p->nsubs ? p->subs[0].t_mono : 0;
+    double timeout = x->o->drain_timeout > 0 ? x->o->drain_timeout : 60;
+    double last_progress = now_s();
+    size_t first = 0, seen = 0;
+    pthread_mutex_lock(&x->lock);
+    while (x->ncompleted < p->nsubs && !x->nomem) {
+        if (x->o->stop && *x->o->stop) {
+            x->r->partial = true;
+            break;
+        }
+        size_t before = x->ndispatched;
+        double next = dispatch_ready(x, &first, origin, workers);
+        if (x->ndispatched != before || x->ncompleted != seen) {
+            seen = x->ncompleted;
+            last_progress = now_s();
+            continue;
+        }
+        if (now_s() - last_progress > timeout) {
+            x->r->partial = true;
+            break;
+        }
+        wait_until(x, next);
+    }
+    x->quit = true;
+    x->qtail = x->qhead; /* what no worker took is dropped */
+    pthread_cond_broadcast(&x->work);
+    pthread_mutex_unlock(&x->lock);
+}
+
+/* MARK: the report */
+
+static int by_us(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The fork's percentile: rank (n - 1) q, interpolated between its two
+ * neighbours. */
+static double percentile(const samples *s, double q)
+{
+    double rank = (double)(s->n - 1) * q;
+    size_t lo = (size_t)rank, hi = lo + 1 < s->n ? lo + 1 : s->n - 1;
+    double frac = rank - (double)lo;
+    return lo == hi ? s->us[lo]
+                    : s->us[lo] * (1.0 - frac) + s->us[hi] * frac;
+}
+
+static void side_figures(samples *s, lct_l2_replay_side *side)
+{
+    if (!s->n)
+        return;
+    qsort(s->us, s->n, sizeof *s->us, by_us);
+    side->mean_us = (double)s->total_us / (double)s->n;
+    side->p50_us = percentile(s, 0.50);
+    side->p90_us = percentile(s, 0.90);
+    side->p99_us = percentile(s, 0.99);
+    side->min_us = s->us[0];
+    side->max_us = s->us[s->n - 1];
+    side->throughput_gbps =
+        s->total_us ? (double)side->total_bytes / ((double)s->total_us * 1000)
+                    : 0;
+}
+
+static void figures(l2run *x, double finished)
+{
+    lct_l2_replay_report *r = x->r;
+    const lct__l2plan *p = x->p;
+    double first = INFINITY, last = 0;
+    for (size_t i = 0; i < p->nsubs; i++) {
+        if (!x->dispatched[i])
+            continue;
+        first = x->dispatched_at[i] < first ? x->dispatched_at[i] : first;
+        last = x->dispatched_at[i] > last ? x->dispatched_at[i] : last;
+    }
+    size_t n = x->ndispatched;
+    r->lag_mean = n ? r->lag_mean / (double)n : 0;
+    r->actual_window = n > 1 ? last - first : 0;
+    r->total_seconds = finished - x->start;
+    r->drain_seconds = n && finished > last ? finished - last : 0;
+    r->throughput = r->total_seconds > 0 ? (double)r->total_bytes_submitted /
+                                               r->total_seconds
+                                         : 0;
+    r->source_window =
+        p->nsubs && x->o->speed > 0
+            ? (p->subs[p->nsubs - 1].t_mono - p->subs[0].t_mono) / x->o->speed
+            : 0;
+    side_figures(&x->side[0], &r->read);
+    side_figures(&x->side[1], &r->write);
+}
+
+/* MARK: preparing, then running */
+
+/* The prepare objects stored first, on the calling thread as worker 0. */
+static void prepare(l2run *x, l2worker *w)
+{
+    lct_l2_replay_report *r = x->r;
+    double started = now_s();
+    const lct__l2plan *p = x->p;
+    for (size_t k = 0; k < p->nprepare; k++) {
+        lct_backend_key key = {.id = p->prepare[k].id};
+        snprintf(key.name, sizeof key.name, "%016" PRIx64, key.id);
+        lct_error err;
+        int replaced;
+        uint64_t bytes = object_bytes(x, &p->prepare[k]);
+        if (x->ops->store(x->state, w->index, &key, w->buf, bytes, &replaced,
+                          &err) != LCT_OK) {
+            if (!r->backend_errors++)
+                keep_error(r, err.message);
+            continue;
+        }
+        r->prepared_objects++;
+        r->prepared_bytes += bytes;
+    }
+    r->prepared = true;
+    r->prepare_seconds = now_s() - started;
+}
+
+static bool setup(l2run *x, l2worker *w, unsigned n)
+{
+    const lct__l2plan *p = x->p;
+    size_t subs = p->nsubs ? p->nsubs : 1;
+    x->queue = calloc(subs, sizeof *x->queue);
+    x->dispatched = calloc(subs, sizeof *x->dispatched);
+    x->completed = calloc(subs, sizeof *x->completed);
+    x->completed_at = calloc(subs, sizeof *x->completed_at);
+    x->dispatched_at = calloc(subs, sizeof *x->dispatched_at);
+    bool ok = x->queue && x->dispatched && x->completed && x->completed_at &&
+              x->dispatched_at;
+    uint64_t most = x->o->value_bytes;
+    for (size_t k = 0; !x->o->value_bytes && k < p->nobjs; k++)
+        most = p->objs[k].bytes > most ? p->objs[k].bytes : most;
+    for (size_t i = 0; i < p->nsubs; i++)
+        x->max_objs = p->subs[i].nobj > x->max_objs ? p->subs[i].nobj
+                                                     : x->max_objs;
+    x->buf_bytes = most > LCT_REPLAY_MAX_VALUE_BYTES
+                       ? LCT_REPLAY_MAX_VALUE_BYTES
+                       : (size_t)most;
+    for (unsigned k = 0; ok && k < n; k++) {
+        w[k] = (l2worker){.run = x, .index = k};
+        w[k].buf = calloc(x->buf_bytes ? x->buf_bytes : 1, 1);
+        w[k].found = calloc(x->max_objs ? x->max_objs : 1, sizeof *w[k].found);
+        w[k].ops = calloc(x->max_objs ? x->max_objs : 1, sizeof *w[k].ops);
+        ok = w[k].buf && w[k].found && w[k].ops;
+    }
+    return ok;
+}
+
+static void teardown(l2run *x, l2worker *w, unsigned n)
+{
+    for (unsigned k = 0; k < n; k++)
+        free(w[k].buf), free(w[k].found), free(w[k].ops);
+    free(x->queue);
+    free(x->dispatched);
+    free(x->completed);
+    free(x->completed_at);
+    free(x->dispatched_at);
+    free(x->side[0].us);
+    free(x->side[1].us);
+}
+
+static lct_status run_workers(l2run *x, l2worker *w, unsigned n,
+                              lct_error *err)
+{
+    unsigned started = 0;
+    pthread_mutex_init(&x->lock, NULL);
+    pthread_cond_init(&x->work, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&x->done, &ca);
+    pthread_condattr_destroy(&ca);
+    x->start = now_s();
+    for (; started < n; started++)
+        if (pthread_create(&w[started].thread, NULL, worker_main,
+                           &w[started]) != 0)
+            break;
+    lct_status st = LCT_OK;
+    if (started == n) {
+        schedule(x, n);
+    } else {
+        pthread_mutex_lock(&x->lock);
+        x->quit = true;
+        pthread_cond_broadcast(&x->work);
+        pthread_mutex_unlock(&x->lock);
+        st = lct__fail(err, LCT_ERR_SYS, errno, 0,
+                       "lct_l2_replay_run: a worker thread did not start");
+    }
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(w[k].thread, NULL);
+    figures(x, now_s());
+    pthread_cond_destroy(&x->done);
+    pthread_cond_destroy(&x->work);
+    pthread_mutex_destroy(&x->lock);
+    return st;
+}
+
+lct_status lct_l2_replay_run(lct_reader *reader, const lct_backend_ops *ops,
+                             void *state, const lct_l2_replay_options *opts,
+                             lct_l2_replay_report *report, lct_error *err)
+{
+    if (report)
+        memset(report, 0, sizeof *report);
+    if (!reader || !ops || !opts || !report || !(opts->speed >= 0) ||
+        !isfinite(opts->speed))
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_l2_replay_run: invalid argument");
+    lct__l2plan p;
+    lct_status st = lct__l2_plan(reader, opts, &p, err);
+    if (st != LCT_OK)
+        return st;
+    report->source_operations_total = p.source_total;
+    report->operations_selected = p.nsubs;
+    unsigned n = opts->workers ? opts->workers : 4;
+    l2worker *w = calloc(n, sizeof *w);
+    l2run x = {.p = &p, .ops = ops, .state = state, .o = opts, .r = report};
+    if (!w || !setup(&x, w, n)) {
+        st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
+    } else {
+        if (opts->prepare || opts->prepare_only)
+            prepare(&x, &w[0]);
+        if (!opts->prepare_only)
+            st = run_workers(&x, w, n, err);
+        if (st == LCT_OK && x.nomem)
+            st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
+    }
+    if (w)
+        teardown(&x, w, n);
+    free(w);
+    lct__l2_plan_free(&p);
+    return st;
+}
