@@ -45,6 +45,14 @@ extern "C" {
 #define LCT_KEYS_L2_WRITE_CALL "l2.store.submitted"
 
 /**
+ * An L2-level event's operation, as `lct keys` and the lct_keys SQL table
+ * name a key's op: "store", "lookup", "load", "unlock" or "delete" for
+ * "l2.store.submitted" ... "l2.delete.submitted"; NULL for any other
+ * qualname.
+ */
+const char *lct_l2_key_op(lct_str qualname);
+
+/**
  * Whether @p pattern names the call @p qualname: a shell glob (fnmatch,
  * when it holds * ? or [) matches the whole qualname; any other pattern
  * is the exact qualname or a suffix after a dot (`reserve_write` names

@@ -321,6 +321,17 @@ Test(l2, keys_name_the_operation_and_weigh_object_sizes)
     r = run_lct(NULL, "keys", "--csv", path, NULL);
     cr_expect_eq(count_lines(r.out), 1u + 5u, "%s", r.out);
     run_free(&r);
+#ifdef LCT_HAVE_SQLITE
+    /* the SQL keys table names them alike: AB stored and D, AB looked up */
+    r = run_lct(NULL, "sql", "--csv",
+                "select op, count(*), sum(bytes) from keys group by op "
+                "order by op",
+                path, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "lookup,2,") && strstr(r.out, "store,3,450"),
+              "%s", r.out);
+    run_free(&r);
+#endif
     unlink(path);
     free(path);
 }

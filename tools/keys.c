@@ -301,29 +301,10 @@ bool tool_keys_walk(tool_inputs *in, tool_keyops *o, const char *cmd,
     return tool_inputs_whole(in);
 }
 
-/* An L2-level event's operation ("l2.lookup_task.submitted": lookup), or
- * NULL for another name. */
-static const char *l2_op(lct_str q)
-{
-    static const struct {
-        const char *qualname, *op;
-    } ops[] = {{"l2.store.submitted", "store"},
-               {"l2.lookup_task.submitted", "lookup"},
-               {"l2.load_task.submitted", "load"},
-               {"l2.unlock.submitted", "unlock"},
-               {"l2.delete.submitted", "delete"}};
-    if (q.len < 3 || memcmp(q.ptr, "l2.", 3) != 0)
-        return NULL;
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (lct_str_eq(q, ops[i].qualname))
-            return ops[i].op;
-    return NULL;
-}
-
 const char *tool_key_op_name(tool_key_op op, lct_str qualname, size_t *len)
 {
     static const char *names[] = {"", "read", "write"};
-    const char *l2 = l2_op(qualname);
+    const char *l2 = lct_l2_key_op(qualname);
     if (l2) {
         *len = strlen(l2);
         return l2;

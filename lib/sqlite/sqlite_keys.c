@@ -106,10 +106,11 @@ static int call_list_set(call_list *l, sqlite3_value *arg)
 
 /* Whether the list names the call: its patterns, or else the default. */
 static bool call_list_names(const call_list *l, lct_str qualname,
-                            const char *default_call)
+                            const char *default_call, const char *default_l2)
 {
-    if (!l->text)
-        return lct_qualname_match(qualname, default_call);
+    if (!l->text) /* a storage trace's call, or an L2-level trace's */
+        return lct_qualname_match(qualname, default_call) ||
+               lct_str_eq(qualname, default_l2);
     for (int i = 0; i < l->n; i++)
         if (lct_qualname_match(qualname, l->v[i]))
             return true;
@@ -142,14 +143,19 @@ static lct__sqlfile *query_file(keys_cursor *c, int i)
 static bool op_of(keys_cursor *c, lct_str qualname)
 {
     static const char read[] = "read", write[] = "write";
-    if (call_list_names(&c->reads, qualname, LCT_KEYS_READ_CALL))
+    const char *l2 = lct_l2_key_op(qualname);
+    if (call_list_names(&c->reads, qualname, LCT_KEYS_READ_CALL,
+                        LCT_KEYS_L2_READ_CALL))
         c->op = (lct_str){read, sizeof read - 1};
-    else if (call_list_names(&c->writes, qualname, LCT_KEYS_WRITE_CALL))
+    else if (call_list_names(&c->writes, qualname, LCT_KEYS_WRITE_CALL,
+                             LCT_KEYS_L2_WRITE_CALL))
         c->op = (lct_str){write, sizeof write - 1};
     else if (c->all)
         c->op = qualname;
     else
         return false;
+    if (l2) /* an L2 event's keys are its operation's */
+        c->op = (lct_str){l2, strlen(l2)};
     return true;
 }
 

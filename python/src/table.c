@@ -666,11 +666,14 @@ typedef struct keywalk {
 static long op_of(keywalk *w, const lct_record *rec)
 {
     lct_str q = rec->qualname;
+    /* by default a storage trace's calls, or an L2-level trace's */
     if (w->reads ? patterns_name(w->reads, q)
-                 : lct_qualname_match(q, LCT_KEYS_READ_CALL))
+                 : lct_qualname_match(q, LCT_KEYS_READ_CALL) ||
+                       lct_str_eq(q, LCT_KEYS_L2_READ_CALL))
         return 0;
     if (w->writes ? patterns_name(w->writes, q)
-                  : lct_qualname_match(q, LCT_KEYS_WRITE_CALL))
+                  : lct_qualname_match(q, LCT_KEYS_WRITE_CALL) ||
+                        lct_str_eq(q, LCT_KEYS_L2_WRITE_CALL))
         return 1;
     if (!w->all)
         return -1;

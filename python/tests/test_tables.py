@@ -183,6 +183,21 @@ def test_mrc_is_lct_mrc():
             assert len(m.attrs["totals"]) == 1
 
 
+def test_an_l2_trace_streams_its_lookups_and_stores():
+    """An L2-level trace's key stream is its lookups and stores, as lct
+    mrc reads it (the module's defaults take both levels' calls)."""
+    np()
+    path = os.path.join(os.path.dirname(FIXTURES), "..", "examples",
+                        "l2-sample.lct")
+    rows = list(csv.DictReader(io.StringIO(tool("mrc", "-q", "--csv",
+                                                path))))
+    m = lct.mrc(path)
+    assert len(rows) == len(m) > 5
+    for row, (_, got) in zip(rows, m.iterrows()):
+        assert float(row["hit_ratio"]) == got["hit_ratio"], got["keys"]
+    assert m["hit_ratio"].max() > 0.3
+
+
 def test_policies_are_lct_mrc_policy():
     np()
     path = damaged_trace()
