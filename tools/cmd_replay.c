@@ -46,32 +46,10 @@ typedef struct replay_opts {
     bool l2_given, c_given;
 } replay_opts;
 
-static void help(void)
+/* The options and the exit status (help's second half). */
+static void help_options(void)
 {
     printf(
-        "usage: lct replay [OPTIONS] --backend URI FILE...\n"
-        "       lct replay [OPTIONS] --compare URI_A URI_B FILE...\n"
-        "\n"
-        "Replay the trace's storage calls against a backend: a finish_write\n"
-        "stores its keys (with the bytes their reserve_write's layout gives),\n"
-        "a submit_prefetch_task looks its keys up and then loads those its\n"
-        "policy keeps, as LMCache does (PREFIX, the default: the chunks before\n"
-        "the first chunk with a key not found; SPARSE: every found key;\n"
-        "skip_l2: nothing); other calls are counted, not issued. With --l1\n"
-        "the backend is an L2: an L1 serves each lookup's leading run of its\n"
-        "keys and stores are written through. Prints per-operation latency\n"
-        "(count, errors, mean, p50, p90, p99, min, max in ms), throughput,\n"
-        "schedule lag, hit ratio, in-flight high-water mark, causal waits and\n"
-        "errors by kind.  Several FILEs (one per server) are merged by\n"
-        "t_wall and paced by t_wall from the first record.\n"
-        "\n"
-        "An L2-level trace (LMCache's l2-tracing fork) replays one source\n"
-        "adapter's tasks as the fork's driver does: each due at its t_mono\n"
-        "scaled by --speed, or when its dependencies complete (a lookup's\n"
-        "hits on the stores completed before it, a load on its request's\n"
-        "lookups, an unlock on its loads, else lookups); -c tasks in flight\n"
-        "(default 4); its report is l2_replay_stats.json's.\n"
-        "\n"
         "URI: null (no I/O), mem:CAPACITY (an LRU in memory: keys, or bytes\n"
         "with B/K/M/G/T), dir:PATH (a file per key),\n"
         "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (reports show the\n"
@@ -132,6 +110,35 @@ static void help(void)
         "interrupt or a refused file; 3 the trace was damaged (the rest was\n"
         "replayed); 2 usage error. Ctrl-C stops issuing, drains what is in\n"
         "flight and still writes the reports (marked partial).\n");
+}
+
+static void help(void)
+{
+    printf(
+        "usage: lct replay [OPTIONS] --backend URI FILE...\n"
+        "       lct replay [OPTIONS] --compare URI_A URI_B FILE...\n"
+        "\n"
+        "Replay the trace's storage calls against a backend: a finish_write\n"
+        "stores its keys (with the bytes their reserve_write's layout gives),\n"
+        "a submit_prefetch_task looks its keys up and then loads those its\n"
+        "policy keeps, as LMCache does (PREFIX, the default: the chunks before\n"
+        "the first chunk with a key not found; SPARSE: every found key;\n"
+        "skip_l2: nothing); other calls are counted, not issued. With --l1\n"
+        "the backend is an L2: an L1 serves each lookup's leading run of its\n"
+        "keys and stores are written through. Prints per-operation latency\n"
+        "(count, errors, mean, p50, p90, p99, min, max in ms), throughput,\n"
+        "schedule lag, hit ratio, in-flight high-water mark, causal waits and\n"
+        "errors by kind.  Several FILEs (one per server) are merged by\n"
+        "t_wall and paced by t_wall from the first record.\n"
+        "\n"
+        "An L2-level trace (LMCache's l2-tracing fork) replays one source\n"
+        "adapter's tasks as the fork's driver does: each due at its t_mono\n"
+        "scaled by --speed, or when its dependencies complete (a lookup's\n"
+        "hits on the stores completed before it, a load on its request's\n"
+        "lookups, an unlock on its loads, else lookups); -c tasks in flight\n"
+        "(default 4); its report is l2_replay_stats.json's.\n"
+        "\n");
+    help_options();
 }
 
 static double parse_positive(const char *opt, const char *arg)
