@@ -284,30 +284,28 @@ static lct_status choose(gather *g, const lct_l2_replay_options *o,
     return LCT_OK;
 }
 
-/* Each completion's outcome on the submission of its (op, task_id). */
+/* Each completion's outcome on the submission of its (op, task_id): a
+ * map of task ids for each of the three operations that complete. */
 static bool match(gather *g, uint64_t chosen)
 {
     lct__l2plan *p = g->p;
-    lct__u64map tasks = {0};
-    bool added;
-    for (size_t i = 0; i < p->nsubs; i++) {
+    lct__u64map tasks[LCT_L2_LOAD + 1] = {{0}};
+    bool added, ok = true;
+    for (size_t i = 0; ok && i < p->nsubs; i++) {
         const lct__l2sub *s = &p->subs[i];
         if (s->op > LCT_L2_LOAD)
             continue;
-        lct__u64map_entry *e = lct__u64map_get(
-            &tasks, s->task * LCT_L2_OPS + s->op, &added);
-        if (!e) {
-            lct__u64map_free(&tasks);
-            return false;
-        }
-        e->value = i + 1; /* a task id again: the later one */
+        lct__u64map_entry *e = lct__u64map_get(&tasks[s->op], s->task,
+                                               &added);
+        if (e)
+            e->value = i + 1; /* a task id again: the later one */
+        ok = e != NULL;
     }
-    for (size_t c = 0; c < g->ncomps; c++) {
+    for (size_t c = 0; ok && c < g->ncomps; c++) {
         const comp *k = &g->comps[c];
         lct__u64map_entry *e =
-            k->adapter == chosen
-                ? lct__u64map_find(&tasks, k->task * LCT_L2_OPS + k->op)
-                : NULL;
+            k->adapter == chosen ? lct__u64map_find(&tasks[k->op], k->task)
+                                 : NULL;
         if (!e)
             continue;
         lct__l2sub *s = &p->subs[e->value - 1];
@@ -316,8 +314,9 @@ static bool match(gather *g, uint64_t chosen)
         s->store_ok = k->store_ok;
         s->out0 = k->out0, s->nout = k->nout;
     }
-    lct__u64map_free(&tasks);
-    return true;
+    for (int op = 0; op <= LCT_L2_LOAD; op++)
+        lct__u64map_free(&tasks[op]);
+    return ok;
 }
 
 void lct__l2_plan_free(lct__l2plan *p)
