@@ -329,6 +329,12 @@ int replay_l2(const replay_l2_opts *o, lct_reader *r, const char *a_uri,
                 return EXIT_REFUSED;
         }
     }
+    for (int i = 0; i < n && !a->quiet; i++)
+        if (x[i].report.mismatches)
+            fprintf(stderr, "%s replay: WARNING: %s: %" PRIu64
+                            " outcomes differ from the source's (the report "
+                            "samples them)\n",
+                    tool_name, x[i].backend, x[i].report.mismatches);
     int rc = exit_for(&x[0]);
     return n == 2 && rc == EXIT_OK ? exit_for(&x[1]) : rc;
 }
