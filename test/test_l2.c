@@ -336,6 +336,53 @@ Test(l2, keys_name_the_operation_and_weigh_object_sizes)
     free(path);
 }
 
+Test(l2, a_hostile_load_is_read_within_its_bounds)
+{
+    /* a load of two keys with one size; success indices past both keys,
+     * at the key with no size, and at the one with a size: only the
+     * last weighs (7); and a completion whose indices are not a list */
+    char *path;
+    lct_writer *w = l2_writer(&path);
+    static const uint64_t one[] = {7};
+    static const unsigned past[] = {9, 1, 0};
+    begin(w, 1.0, "l2.load_task.submitted", 3, 0);
+    uint_field(w, "task_id", 1);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, 2);
+    for (int i = 0; i < 2; i++) {
+        unsigned char hash[8] = {(unsigned char)('A' + i), 7};
+        write_object_key(w, hash, sizeof hash, 0, -1, NULL);
+    }
+    lct_writer_cstr(w, "object_sizes");
+    lct_writer_array(w, 1);
+    lct_writer_uint(w, one[0]);
+    end(w);
+    begin(w, 1.1, "l2.load_task.completed", 2, 0);
+    uint_field(w, "task_id", 1);
+    indices(w, "success_indices", past, 3);
+    end(w);
+    begin(w, 1.2, "l2.lookup_task.submitted", 1, 0);
+    uint_field(w, "task_id", 2);
+    end(w);
+    begin(w, 1.3, "l2.lookup_task.completed", 2, 0);
+    uint_field(w, "task_id", 2);
+    lct_writer_cstr(w, "hit_indices");
+    lct_writer_cstr(w, "not a list");
+    end(w);
+    footer(w, 1.4, 0, 0);
+    lct_writer_close(w);
+    run r = run_lct(NULL, "stat", "--json", path, NULL);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    jv *v = json_of(&r);
+    const jv *a0 = &json_get(v, "adapters")->items[0];
+    cr_expect_eq(num(a0, "load", "bytes", NULL), 7);
+    cr_expect_eq(num(v, "unreadable", NULL, NULL), 1);
+    json_free(v);
+    run_free(&r);
+    unlink(path);
+    free(path);
+}
+
 /* MARK: generated */
 
 Test(l2, a_generated_trace_reads_back_whole)

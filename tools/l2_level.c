@@ -20,6 +20,8 @@ struct tool_l2_open {
     double t;
     uint64_t keys, bytes; /* bytes: the object_sizes submitted */
     uint64_t *sizes;      /* load: each key's, for its successes */
+    uint64_t nsizes;      /* how many (a hostile record may give fewer
+                             sizes than keys) */
 };
 
 static int open_cmp(tool_l2_open *a, tool_l2_open *b)
@@ -85,6 +87,7 @@ static bool field_array(lct_value args, const char *name, uint64_t *count,
 {
     lct_value v, e;
     lct_iter it;
+    uint64_t room = 0;
     *count = 0;
     if (sum)
         *sum = 0;
@@ -97,13 +100,15 @@ static bool field_array(lct_value args, const char *name, uint64_t *count,
         uint64_t x = 0;
         if (sum && lct_value_get_uint64(e, &x) != LCT_OK)
             return false;
-        if (each) {
-            uint64_t *g = reallocarray(*each, *count + 1, sizeof **each);
+        if (each && *count == room) { /* doubled: linear in the array */
+            room = room ? 2 * room : 16;
+            uint64_t *g = reallocarray(*each, room, sizeof **each);
             if (!g)
                 return false;
             *each = g;
-            (*each)[*count] = x;
         }
+        if (each)
+            (*each)[*count] = x;
         if (sum)
             *sum += x;
         (*count)++;
@@ -160,7 +165,7 @@ static void submitted(tool_l2 *l2, tool_l2_tasks *k, unsigned kind,
     }
     *o = (tool_l2_open){.kind = kind, .adapter = adapter, .task = task,
                         .t = rec->t_mono, .keys = keys, .bytes = bytes,
-                        .sizes = sizes};
+                        .sizes = sizes, .nsizes = nsizes};
     tool_l2_open *had = RB_INSERT(tool_l2_open_tree, &l2->open, o);
     if (had) { /* a task id again before its completion: the newer wins */
         k->unpaired++;
@@ -180,7 +185,7 @@ static bool load_bytes(const lct_record *rec, const tool_l2_open *o,
     bool ok = field_array(rec->args, "success_indices", found, &sum, &at);
     *bytes = 0;
     for (uint64_t i = 0; ok && i < *found; i++)
-        *bytes += o->sizes && at[i] < o->keys ? o->sizes[at[i]] : 0;
+        *bytes += o->sizes && at[i] < o->nsizes ? o->sizes[at[i]] : 0;
     free(at);
     return ok;
 }
