@@ -97,6 +97,35 @@ done
 [ "$("$lct" info -q "$tmp/bad.lct" | sed -n 's/.*total_records: *//p')" = 3 ] ||
     say "the three good lines should make three records"
 
+# lct export --hit-rate feeds the simulation as lct sim does: an imported
+# lookup counts the tokens it logged (here 77 past its whole chunks), so
+# its windows' rates are sim --window's to the digit.
+mkdir "$tmp/partial"
+python3 - "$log" "$tmp/partial/lookup_hashes_20251201_000000_000000.jsonl" <<'EOF2'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+with open(sys.argv[2], "w") as out:
+    for e in lines:
+        e["seq_len"] += 77
+        out.write(json.dumps(e) + "\n")
+EOF2
+"$lct" import lookup-logs -q "$tmp/partial" "$tmp/partial.lct" > /dev/null ||
+    say "import of the partial-chunk logs"
+"$lct" sim -q --capacity 100 --window 1 --json "$tmp/partial.lct" \
+    > "$tmp/partial-sim.json" || say "sim --window"
+"$lct" export -q --perfetto "$tmp/partial.json" --hit-rate 100 --window 1 \
+    "$tmp/partial.lct" || say "export --hit-rate"
+python3 - "$tmp/partial-sim.json" "$tmp/partial.json" <<'EOF2' || fail=1
+import json, sys
+sim = [w["token_hit_rate"] for w in json.load(open(sys.argv[1]))["windows"]]
+events = json.load(open(sys.argv[2]))
+events = events["traceEvents"] if isinstance(events, dict) else events
+export = [e["args"]["rate"] for e in events if e.get("name") == "token hit rate"]
+if not sim or export != sim:
+    print("FAIL: export --hit-rate", export[:3], "!= sim --window", sim[:3])
+    sys.exit(1)
+EOF2
+
 # OUT is never one of the logs, named or found in a directory.
 cp "$log" "$tmp/keep.jsonl"
 "$lct" import lookup-logs "$tmp/logs" "$log" > /dev/null 2>&1

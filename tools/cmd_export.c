@@ -11,6 +11,7 @@
  * records.  Times are microseconds of t_wall from the earliest file's
  * start, so several files share one timeline.
  */
+#include "sim.h"
 #include "tool.h"
 #include "keys.h" /* tool_chunk_size */
 
@@ -197,7 +198,8 @@ static void count_call(export_run *x, const lct_record *rec)
 }
 
 /* --hit-rate: a lookup's or a store's keys into the simulation, a chunk
- * an entry as LMCache's simulator keys them. */
+ * an entry as LMCache's simulator keys them, the record one call as lct
+ * sim feeds it (an imported lookup's logged tokens and chunk bytes). */
 static void simulate(export_run *x, const lct_record *rec)
 {
     lct_call call = lct_call_of(rec->qualname);
@@ -208,12 +210,12 @@ static void simulate(export_run *x, const lct_record *rec)
     uint64_t bytes;
     if (lct_key_iter_init(rec, &it, NULL) != LCT_OK)
         return;
-    int more;
-    while ((more = lct_key_iter_next(&it, &k, &bytes, NULL)) == 1)
-        x->failed |= lct_sim_add_key(x->sim, &k, bytes, rec->t_mono,
-                                     call == LCT_CALL_SUBMIT_PREFETCH) !=
+    tool_sim_call c;
+    tool_sim_call_begin(&c, rec, call == LCT_CALL_SUBMIT_PREFETCH);
+    while (lct_key_iter_next(&it, &k, &bytes, NULL) == 1)
+        x->failed |= tool_sim_call_key(&c, x->sim, &k, bytes, rec->t_mono) !=
                      LCT_OK;
-    x->failed |= lct_sim_end_call(x->sim, 1) != LCT_OK;
+    x->failed |= tool_sim_call_end(&c, x->sim) != LCT_OK;
 }
 
 static int on_record(void *state, const lct_record *rec)

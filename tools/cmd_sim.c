@@ -212,11 +212,9 @@ typedef struct feed {
     size_t nsims;
     uint64_t idx;
     bool open, failed;
-    bool logged; /* the call's record states its tokens: */
-    bool any_logged; /* some call's did (an imported log's) */
-    uint64_t seq_len, chunk_tokens;
-    bool sized;  /* and its chunk bytes by LMCache's dtype table: */
-    uint64_t chunk_bytes;
+    tool_sim_call call; /* the record under way */
+    bool any_logged; /* some call's record stated its tokens (an
+                        imported log's) */
     bool in_bytes, first_done;
     uint64_t unsized_at; /* +1: the first lookup's record sized 0 */
 } feed;
@@ -224,9 +222,7 @@ typedef struct feed {
 static void feed_end(feed *f)
 {
     for (size_t i = 0; f->open && i < f->nsims; i++)
-        if ((f->logged ? lct_sim_end_call_tokens(f->sim[i], 1,
-                                                 f->chunk_tokens, f->seq_len)
-                       : lct_sim_end_call(f->sim[i], 1)) != LCT_OK)
+        if (tool_sim_call_end(&f->call, f->sim[i]) != LCT_OK)
             f->failed = true;
     f->open = false;
 }
@@ -240,21 +236,20 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
     if (f->open && idx != f->idx)
         feed_end(f);
     if (!f->open) {
-        f->logged = op == TOOL_KEY_READ &&
-                    lct_lookup_tokens(rec, &f->seq_len, &f->chunk_tokens);
-        f->any_logged |= f->logged;
-        f->sized = lct_lookup_chunk_bytes(rec, &f->chunk_bytes);
+        tool_sim_call_begin(&f->call, rec, op == TOOL_KEY_READ);
+        f->any_logged |= f->call.logged;
         f->open = true;
         f->idx = idx;
         /* LMCache's simulator sizes chunks by the first lookup's layout
          * and refuses a byte capacity when that gives 0 */
-        if (!f->first_done && f->in_bytes && f->sized && !f->chunk_bytes)
+        if (!f->first_done && f->in_bytes && f->call.sized &&
+            !f->call.chunk_bytes)
             f->unsized_at = rec->offset + 1;
         f->first_done = true;
     }
     for (size_t i = 0; key && i < f->nsims; i++)
-        if (lct_sim_add_key(f->sim[i], key, f->sized ? f->chunk_bytes : bytes,
-                            rec->t_mono, op == TOOL_KEY_READ) != LCT_OK)
+        if (tool_sim_call_key(&f->call, f->sim[i], key, bytes,
+                              rec->t_mono) != LCT_OK)
             f->failed = true;
     return f->failed || f->unsized_at;
 }

@@ -1,5 +1,6 @@
 /*
- * sim.h - lct sim's text report (sim_text.c) and chart (sim_svg.c).
+ * sim.h - lct sim's text report (sim_text.c) and chart (sim_svg.c), and
+ * a record fed to the simulation as one call (sim_call.c).
  */
 #ifndef LCT_TOOL_SIM_H
 #define LCT_TOOL_SIM_H
@@ -40,5 +41,21 @@ void tool_sim_csv(const lct_sim_report *r);
 bool tool_sim_own_policy(const lct_sim_options *o);
 /* A policy's name, LRU for 0. */
 const char *tool_sim_policy_name(lct_policy_kind k);
+
+/* One record as one call of the simulation (sim_call.c): begun from the
+ * record (a read's logged tokens, the chunk bytes it states), its keys
+ * added, ended; lct sim and lct export --hit-rate feed it alike. */
+typedef struct tool_sim_call {
+    bool read;
+    bool logged; /* the record states its tokens: */
+    uint64_t seq_len, chunk_tokens;
+    bool sized;  /* and its chunk bytes by LMCache's dtype table: */
+    uint64_t chunk_bytes;
+} tool_sim_call;
+void tool_sim_call_begin(tool_sim_call *c, const lct_record *rec, bool read);
+lct_status tool_sim_call_key(const tool_sim_call *c, lct_sim *sim,
+                             const lct_object_key *key, uint64_t bytes,
+                             double t_mono);
+lct_status tool_sim_call_end(const tool_sim_call *c, lct_sim *sim);
 
 #endif
