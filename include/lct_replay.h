@@ -392,8 +392,9 @@ uint64_t lct_replay_key_bytes(const lct_replay_options *opts,
  *   - the first ceil(N * trace_percent / 100) submissions are replayed,
  *     each due at start + (t_mono - the first one's) / speed and
  *     submitted then, or when its dependencies have completed, whichever
- *     is later; pending submissions are looked at in trace order, and one
- *     that is not ready does not hold back those after it;
+ *     is later; pending submissions are looked at in due order (trace
+ *     order for equal times), and one that is not ready does not hold
+ *     back those after it;
  *   - dependencies: a lookup waits for, per key it hit, the latest
  *     successful store of that key that completed before the lookup was
  *     submitted (a store completing while the lookup was in flight is not

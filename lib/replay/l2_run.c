@@ -54,6 +54,8 @@ struct l2run {
     uint32_t *queue; /* dispatched, not yet taken: a ring of nsubs */
     size_t qhead, qtail;
     bool quit, nomem;
+    uint32_t *order; /* the submissions by due time, trace order for
+                        equal times */
     bool *dispatched, *completed;
     double *completed_at, *dispatched_at;
     size_t ncompleted, ndispatched;
@@ -313,28 +315,30 @@ static void dispatch(l2run *x, uint32_t i, double target, double ready_at,
     pthread_cond_signal(&x->work);
 }
 
-/* Hand out what is due and ready, in order; the next due time (INFINITY:
+/* Hand out what is due and ready, in due order (the first not yet due
+ * ends the look: the rest are later still); the next due time (INFINITY:
  * none pending).  Under the lock. */
 static double dispatch_ready(l2run *x, size_t *first, double origin,
                              unsigned workers)
 {
     const lct__l2plan *p = x->p;
     double now = now_s(), next = INFINITY;
-    for (size_t i = *first; i < p->nsubs; i++) {
+    for (size_t k = *first; k < p->nsubs; k++) {
+        uint32_t i = x->order[k];
         if (x->dispatched[i])
             continue;
         const lct__l2sub *s = &p->subs[i];
         double target = due(x, s, origin), ready_at = target;
         if (now < target) {
-            next = target < next ? target : next;
-            continue;
+            next = target;
+            break;
         }
         if (x->ndispatched - x->ncompleted >= workers)
             break; /* a completion makes room, and wakes the loop */
         if (ready(x, s, &ready_at))
-            dispatch(x, (uint32_t)i, target, ready_at, now);
+            dispatch(x, i, target, ready_at, now);
     }
-    while (*first < p->nsubs && x->dispatched[*first])
+    while (*first < p->nsubs && x->dispatched[x->order[*first]])
         (*first)++;
     return *first < p->nsubs ? next : INFINITY;
 }
@@ -478,6 +482,41 @@ static void prepare(l2run *x, l2worker *w)
     r->prepare_seconds = now_s() - started;
 }
 
+typedef struct due_at {
+    double t;
+    uint32_t i;
+} due_at;
+
+/* Earlier t_mono first (one that is not a number first of all: it is
+ * due at once), then trace order. */
+static int by_due(const void *a, const void *b)
+{
+    const due_at *x = a, *y = b;
+    bool nx = x->t != x->t, ny = y->t != y->t;
+    if (nx != ny)
+        return nx ? -1 : 1;
+    if (!nx && x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The submissions in due order, into x->order. */
+static bool due_order(l2run *x)
+{
+    const lct__l2plan *p = x->p;
+    due_at *d = malloc((p->nsubs ? p->nsubs : 1) * sizeof *d);
+    if (!d)
+        return false;
+    for (size_t i = 0; i < p->nsubs; i++)
+        d[i] = (due_at){p->subs[i].t_mono, (uint32_t)i};
+    if (p->nsubs)
+        qsort(d, p->nsubs, sizeof *d, by_due);
+    for (size_t i = 0; i < p->nsubs; i++)
+        x->order[i] = d[i].i;
+    free(d);
+    return true;
+}
+
 static bool setup(l2run *x, l2worker *w, unsigned n)
 {
     const lct__l2plan *p = x->p;
@@ -487,8 +526,10 @@ static bool setup(l2run *x, l2worker *w, unsigned n)
     x->completed = calloc(subs, sizeof *x->completed);
     x->completed_at = calloc(subs, sizeof *x->completed_at);
     x->dispatched_at = calloc(subs, sizeof *x->dispatched_at);
+    x->order = calloc(subs, sizeof *x->order);
     bool ok = x->queue && x->dispatched && x->completed && x->completed_at &&
-              x->dispatched_at;
+              x->dispatched_at && x->order;
+    ok = ok && due_order(x);
     uint64_t most = x->o->value_bytes;
     for (size_t k = 0; !x->o->value_bytes && k < p->nobjs; k++)
         most = p->objs[k].bytes > most ? p->objs[k].bytes : most;
@@ -517,6 +558,7 @@ static void teardown(l2run *x, l2worker *w, unsigned n)
     free(x->completed);
     free(x->completed_at);
     free(x->dispatched_at);
+    free(x->order);
     free(x->side[0].us);
     free(x->side[1].us);
 }
