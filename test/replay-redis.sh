@@ -11,7 +11,11 @@ sample="$LCT_SRCDIR/examples/sample.lct"
 tmp=$(mktemp -d)
 port=$((20000 + $$ % 20000))
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"; }
+# a server the test stopped (SIGSTOP) takes no SIGTERM until continued
+cleanup() {
+    [ -n "$pid" ] && { kill -CONT "$pid"; kill "$pid"; } 2>/dev/null
+    rm -rf "$tmp"
+}
 trap cleanup EXIT
 fail() { echo "replay-redis: $*"; exit 1; }
 
