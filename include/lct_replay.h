@@ -423,6 +423,10 @@ typedef enum lct_l2_op {
 /** "store", "lookup_task", "load_task", "unlock", "delete": the fork's
  *  names (the report's keys). */
 const char *lct_l2_op_name(lct_l2_op op);
+/** The operation an L2 event's qualname names ("l2.load_task.completed":
+ *  LCT_L2_LOAD, *completed true; "...submitted": false), or -1 for any
+ *  other qualname (the footer, l2.trace.end, included). */
+int lct_l2_event(lct_str qualname, bool *completed);
 
 /** How lct_l2_replay_run replays. */
 typedef struct lct_l2_replay_options {

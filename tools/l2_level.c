@@ -42,9 +42,14 @@ const char *tool_l2_kind_name(unsigned kind)
         "store", "lookup", "load", "unlock", "delete"};
     return kind < TOOL_L2_KINDS ? names[kind] : "";
 }
-/* the qualnames' middle word, kind by kind */
-static const char *const kind_words[TOOL_L2_KINDS] = {
-    "store", "lookup_task", "load_task", "unlock", "delete"};
+/* the library names the events (lct_l2_event): its operations are these
+ * kinds, in this order */
+_Static_assert(TOOL_L2_STORE == (int)LCT_L2_STORE &&
+                   TOOL_L2_LOOKUP == (int)LCT_L2_LOOKUP &&
+                   TOOL_L2_LOAD == (int)LCT_L2_LOAD &&
+                   TOOL_L2_UNLOCK == (int)LCT_L2_UNLOCK &&
+                   TOOL_L2_DELETE == (int)LCT_L2_DELETE,
+               "tool_l2_kind follows lct_l2_op");
 
 void tool_l2_init(tool_l2 *l2)
 {
@@ -53,25 +58,6 @@ void tool_l2_init(tool_l2 *l2)
 }
 
 /* MARK: reading a record */
-
-/* "l2.WORD.submitted" or "l2.WORD.completed": the kind and which; false
- * for any other name. */
-static bool parse_name(lct_str q, unsigned *kind, bool *completed)
-{
-    if (q.len < 4 || memcmp(q.ptr, "l2.", 3) != 0)
-        return false;
-    for (unsigned k = 0; k < TOOL_L2_KINDS; k++) {
-        size_t w = strlen(kind_words[k]);
-        if (q.len < 3 + w + 1 || memcmp(q.ptr + 3, kind_words[k], w) != 0 ||
-            q.ptr[3 + w] != '.')
-            continue;
-        lct_str rest = {q.ptr + 4 + w, q.len - 4 - w};
-        *kind = k;
-        *completed = lct_str_eq(rest, "completed");
-        return *completed || lct_str_eq(rest, "submitted");
-    }
-    return false;
-}
 
 static bool field_uint(lct_value args, const char *name, uint64_t *out)
 {
@@ -248,7 +234,6 @@ bool tool_l2_footer_counts(const lct_record *rec, uint64_t *recorder,
 
 void tool_l2_add(tool_l2 *l2, const lct_record *rec)
 {
-    unsigned kind;
     bool done;
     uint64_t adapter;
     if (lct_str_eq(rec->qualname, TOOL_L2_FOOTER)) {
@@ -257,8 +242,10 @@ void tool_l2_add(tool_l2 *l2, const lct_record *rec)
                                                  &l2->event_bus_dropped);
         return;
     }
-    if (!parse_name(rec->qualname, &kind, &done))
+    int event = lct_l2_event(rec->qualname, &done);
+    if (event < 0)
         return;
+    unsigned kind = (unsigned)event;
     if (!field_uint(rec->args, "adapter_index", &adapter)) {
         l2->unreadable++;
         return;

@@ -49,8 +49,7 @@ const char *lct_l2_op_name(lct_l2_op op)
     return (unsigned)op < LCT_L2_OPS ? op_names[op] : "";
 }
 
-/* "l2.WORD.submitted" / ".completed": the op, or -1. */
-static int parse_name(lct_str q, bool *completed)
+int lct_l2_event(lct_str q, bool *completed)
 {
     if (q.len < 4 || memcmp(q.ptr, "l2.", 3) != 0)
         return -1;
@@ -208,7 +207,7 @@ static lct_status read_trace(lct_reader *reader, gather *g, lct_error *err)
     while ((rc = lct_next(reader, &rec)) == 1) {
         bool completed, ok = true;
         uint64_t adapter;
-        int op = parse_name(rec.qualname, &completed);
+        int op = lct_l2_event(rec.qualname, &completed);
         if (lct_str_eq(rec.qualname, "l2.trace.end"))
             ok = footer(g, &rec, err);
         else if (op >= 0 && !uint_arg(rec.args, "adapter_index", &adapter))
