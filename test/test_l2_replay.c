@@ -30,13 +30,7 @@ TestSuite(l2_replay, .timeout = 120);
 
 static lct_writer *l2_writer(char **path)
 {
-    *path = tmp_file_with("", 0);
-    lct_writer *w;
-    cr_assert_eq(lct_writer_open(*path, false, &w, NULL), LCT_OK);
-    lct_header h = {.level = {"l2", 2}, .trace_schema_version = 2,
-                    .sm_config_json = {"", 0}, .sm_config_digest = {"", 0}};
-    cr_assert_eq(lct_writer_header(w, &h, NULL), LCT_OK);
-    return w;
+    return tmp_level_writer(path, "l2");
 }
 
 /* One event: its name, adapter 0 unless adapter says, a task id (-1:

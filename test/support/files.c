@@ -61,11 +61,17 @@ char *read_whole_file(const char *path, size_t *len)
 
 lct_writer *tmp_trace_writer(char **path)
 {
+    return tmp_level_writer(path, "storage");
+}
+
+lct_writer *tmp_level_writer(char **path, const char *level)
+{
     *path = tmp_file_with("", 0);
     lct_writer *w;
     if (lct_writer_open(*path, false, &w, NULL) != LCT_OK)
         abort();
-    lct_header h = {.level = {"storage", 7}, .trace_schema_version = 2,
+    lct_header h = {.level = {level, strlen(level)},
+                    .trace_schema_version = 2,
                     .sm_config_json = {"", 0}, .sm_config_digest = {"", 0}};
     if (lct_writer_header(w, &h, NULL) != LCT_OK)
         abort();

@@ -16,6 +16,8 @@ char *tmp_file_with(const void *data, size_t len);
  * writer with a header as the recorder writes it (storage level, schema
  * 2, no config); aborts if either fails (test code). */
 lct_writer *tmp_trace_writer(char **path);
+/* The same with a header of this level ("l2": an L2-level trace). */
+lct_writer *tmp_level_writer(char **path, const char *level);
 /* An ObjectKey as the encoder orders it: chunk_hash (hash_len bytes),
  * model_name "m", kv_rank, then object_group_id unless group < 0, then
  * cache_salt unless salt is NULL. */
