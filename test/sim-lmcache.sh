@@ -159,45 +159,62 @@ EOF
 
 # lct mrc --prefix at K keys, lct sim at K / R chunks (R keys a chunk)
 # and lct replay --fill-on-miss on a mem:K backend count the same chunks
-# hit on traces whose calls list their keys chunk by chunk.
-for shape in "" "--spec"; do
-    # shellcheck disable=SC2086
-    "$lct" gen -n 4000 --seed 7 $shape "$tmp/a.lct" > /dev/null || say "gen"
-    m=$("$lct" mrc --prefix --json "$tmp/a.lct" | python3 -c '
+# hit.  lct gen lists a call's keys chunk by chunk, each chunk's object
+# groups and ranks together, as LMCache's lookup module does
+# (_chunk_major_object_keys), so the three agree on every shape: qwen
+# (2 keys a chunk), request specs, llama (8 ranks x 3 groups: 24), llama
+# with one rank (3), at whole chunks and, mrc and replay, between them.
+# A fleet's mix has 2, 24 or 4 keys a chunk: no one chunk capacity for
+# lct sim, so mrc and replay alone.
+hits_mrc() { # hits_mrc FILE K: chunks hit by the curve at K keys
+    "$lct" mrc --prefix --json "$1" | python3 -c '
 import json, sys
 m = json.load(sys.stdin)
-p = [p for p in m["curve"] if p["keys"] == 128][0]
-print(round(p["token_hit_ratio"] * m["positions"]))')
-    s=$("$lct" sim -q --json --capacity 64 "$tmp/a.lct" | python3 -c '
-import json, sys
-print(json.load(sys.stdin)["hit_chunks"])')
-    r=$("$lct" replay -q --backend mem:128 --value-bytes 1K --speed 0 \
-        --fill-on-miss --store-at reserve "$tmp/a.lct" 2>&1 |
-        sed -n 's/.*prefix rule: \([0-9]*\) of.*/\1/p')
-    [ -n "$m" ] && [ "$m" = "$s" ] && [ "$s" = "$r" ] ||
-        say "shape '$shape': chunks hit: mrc --prefix $m, sim $s, replay $r"
-done
-
-# A call that lists its object groups one after another (llama, one
-# rank: 3 keys a chunk) is folded chunk by chunk, so lct mrc --prefix at
-# 3, 6 and 45 keys counts the chunks lct sim holds at 1, 2 and 15 (the
-# curve's points that are whole chunks).  The replay touches the keys in
-# the listed order, so it may split a chunk and is not compared here
-# (docs/replay.md).
-"$lct" gen -n 4000 --seed 7 --shape llama --kv-ranks 1 "$tmp/g.lct" \
-    > /dev/null || say "gen llama, one rank"
-m=$("$lct" mrc --prefix --json "$tmp/g.lct" | python3 -c '
-import json, sys
-m = json.load(sys.stdin)
-at = {p["keys"]: p["token_hit_ratio"] for p in m["curve"]}
-print(" ".join(str(round(at[k] * m["positions"])) for k in (3, 6, 45)))')
-s=$(for c in 1 2 15; do
-        "$lct" sim -q --json --capacity "$c" "$tmp/g.lct" | python3 -c '
+p = [p for p in m["curve"] if p["keys"] == int(sys.argv[1])][0]
+print(round(p["token_hit_ratio"] * m["positions"]))' "$2"
+}
+hits_sim() { # hits_sim FILE C: chunks hit by lct sim at C chunks
+    "$lct" sim -q --json --capacity "$2" "$1" | python3 -c '
 import json, sys
 print(json.load(sys.stdin)["hit_chunks"])'
-    done | tr '\n' ' ' | sed 's/ $//')
-[ -n "$m" ] && [ "$m" = "$s" ] ||
-    say "llama, object groups in turn: mrc --prefix $m, sim $s"
+}
+hits_replay() { # hits_replay FILE K: chunks loaded from a mem:K backend
+    "$lct" replay -q --backend "mem:$2" --value-bytes 1K --speed 0 \
+        --fill-on-miss --store-at reserve "$1" 2>&1 |
+        sed -n 's/.*prefix rule: \([0-9]*\) of.*/\1/p'
+}
+# shape | keys a chunk | K values the curve prints (one whole chunks)
+while IFS='|' read -r shape per keys; do
+    # shellcheck disable=SC2086
+    "$lct" gen -n 4000 --seed 7 $shape "$tmp/a.lct" > /dev/null ||
+        say "gen $shape"
+    for k in $keys; do
+        m=$(hits_mrc "$tmp/a.lct" "$k")
+        r=$(hits_replay "$tmp/a.lct" "$k")
+        [ -n "$m" ] && [ "$m" = "$r" ] ||
+            say "shape '$shape' at $k keys: mrc --prefix $m, replay $r"
+        if [ "$per" -gt 0 ] && [ $((k % per)) -eq 0 ]; then
+            s=$(hits_sim "$tmp/a.lct" $((k / per)))
+            [ "$m" = "$s" ] ||
+                say "shape '$shape' at $k keys: mrc --prefix $m, sim $s"
+        fi
+    done
+    # Whole chunks the curve does not print: sim and replay alone.
+    if [ "$per" -gt 2 ]; then
+        for c in 1 10 42; do
+            s=$(hits_sim "$tmp/a.lct" "$c")
+            r=$(hits_replay "$tmp/a.lct" $((c * per)))
+            [ -n "$s" ] && [ "$s" = "$r" ] ||
+                say "shape '$shape' at $c chunks: sim $s, replay $r"
+        done
+    fi
+done <<'SHAPES'
+|2|8 45 128
+--spec|2|8 45 128
+--shape llama|24|45 128
+--shape llama --kv-ranks 1|3|3 6 45 128
+--mix|0|45 128
+SHAPES
 
 # lct gen writes keys as LMCache makes them (ipc_key_to_object_keys):
 # whole chunks, a key per kv rank of each, the ranks sharing the hash;

@@ -150,12 +150,15 @@ unsigned gen__call_keys(unsigned n)
 }
 
 /* Key i of a call from chunk `first` on: its chunk, rank and group.  As
- * LMCache's ipc_key_to_object_keys makes them: group after group, each
- * group's chunks in order, a key per kv rank of each, the ranks and
- * groups of a chunk sharing its hash.  With gen_set_per_rank_hashes, key
+ * LMCache's lookup module lays them out (_chunk_major_object_keys over
+ * ipc_key_to_object_keys): chunk after chunk, each chunk's object groups
+ * in order, a key per kv rank of each, the ranks and groups of a chunk
+ * sharing its hash, so a chunk's keys are contiguous and a run of found
+ * keys from the call's start is a run of whole chunks.  With
+ * gen_set_per_rank_hashes, key
  * i is chunk first + i of rank i mod the ranks, its group the chunk's
  * number mod the groups, as the older generator wrote them. */
-static void key_place(unsigned i, unsigned n, uint64_t first, uint64_t *chunk,
+static void key_place(unsigned i, uint64_t first, uint64_t *chunk,
                       unsigned *rank, unsigned *grp)
 {
     unsigned r = keys.kv_ranks;
@@ -165,28 +168,26 @@ static void key_place(unsigned i, unsigned n, uint64_t first, uint64_t *chunk,
         *grp = keys.groups ? (unsigned)(*chunk % keys.groups) : 0;
         return;
     }
-    unsigned per_group = n / group_count();
-    *grp = i / per_group;
-    *chunk = first + (i % per_group) / r;
+    *chunk = first + i / (r * group_count());
+    *grp = (i / r) % group_count();
     *rank = i % r;
 }
 
 void gen__object_keys(lct_writer *w, unsigned n, uint64_t first)
 {
-    gen__object_keys_at(w, n, first, NULL, gen__call_keys(n));
+    gen__object_keys_at(w, first, NULL, gen__call_keys(n));
 }
 
-void gen__object_keys_at(lct_writer *w, unsigned n, uint64_t first,
-                         const unsigned *at, unsigned count)
+void gen__object_keys_at(lct_writer *w, uint64_t first, const unsigned *at,
+                         unsigned count)
 {
-    n = gen__call_keys(n);
     lct_writer_array(w, count);
     for (unsigned j = 0; j < count; j++) {
         unsigned i = at ? at[j] : j;
         unsigned char hash[32];
         uint64_t s;
         unsigned rank, grp;
-        key_place(i, n, first, &s, &rank, &grp);
+        key_place(i, first, &s, &rank, &grp);
         chunk_hash(hash, s);
         lct_writer_codec(w, "ObjectKey");
         /* With mix, one chunk in five (always the same ones) carries the
@@ -295,11 +296,11 @@ uint64_t gen__first_chunk(const gen__docs *d, uint64_t pick)
     return (z ^ (z >> 31)) * 131;
 }
 
-uint64_t gen__key_id(unsigned i, unsigned n, uint64_t first)
+uint64_t gen__key_id(unsigned i, uint64_t first)
 {
     uint64_t s;
     unsigned rank, grp;
-    key_place(i, gen__call_keys(n), first, &s, &rank, &grp);
+    key_place(i, first, &s, &rank, &grp);
     return mix64(s * 4096 + rank * 64 + grp);
 }
 

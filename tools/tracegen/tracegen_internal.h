@@ -22,9 +22,9 @@ uint64_t gen__rng(void);
 unsigned gen__call_keys(unsigned n);
 void gen__object_keys(lct_writer *w, unsigned n, uint64_t first);
 /* Only keys at[0..count) of that call, in that order. */
-void gen__object_keys_at(lct_writer *w, unsigned n, uint64_t first,
-                         const unsigned *at, unsigned count);
-uint64_t gen__key_id(unsigned i, unsigned n, uint64_t first);
+void gen__object_keys_at(lct_writer *w, uint64_t first, const unsigned *at,
+                         unsigned count);
+uint64_t gen__key_id(unsigned i, uint64_t first);
 
 /* The MemoryLayoutDesc of a call from chunk `first`, and the bytes of
  * one key under it. */

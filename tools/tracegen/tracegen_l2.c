@@ -106,7 +106,7 @@ static void keys_field(lct_writer *w, const request *r, const unsigned *at,
                        unsigned count, bool with_sizes)
 {
     lct_writer_cstr(w, "keys");
-    gen__object_keys_at(w, r->n, r->first, at, count);
+    gen__object_keys_at(w, r->first, at, count);
     if (!with_sizes)
         return;
     lct_writer_cstr(w, "object_sizes");
@@ -130,7 +130,7 @@ static void indices_field(lct_writer *w, const char *name,
  * own. */
 static uint64_t held_id(const request *r, unsigned i)
 {
-    return gen__key_id(i, r->n, r->first) ^
+    return gen__key_id(i, r->first) ^
            ((uint64_t)r->adapter * 0x9e3779b97f4a7c15u);
 }
 
