@@ -150,29 +150,6 @@ typedef struct lct_value {
     size_t len;
 } lct_value;
 
-/* MARK: - Large arrays */
-
-/**
- * reallocarray(3) for an array that grows large and is written once, in
- * order (a column of one number per record): @p p (NULL: a new array)
- * grown to @p n elements of @p size bytes, its first @p used elements
- * kept.  From 256 KiB it is put on 2 MiB pages where those fault in
- * clearly cheaper than 4 KiB ones on this machine (timed once per
- * process, at the library's first such array), else it is
- * realloc's; only the pages differ.  Free with free().
- * @return the array, or NULL when out of memory or when n * size passes
- *         size_t; then @p p is still the caller's, as it was.
- */
-void *lct_large_array_grow(void *p, size_t used, uint64_t n, size_t size);
-
-/**
- * The page such an array is put on: it takes whole ones, so an array
- * past 256 KiB that grows to multiples of this, not by doubling, is not
- * copied onto a fresh page at each step (on 4 KiB pages the room asked
- * for and not written costs nothing but address space).
- */
-#define LCT_LARGE_ARRAY_PAGE ((size_t)2 << 20)
-
 /* MARK: = Layer: lib/msgpack (docs/architecture.md) */
 
 /* MARK: - Values */

@@ -81,9 +81,8 @@ static int op_index(const jv *op, const char *const *names, int n)
  * that byte or in one), on one thread and three. */
 Test(cli, stat_percentiles_are_the_sorted_gaps)
 {
-    /* MOST past 32,768 gaps: the column grows past 256 KiB, onto 2 MiB
-     * pages where they pay (lct_large_array_grow), on one thread and in
-     * the merge of three. */
+    /* MOST past 32,768 gaps: the column grows past 256 KiB, on one
+     * thread and in the merge of three. */
     enum { OPS = 7, MOST = 40000 };
     static const char *names[OPS] = {"mixed.op", "equal.op", "few31.op",
                                      "few32.op", "two.op",   "close.op",

@@ -714,19 +714,19 @@ Test(mrc, a_grown_array_keeps_its_elements_and_refuses_overflow)
     lct__huge_pages_decide(-1);
 }
 
-/* The public lct_large_array_grow, with 2 MiB pages on and off: past
+/* lct__big_grow doubling an array, with 2 MiB pages on and off: past
  * 256 KiB the array is on 2 MiB boundaries only where they are asked
  * for, and what it held is kept either way. */
 Test(mrc, a_large_array_keeps_its_elements_on_either_pages)
 {
     for (int huge = 0; huge <= 1; huge++) {
         lct__huge_pages_decide(huge);
-        uint32_t *a = lct_large_array_grow(NULL, 0, 64, sizeof *a);
+        uint32_t *a = lct__big_grow(NULL, 0, 64, sizeof *a);
         cr_assert_not_null(a);
         size_t n = 0, cap = 64;
         while (n < 100000) {
             if (n == cap) {
-                uint32_t *g = lct_large_array_grow(a, n, cap * 2, sizeof *g);
+                uint32_t *g = lct__big_grow(a, n, cap * 2, sizeof *g);
                 cr_assert_not_null(g);
                 a = g, cap *= 2;
             }
@@ -738,7 +738,7 @@ Test(mrc, a_large_array_keeps_its_elements_on_either_pages)
                          "512 KiB on 2 MiB pages");
         for (size_t i = 0; i < n; i++)
             cr_assert_eq(a[i], (uint32_t)(i * 2654435761u), "element %zu", i);
-        cr_expect_null(lct_large_array_grow(a, n, SIZE_MAX / 2, sizeof *a));
+        cr_expect_null(lct__big_grow(a, n, SIZE_MAX / 2, sizeof *a));
         cr_expect_eq(a[n - 1], (uint32_t)((n - 1) * 2654435761u));
         free(a);
     }

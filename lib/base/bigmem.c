@@ -9,7 +9,6 @@
  * figures are in docs/performance.md.  So the first large
  * allocation of a process times both, on fresh memory of each kind, and
  * the advice follows the answer.  Either answer gives the same results.
- * lct_large_array_grow hands the same to the tools' own columns.
  */
 #include "base/bigmem_internal.h"
 
@@ -140,11 +139,6 @@ void *lct__big_grow(void *p, size_t used, uint64_t n, size_t size)
     if (grown)
         free(p);
     return grown;
-}
-
-void *lct_large_array_grow(void *p, size_t used, uint64_t n, size_t size)
-{
-    return lct__big_grow(p, used, n, size);
 }
 
 void *lct__big_calloc(size_t n, size_t size)
