@@ -442,7 +442,18 @@ typedef struct lct_l2_replay_options {
     uint64_t value_bytes;  /**< non-zero: every object weighs this */
     double drain_timeout;  /**< seconds without progress before the run
                                 gives up (0: 60) */
-    const volatile int *stop; /**< as lct_replay_options.stop */
+    const volatile int *stop; /**< as lct_replay_options.stop; a task
+                                   under way stops between its keys */
+    uint64_t max_errors;   /**< stop issuing once this many key operations
+                                failed (0: never) */
+    /** Seconds in which tasks are out, or have failed, and no key
+     *  operation succeeds, after which the backend counts as stalled and
+     *  the run ends as on *stop, with report.stalled (0: never). */
+    double stall;
+    /** Called from the dispatching thread at most every 10 s while the
+     *  failed key operations grow, with their count. */
+    void (*on_errors)(void *ctx, uint64_t errors);
+    void *on_errors_ctx;
 } lct_l2_replay_options;
 
 /** One side of the fork's latency statistics: read (loads) or write
@@ -484,6 +495,9 @@ typedef struct lct_l2_replay_report {
     double prepare_seconds;
     bool prepared;
     bool partial;                          /**< stopped, or gave up */
+    bool too_many_errors;                  /**< stopped at max_errors */
+    bool stalled;                          /**< stopped: nothing succeeded
+                                                for options.stall s */
 } lct_l2_replay_report;
 
 /**

@@ -250,6 +250,44 @@ grep -q '^PARTIAL: interrupted' "$tmp/stopped.txt" ||
     fail "interrupted run not said: $(cat "$tmp/stopped.txt")"
 kill -CONT "$pid"; kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
+# An L2-level trace alike (3,000 records over 0.8 s, paced at a fiftieth:
+# 40 s): --stall 2 ends it with l2_replay_stats.json saying stalled;
+# with --stall 0 --max-errors 0 it says its error count every 10 s and
+# SIGTERM ends it within one --timeout and a second.
+"$lct" gen --level l2 -n 3000 --seed 5 "$tmp/l2long.lct" >/dev/null ||
+    fail "gen --level l2"
+start_redis
+"$lct" replay --speed 0.02 --timeout 1 --stall 2 --value-bytes 4096 \
+    --backend "redis://127.0.0.1:$port" --output-dir "$tmp/l2stalled" \
+    "$tmp/l2long.lct" >"$tmp/l2stalled.txt" 2>&1 &
+replay=$!
+sleep 1
+kill -STOP "$pid"
+until_gone "$replay" 100 "L2, a stopped server: --stall 2 did not end the run"
+wait "$replay"
+rc=$?
+[ $rc -eq 1 ] || fail "L2, a stalled run: exit $rc: $(cat "$tmp/l2stalled.txt")"
+grep -q '^PARTIAL: the backend answered nothing for --stall seconds' \
+    "$tmp/l2stalled.txt" || fail "L2, the stall not said: $(cat "$tmp/l2stalled.txt")"
+grep -q '"stalled":true' "$tmp/l2stalled/l2_replay_stats.json" ||
+    fail "L2: l2_replay_stats.json does not say stalled"
+kill -CONT "$pid"
+"$lct" replay --speed 0.02 --timeout 1 --stall 0 --max-errors 0 \
+    --value-bytes 4096 --backend "redis://127.0.0.1:$port" \
+    "$tmp/l2long.lct" >"$tmp/l2stopped.txt" 2>"$tmp/l2stopped.err" &
+replay=$!
+sleep 1
+kill -STOP "$pid"
+sleep 11
+grep -q '^lct replay: [0-9]* operations failed so far$' "$tmp/l2stopped.err" ||
+    { kill -9 "$replay"; kill -CONT "$pid"; fail "L2: no error count in 11 s: $(cat "$tmp/l2stopped.err")"; }
+kill -TERM "$replay"
+until_gone "$replay" 20 "L2, SIGTERM with the server stopped: not ended in 2 s"
+wait "$replay"
+grep -q '^PARTIAL: interrupted' "$tmp/l2stopped.txt" ||
+    fail "L2, interrupted run not said: $(cat "$tmp/l2stopped.txt")"
+kill -CONT "$pid"; kill "$pid"; wait "$pid" 2>/dev/null; pid=
+
 # Not redis at all (an HTTP server): told so at the start, exit 1.
 fake http
 "$lct" replay -q --speed 0 --backend "redis://127.0.0.1:$port" "$sample" \

@@ -12,7 +12,9 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +22,7 @@
 
 #include "cli.h"
 #include "files.h"
+#include "base/error_internal.h"
 #include "lct.h"
 #include "replay/l2_internal.h"
 #include "run.h"
@@ -365,6 +368,136 @@ Test(l2_replay, a_load_waits_for_its_lookup_in_the_run)
     cr_expect_eq(rep.read.completed, 1u);
     unlink(path);
     free(path);
+}
+
+/* A backend whose every key operation fails after a pause (a server
+ * that has stopped answering, each call ending at its timeout), counting
+ * its calls. */
+static atomic_uint dead_calls;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static lct_status dead(lct_error *err)
+{
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+    atomic_fetch_add(&dead_calls, 1);
+    return lct__fail(err, LCT_ERR_SYS, ETIMEDOUT, 0, "timed out");
+}
+static lct_status dead_store(void *s, unsigned w, const lct_backend_key *k,
+                             const void *buf, size_t len, int *replaced,
+                             lct_error *err)
+{
+    (void)s, (void)w, (void)k, (void)buf, (void)len, (void)replaced;
+    return dead(err);
+}
+static lct_status dead_lookup(void *s, unsigned w, const lct_backend_key *k,
+                              bool *present, lct_error *err)
+{
+    (void)s, (void)w, (void)k, (void)present;
+    return dead(err);
+}
+static lct_status dead_load(void *s, unsigned w, const lct_backend_key *k,
+                            void *buf, size_t cap, size_t *len, bool *present,
+                            lct_error *err)
+{
+    (void)s, (void)w, (void)k, (void)buf, (void)cap, (void)len, (void)present;
+    return dead(err);
+}
+static lct_status dead_remove(void *s, unsigned w, const lct_backend_key *k,
+                              lct_error *err)
+{
+    (void)s, (void)w, (void)k;
+    return dead(err);
+}
+
+static lct_status run_dead(const char *path, lct_l2_replay_options *o,
+                           lct_l2_replay_report *rep)
+{
+    const lct_backend_ops *m = lct_backend_mem();
+    lct_backend_ops d = *m;
+    d.store = dead_store, d.lookup = dead_lookup, d.load = dead_load;
+    d.remove = dead_remove, d.pipeline = NULL;
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, 0, &r, NULL), LCT_OK);
+    lct_backend_config cfg = {.workers = o->workers ? o->workers : 4};
+    void *state;
+    cr_assert_eq(d.open("1000", &cfg, &state, NULL), LCT_OK);
+    atomic_store(&dead_calls, 0);
+    lct_status st = lct_l2_replay_run(r, &d, state, o, rep, NULL);
+    d.close(state);
+    lct_close(r);
+    return st;
+}
+
+/* Against a backend that fails everything, a run ends at max_errors, or
+ * when nothing has succeeded for the stall window (preparing too), with
+ * the reason in the report; a task under way stops between its keys. */
+Test(l2_replay, a_failing_backend_ends_the_run_at_max_errors_or_a_stall)
+{
+    char path[] = "/tmp/lct-l2d-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    run g = run_lct(NULL, "gen", "-n", "3000", "--level", "l2", "--seed",
+                    "5", path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    lct_l2_replay_options o = {.adapter = -1, .workers = 2,
+                               .value_bytes = 64, .max_errors = 20};
+    lct_l2_replay_report rep;
+    cr_assert_eq(run_dead(path, &o, &rep), LCT_OK);
+    cr_expect(rep.partial && rep.too_many_errors && !rep.stalled);
+    cr_expect_geq(rep.backend_errors, 20u);
+    /* at most one more key a worker, each stopping between its keys */
+    cr_expect_leq(atomic_load(&dead_calls), 20u + 2 * 2, "%u",
+                  atomic_load(&dead_calls));
+    /* no error bound: the stall window ends it */
+    o.max_errors = 0;
+    o.stall = 0.2;
+    double t0 = now();
+    cr_assert_eq(run_dead(path, &o, &rep), LCT_OK);
+    cr_expect(rep.partial && rep.stalled && !rep.too_many_errors);
+    cr_expect_lt(now() - t0, 2.0, "%f s", now() - t0);
+    uint64_t given = 0;
+    for (int k = 0; k < LCT_L2_OPS; k++)
+        given += rep.submitted[k];
+    cr_expect_lt(given, rep.operations_selected, "the rest dropped");
+    unlink(path);
+    /* the prepare phase alike (one thread storing what the hits need):
+     * 26 objects hit with no store before them, 5 ms each */
+    static const ev e[] = {
+        {LS, 1, 1, "ABCDEFGHIJ", -1, NULL, 0},
+        {LC, 1, 1, NULL, -1, "0123456789", 0},
+        {LS, 2, 2, "KLMNOPQRST", -1, NULL, 0},
+        {LC, 2, 2, NULL, -1, "0123456789", 0},
+        {LS, 3, 3, "UVWXYZ", -1, NULL, 0},
+        {LC, 3, 3, NULL, -1, "012345", 0},
+    };
+    char *hits = trace_of(e, sizeof e / sizeof e[0]);
+    o = (lct_l2_replay_options){.adapter = -1, .prepare_only = true,
+                                .max_errors = 3};
+    cr_assert_eq(run_dead(hits, &o, &rep), LCT_OK);
+    cr_expect(rep.partial && rep.too_many_errors);
+    cr_expect_eq(atomic_load(&dead_calls), 3u);
+    o.max_errors = 0;
+    o.stall = 0.05;
+    cr_assert_eq(run_dead(hits, &o, &rep), LCT_OK);
+    cr_expect(rep.partial && rep.stalled);
+    cr_expect_lt(atomic_load(&dead_calls), 26u, "%u",
+                 atomic_load(&dead_calls));
+    /* on a backend that answers, the same prepares all 26 */
+    o.stall = 10;
+    cr_assert_eq(run_on(hits, &o, &rep, NULL), LCT_OK);
+    cr_expect(!rep.partial);
+    cr_expect_eq(rep.prepared_objects, 26u);
+    unlink(hits);
+    free(hits);
 }
 
 Test(l2_replay, a_generated_trace_replays_with_the_sources_outcomes)

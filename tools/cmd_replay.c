@@ -579,6 +579,9 @@ static int replay_level_l2(replay_opts *o, tool_inputs *in, const char *b,
                                                     : tasks;
     lo.run.value_bytes = o->run.value_bytes;
     lo.run.stop = o->run.stop;
+    lo.run.max_errors = o->run.max_errors;
+    lo.run.stall = o->run.stall;
+    lo.run.on_errors = o->run.on_errors;
     return replay_l2(&lo, in->r, o->compare ? o->compare : o->backend, b, a);
 }
 

@@ -75,7 +75,18 @@ static void print_table(FILE *f, const char *file, const l2_result *x,
         fprintf(f, "backend errors: %" PRIu64 " (the first: %s)\n",
                 r->backend_errors, r->first_error);
     if (r->partial)
-        fputs("PARTIAL: stopped before every submission completed\n", f);
+        fprintf(f, "PARTIAL: %s\n",
+                r->stalled ? "the backend answered nothing for --stall "
+                             "seconds: submissions not yet dispatched were "
+                             "dropped"
+                : r->too_many_errors
+                    ? "stopped after --max-errors errors: submissions not "
+                      "yet dispatched were dropped"
+                : tool_interrupted
+                    ? "interrupted: submissions not yet dispatched were "
+                      "dropped"
+                    : "no submission completed for the drain timeout: "
+                      "the rest were dropped");
 }
 
 static void json_num(FILE *f, const char *name, double v, bool *first)
@@ -190,8 +201,11 @@ static void print_json(FILE *f, const l2_result *x, const lct_l2_replay_options 
         tool_put_json_double_to(f, r->prepare_seconds);
         fputc('}', f);
     }
-    fprintf(f, ",\"backend_errors\":%" PRIu64 ",\"partial\":%s}",
-            r->backend_errors, r->partial ? "true" : "false");
+    fprintf(f, ",\"backend_errors\":%" PRIu64 ",\"partial\":%s"
+               ",\"stalled\":%s,\"too_many_errors\":%s}",
+            r->backend_errors, r->partial ? "true" : "false",
+            r->stalled ? "true" : "false",
+            r->too_many_errors ? "true" : "false");
 }
 
 /* --compare: each figure of A and B in a row. */

@@ -18,6 +18,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,15 @@ struct l2run {
     uint32_t *queue; /* dispatched, not yet taken: a ring of nsubs */
     size_t qhead, qtail;
     bool quit, nomem;
+    atomic_bool halt; /* stopping: a task under way ends between keys */
+    atomic_uint_fast64_t failed; /* key operations that failed, counted
+                                    as they fail (max_errors bounds the
+                                    calls, not the tasks) */
+    double last_ok;   /* when a key operation last succeeded, or the run
+                         was last idle with nothing failed since */
+    bool failed_since_ok;
+    uint64_t errors_told; /* on_errors: the count last told, and when */
+    double told_at;
     uint32_t *order; /* the submissions by due time, trace order for
                         equal times */
     bool *dispatched, *completed;
@@ -155,7 +165,6 @@ static void record(l2worker *w, uint32_t i, double dispatched, double done,
     x->completed[i] = true;
     x->completed_at[i] = done;
     x->ncompleted++;
-    r->backend_errors += errors;
     if (errors && !r->first_error[0])
         keep_error(r, first->message);
     if (s->op == LCT_L2_STORE || s->op == LCT_L2_LOAD) {
@@ -218,6 +227,17 @@ static uint64_t pipelined(l2worker *w, const lct__l2sub *s, size_t *nfound,
     return errors;
 }
 
+/* Counts n failed key operations; whether the run has reached its
+ * max_errors (then it halts). */
+static bool count_failed(l2run *x, uint64_t n)
+{
+    uint64_t failed = atomic_fetch_add(&x->failed, n) + n;
+    if (!x->o->max_errors || failed < x->o->max_errors)
+        return false;
+    atomic_store(&x->halt, true);
+    return true;
+}
+
 static void run_task(l2worker *w, uint32_t i)
 {
     l2run *x = w->run;
@@ -227,19 +247,38 @@ static void run_task(l2worker *w, uint32_t i)
     uint64_t errors = 0;
     lct_error err = {0}, first = {0};
     bool pipeline = x->ops->pipeline && s->nobj > 1 && s->op != LCT_L2_UNLOCK;
-    if (pipeline)
-        errors = pipelined(w, s, &nfound, &first);
+    if (pipeline && (errors = pipelined(w, s, &nfound, &first)))
+        count_failed(x, errors);
+    uint64_t ok_keys = 0;
     for (uint32_t j = 0; !pipeline && j < s->nobj; j++) {
+        if (atomic_load_explicit(&x->halt, memory_order_relaxed)) {
+            pthread_mutex_lock(&x->lock); /* left uncompleted */
+            if (errors && !x->r->first_error[0])
+                keep_error(x->r, first.message);
+            pthread_mutex_unlock(&x->lock);
+            return;
+        }
         bool present;
         if (!one_key(w, s, &x->p->objs[s->obj0 + j], &present, &err)) {
             if (!errors++)
                 first = err;
-        } else if (present) {
-            w->found[nfound++] = j;
+            count_failed(x, 1);
+            continue;
         }
+        ok_keys++;
+        if (present)
+            w->found[nfound++] = j;
     }
+    if (pipeline)
+        ok_keys = s->nobj - errors;
     double done = now_s();
     pthread_mutex_lock(&x->lock);
+    if (ok_keys && s->op != LCT_L2_UNLOCK) { /* an unlock asks nothing */
+        x->last_ok = done;
+        x->failed_since_ok = false;
+    } else if (errors) {
+        x->failed_since_ok = true;
+    }
     record(w, i, dispatched, done, errors == 0, nfound, errors, &first);
     pthread_cond_signal(&x->done);
     pthread_mutex_unlock(&x->lock);
@@ -359,7 +398,35 @@ static void wait_until(l2run *x, double t)
     pthread_cond_timedwait(&x->done, &x->lock, &ts);
 }
 
-/* The dispatch loop: until every submission completed, a stop, or no
+/* Whether the run must end now: a stop, max_errors, a stalled backend
+ * (nothing succeeded for o->stall s while tasks were out or failing).
+ * Tells on_errors of a growing count every 10 s.  Under the lock. */
+static bool must_end(l2run *x)
+{
+    const lct_l2_replay_options *o = x->o;
+    lct_l2_replay_report *r = x->r;
+    double now = now_s();
+    if (x->ndispatched == x->ncompleted && !x->failed_since_ok)
+        x->last_ok = now; /* idle is not stalled */
+    uint64_t failed = atomic_load(&x->failed);
+    if (o->on_errors && failed > x->errors_told && now - x->told_at >= 10) {
+        x->errors_told = failed;
+        x->told_at = now;
+        pthread_mutex_unlock(&x->lock);
+        o->on_errors(o->on_errors_ctx, x->errors_told);
+        pthread_mutex_lock(&x->lock);
+    }
+    if (o->max_errors && failed >= o->max_errors)
+        r->too_many_errors = true;
+    else if (o->stall > 0 && now - x->last_ok > o->stall)
+        r->stalled = true;
+    else if (!(o->stop && *o->stop))
+        return false;
+    r->partial = true;
+    return true;
+}
+
+/* The dispatch loop: until every submission completed, must_end, or no
  * progress for the drain timeout. */
 static void schedule(l2run *x, unsigned workers)
 {
@@ -369,9 +436,10 @@ static void schedule(l2run *x, unsigned workers)
     double last_progress = now_s();
     size_t first = 0, seen = 0;
     pthread_mutex_lock(&x->lock);
+    x->last_ok = x->told_at = now_s();
     while (x->ncompleted < p->nsubs && !x->nomem) {
-        if (x->o->stop && *x->o->stop) {
-            x->r->partial = true;
+        if (must_end(x)) {
+            atomic_store(&x->halt, true);
             break;
         }
         size_t before = x->ndispatched;
@@ -457,13 +525,22 @@ static void figures(l2run *x, double finished)
 
 /* MARK: preparing, then running */
 
-/* The prepare objects stored first, on the calling thread as worker 0. */
+/* The prepare objects stored first, on the calling thread as worker 0,
+ * ended early as the run is (must_end: its lock is not shared yet, so
+ * this thread takes it alone). */
 static void prepare(l2run *x, l2worker *w)
 {
     lct_l2_replay_report *r = x->r;
     double started = now_s();
     const lct__l2plan *p = x->p;
+    x->last_ok = x->told_at = started;
     for (size_t k = 0; k < p->nprepare; k++) {
+        x->failed_since_ok = true; /* a store is out: not idle */
+        pthread_mutex_lock(&x->lock);
+        bool end = must_end(x);
+        pthread_mutex_unlock(&x->lock);
+        if (end)
+            break;
         lct_backend_key key = {.id = p->prepare[k].id};
         snprintf(key.name, sizeof key.name, "%016" PRIx64, key.id);
         lct_error err;
@@ -471,10 +548,12 @@ static void prepare(l2run *x, l2worker *w)
         uint64_t bytes = object_bytes(x, &p->prepare[k]);
         if (x->ops->store(x->state, w->index, &key, w->buf, bytes, &replaced,
                           &err) != LCT_OK) {
-            if (!r->backend_errors++)
+            if (!r->first_error[0])
                 keep_error(r, err.message);
+            count_failed(x, 1);
             continue;
         }
+        x->last_ok = now_s();
         r->prepared_objects++;
         r->prepared_bytes += bytes;
     }
@@ -563,10 +642,8 @@ static void teardown(l2run *x, l2worker *w, unsigned n)
     free(x->side[1].us);
 }
 
-static lct_status run_workers(l2run *x, l2worker *w, unsigned n,
-                              lct_error *err)
+static void sync_init(l2run *x)
 {
-    unsigned started = 0;
     pthread_mutex_init(&x->lock, NULL);
     pthread_cond_init(&x->work, NULL);
     pthread_condattr_t ca;
@@ -574,28 +651,42 @@ static lct_status run_workers(l2run *x, l2worker *w, unsigned n,
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&x->done, &ca);
     pthread_condattr_destroy(&ca);
+}
+
+static void sync_destroy(l2run *x)
+{
+    pthread_cond_destroy(&x->done);
+    pthread_cond_destroy(&x->work);
+    pthread_mutex_destroy(&x->lock);
+}
+
+/* The workers and the dispatch loop; a run the preparing ended only
+ * starts and stops them, for the report's figures. */
+static lct_status run_workers(l2run *x, l2worker *w, unsigned n,
+                              lct_error *err)
+{
+    unsigned started = 0;
     x->start = now_s();
     for (; started < n; started++)
         if (pthread_create(&w[started].thread, NULL, worker_main,
                            &w[started]) != 0)
             break;
     lct_status st = LCT_OK;
-    if (started == n) {
+    if (started == n && !x->r->partial) {
         schedule(x, n);
     } else {
         pthread_mutex_lock(&x->lock);
         x->quit = true;
         pthread_cond_broadcast(&x->work);
         pthread_mutex_unlock(&x->lock);
-        st = lct__fail(err, LCT_ERR_SYS, errno, 0,
-                       "lct_l2_replay_run: a worker thread did not start");
+        if (started < n)
+            st = lct__fail(err, LCT_ERR_SYS, errno, 0,
+                           "lct_l2_replay_run: a worker thread did not "
+                           "start");
     }
     for (unsigned k = 0; k < started; k++)
         pthread_join(w[k].thread, NULL);
     figures(x, now_s());
-    pthread_cond_destroy(&x->done);
-    pthread_cond_destroy(&x->work);
-    pthread_mutex_destroy(&x->lock);
     return st;
 }
 
@@ -621,10 +712,13 @@ lct_status lct_l2_replay_run(lct_reader *reader, const lct_backend_ops *ops,
     if (!w || !setup(&x, w, n)) {
         st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     } else {
+        sync_init(&x);
         if (opts->prepare || opts->prepare_only)
             prepare(&x, &w[0]);
         if (!opts->prepare_only)
             st = run_workers(&x, w, n, err);
+        sync_destroy(&x);
+        report->backend_errors = atomic_load(&x.failed);
         if (st == LCT_OK && x.nomem)
             st = lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     }
