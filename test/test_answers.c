@@ -434,6 +434,22 @@ Test(answers, diff_says_where_two_runs_part)
     t = run_lct(NULL, "diff", a, "/nonexistent.lct", NULL);
     cr_expect_eq(t.status, 2, "trouble is 2, as diff(1)'s");
     run_free(&t);
+    /* B cut in its last record: compared as far as it goes, the damage
+     * named, and the status lct's damaged 3, whichever side it is on */
+    size_t blen;
+    char *bytes = read_whole_file(b, &blen);
+    cr_assert(bytes && blen > 3);
+    char *cut = tmp_file_with(bytes, blen - 3);
+    free(bytes);
+    for (int side = 0; side < 2; side++) {
+        t = run_lct(NULL, "diff", side ? cut : a, side ? a : cut, NULL);
+        cr_expect_eq(t.status, 3, "%s", t.err);
+        cr_expect(strstr(t.out, "differ in:") != NULL, "%s", t.out);
+        cr_expect(strstr(t.err, "truncat") != NULL, "%s", t.err);
+        run_free(&t);
+    }
+    unlink(cut);
+    free(cut);
     t = run_lct(NULL, "diff", a, NULL);
     cr_expect_eq(t.status, 2);
     run_free(&t);

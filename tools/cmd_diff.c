@@ -388,6 +388,18 @@ int cmd_diff(int argc, char **argv)
     ok = ok && walk(s, &d);
     if (ok)
         report(s, &d, a.json, &v);
+    /* a damaged input's answer covers what could be read: trouble, as
+     * diff(1) counts it, and lct's damaged status; one that shrank while
+     * read, trouble alone */
+    int whole = EXIT_OK;
+    for (int i = 0; ok && i < 2; i++) {
+        lct_stats st;
+        lct_reader_stats(s[i].r, &st);
+        int rc = tool_exit_for(&st);
+        whole = rc == EXIT_REFUSED || whole == EXIT_REFUSED ? EXIT_REFUSED
+                : rc != EXIT_OK                             ? rc
+                                                            : whole;
+    }
     for (int i = 0; i < 2; i++) {
         lct_close(s[i].r);
         qtable_free(&s[i].ops);
@@ -395,7 +407,9 @@ int cmd_diff(int argc, char **argv)
         lct_refs_free(s[i].refs);
         lct_mrc_free(s[i].mrc);
     }
-    if (!ok)
+    if (!ok || whole == EXIT_REFUSED)
         return 2;
+    if (whole == EXIT_DAMAGED)
+        return EXIT_DAMAGED;
     return v.header || v.calls || v.keys || v.order || v.curve ? 1 : 0;
 }

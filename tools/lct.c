@@ -44,7 +44,8 @@ static void usage(FILE *f)
             "printed, and the status says whether the file was whole: 0 ok,\n"
             "3 frames skipped or the tail cut (the rest was read), 1 unreadable,\n"
             "refused, or shrank while read; 2 usage error.  diff is diff(1)'s:\n"
-            "0 the same, 1 different, 2 trouble.\n");
+            "0 the same, 1 different, 2 trouble, 3 a trace damaged (compared as\n"
+            "far as it could be read).\n");
 }
 
 int main(int argc, char **argv)
