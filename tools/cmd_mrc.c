@@ -341,16 +341,9 @@ static double *both_tiers(const lct_l1_stats *l1, const tool_curve *c,
                           const double *tokens)
 {
     double *v = c->n ? calloc(2 * c->n, sizeof *v) : NULL;
-    double to_l2 = (double)l1->keys_to_l2;
-    double l2_positions = (double)(l1->positions - l1->positions_hit);
     for (size_t i = 0; v && i < c->n; i++) {
-        v[i] = l1->keys ? ((double)l1->keys_hit + c->hit[i] * to_l2) /
-                              (double)l1->keys : 0;
-        v[c->n + i] = l1->positions
-                          ? ((double)l1->positions_hit +
-                             (tokens ? tokens[i] : 0) * l2_positions) /
-                                (double)l1->positions
-                          : 0;
+        v[i] = tool_mrc_both_ratio(l1, c->hit[i], false);
+        v[c->n + i] = tool_mrc_both_ratio(l1, tokens ? tokens[i] : 0, true);
     }
     return v;
 }

@@ -83,6 +83,13 @@ typedef struct tool_mrc_target_in {
 bool tool_mrc_target(const tool_args *a, const tool_mrc_target_in *in,
                      tool_svg_target *lru);
 
+/* Behind an L1: both tiers' hit ratio when the L2 behind it hits
+ * l2_ratio of what reaches it: L1's hits plus L2's share of the rest,
+ * over every lookup key (or, with positions, chunk position)
+ * (mrc_target.c). */
+double tool_mrc_both_ratio(const lct_l1_stats *l1, double l2_ratio,
+                           bool positions);
+
 /* What the chart draws: the view's lines (per key, bytes, tokens, both
  * tiers, the policies'), the title (already XML-escaped), the L1's size
  * as the user gave it, and the target's answer (or NULL). */

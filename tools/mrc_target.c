@@ -60,22 +60,29 @@ typedef struct both_ctx {
     bool tokens;
 } both_ctx;
 
-static double both_ratio(const void *ctx, uint64_t keys)
+double tool_mrc_both_ratio(const lct_l1_stats *l1, double l2_ratio,
+                           bool positions)
 {
-    const both_ctx *b = ctx;
-    const lct_l1_stats *l1 = b->l1;
-    if (b->tokens)
+    if (positions)
         return l1->positions
                    ? ((double)l1->positions_hit +
-                      lct_mrc_position_hit_ratio(b->m, keys) *
-                          (double)(l1->positions - l1->positions_hit)) /
+                      l2_ratio * (double)(l1->positions - l1->positions_hit)) /
                          (double)l1->positions
                    : 0;
     return l1->keys ? ((double)l1->keys_hit +
-                       lct_mrc_hit_ratio(b->m, keys) *
-                           (double)l1->keys_to_l2) /
+                       l2_ratio * (double)l1->keys_to_l2) /
                           (double)l1->keys
                     : 0;
+}
+
+static double both_ratio(const void *ctx, uint64_t keys)
+{
+    const both_ctx *b = ctx;
+    return tool_mrc_both_ratio(b->l1,
+                               b->tokens
+                                   ? lct_mrc_position_hit_ratio(b->m, keys)
+                                   : lct_mrc_hit_ratio(b->m, keys),
+                               b->tokens);
 }
 
 /* The curve's own ratio: its token hit ratio under the prefix rule. */
