@@ -465,6 +465,17 @@ void lct_mrc_curve_free(lct_mrc_curve *curve);
  *   the deletion the eviction causes reports the key removed, which takes
  *   it out of the ghost set in the same cycle, so a key evicted comes
  *   back to the small queue.
+ * - LMCACHE_ISOLATED_LRU: isolated_lru.py, as LMCache's L2 eviction
+ *   controller drives it with per-cache_salt quotas
+ *   (_check_and_evict_by_cache_salt): one LRU order per bucket (a key's
+ *   bucket is the one given with lct_policy_get_salted when it is
+ *   created; 0 for lct_policy_get), keys touched and created last to
+ *   first; after each call every bucket that holds anything and is at
+ *   or above watermark x its quota (lct_policy_set_quota) loses
+ *   int(its keys x ratio) of its oldest (at least one); a bucket without
+ *   a quota loses them all (LMCache's allowlist rule).  The capacity is
+ *   the adapter's room, refusing a call's new keys all or none; the
+ *   quotas alone evict.
  * lct_policy_run and lct_sim end each call themselves.
  */
 typedef enum lct_policy_kind {
@@ -480,11 +491,12 @@ typedef enum lct_policy_kind {
     LCT_POLICY_LMCACHE_LRU,
     LCT_POLICY_LMCACHE_ARC,
     LCT_POLICY_LMCACHE_S3FIFO,
+    LCT_POLICY_LMCACHE_ISOLATED_LRU,
 } lct_policy_kind;
 
 /** The policy's name as `lct` spells it ("fifo", "lru", "clock",
  *  "sieve", "lfu", "arc", "s3fifo", "belady", "mru", "lmcache-lru",
- *  "lmcache-arc", "lmcache-s3fifo"), or NULL. */
+ *  "lmcache-arc", "lmcache-s3fifo", "lmcache-isolated-lru"), or NULL. */
 const char *lct_policy_name(lct_policy_kind kind);
 /** The policy named @p name (any case).  @return LCT_OK, or
  *  LCT_ERR_INVALID for a name it does not know. */
@@ -520,6 +532,17 @@ lct_status lct_policy_new(lct_policy_kind kind, uint64_t capacity,
  */
 int lct_policy_get(lct_policy *policy, uint64_t key, uint64_t bytes,
                    int64_t next_use);
+/** lct_policy_get of a key in the bucket @p salt: any 64-bit id of its
+ *  cache_salt, the same for the same salt.  Only LMCACHE_ISOLATED_LRU
+ *  reads it; lct_policy_get is this with bucket 0. */
+int lct_policy_get_salted(lct_policy *policy, uint64_t key, uint64_t bytes,
+                          int64_t next_use, uint64_t salt);
+/** LMCACHE_ISOLATED_LRU's quota for the bucket @p salt, in the cache's
+ *  unit (keys, or bytes), fractions allowed; 0 is none.  @return LCT_OK,
+ *  LCT_ERR_INVALID (another policy, or a limit below 0 or past 2^62),
+ *  LCT_ERR_NOMEM. */
+lct_status lct_policy_set_quota(lct_policy *policy, uint64_t salt,
+                                double limit);
 /**
  * The end of a call: LMCache's L1 policies apply what the call's
  * references found and missed (see above), then run an eviction cycle
@@ -606,6 +629,13 @@ lct_status lct_policy_run(const lct_refs *refs,
 
 /* MARK: - One capacity simulated: LMCache's cache simulator */
 
+/** A cache_salt's quota under LCT_POLICY_LMCACHE_ISOLATED_LRU (keys, or
+ *  bytes with in_bytes); the empty salt is the keys that carry none. */
+typedef struct lct_sim_quota {
+    lct_str cache_salt;
+    uint64_t limit;
+} lct_sim_quota;
+
 /**
  * What lct_sim_run simulates: an LRU cache of @p capacity keys, or of
  * @p capacity bytes with @p in_bytes, held as LMCache's simulator holds
@@ -641,6 +671,14 @@ typedef struct lct_sim_options {
     /** LMCache's L1 policies' trigger watermark and eviction ratio, for
      *  the cache and the L1 (lct_policy_set_pressure; 0: 0.8 and 0.2). */
     double watermark, eviction_ratio;
+    /** With policy LCT_POLICY_LMCACHE_ISOLATED_LRU: the salts' quotas
+     *  (a salt with none keeps nothing past a call, as in LMCache).  A
+     *  key's bucket is the cache_salt of the key lct_sim_add_key gave
+     *  when the chunk came first (lct_sim_add: the empty salt); with
+     *  in_bytes a quota counts chunks of the first sized key's bytes, as
+     *  the capacity does. */
+    const lct_sim_quota *quotas;
+    size_t nquotas;
 } lct_sim_options;
 
 /** The lookups of one window of time (lct_sim_options.window_seconds):

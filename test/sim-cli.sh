@@ -233,5 +233,34 @@ line "\"seq_len\": 600, " 256 | sed 's/"chunk_size": 256, //' > "$tmp/nocs.jsonl
 grep -q "^  Total tokens        : 600$" "$tmp/nocs.txt" ||
     say "no chunk_size: tokens not counted: $(head -8 "$tmp/nocs.txt")"
 
+# LMCache's IsolatedLRU: quotas per cache_salt, in the capacity's unit
+# (--quota =CAP for keys without a salt); the report names them.  The
+# sample's keys carry no salt: with no quota for it nothing stays.
+sample="$LCT_SRCDIR/examples/sample.lct"
+"$lct" sim -q --json --capacity 64GiB --policy lmcache-isolated-lru \
+    --quota '=1GiB,tenant-9=2GiB' "$sample" > "$tmp/iso.json" ||
+    say "sim isolated"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["quotas"] == {"": 1073741824, "tenant-9": 2147483648} and \
+    d["hit_chunks"] > 0 and d["policy"] == "lmcache-isolated-lru"
+sys.exit(0 if ok else "quotas %s, hits %s" % (d.get("quotas"), d["hit_chunks"]))' \
+    "$tmp/iso.json" || say "isolated: the report"
+"$lct" sim -q --json --capacity 64GiB --policy lmcache-isolated-lru \
+    --quota 'tenant-9=2GiB' "$sample" | grep -q '"hit_chunks":0,' ||
+    say "isolated: keys of a salt without a quota were kept"
+"$lct" sim --capacity 64GiB --policy lmcache-isolated-lru --quota =1GiB \
+    "$sample" | grep -q '^Quotas: (no salt) 1073741824 B; any other salt' ||
+    say "isolated: the text report does not name the quotas"
+for bad in "--quota =1G" "--policy lmcache-isolated-lru --quota =100" \
+           "--policy lmcache-isolated-lru --quota x" \
+           "--policy lru --l1 1G --l1-policy lmcache-isolated-lru"; do
+    # shellcheck disable=SC2086
+    "$lct" sim --capacity 64GiB $bad "$sample" > /dev/null 2>&1
+    [ $? -eq 2 ] || say "sim $bad: exit 2 expected"
+done
+"$lct" mrc --policy lmcache-isolated-lru "$sample" > /dev/null 2>&1
+[ $? -eq 2 ] || say "mrc --policy lmcache-isolated-lru: exit 2 expected"
+
 [ $fail -eq 0 ] && echo "sim-cli: ok"
 exit $fail

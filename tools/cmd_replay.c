@@ -149,6 +149,20 @@ static double parse_positive(const char *opt, const char *arg)
     return d;
 }
 
+/* --l1-policy NAME: one the L1 can run. */
+static lct_policy_kind parse_l1_policy(const char *arg)
+{
+    lct_policy_kind k;
+    if (lct_policy_find(arg, &k) != LCT_OK || k == LCT_POLICY_BELADY ||
+        k == LCT_POLICY_LMCACHE_ISOLATED_LRU)
+        tool_usage_error("replay", "--l1-policy '%s' is not one the L1 "
+                         "can run (known: %s; belady needs the trace's "
+                         "future; lmcache-isolated-lru is an L2 "
+                         "adapter's, by quotas: lct sim --quota)", arg,
+                         lct_policy_names());
+    return k;
+}
+
 /* 0, or a factor whose due times stay in range: a speed of 1e-300 put
  * every record some 31 years ahead (the pacer's bound on a time). */
 #define MIN_SPEED 1e-3
@@ -211,15 +225,9 @@ static void on_option(void *ctx, int c, const char *arg)
         if (r->l1_capacity == 0)
             tool_usage_error("replay", "--l1 '%s' must be above 0", arg);
         break;
-    case OPT_L1_POLICY: {
-        lct_policy_kind k;
-        if (lct_policy_find(arg, &k) != LCT_OK || k == LCT_POLICY_BELADY)
-            tool_usage_error("replay", "--l1-policy '%s' is not one the L1 "
-                             "can run (known: %s; belady needs the trace's "
-                             "future)", arg, lct_policy_names());
-        r->l1_policy = k;
+    case OPT_L1_POLICY:
+        r->l1_policy = parse_l1_policy(arg);
         break;
-    }
     case OPT_STORE_AT:
         if (strcmp(arg, "reserve") != 0 && strcmp(arg, "finish") != 0)
             tool_usage_error("replay", "--store-at '%s' is not reserve or "

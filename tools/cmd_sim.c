@@ -27,7 +27,8 @@ enum {
     OPT_L1_POLICY,
     OPT_WINDOW,
     OPT_WATERMARK,
-    OPT_EVICTION_RATIO
+    OPT_EVICTION_RATIO,
+    OPT_QUOTA
 };
 
 /* --capacity A,B,...: capacities simulated in one pass at most. */
@@ -46,6 +47,11 @@ typedef struct sim_opts {
     const char *svg;
     bool l1, l1_bytes;   /* --l1: the cache simulated is an L2 behind */
     uint64_t l1_capacity;
+    /* --quota SALT=CAP,...: lmcache-isolated-lru's quotas (their texts
+     * point into quota_copy) */
+    lct_sim_quota quota[MAX_CAPACITIES];
+    bool quota_bytes;
+    char *quota_copy;
 } sim_opts;
 
 static void help(void)
@@ -55,6 +61,7 @@ static void help(void)
            "               [--lookups-only] [--chunk-size N]\n"
            "               [--l1 CAP [--l1-policy NAME]] [--policy NAME]\n"
            "               [--per-key] [--watermark W] [--eviction-ratio R]\n"
+           "               [--quota SALT=CAP[,SALT=CAP...]]\n"
            "               [--points N] [--read PAT] [--write PAT]\n"
            "               [--qualname PAT] [--since T] [--until T]\n"
            "               [--range A:B] FILE...\n"
@@ -86,7 +93,13 @@ static void help(void)
            "               LMCache's simulator): fifo, clock, sieve, lfu,\n"
            "               arc, s3fifo or mru, as libCacheSim has them;\n"
            "               lmcache-lru, lmcache-arc or lmcache-s3fifo, as\n"
-           "               LMCache's L1 runs them (evicting by pressure)\n"
+           "               LMCache's L1 runs them (evicting by pressure);\n"
+           "               lmcache-isolated-lru, as its L2 adapters run it\n"
+           "               (per cache_salt, by --quota)\n"
+           "  --quota SALT=CAP,...  lmcache-isolated-lru's quota of each\n"
+           "               cache_salt (=CAP: keys with none), in the\n"
+           "               capacity's unit; a salt without one keeps\n"
+           "               nothing past a call, as in LMCache\n"
            "  --per-key    every chunk of a lookup found counts as hit, not\n"
            "               only its leading run (libCacheSim's rule)\n"
            "  --l1 CAP     an LRU L1 of CAP in front: the cache simulated is\n"
@@ -133,6 +146,39 @@ static void parse_capacities(sim_opts *o, const char *arg)
         tool_usage_error("sim", "--capacity needs a capacity, not '%s'", arg);
     o->sim.capacity = o->capacity[0];
     o->have_capacity = true;
+}
+
+/* --quota SALT=CAP,...: the salt is all before the last '=' (empty: the
+ * keys without one); every CAP in one unit. */
+static void parse_quotas(sim_opts *o, const char *arg)
+{
+    free(o->quota_copy); /* an earlier --quota's */
+    char *copy = o->quota_copy = strdup(arg), *save = NULL;
+    if (!copy)
+        tool_usage_error("sim", "out of memory");
+    o->sim.nquotas = 0;
+    for (char *one = strtok_r(copy, ",", &save); one;
+         one = strtok_r(NULL, ",", &save)) {
+        char *eq = strrchr(one, '=');
+        if (!eq)
+            tool_usage_error("sim", "--quota '%s' is SALT=CAP", one);
+        if (o->sim.nquotas == MAX_CAPACITIES)
+            tool_usage_error("sim", "--quota takes %d salts at most",
+                             MAX_CAPACITIES);
+        *eq = '\0';
+        bool bytes;
+        lct_sim_quota *q = &o->quota[o->sim.nquotas];
+        tool_parse_capacity("sim", "--quota", eq + 1, &bytes, &q->limit);
+        if (o->sim.nquotas && bytes != o->quota_bytes)
+            tool_usage_error("sim", "--quota: give every quota in bytes or "
+                             "every one in keys");
+        o->quota_bytes = bytes;
+        q->cache_salt = (lct_str){one, strlen(one)};
+        o->sim.nquotas++;
+    }
+    if (!o->sim.nquotas)
+        tool_usage_error("sim", "--quota needs SALT=CAP, not '%s'", arg);
+    o->sim.quotas = o->quota;
 }
 
 /* --window T: whole seconds, with s, m or h. */
@@ -199,6 +245,8 @@ static void on_option(void *ctx, int c, const char *arg)
     } else if (c == OPT_EVICTION_RATIO) {
         o->sim.eviction_ratio =
             tool_parse_fraction("sim", "--eviction-ratio", arg);
+    } else if (c == OPT_QUOTA) {
+        parse_quotas(o, arg);
     }
 }
 
@@ -322,6 +370,17 @@ static void print_one(const sim_opts *o, const tool_args *a,
                                   : "",
                    o->l1 ? ", the L1's " : "",
                    o->l1 ? tool_sim_policy_name(o->sim.l1_policy) : "");
+        for (size_t i = 0; i < o->sim.nquotas; i++) {
+            const lct_sim_quota *q = &o->sim.quotas[i];
+            fputs(i ? ", " : "Quotas: ", stdout);
+            if (q->cache_salt.len)
+                tool_put_vis(stdout, q->cache_salt.ptr, q->cache_salt.len);
+            else
+                fputs("(no salt)", stdout);
+            printf(" %" PRIu64 "%s", q->limit, o->quota_bytes ? " B" : "");
+        }
+        if (o->sim.nquotas)
+            puts("; any other salt keeps nothing past a call");
         tool_sim_text(r, tokens, front);
         if (o->sim.window_seconds)
             tool_sim_windows_text(r, o->sim.window_seconds);
@@ -377,6 +436,7 @@ int cmd_sim(int argc, char **argv)
         {"eviction-ratio", required_argument, NULL, OPT_EVICTION_RATIO},
         {"l1-policy", required_argument, NULL, OPT_L1_POLICY},
         {"window", required_argument, NULL, OPT_WINDOW},
+        {"quota", required_argument, NULL, OPT_QUOTA},
         {NULL, 0, NULL, 0}};
     sim_opts o = {0};
     tool_args a;
@@ -388,6 +448,16 @@ int cmd_sim(int argc, char **argv)
                          "such as 64G)");
     if (o.sim.l1_policy && !o.l1)
         tool_usage_error("sim", "--l1-policy goes with --l1 CAP");
+    if (o.sim.l1_policy == LCT_POLICY_LMCACHE_ISOLATED_LRU)
+        tool_usage_error("sim", "lmcache-isolated-lru is an L2 adapter's "
+                         "policy (LMCache's L1 cannot run it): give it "
+                         "with --policy");
+    if (o.sim.nquotas && o.sim.policy != LCT_POLICY_LMCACHE_ISOLATED_LRU)
+        tool_usage_error("sim", "--quota goes with --policy "
+                         "lmcache-isolated-lru");
+    if (o.sim.nquotas && o.quota_bytes != o.sim.in_bytes)
+        tool_usage_error("sim", "--quota in %s, as --capacity is",
+                         o.sim.in_bytes ? "bytes" : "keys");
     if (o.ncapacities > 1 && (o.svg || o.sim.window_seconds))
         tool_usage_error("sim", "--svg and --window take one capacity: "
                          "several print a row each");
@@ -395,10 +465,12 @@ int cmd_sim(int argc, char **argv)
     tool_inputs in;
     if (!tool_keys_start("sim", "--svg", o.svg, &a, &o.ops, &svg, &in)) {
         free(o.capacity_copy);
+        free(o.quota_copy);
         return EXIT_REFUSED;
     }
     bool whole = true;
     bool ok = run_sim(&o, &in, &a, svg, &whole);
     free(o.capacity_copy);
+    free(o.quota_copy);
     return tool_keys_finish(&in, &o.ops, "sim", a.quiet, ok, whole);
 }

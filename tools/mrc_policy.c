@@ -22,6 +22,11 @@ void tool_mrc_policies_parse(tool_mrc_policies *p, const char *list)
         if (lct_policy_find(name, &kind) != LCT_OK)
             tool_usage_error("mrc", "unknown policy '%s' (known: %s)", name,
                              lct_policy_names()); /* exits */
+        if (kind == LCT_POLICY_LMCACHE_ISOLATED_LRU)
+            tool_usage_error("mrc", "lmcache-isolated-lru evicts by its "
+                             "salts' quotas, not by a capacity: lct sim "
+                             "--policy lmcache-isolated-lru --quota "
+                             "SALT=CAP,...");
         bool seen = false;
         for (size_t i = 0; i < p->n; i++)
             seen |= p->kind[i] == kind;

@@ -107,6 +107,16 @@ void tool_sim_json(const lct_sim_report *r, uint64_t chunk,
         printf("\"policy\":\"%s\",\"per_key\":%s,\"l1_policy\":\"%s\",",
                tool_sim_policy_name(o->policy), o->per_key ? "true" : "false",
                tool_sim_policy_name(o->l1_policy));
+    if (o->nquotas) { /* lmcache-isolated-lru's, salt by salt */
+        fputs("\"quotas\":{", stdout);
+        for (size_t i = 0; i < o->nquotas; i++) {
+            fputs(i ? "," : "", stdout);
+            tool_put_json_str(o->quotas[i].cache_salt.ptr,
+                              o->quotas[i].cache_salt.len);
+            printf(":%" PRIu64, o->quotas[i].limit);
+        }
+        fputs("},", stdout);
+    }
     printf("\"capacity\":%" PRIu64 ",\"capacity_unit\":\"%s\","
            "\"requests\":%" PRIu64 ",\"chunk_size\":",
            r->capacity, r->in_bytes ? "bytes" : "keys", r->calls);

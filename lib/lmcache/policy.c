@@ -43,6 +43,8 @@ static const struct {
     {"lmcache-lru", LCT_POLICY_LMCACHE_LRU, &lct__policy_mp_ops},
     {"lmcache-arc", LCT_POLICY_LMCACHE_ARC, &lct__policy_mp_ops},
     {"lmcache-s3fifo", LCT_POLICY_LMCACHE_S3FIFO, &lct__policy_mp_ops},
+    {"lmcache-isolated-lru", LCT_POLICY_LMCACHE_ISOLATED_LRU,
+     &lct__policy_isolated_ops},
 };
 #define NPOLICIES (sizeof policies / sizeof policies[0])
 
@@ -68,13 +70,14 @@ lct_status lct_policy_find(const char *name, lct_policy_kind *kind)
 bool lct_policy_by_call(lct_policy_kind kind)
 {
     return kind == LCT_POLICY_LMCACHE_LRU || kind == LCT_POLICY_LMCACHE_ARC ||
-           kind == LCT_POLICY_LMCACHE_S3FIFO;
+           kind == LCT_POLICY_LMCACHE_S3FIFO ||
+           kind == LCT_POLICY_LMCACHE_ISOLATED_LRU;
 }
 
 const char *lct_policy_names(void)
 {
     return "fifo, lru, clock, sieve, lfu, arc, s3fifo, belady, mru, "
-           "lmcache-lru, lmcache-arc, lmcache-s3fifo";
+           "lmcache-lru, lmcache-arc, lmcache-s3fifo, lmcache-isolated-lru";
 }
 
 /* MARK: FIFO, LRU, CLOCK, SIEVE: one queue, the newest first */
@@ -198,6 +201,17 @@ lct_status lct_policy_new(lct_policy_kind kind, uint64_t capacity,
     return LCT_OK;
 }
 
+int lct_policy_get_salted(lct_policy *p, uint64_t key, uint64_t bytes,
+                          int64_t next_use, uint64_t salt)
+{
+    if (p)
+        p->salt = salt;
+    int rc = lct_policy_get(p, key, bytes, next_use);
+    if (p)
+        p->salt = 0;
+    return rc;
+}
+
 int lct_policy_get(lct_policy *p, uint64_t key, uint64_t bytes,
                    int64_t next_use)
 {
@@ -310,6 +324,9 @@ void lct_policy_free(lct_policy *p)
     free(p->call_key);
     free(p->call_bytes);
     free(p->call_found);
+    free(p->call_salt);
+    free(p->salts);
+    lct__u64map_free(&p->salt_at);
     free(p->victims);
     free(p);
 }

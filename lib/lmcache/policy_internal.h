@@ -44,6 +44,16 @@ typedef struct lct__pbucket {
 
 typedef struct lct__policy_ops lct__policy_ops;
 
+/* IsolatedLRU: one cache_salt's bucket, its keys in LRU order (the
+ * newest first), what they weigh, and its quota (0: none). */
+typedef struct lct__psalt {
+    uint64_t salt;
+    lct__plist order;
+    uint32_t n;
+    uint64_t used;
+    double limit;
+} lct__psalt;
+
 struct lct_policy {
     lct_policy_kind kind;
     const lct__policy_ops *ops;
@@ -85,6 +95,14 @@ struct lct_policy {
     uint32_t victim_room;
     double watermark, ratio;
     uint64_t arc_capacity, refused;
+    /* IsolatedLRU (policy_isolated.c): the bucket of the reference being
+     * given (lct_policy_get_salted), each buffered reference's, and the
+     * buckets (a slot's `bucket` is its index there) */
+    uint64_t salt;
+    uint64_t *call_salt;
+    lct__psalt *salts;
+    uint32_t nsalts, salt_room;
+    lct__u64map salt_at; /* bucket id -> index + 1 */
     uint64_t inserted; /* keys inserted: held now, or evicted since */
     bool broken; /* memory ran out mid-update: every later call fails */
 };
@@ -155,6 +173,12 @@ extern const lct__policy_ops lct__policy_arc_ops;
 extern const lct__policy_ops lct__policy_s3fifo_ops;
 extern const lct__policy_ops lct__policy_mp_ops; /* LMCACHE_LRU, _ARC,
                                                     _S3FIFO */
+extern const lct__policy_ops lct__policy_isolated_ops;
+
+/* A by-call policy's reference buffered until the call's end (its key,
+ * weight, bucket, and whether it was found held): 1 held, 0 not,
+ * LCT_ERR_NOMEM (policy_mp.c). */
+int lct__policy_call_get(lct_policy *p, uint64_t key, uint64_t bytes);
 
 /* The array at *array (of *room elements of size bytes) grown to twice
  * its room, or `first` elements when it has none, as lct__grow_zeroed

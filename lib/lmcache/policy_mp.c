@@ -75,7 +75,7 @@ static bool mp_init(lct_policy *p)
     return true;
 }
 
-static int mp_get(lct_policy *p, uint64_t key, uint64_t bytes)
+int lct__policy_call_get(lct_policy *p, uint64_t key, uint64_t bytes)
 {
     if (p->ncall == p->call_room) {
         uint32_t room = p->call_room;
@@ -89,11 +89,16 @@ static int mp_get(lct_policy *p, uint64_t key, uint64_t bytes)
         if (!lct__policy_grow(&p->call_found, &room, sizeof *p->call_found,
                               64))
             return LCT_ERR_NOMEM;
+        room = p->call_room;
+        if (!lct__policy_grow(&p->call_salt, &room, sizeof *p->call_salt,
+                              64))
+            return LCT_ERR_NOMEM;
         p->call_room = room;
     }
     bool held = lct__policy_holds(p, key);
     p->call_key[p->ncall] = key;
     p->call_bytes[p->ncall] = bytes;
+    p->call_salt[p->ncall] = p->salt;
     p->call_found[p->ncall++] = held;
     return held;
 }
@@ -323,6 +328,6 @@ static bool mp_evict(lct_policy *p, uint64_t incoming)
 const lct__policy_ops lct__policy_mp_ops = {
     .init = mp_init,
     .evict = mp_evict,
-    .get = mp_get,
+    .get = lct__policy_call_get,
     .end_call = mp_end_call,
 };

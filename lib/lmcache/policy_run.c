@@ -118,19 +118,26 @@ static void *run_worker_main(void *arg)
     }
 }
 
-lct_status lct_policy_run(const lct_refs *refs,
-                          const lct_policy_run_options *opts,
-                          const uint64_t *capacities, size_t ncap,
-                          lct_policy_point *out, lct_error *err)
+/* What lct_policy_run refuses, with why in err. */
+static lct_status check_run(const lct_refs *refs,
+                            const lct_policy_run_options *opts,
+                            const uint64_t *capacities, size_t ncap,
+                            const lct_policy_point *out, lct_error *err)
 {
     if (!refs || !opts || !opts->kinds || !opts->nkinds ||
         (ncap && (!capacities || !out)) || refs->threshold)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_policy_run: invalid argument");
     for (size_t k = 0; k < opts->nkinds; k++)
-        if (!lct_policy_name(opts->kinds[k]))
+        if (!lct_policy_name(opts->kinds[k]) ||
+            opts->kinds[k] == LCT_POLICY_LMCACHE_ISOLATED_LRU)
             return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
-                             "lct_policy_run: unknown policy");
+                             "lct_policy_run: %s",
+                             lct_policy_name(opts->kinds[k])
+                                 ? "lmcache-isolated-lru evicts by its "
+                                   "salts' quotas, not by a capacity: "
+                                   "lct_sim with quotas"
+                                 : "unknown policy");
     if (opts->watermark < 0 || opts->watermark > 1 ||
         opts->eviction_ratio < 0 || opts->eviction_ratio > 1)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
@@ -151,8 +158,17 @@ lct_status lct_policy_run(const lct_refs *refs,
                              "stream's calls were not ended "
                              "(lct_refs_end_call)",
                              lct_policy_name(opts->kinds[k]));
-    if (ncap == 0)
-        return LCT_OK;
+    return LCT_OK;
+}
+
+lct_status lct_policy_run(const lct_refs *refs,
+                          const lct_policy_run_options *opts,
+                          const uint64_t *capacities, size_t ncap,
+                          lct_policy_point *out, lct_error *err)
+{
+    lct_status st = check_run(refs, opts, capacities, ncap, out, err);
+    if (st != LCT_OK || ncap == 0)
+        return st;
     run_shared sh = {.refs = refs, .opts = opts, .capacities = capacities,
                      .ncap = ncap, .njobs = ncap * opts->nkinds, .out = out,
                      .status = LCT_OK};
@@ -175,7 +191,7 @@ lct_status lct_policy_run(const lct_refs *refs,
     if (n > sh.njobs)
         n = (unsigned)sh.njobs;
     run_worker *w = calloc(n, sizeof *w);
-    lct_status st = w ? LCT_OK : LCT_ERR_NOMEM;
+    st = w ? LCT_OK : LCT_ERR_NOMEM;
     if (w) {
         pthread_mutex_init(&sh.lock, NULL);
         for (unsigned i = 0; i < n; i++)

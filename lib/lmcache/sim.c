@@ -52,6 +52,10 @@ typedef struct sim {
      * lookup's hits against the cache as it was before the lookup */
     uint32_t *call_key, *call_flags;
     uint64_t *call_bytes;
+    uint64_t *call_salt; /* IsolatedLRU's buckets */
+    uint64_t salt;       /* the reference being stepped's */
+    uint64_t *quota_salt, *quota_limit; /* o->quotas, copied */
+    size_t nquotas;
     size_t ncall, callcap;
     double call_seconds;
     uint64_t index, calls_done, stride;
@@ -329,6 +333,40 @@ static bool lookup_stats(sim *s)
     return lookup_counted(s, keys, positions, hit);
 }
 
+/* A salt's bucket id: FNV-1a of its bytes. */
+static uint64_t salt_id(lct_str salt)
+{
+    uint64_t h = 0xcbf29ce484222325u;
+    for (size_t i = 0; i < salt.len; i++)
+        h = (h ^ (unsigned char)salt.ptr[i]) * 0x100000001b3u;
+    return h;
+}
+
+/* The quotas, each over `per` (a chunk's bytes, or 1). */
+static bool set_quotas(sim *s, double per)
+{
+    for (size_t i = 0; i < s->nquotas; i++)
+        if (lct_policy_set_quota(s->policy, s->quota_salt[i],
+                                 (double)s->quota_limit[i] / per) != LCT_OK)
+            return false;
+    return true;
+}
+
+/* o->quotas kept by their salts' ids (the caller's array may go). */
+static bool copy_quotas(sim *s, const lct_sim_quota *q, size_t n)
+{
+    s->quota_salt = n ? calloc(n, sizeof *s->quota_salt) : NULL;
+    s->quota_limit = n ? calloc(n, sizeof *s->quota_limit) : NULL;
+    if (n && (!s->quota_salt || !s->quota_limit))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        s->quota_salt[i] = salt_id(q[i].cache_salt);
+        s->quota_limit[i] = q[i].limit;
+    }
+    s->nquotas = n;
+    return true;
+}
+
 /* With a byte capacity, LMCache's simulator holds max(1, capacity //
  * bytes per chunk) chunks, the bytes per chunk from the first lookup
  * (simulate()); here from the first key whose call has a layout.  Until
@@ -343,7 +381,8 @@ static void size_capacity(sim *s, uint64_t bytes)
     uint64_t keys = s->o->capacity / bytes;
     s->cache.capacity = keys ? keys : 1;
     if (s->policy) {
-        s->nomem |= !lct__policy_set_capacity(s->policy, s->cache.capacity);
+        s->nomem |= !set_quotas(s, (double)bytes) ||
+                    !lct__policy_set_capacity(s->policy, s->cache.capacity);
         return;
     }
     while (s->cache.used > s->cache.capacity) {
@@ -376,7 +415,8 @@ static bool run_call(sim *s)
         } else {
             if (s->call_bytes[i])
                 s->cache.size[k] = s->call_bytes[i];
-            if (lct_policy_get(s->policy, k, 1, INT64_MAX) < 0)
+            if (lct_policy_get_salted(s->policy, k, 1, INT64_MAX,
+                                      s->call_salt[i]) < 0)
                 return false;
         }
     }
@@ -397,10 +437,13 @@ static bool step(sim *s, const lct__ref *ref, uint32_t k, uint64_t bytes)
             !lct__grow_zeroed(&s->call_flags, had, cap,
                               sizeof *s->call_flags) ||
             !lct__grow_zeroed(&s->call_bytes, had, cap,
-                              sizeof *s->call_bytes))
+                              sizeof *s->call_bytes) ||
+            !lct__grow_zeroed(&s->call_salt, had, cap,
+                              sizeof *s->call_salt))
             return false;
         s->callcap = cap;
     }
+    s->call_salt[s->ncall] = s->salt;
     s->call_key[s->ncall] = k;
     s->call_flags[s->ncall] = ref->size & (LCT__REF_READ | LCT__REF_POSITION);
     s->call_bytes[s->ncall++] = bytes;
@@ -467,6 +510,7 @@ typedef struct pending {
     uint64_t id, bytes;
     double t;
     bool read;
+    uint64_t salt; /* IsolatedLRU's bucket */
 } pending;
 
 struct lct_sim {
@@ -477,6 +521,7 @@ struct lct_sim {
     size_t nkeys, keycap;
     pending *call;
     size_t ncall, callcap;
+    uint64_t salt; /* lct_sim_add_key's key's bucket, for lct_sim_add */
     lct_chunk_rows rows; /* lct_sim_add_key: the call's chunks so far */
     uint32_t call_chunks;
     lct__lru l1;        /* with o.l1_capacity: the L1 in front */
@@ -504,6 +549,8 @@ static void sim_free(sim *s)
     free(s->last), free(s->hits), free(s->seen), free(s->key_at);
     free(s->tree), free(s->rates);
     free(s->call_key), free(s->call_flags), free(s->call_bytes);
+    free(s->call_salt);
+    free(s->quota_salt), free(s->quota_limit);
     lct__u64map_free(&s->window_at);
     lct__dist *ds[] = {&s->leading_d, &s->call_d, &s->span_d, &s->depth_d};
     for (size_t i = 0; i < 4; i++)
@@ -599,11 +646,10 @@ static bool push(lct_sim *x, uint64_t id, uint64_t bytes, double t,
     return ok && lct_policy_get(x->l1p, k, weight, INT64_MAX) >= 0;
 }
 
-lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
-                       lct_error *err)
+/* What lct_sim_new refuses, with why in err. */
+static lct_status check_options(const lct_sim_options *opts, lct_sim **out,
+                                lct_error *err)
 {
-    if (out)
-        *out = NULL;
     if (!opts || !out || !opts->capacity)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sim_new: options with a capacity above 0");
@@ -614,15 +660,34 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sim_new: a policy lct_sim runs (not belady, "
                          "which needs the stream's future: lct_policy_run)");
+    if ((opts->nquotas && opts->policy != LCT_POLICY_LMCACHE_ISOLATED_LRU) ||
+        (opts->nquotas && !opts->quotas) ||
+        opts->l1_policy == LCT_POLICY_LMCACHE_ISOLATED_LRU)
+        return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
+                         "lct_sim_new: quotas are lmcache-isolated-lru's, "
+                         "the policy of the cache (an L2 adapter's), not "
+                         "the L1's");
     if (opts->watermark < 0 || opts->watermark > 1 ||
         opts->eviction_ratio < 0 || opts->eviction_ratio > 1)
         return lct__fail(err, LCT_ERR_INVALID, EINVAL, 0,
                          "lct_sim_new: a watermark or eviction ratio "
                          "outside (0, 1]");
+    return LCT_OK;
+}
+
+lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
+                       lct_error *err)
+{
+    if (out)
+        *out = NULL;
+    lct_status checked = check_options(opts, out, err);
+    if (checked != LCT_OK)
+        return checked;
     lct_sim *x = calloc(1, sizeof *x);
     if (!x)
         return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
     x->o = *opts;
+    x->o.quotas = NULL; /* copied below, by their salts' ids */
     lct_chunk_rows_reset(&x->rows);
     if (!x->o.series_points)
         x->o.series_points = 100;
@@ -658,6 +723,13 @@ lct_status lct_sim_new(const lct_sim_options *opts, lct_sim **out,
         }
         lct__policy_pressure(x->s.policy, x->o.watermark,
                              x->o.eviction_ratio);
+        /* in bytes: until a chunk is sized, each quota counts its bytes
+         * as chunks, so nothing is evicted, as nothing is for room */
+        if (!copy_quotas(&x->s, opts->quotas, opts->nquotas) ||
+            !set_quotas(&x->s, 1)) {
+            lct_sim_free(x);
+            return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0, "out of memory");
+        }
     }
     if (!(x->r.series = calloc(x->o.series_points + 1,
                                sizeof *x->r.series))) {
@@ -679,7 +751,8 @@ lct_status lct_sim_add(lct_sim *x, uint64_t obj_id, uint64_t bytes,
             return LCT_ERR_NOMEM;
         x->callcap = cap;
     }
-    x->call[x->ncall++] = (pending){obj_id, bytes, t_mono, is_read};
+    x->call[x->ncall++] = (pending){obj_id, bytes, t_mono, is_read,
+                                    x->salt};
     return LCT_OK;
 }
 
@@ -691,8 +764,12 @@ lct_status lct_sim_add_key(lct_sim *x, const lct_object_key *key,
     if (lct_chunk_of(&x->rows, key) != x->call_chunks)
         return LCT_OK; /* the chunk has its entry: an earlier row's key */
     x->call_chunks++;
-    return lct_sim_add(x, lct_chunk_hash_id(key->chunk_hash), bytes, t_mono,
-                       is_read);
+    if (x->o.policy == LCT_POLICY_LMCACHE_ISOLATED_LRU)
+        x->salt = salt_id(key->cache_salt);
+    lct_status st = lct_sim_add(x, lct_chunk_hash_id(key->chunk_hash), bytes,
+                                t_mono, is_read);
+    x->salt = 0;
+    return st;
 }
 
 lct_status lct_sim_end_call_tokens(lct_sim *x, unsigned keys_per_position,
@@ -725,6 +802,7 @@ lct_status lct_sim_end_call(lct_sim *x, unsigned keys_per_position)
         bool last = (i + 1) % keys_per_position == 0 || i + 1 == x->ncall;
         uint32_t flags = (i == 0 ? LCT__REF_CALL : 0) |
                          (last ? LCT__REF_POSITION : 0);
+        x->s.salt = p->salt;
         if (!push(x, p->id, p->bytes, p->t, p->read, flags))
             return LCT_ERR_NOMEM;
     }

@@ -416,10 +416,12 @@ static lct_status replay(source *src, const lct_backend_ops *ops,
                          "replay: missing reader, backend, options or "
                          "report, or a negative speed");
     if (opts->l1_policy && (!lct_policy_name(opts->l1_policy) ||
-                            opts->l1_policy == LCT_POLICY_BELADY))
+                            opts->l1_policy == LCT_POLICY_BELADY ||
+                            opts->l1_policy == LCT_POLICY_LMCACHE_ISOLATED_LRU))
         return lct__fail(err, LCT_ERR_INVALID, 0, 0,
                          "replay: an L1 policy it can run (not belady, "
-                         "which needs the trace's future)");
+                         "which needs the trace's future, nor "
+                         "lmcache-isolated-lru, an L2 adapter's)");
     memset(report, 0, sizeof *report);
     lct__engine e;
     planner p = {.e = &e, .o = opts, .r = report,

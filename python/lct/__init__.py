@@ -743,7 +743,8 @@ def _fraction(name, value):
 def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
         until=None, lookups_only: bool = False, l1=None, chunk_size=None,
         points: int = 100, policy: str = "lru", per_key: bool = False,
-        l1_policy: str = "lru", watermark=None, eviction_ratio=None):
+        l1_policy: str = "lru", watermark=None, eviction_ratio=None,
+        quotas=None):
     """LMCache's cache simulator at one capacity (``lct sim``), as a pandas
     DataFrame of its distributions, one row each (hit_prefix_chunks,
     request_chunks, chunk_reuse, span, lru_position: count, mean, max,
@@ -763,7 +764,11 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
     leading run; l1_policy= the L1's own policy.  watermark= and
     eviction_ratio= (in (0, 1]; default 0.8 and 0.2) set the pressure
     LMCache's L1 policies evict at; attrs["refused"] counts the keys they
-    could not store for want of room.
+    could not store for want of room.  quotas= with policy
+    "lmcache-isolated-lru" (LMCache's IsolatedLRU, as its L2 adapters run
+    it): a dict of cache_salt ("" for keys without one) to its quota, in
+    the capacity's unit (``lct sim --quota``); a salt without one keeps
+    nothing past a call.
     """
     pd = _pandas()
     cap, in_bytes = _capacity("capacity", capacity)
@@ -774,6 +779,16 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
         chunk_size = _header_chunk_size(path)
     else:
         chunk_size = _whole("chunk_size", chunk_size, 1, 2**62)
+    quota_list = []
+    for salt, q in (quotas or {}).items():
+        if not isinstance(salt, str):
+            raise TypeError(f"quotas: a cache_salt is a str, got {salt!r}")
+        limit, q_bytes = _capacity(f"quotas[{salt!r}]", q)
+        if q_bytes != in_bytes:
+            raise ValueError("quotas are in " +
+                             ("bytes" if in_bytes else "keys") +
+                             ", as the capacity is")
+        quota_list.append((salt, limit))
     try:
         raw = _lct.sim(_os.fspath(path), cap, in_bytes, _patterns(read),
                        _patterns(write), _patterns(qualname), s, u, ws, wu,
@@ -781,7 +796,8 @@ def sim(path, capacity, *, read=None, write=None, qualname=None, since=None,
                        _log_for("sim", path), chunk_size or 0, str(policy),
                        bool(per_key), str(l1_policy),
                        _fraction("watermark", watermark),
-                       _fraction("eviction_ratio", eviction_ratio))
+                       _fraction("eviction_ratio", eviction_ratio),
+                       quota_list)
     except _lct.OpenError as e:
         raise _refusal(_os.fsdecode(path), *e.args[:3]) from None
     dists = raw.pop("distributions")

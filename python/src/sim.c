@@ -112,6 +112,58 @@ static PyObject *l1_dict(const lct_l1_stats *l1)
                          "evictions", (unsigned long long)l1->evictions);
 }
 
+/* quotas as lct.sim hands them: a list of (salt, limit); their salts
+ * point into the list's str objects, which outlive lct_sim_new. */
+static bool take_quotas(PyObject *list, lct_sim_quota **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (list == Py_None)
+        return true;
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "quotas: a list of (salt, limit)");
+        return false;
+    }
+    Py_ssize_t len = PyList_GET_SIZE(list);
+    if (len == 0)
+        return true;
+    lct_sim_quota *q = calloc((size_t)len, sizeof *q);
+    if (!q) {
+        PyErr_NoMemory();
+        return false;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        PyObject *item = PyList_GET_ITEM(list, i);
+        const char *salt;
+        Py_ssize_t salt_len;
+        unsigned long long limit;
+        if (!PyArg_ParseTuple(item, "s#K", &salt, &salt_len, &limit)) {
+            free(q);
+            return false;
+        }
+        q[i] = (lct_sim_quota){{salt, (size_t)salt_len}, limit};
+    }
+    *out = q;
+    *n = (size_t)len;
+    return true;
+}
+
+/* The cache's and the L1's policies by name; false with ValueError. */
+static bool find_policies(const char *policy, lct_policy_kind *kind,
+                          const char *l1_policy, lct_policy_kind *l1_kind)
+{
+    const char *bad = policy && lct_policy_find(policy, kind) != LCT_OK
+                          ? policy
+                      : l1_policy && lct_policy_find(l1_policy, l1_kind) !=
+                                         LCT_OK
+                          ? l1_policy
+                          : NULL;
+    if (bad)
+        PyErr_Format(PyExc_ValueError, "unknown policy '%s' (known: %s)",
+                     bad, lct_policy_names());
+    return !bad;
+}
+
 PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
@@ -121,33 +173,25 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
                               "l1_capacity", "l1_in_bytes", "points", "log",
                               "chunk_tokens", "policy", "per_key",
                               "l1_policy", "watermark", "eviction_ratio",
-                              NULL};
+                              "quotas", NULL};
     PyObject *path_obj, *reads = Py_None, *writes = Py_None, *quals = Py_None,
              *since = Py_None, *until = Py_None, *wsince = Py_None,
-             *wuntil = Py_None, *log = Py_None;
+             *wuntil = Py_None, *log = Py_None, *quota_list = Py_None;
     unsigned long long capacity = 0, l1_capacity = 0, chunk_tokens = 0;
     int in_bytes = 0, lookups_only = 0, l1_bytes = 0, per_key = 0;
     const char *policy = NULL, *l1_policy = NULL;
     unsigned points = 0;
     double watermark = 0, ratio = 0;
     if (!PyArg_ParseTupleAndKeywords(
-            args, kw, "O&K|pOOOOOOOpKpIOKzpzdd", kwnames,
+            args, kw, "O&K|pOOOOOOOpKpIOKzpzddO", kwnames,
             PyUnicode_FSConverter, &path_obj, &capacity, &in_bytes, &reads,
             &writes, &quals, &since, &until, &wsince, &wuntil, &lookups_only,
             &l1_capacity, &l1_bytes, &points, &log, &chunk_tokens, &policy,
-            &per_key, &l1_policy, &watermark, &ratio))
+            &per_key, &l1_policy, &watermark, &ratio, &quota_list))
         return NULL;
     lct_policy_kind kind = LCT_POLICY_LRU, l1_kind = LCT_POLICY_LRU;
-    const char *bad = policy && lct_policy_find(policy, &kind) != LCT_OK
-                          ? policy
-                      : l1_policy &&
-                              lct_policy_find(l1_policy, &l1_kind) != LCT_OK
-                          ? l1_policy
-                          : NULL;
-    if (bad) {
+    if (!find_policies(policy, &kind, l1_policy, &l1_kind)) {
         Py_DECREF(path_obj);
-        PyErr_Format(PyExc_ValueError, "unknown policy '%s' (known: %s)",
-                     bad, lct_policy_names());
         return NULL;
     }
     lct_sim_options o = {.capacity = capacity, .in_bytes = in_bytes,
@@ -161,7 +205,15 @@ PyObject *lctpy_sim(PyObject *self, PyObject *args, PyObject *kw)
     lct_sim_report r;
     lct_error err = {0};
     PyObject *out = NULL;
-    if (lct_sim_new(&o, &sim, &err) != LCT_OK) {
+    lct_sim_quota *quotas = NULL;
+    if (!take_quotas(quota_list, &quotas, &o.nquotas)) {
+        Py_DECREF(path_obj);
+        return NULL;
+    }
+    o.quotas = quotas;
+    lct_status made = lct_sim_new(&o, &sim, &err);
+    free(quotas); /* lct_sim_new keeps its own */
+    if (made != LCT_OK) {
         Py_DECREF(path_obj);
         PyErr_SetString(PyExc_ValueError, err.message);
         return NULL;

@@ -218,6 +218,26 @@ def test_sim_is_lct_sims_report():
     assert a["refused"] == cli["refused"] > 0
     assert a["hit_chunks"] == cli["hit_chunks"]
     assert lct.sim(SAMPLE, "4GiB", policy="lmcache-lru").attrs["refused"] == 0
+    # IsolatedLRU by quotas: the tool's numbers; a quota of another unit
+    # than the capacity, or quotas with another policy, refused
+    cli = json.loads(subprocess.run(
+        [LCT, "sim", "-q", "--json", "--capacity", "64GiB", "--policy",
+         "lmcache-isolated-lru", "--quota", "=1GiB", SAMPLE], check=True,
+        capture_output=True, text=True).stdout)
+    a = lct.sim(SAMPLE, "64GiB", policy="lmcache-isolated-lru",
+                quotas={"": "1GiB"}).attrs
+    assert a["hit_chunks"] == cli["hit_chunks"] > 0
+    assert a["evictions"] == cli["evictions"] > 0
+    assert lct.sim(SAMPLE, "64GiB", policy="lmcache-isolated-lru").attrs[
+        "hit_chunks"] == 0, "a salt without a quota keeps nothing"
+    for kw in ({"quotas": {"": 100}}, {"quotas": {"": "1G"}, "policy": "lru"},
+               {"quotas": {3: "1G"}}):
+        try:
+            lct.sim(SAMPLE, "64GiB", **{"policy": "lmcache-isolated-lru",
+                                        **kw})
+        except (ValueError, TypeError):
+            continue
+        raise AssertionError(f"{kw} should be refused")
     for kw in ({"watermark": 0}, {"eviction_ratio": 1.5},
                {"watermark": "x"}):
         try:
