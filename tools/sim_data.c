@@ -6,6 +6,7 @@
 #include "sim.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /* MARK: JSON and CSV */
@@ -57,6 +58,24 @@ static void print_json_l1(const lct_sim_report *r, const lct_l1_stats *l1)
     }
 }
 
+/* The report's five distributions, by the names JSON and CSV give them. */
+static const struct {
+    const char *name;
+    size_t at; /* offsetof the lct_sim_dist in lct_sim_report */
+} dists[] = {
+    {"hit_prefix_chunks", offsetof(lct_sim_report, leading)},
+    {"request_chunks", offsetof(lct_sim_report, call_positions)},
+    {"chunk_reuse", offsetof(lct_sim_report, reuse)},
+    {"span", offsetof(lct_sim_report, span)},
+    {"lru_position", offsetof(lct_sim_report, lru_position)},
+};
+
+static const lct_sim_dist *dist_at(const lct_sim_report *r, size_t i)
+{
+    return (const lct_sim_dist *)(const void *)((const char *)r +
+                                                dists[i].at);
+}
+
 /* From the mean request hit rate on: the per-request distributions,
  * the cumulative rates and the series over time. */
 static void json_request_tail(const lct_sim_report *r, uint32_t window)
@@ -71,11 +90,8 @@ static void json_request_tail(const lct_sim_report *r, uint32_t window)
     for (int i = 0; i < 21; i++)
         printf("%s%" PRIu64, i ? "," : "", r->call_hit_bins[i]);
     fputs("]}", stdout);
-    json_dist("hit_prefix_chunks", &r->leading);
-    json_dist("request_chunks", &r->call_positions);
-    json_dist("chunk_reuse", &r->reuse);
-    json_dist("span", &r->span);
-    json_dist("lru_position", &r->lru_position);
+    for (size_t i = 0; i < sizeof dists / sizeof dists[0]; i++)
+        json_dist(dists[i].name, dist_at(r, i));
     fputs(",\"cumulative\":[", stdout);
     for (int i = 0; i < 5; i++) {
         printf("%s{\"after_requests\":%" PRIu64 ",\"token_hit_rate\":",
@@ -162,10 +178,7 @@ static void csv_dist(const char *name, const lct_sim_dist *d)
 void tool_sim_csv(const lct_sim_report *r)
 {
     fputs("distribution,count,mean,max,p25,p50,p75,p90,p99\r\n", stdout);
-    csv_dist("hit_prefix_chunks", &r->leading);
-    csv_dist("request_chunks", &r->call_positions);
-    csv_dist("chunk_reuse", &r->reuse);
-    csv_dist("span", &r->span);
-    csv_dist("lru_position", &r->lru_position);
+    for (size_t i = 0; i < sizeof dists / sizeof dists[0]; i++)
+        csv_dist(dists[i].name, dist_at(r, i));
 }
 
