@@ -1,7 +1,8 @@
 /*
  * idset.c - a set of 64-bit ids (obj_ids, chunk digests) for the
- * commands that ask "seen before?" or "in both?": open addressing, grown
- * at half full, 0 kept beside the table (it marks a free slot).
+ * commands that ask "seen before?" or "in both?", and a map from such an
+ * id to a number for those that count per id: open addressing, grown at
+ * half full, 0 kept beside the table (it marks a free slot).
  */
 #include "tool.h"
 
@@ -15,6 +16,39 @@ static size_t place(const uint64_t *slot, size_t mask, uint64_t id)
     return i;
 }
 
+/* Room for one more id: the table (and its values, when a map's)
+ * doubled at half full; false out of memory, the table as it was. */
+static bool room_for_one(uint64_t **slot, uint64_t **value, size_t *mask,
+                         size_t held)
+{
+    if (*slot && 2 * (held + 1) <= *mask + 1)
+        return true;
+    size_t cap = *slot ? 2 * (*mask + 1) : 4096;
+    uint64_t *g = calloc(cap, sizeof *g);
+    uint64_t *v = value ? calloc(cap, sizeof *v) : NULL;
+    if (!g || (value && !v)) {
+        free(g);
+        free(v);
+        return false;
+    }
+    for (size_t i = 0; *slot && i <= *mask; i++) {
+        if (!(*slot)[i])
+            continue;
+        size_t at = place(g, cap - 1, (*slot)[i]);
+        g[at] = (*slot)[i];
+        if (value)
+            v[at] = (*value)[i];
+    }
+    free(*slot);
+    *slot = g;
+    if (value) {
+        free(*value);
+        *value = v;
+    }
+    *mask = cap - 1;
+    return true;
+}
+
 int tool_idset_add(tool_idset *s, uint64_t id)
 {
     if (!id) {
@@ -23,18 +57,8 @@ int tool_idset_add(tool_idset *s, uint64_t id)
         s->n += !had;
         return !had;
     }
-    if (!s->slot || 2 * (s->held + 1) > s->mask + 1) {
-        size_t cap = s->slot ? 2 * (s->mask + 1) : 4096;
-        uint64_t *g = calloc(cap, sizeof *g);
-        if (!g)
-            return -1;
-        for (size_t i = 0; s->slot && i <= s->mask; i++)
-            if (s->slot[i])
-                g[place(g, cap - 1, s->slot[i])] = s->slot[i];
-        free(s->slot);
-        s->slot = g;
-        s->mask = cap - 1;
-    }
+    if (!room_for_one(&s->slot, NULL, &s->mask, s->held))
+        return -1;
     size_t i = place(s->slot, s->mask, id);
     if (s->slot[i])
         return 0;
@@ -63,4 +87,25 @@ void tool_idset_free(tool_idset *s)
 {
     free(s->slot);
     *s = (tool_idset){0};
+}
+
+uint64_t *tool_idmap_get(tool_idmap *m, uint64_t id)
+{
+    if (!id)
+        return &m->zero_value;
+    if (!room_for_one(&m->slot, &m->value, &m->mask, m->held))
+        return NULL;
+    size_t i = place(m->slot, m->mask, id);
+    if (!m->slot[i]) {
+        m->slot[i] = id;
+        m->held++;
+    }
+    return &m->value[i];
+}
+
+void tool_idmap_free(tool_idmap *m)
+{
+    free(m->slot);
+    free(m->value);
+    *m = (tool_idmap){0};
 }

@@ -22,15 +22,8 @@ typedef struct key_count {
     uint32_t hash_len, model_len, salt_len;
 } key_count;
 
-/* obj_id -> index + 1 in keys, open addressing, grown at half full. */
-typedef struct id_slot {
-    uint64_t id;
-    size_t index; /* + 1; 0: free */
-} id_slot;
-
 typedef struct reuse {
-    id_slot *slots;
-    size_t mask, held; /* slots - 1; ids held */
+    tool_idmap index; /* obj_id -> its place in keys + 1 */
     key_count *keys;
     size_t n, cap;
     char *arena;     /* every key's chunk hash, model name and salt */
@@ -67,34 +60,7 @@ static size_t keep(reuse *r, const void *p, size_t n)
     return at;
 }
 
-static size_t slot_of(const id_slot *slots, size_t mask, uint64_t id)
-{
-    uint64_t h = id * 0x9e3779b97f4a7c15u; /* ids are hashes: spread */
-    size_t i = (size_t)(h >> 20) & mask;
-    while (slots[i].index && slots[i].id != id)
-        i = (i + 1) & mask;
-    return i;
-}
-
-/* The slot for id, a free one when it is new; NULL out of memory. */
-static id_slot *find(reuse *r, uint64_t id)
-{
-    if (!r->slots || 2 * (r->held + 1) > r->mask + 1) {
-        size_t n = r->slots ? 2 * (r->mask + 1) : 4096;
-        id_slot *g = calloc(n, sizeof *g);
-        if (!g)
-            return NULL;
-        for (size_t i = 0; r->slots && i <= r->mask; i++)
-            if (r->slots[i].index)
-                g[slot_of(g, n - 1, r->slots[i].id)] = r->slots[i];
-        free(r->slots);
-        r->slots = g;
-        r->mask = n - 1;
-    }
-    return &r->slots[slot_of(r->slots, r->mask, id)];
-}
-
-static key_count *first_sight(reuse *r, id_slot *e,
+static key_count *first_sight(reuse *r, uint64_t *at,
                               const lct_object_key *k, uint64_t id)
 {
     if (!grow((void **)&r->keys, &r->cap, r->n + 1, sizeof *r->keys)) {
@@ -110,9 +76,7 @@ static key_count *first_sight(reuse *r, id_slot *e,
     c->hash_at = keep(r, k->chunk_hash.ptr, k->chunk_hash.len);
     c->names_at = keep(r, k->model_name.ptr, k->model_name.len);
     keep(r, k->cache_salt.ptr, k->cache_salt.len);
-    e->id = id;
-    e->index = ++r->n;
-    r->held++;
+    *at = ++r->n;
     return c;
 }
 
@@ -122,11 +86,11 @@ static int on_key(void *ctx, const lct_record *rec, uint64_t idx,
     (void)bytes;
     reuse *r = ctx;
     uint64_t id = lct_object_key_hash(key);
-    id_slot *e = find(r, id);
-    bool added = e && !e->index;
-    key_count *c = !e       ? NULL
-                   : added ? first_sight(r, e, key, id)
-                           : &r->keys[e->index - 1];
+    uint64_t *at = tool_idmap_get(&r->index, id);
+    bool added = at && !*at;
+    key_count *c = !at      ? NULL
+                   : added ? first_sight(r, at, key, id)
+                           : &r->keys[*at - 1];
     if (!c) {
         r->failed = true;
         return 1;
@@ -251,7 +215,7 @@ bool tool_keys_reuse(tool_inputs *in, tool_keyops *ops, const tool_args *a,
         print_histogram(&r, a->csv);
     else
         print_top(&r, top, a->csv);
-    free(r.slots);
+    tool_idmap_free(&r.index);
     free(r.keys);
     free(r.arena);
     return ok;

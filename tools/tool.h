@@ -346,6 +346,18 @@ bool tool_idset_has(const tool_idset *s, uint64_t id);
 uint64_t tool_idset_common(const tool_idset *a, const tool_idset *b);
 void tool_idset_free(tool_idset *s);
 
+/* A map from 64-bit ids to numbers (idset.c). */
+typedef struct tool_idmap {
+    uint64_t *slot, *value;
+    size_t mask, held;
+    uint64_t zero_value; /* id 0's */
+} tool_idmap;
+
+/* id's number, 0 for an id new to the map (the caller sets it); NULL
+ * out of memory (the map unchanged). */
+uint64_t *tool_idmap_get(tool_idmap *m, uint64_t id);
+void tool_idmap_free(tool_idmap *m);
+
 /* MARK: lct sql's query (sql_query.c) */
 
 /* The whole text of the query file ("-": standard input), NUL-free and
