@@ -97,6 +97,32 @@ void lct__sqlfile_log(void *ctx, const lct_reader *r, lct_warning_kind kind,
 lct__sqlfile *lct__sqltab_query_file(const lct__sqltab *tab,
                                      lct__sqlfile *one, int i);
 
+/* A table read in one streamed pass per file per query (lct_keys,
+ * lct_spans): the query's files in turn, each opened when the one before
+ * is done, its records told to the file's progress. */
+typedef struct lct__sqlstream {
+    lct__sqlfile *one;  /* the table-valued function's file, or NULL */
+    int file;           /* the query's file number being read */
+    lct_reader *reader; /* NULL: none open */
+    uint64_t records;   /* read from it */
+} lct__sqlstream;
+
+/* A query's start: nothing open; its one file from the first argument
+ * when the table is a function of one (`name` says whose in the message
+ * when none is given).  SQLITE_OK or SQLITE_ERROR. */
+int lct__sqlstream_start(lct__sqlstream *s, lct__sqltab *tab, int idx_num,
+                         int argc, sqlite3_value **argv, const char *name);
+/* The open file's next record: true, or false at its end. */
+bool lct__sqlstream_record(lct__sqlstream *s, lct__sqltab *tab,
+                           lct_record *rec);
+/* The query's next file opened (its first when none was): SQLITE_OK,
+ * SQLITE_DONE past the last, SQLITE_ERROR. */
+int lct__sqlstream_next_file(lct__sqlstream *s, lct__sqltab *tab);
+void lct__sqlstream_close(lct__sqlstream *s);
+/* The file being read. */
+lct__sqlfile *lct__sqlstream_file(const lct__sqlstream *s,
+                                  const lct__sqltab *tab);
+
 /* xBestIndex's part for the hidden `path` column (column path_col) of a
  * table-valued function: an equality becomes argument 1 and idxNum 1;
  * one SQLite cannot use yet is SQLITE_CONSTRAINT, so it plans another

@@ -30,9 +30,7 @@ typedef struct call_list {
 
 typedef struct keys_cursor {
     sqlite3_vtab_cursor base;
-    lct__sqlfile *one;     /* the table-valued function's file */
-    int file;
-    lct_reader *stream;
+    lct__sqlstream in;
     lct_record rec;
     uint64_t idx;          /* record number of rec */
     bool have_rec;
@@ -126,16 +124,16 @@ static int keys_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 static int keys_close(sqlite3_vtab_cursor *cur)
 {
     keys_cursor *c = (keys_cursor *)cur;
-    lct_close(c->stream);
+    lct__sqlstream_close(&c->in);
     call_list_free(&c->reads);
     call_list_free(&c->writes);
     sqlite3_free(c);
     return SQLITE_OK;
 }
 
-static lct__sqlfile *query_file(keys_cursor *c, int i)
+static lct__sqlfile *query_file(const keys_cursor *c)
 {
-    return lct__sqltab_query_file((lct__sqltab *)c->base.pVtab, c->one, i);
+    return lct__sqlstream_file(&c->in, (lct__sqltab *)c->base.pVtab);
 }
 
 /* What a call is in this query's key stream: read first, as lct keys
@@ -162,15 +160,10 @@ static bool op_of(keys_cursor *c, lct_str qualname)
 /* The next record of the current file that has keys to give. */
 static bool next_record(keys_cursor *c)
 {
-    while (lct_next(c->stream, &c->rec) == 1) {
+    while (lct__sqlstream_record(&c->in, (lct__sqltab *)c->base.pVtab,
+                                 &c->rec)) {
         c->idx = c->have_rec ? c->idx + 1 : 0;
         c->have_rec = true;
-        if (c->idx % LCT__SQL_PROGRESS_EVERY == 0) {
-            lct_stats st;
-            lct_reader_stats(c->stream, &st);
-            lct__sqlfile_progress(query_file(c, c->file), c->stream,
-                                  st.bytes_read);
-        }
         if (op_of(c, c->rec.qualname) &&
             lct_key_iter_init(&c->rec, &c->keys, NULL) == LCT_OK) {
             c->pos = -1;
@@ -178,22 +171,6 @@ static bool next_record(keys_cursor *c)
         }
     }
     return false;
-}
-
-static int open_file(keys_cursor *c, lct__sqlfile *f)
-{
-    lct_error err;
-    lct_close(c->stream);
-    c->stream = NULL;
-    c->have_rec = false;
-    if (lct_open(f->path, lct__sqlfile_pass_flags(f) | LCT_KEYS, &c->stream,
-                 &err) !=
-        LCT_OK) {
-        lct__sqltab_error((lct__sqltab *)c->base.pVtab, "%s", err.message);
-        return SQLITE_ERROR;
-    }
-    lct_reader_set_log(c->stream, lct__sqlfile_log, f);
-    return SQLITE_OK;
 }
 
 static int advance(keys_cursor *c)
@@ -204,14 +181,14 @@ static int advance(keys_cursor *c)
             c->pos++;
             return SQLITE_OK;
         }
-        if (c->stream && next_record(c))
+        if (next_record(c))
             continue;
-        lct__sqlfile *f = query_file(c, c->stream ? ++c->file : c->file);
-        if (!f) {
+        c->have_rec = false;
+        int rc = lct__sqlstream_next_file(&c->in, (lct__sqltab *)c->base.pVtab);
+        if (rc == SQLITE_DONE) {
             c->eof = true;
             return SQLITE_OK;
         }
-        int rc = open_file(c, f);
         if (rc != SQLITE_OK)
             return rc;
     }
@@ -223,12 +200,8 @@ static int keys_filter(sqlite3_vtab_cursor *cur, int idx_num,
     (void)idx_str;
     keys_cursor *c = (keys_cursor *)cur;
     lct__sqltab *tab = (lct__sqltab *)cur->pVtab;
-    lct_close(c->stream);
-    c->stream = NULL;
     c->have_rec = false;
     c->eof = false;
-    c->file = 0;
-    c->one = NULL;
     int arg = idx_num & 1;
     int rc = SQLITE_OK;
     call_list_free(&c->reads);
@@ -244,21 +217,10 @@ static int keys_filter(sqlite3_vtab_cursor *cur, int idx_num,
         c->all = sqlite3_value_int(argv[arg]) != 0 ||
                  (all && sqlite3_stricmp(all, "all") == 0);
     }
-    if (rc != SQLITE_OK)
-        return rc;
-    if (!tab->fixed) {
-        const char *path = (idx_num & 1) && argc >= 1
-                               ? (const char *)sqlite3_value_text(argv[0])
-                               : NULL;
-        if (!path) {
-            lct__sqltab_error(tab, "lct_keys: name a file: "
-                              "SELECT * FROM lct_keys('run.lct')");
-            return SQLITE_ERROR;
-        }
-        if (!(c->one = lct__sqltab_file(tab, path)))
-            return SQLITE_ERROR;
-    }
-    return advance(c);
+    if (rc == SQLITE_OK)
+        rc = lct__sqlstream_start(&c->in, tab, idx_num, argc, argv,
+                                  "lct_keys");
+    return rc == SQLITE_OK ? advance(c) : rc;
 }
 
 static int keys_next(sqlite3_vtab_cursor *cur)
@@ -308,7 +270,7 @@ static int keys_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     case K_POS: sqlite3_result_int64(ctx, c->pos); break;
     case K_FILE:
     case K_PATH:
-        sqlite3_result_text(ctx, query_file(c, c->file)->path, -1,
+        sqlite3_result_text(ctx, query_file(c)->path, -1,
                             SQLITE_TRANSIENT);
         break;
     default: sqlite3_result_null(ctx);
@@ -320,7 +282,7 @@ static int keys_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
     /* Unique per row: the record, and the key's place in its list. */
     keys_cursor *c = (keys_cursor *)cur;
-    *rowid = (sqlite3_int64)((query_file(c, c->file)->rowid_base |
+    *rowid = (sqlite3_int64)((query_file(c)->rowid_base |
                               c->idx) * 4096 + (uint64_t)c->pos);
     return SQLITE_OK;
 }

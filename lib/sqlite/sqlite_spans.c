@@ -21,13 +21,11 @@ enum {
 
 typedef struct spans_cursor {
     sqlite3_vtab_cursor base;
-    lct__sqlfile *one;     /* the table-valued function's file */
-    int file;
-    lct_reader *stream;
-    lct_spans *spans;
+    lct__sqlstream in;
+    lct_spans *spans;      /* the open file's pairing */
     lct_span pending[PENDING];
     int npending, at;      /* the row is pending[at] */
-    uint64_t records, rowid;
+    uint64_t rowid;
     bool failed, eof;
 } spans_cursor;
 
@@ -56,9 +54,8 @@ static int spans_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 
 static void reset(spans_cursor *c)
 {
-    lct_close(c->stream);
+    lct__sqlstream_close(&c->in);
     lct_spans_free(c->spans);
-    c->stream = NULL;
     c->spans = NULL;
     c->npending = c->at = 0;
 }
@@ -70,24 +67,20 @@ static int spans_close(sqlite3_vtab_cursor *cur)
     return SQLITE_OK;
 }
 
-static lct__sqlfile *query_file(spans_cursor *c, int i)
+/* The query's next file, with a fresh pairing: SQLITE_OK, SQLITE_DONE,
+ * SQLITE_ERROR. */
+static int open_file(spans_cursor *c)
 {
-    return lct__sqltab_query_file((lct__sqltab *)c->base.pVtab, c->one, i);
-}
-
-static int open_file(spans_cursor *c, lct__sqlfile *f)
-{
+    lct__sqltab *tab = (lct__sqltab *)c->base.pVtab;
+    lct_spans_free(c->spans);
+    c->spans = NULL;
+    int rc = lct__sqlstream_next_file(&c->in, tab);
     lct_error err;
-    reset(c);
-    c->records = 0;
-    if (lct_spans_new(&c->spans, &err) != LCT_OK ||
-        lct_open(f->path, lct__sqlfile_pass_flags(f) | LCT_KEYS, &c->stream,
-                 &err) != LCT_OK) {
-        lct__sqltab_error((lct__sqltab *)c->base.pVtab, "%s", err.message);
+    if (rc == SQLITE_OK && lct_spans_new(&c->spans, &err) != LCT_OK) {
+        lct__sqltab_error(tab, "%s", err.message);
         return SQLITE_ERROR;
     }
-    lct_reader_set_log(c->stream, lct__sqlfile_log, f);
-    return SQLITE_OK;
+    return rc;
 }
 
 /* Feed records until one closes a span; false at the file's end. */
@@ -95,13 +88,9 @@ static int next_spans(spans_cursor *c, bool *more)
 {
     lct_record rec;
     c->npending = c->at = 0;
-    while (c->npending == 0 && lct_next(c->stream, &rec) == 1) {
-        if (++c->records % LCT__SQL_PROGRESS_EVERY == 0) {
-            lct_stats st;
-            lct_reader_stats(c->stream, &st);
-            lct__sqlfile_progress(query_file(c, c->file), c->stream,
-                                  st.bytes_read);
-        }
+    while (c->npending == 0 &&
+           lct__sqlstream_record(&c->in, (lct__sqltab *)c->base.pVtab,
+                                 &rec)) {
         lct_error err;
         if (lct_spans_add(c->spans, &rec, on_span, c, &err) != LCT_OK ||
             c->failed) {
@@ -121,19 +110,18 @@ static int advance(spans_cursor *c)
         return SQLITE_OK;
     for (;;) {
         bool more = false;
-        if (c->stream) {
+        if (c->in.reader) {
             int rc = next_spans(c, &more);
             if (rc != SQLITE_OK)
                 return rc;
         }
         if (more)
             return SQLITE_OK;
-        lct__sqlfile *f = query_file(c, c->stream ? ++c->file : c->file);
-        if (!f) {
+        int rc = open_file(c);
+        if (rc == SQLITE_DONE) {
             c->eof = true;
             return SQLITE_OK;
         }
-        int rc = open_file(c, f);
         if (rc != SQLITE_OK)
             return rc;
     }
@@ -144,24 +132,13 @@ static int spans_filter(sqlite3_vtab_cursor *cur, int idx_num,
 {
     (void)idx_str;
     spans_cursor *c = (spans_cursor *)cur;
-    lct__sqltab *tab = (lct__sqltab *)cur->pVtab;
     reset(c);
     c->eof = c->failed = false;
-    c->file = 0;
     c->rowid = 0;
-    c->one = NULL;
-    if (!tab->fixed) {
-        const char *path = (idx_num & 1) && argc >= 1
-                               ? (const char *)sqlite3_value_text(argv[0])
-                               : NULL;
-        if (!path) {
-            lct__sqltab_error(tab, "lct_spans: name a file: "
-                              "SELECT * FROM lct_spans('run.lct')");
-            return SQLITE_ERROR;
-        }
-        if (!(c->one = lct__sqltab_file(tab, path)))
-            return SQLITE_ERROR;
-    }
+    int rc = lct__sqlstream_start(&c->in, (lct__sqltab *)cur->pVtab, idx_num,
+                                  argc, argv, "lct_spans");
+    if (rc != SQLITE_OK)
+        return rc;
     c->at = -1;
     return advance(c);
 }
@@ -200,8 +177,11 @@ static int spans_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     case S_KEYS: sqlite3_result_int64(ctx, sp->keys); break;
     case S_FILE:
     case S_PATH:
-        sqlite3_result_text(ctx, query_file(c, c->file)->path, -1,
-                            SQLITE_TRANSIENT);
+        sqlite3_result_text(ctx,
+                            lct__sqlstream_file(&c->in,
+                                                (lct__sqltab *)cur->pVtab)
+                                ->path,
+                            -1, SQLITE_TRANSIENT);
         break;
     default: sqlite3_result_null(ctx);
     }
