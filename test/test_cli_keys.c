@@ -371,7 +371,8 @@ Test(cli, mrc_policies_beside_the_curve)
     cr_expect_eq(t.status, 2);
     cr_expect(strstr(t.err, "unknown policy 'nope' (known: fifo, lru, "
                             "clock, sieve, lfu, arc, s3fifo, belady, mru, "
-                            "lmcache-lru, lmcache-arc, lmcache-s3fifo)"),
+                            "lmcache-lru, lmcache-arc, lmcache-s3fifo, "
+                            "lmcache-isolated-lru)"),
               "%s", t.err);
     run_free(&t);
     t = run_lct(NULL, "mrc", "--policy", "arc", "--l1", "64", LCT_SAMPLE,

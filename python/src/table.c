@@ -1106,6 +1106,12 @@ static bool policy_kinds(PyObject *seq, lct_policy_kind *kinds, size_t max,
             PyErr_Format(PyExc_ValueError, "unknown policy '%s' (known: %s)",
                          name, lct_policy_names());
             ok = false;
+        } else if (k == LCT_POLICY_LMCACHE_ISOLATED_LRU) {
+            PyErr_SetString(PyExc_ValueError,
+                            "lmcache-isolated-lru evicts by its salts' "
+                            "quotas, not by a capacity: lct.sim(..., "
+                            "policy=\"lmcache-isolated-lru\", quotas=...)");
+            ok = false;
         } else {
             bool seen = false;
             for (size_t j = 0; j < *n; j++)
@@ -1143,7 +1149,9 @@ static PyObject *policy_columns(const lct_refs *refs, lct_mrc *const *ms,
         Py_END_ALLOW_THREADS
     }
     if (out && rc != LCT_OK) {
-        PyErr_SetString(PyExc_MemoryError, err.message);
+        PyErr_SetString(rc == LCT_ERR_NOMEM ? PyExc_MemoryError
+                                            : PyExc_ValueError,
+                        err.message);
         Py_CLEAR(out);
     }
     for (size_t k = 0; out && k < n; k++) {

@@ -236,7 +236,9 @@ def test_policies_are_lct_mrc_policy():
                              "unknown policy 'lrux' (known: fifo, lru"),
                             ({"policies": ["arc"], "sample": 0.5},
                              ValueError, "no sample"),
-                            ({"policies": [3]}, TypeError, "names")):
+                            ({"policies": [3]}, TypeError, "names"),
+                            ({"policies": ["lmcache-isolated-lru"]},
+                             ValueError, "quotas")):
         try:
             lct.mrc(path, **kw)
         except error as e:
