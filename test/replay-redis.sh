@@ -215,77 +215,64 @@ until_gone() { # PID TENTHS WHAT: fail if PID still runs after TENTHS/10 s
         sleep 0.1
     done
 }
+# stalled NAME SUMMARY SAID REPLAY-ARGS...: a replay whose server is
+# stopped a second in ends on --stall 2 with exit 1, says why, and its
+# report file (SUMMARY under $tmp/NAME) contains SAID.
+stalled() {
+    name=$1 summary=$2 said=$3
+    shift 3
+    "$lct" replay --timeout 1 --stall 2 --value-bytes 4096 \
+        --backend "redis://127.0.0.1:$port" --output-dir "$tmp/$name" \
+        "$@" >"$tmp/$name.txt" 2>&1 &
+    replay=$!
+    sleep 1
+    kill -STOP "$pid"
+    until_gone "$replay" 100 "$name, a stopped server: --stall 2 did not end the run"
+    wait "$replay"
+    rc=$?
+    [ $rc -eq 1 ] || fail "$name: exit $rc, want 1: $(cat "$tmp/$name.txt")"
+    grep -q '^PARTIAL: the backend answered nothing for --stall seconds' \
+        "$tmp/$name.txt" || fail "$name: the stall not said: $(cat "$tmp/$name.txt")"
+    grep -q "$said" "$tmp/$name/$summary" ||
+        fail "$name: $summary does not say stalled"
+    kill -CONT "$pid"
+}
+# interrupted NAME REPLAY-ARGS...: with --stall 0 --max-errors 0 only the
+# interrupt ends it (on a loaded machine the timeouts once passed the
+# default 1000 errors within the 11 s): its error count is on stderr
+# within 11 s of the server's stop, and SIGTERM ends it within 2 s.
+interrupted() {
+    name=$1
+    shift
+    "$lct" replay --timeout 1 --stall 0 --max-errors 0 --value-bytes 4096 \
+        --backend "redis://127.0.0.1:$port" \
+        "$@" >"$tmp/$name.txt" 2>"$tmp/$name.err" &
+    replay=$!
+    sleep 1
+    kill -STOP "$pid"
+    sleep 11
+    grep -q '^lct replay: [0-9]* operations failed so far$' "$tmp/$name.err" ||
+        { kill -9 "$replay"; kill -CONT "$pid"; fail "$name: no error count in 11 s: $(cat "$tmp/$name.err")"; }
+    kill -TERM "$replay"
+    until_gone "$replay" 20 "$name, SIGTERM with the server stopped: not ended in 2 s"
+    wait "$replay"
+    grep -q '^PARTIAL: interrupted' "$tmp/$name.txt" ||
+        fail "$name: interrupted run not said: $(cat "$tmp/$name.txt")"
+}
 start_redis
-"$lct" replay --speed 0.1 --timeout 1 --stall 2 --value-bytes 4096 \
-    --backend "redis://127.0.0.1:$port" --output-dir "$tmp/stalled" \
-    "$sample" >"$tmp/stalled.txt" 2>&1 &
-replay=$!
-sleep 1
-kill -STOP "$pid"
-until_gone "$replay" 100 "a stopped server: --stall 2 did not end the run"
-wait "$replay"
-rc=$?
-[ $rc -eq 1 ] || fail "a stalled run: exit $rc, want 1: $(cat "$tmp/stalled.txt")"
-grep -q '^PARTIAL: the backend answered nothing for --stall seconds' \
-    "$tmp/stalled.txt" || fail "the stall not said: $(cat "$tmp/stalled.txt")"
-grep -q '"stalled": true' "$tmp/stalled/trace_replay_summary.json" ||
-    fail "the summary does not say stalled"
-kill -CONT "$pid"
-# --max-errors 0: only the interrupt ends it (on a loaded machine the
-# timeouts once passed the default 1000 errors within the 11 s)
-"$lct" replay --speed 0.1 --timeout 1 --stall 0 --max-errors 0 \
-    --connections 2 --pipeline 4 --value-bytes 4096 \
-    --backend "redis://127.0.0.1:$port" \
-    "$sample" >"$tmp/stopped.txt" 2>"$tmp/stopped.err" &
-replay=$!
-sleep 1
-kill -STOP "$pid"
-sleep 11
-grep -q '^lct replay: [0-9]* operations failed so far$' "$tmp/stopped.err" ||
-    { kill -9 "$replay"; kill -CONT "$pid"; fail "no error count in 11 s: $(cat "$tmp/stopped.err")"; }
-kill -TERM "$replay"
-until_gone "$replay" 20 "SIGTERM with the server stopped: not ended in 2 s"
-wait "$replay"
-grep -q '^PARTIAL: interrupted' "$tmp/stopped.txt" ||
-    fail "interrupted run not said: $(cat "$tmp/stopped.txt")"
+stalled stalled trace_replay_summary.json '"stalled": true' --speed 0.1 \
+    "$sample"
+interrupted stopped --speed 0.1 --connections 2 --pipeline 4 "$sample"
 kill -CONT "$pid"; kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 # An L2-level trace alike (3,000 records over 0.8 s, paced at a fiftieth:
-# 40 s): --stall 2 ends it with l2_replay_stats.json saying stalled;
-# with --stall 0 --max-errors 0 it says its error count every 10 s and
-# SIGTERM ends it within one --timeout and a second.
+# 40 s), with l2_replay_stats.json for its report.
 "$lct" gen --level l2 -n 3000 --seed 5 "$tmp/l2long.lct" >/dev/null ||
     fail "gen --level l2"
 start_redis
-"$lct" replay --speed 0.02 --timeout 1 --stall 2 --value-bytes 4096 \
-    --backend "redis://127.0.0.1:$port" --output-dir "$tmp/l2stalled" \
-    "$tmp/l2long.lct" >"$tmp/l2stalled.txt" 2>&1 &
-replay=$!
-sleep 1
-kill -STOP "$pid"
-until_gone "$replay" 100 "L2, a stopped server: --stall 2 did not end the run"
-wait "$replay"
-rc=$?
-[ $rc -eq 1 ] || fail "L2, a stalled run: exit $rc: $(cat "$tmp/l2stalled.txt")"
-grep -q '^PARTIAL: the backend answered nothing for --stall seconds' \
-    "$tmp/l2stalled.txt" || fail "L2, the stall not said: $(cat "$tmp/l2stalled.txt")"
-grep -q '"stalled":true' "$tmp/l2stalled/l2_replay_stats.json" ||
-    fail "L2: l2_replay_stats.json does not say stalled"
-kill -CONT "$pid"
-"$lct" replay --speed 0.02 --timeout 1 --stall 0 --max-errors 0 \
-    --value-bytes 4096 --backend "redis://127.0.0.1:$port" \
-    "$tmp/l2long.lct" >"$tmp/l2stopped.txt" 2>"$tmp/l2stopped.err" &
-replay=$!
-sleep 1
-kill -STOP "$pid"
-sleep 11
-grep -q '^lct replay: [0-9]* operations failed so far$' "$tmp/l2stopped.err" ||
-    { kill -9 "$replay"; kill -CONT "$pid"; fail "L2: no error count in 11 s: $(cat "$tmp/l2stopped.err")"; }
-kill -TERM "$replay"
-until_gone "$replay" 20 "L2, SIGTERM with the server stopped: not ended in 2 s"
-wait "$replay"
-grep -q '^PARTIAL: interrupted' "$tmp/l2stopped.txt" ||
-    fail "L2, interrupted run not said: $(cat "$tmp/l2stopped.txt")"
+stalled l2stalled l2_replay_stats.json '"stalled":true' --speed 0.02 \
+    "$tmp/l2long.lct"
+interrupted l2stopped --speed 0.02 "$tmp/l2long.lct"
 kill -CONT "$pid"; kill "$pid"; wait "$pid" 2>/dev/null; pid=
 
 # Not redis at all (an HTTP server): told so at the start, exit 1.
