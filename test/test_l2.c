@@ -381,15 +381,8 @@ Test(l2, a_hostile_load_is_read_within_its_bounds)
 
 Test(l2, a_generated_trace_reads_back_whole)
 {
-    char path[] = "/tmp/lct-l2-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    run r = run_lct(NULL, "gen", "-n", "2000", "--level", "l2", "--l2-adapters",
-                    "2", "--seed", "7", path, NULL);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    run_free(&r);
-    r = run_lct(NULL, "check", path, NULL);
+    char *path = gen_l2_trace("2000", "2", "7");
+    run r = run_lct(NULL, "check", path, NULL);
     cr_expect_eq(r.status, 0, "%s", r.out);
     run_free(&r);
     r = run_lct(NULL, "stat", "--json", path, NULL);
@@ -420,4 +413,5 @@ Test(l2, a_generated_trace_reads_back_whole)
     json_free(v);
     run_free(&r);
     unlink(path);
+    free(path);
 }

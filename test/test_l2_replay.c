@@ -440,14 +440,7 @@ static lct_status run_dead(const char *path, lct_l2_replay_options *o,
  * the reason in the report; a task under way stops between its keys. */
 Test(l2_replay, a_failing_backend_ends_the_run_at_max_errors_or_a_stall)
 {
-    char path[] = "/tmp/lct-l2d-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    run g = run_lct(NULL, "gen", "-n", "3000", "--level", "l2", "--seed",
-                    "5", path, NULL);
-    cr_assert_eq(g.status, 0, "%s", g.err);
-    run_free(&g);
+    char *path = gen_l2_trace("3000", "1", "5");
     lct_l2_replay_options o = {.adapter = -1, .workers = 2,
                                .value_bytes = 64, .max_errors = 20};
     lct_l2_replay_report rep;
@@ -469,6 +462,7 @@ Test(l2_replay, a_failing_backend_ends_the_run_at_max_errors_or_a_stall)
         given += rep.submitted[k];
     cr_expect_lt(given, rep.operations_selected, "the rest dropped");
     unlink(path);
+    free(path);
     /* the prepare phase alike (one thread storing what the hits need):
      * 26 objects hit with no store before them, 5 ms each */
     static const ev e[] = {
@@ -502,14 +496,7 @@ Test(l2_replay, a_failing_backend_ends_the_run_at_max_errors_or_a_stall)
 
 Test(l2_replay, a_generated_trace_replays_with_the_sources_outcomes)
 {
-    char path[] = "/tmp/lct-l2r-XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
-    close(fd);
-    run g = run_lct(NULL, "gen", "-n", "4000", "--level", "l2",
-                    "--l2-adapters", "2", "--seed", "3", path, NULL);
-    cr_assert_eq(g.status, 0, "%s", g.err);
-    run_free(&g);
+    char *path = gen_l2_trace("4000", "2", "3");
     for (int adapter = 0; adapter < 2; adapter++) {
         /* one task in flight: the source's order, every outcome its own */
         lct_l2_replay_options o = {.adapter = adapter, .workers = 1,
@@ -545,4 +532,5 @@ Test(l2_replay, a_generated_trace_replays_with_the_sources_outcomes)
     cr_expect(strstr(t.out, "A = mem:100000, B = null"), "%s", t.out);
     run_free(&t);
     unlink(path);
+    free(path);
 }

@@ -1,14 +1,15 @@
 /*
  * cli.c - what the test_cli_*.c suites share: running the built lct
  * (run_lct), the fixtures and their expectations, the exit status a
- * damaged fixture gives, JSON value equality, and splitting output into
- * lines.
+ * damaged fixture gives, JSON value equality, splitting output into
+ * lines, and a generated L2 trace.
  */
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "files.h"
@@ -26,6 +27,21 @@ run run_lct(const char *stdin_path, ...)
     va_end(ap);
     argv[argc] = NULL;
     return run_argv(stdin_path, argv);
+}
+
+char *gen_l2_trace(const char *records, const char *adapters,
+                   const char *seed)
+{
+    char *path = strdup("/tmp/lct-l2g-XXXXXX");
+    cr_assert_not_null(path);
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    run g = run_lct(NULL, "gen", "-n", records, "--level", "l2",
+                    "--l2-adapters", adapters, "--seed", seed, path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    return path;
 }
 
 char *fixture(const char *name, const char *ext)

@@ -14,6 +14,11 @@
 /* Run lct (LCT_TOOL) with args (NULL-terminated), stdin from a file (or
  * /dev/null when NULL). */
 run run_lct(const char *stdin_path, ...);
+/* A temporary L2-level trace `lct gen --level l2` writes with these
+ * options; its path, malloc'd (the test's assertion fails when gen
+ * does). */
+char *gen_l2_trace(const char *records, const char *adapters,
+                   const char *seed);
 /* test/fixtures/NAME EXT, malloc'd. */
 char *fixture(const char *name, const char *ext);
 /* The fixture's .expect.json, parsed (what LMCache's reader yields). */
