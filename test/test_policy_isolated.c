@@ -19,14 +19,14 @@
 #include <string.h>
 
 #include "lct.h"
+#include "odict.h"
 
 enum { SALTS = 4, KEYS = 48 };
 
 /* MARK: the source, plainly */
 
 typedef struct bucket {
-    uint64_t k[KEYS]; /* OrderedDict: the oldest first */
-    size_t n;
+    odict order; /* the salt's OrderedDict, the oldest first */
     uint64_t used;
     double limit; /* QuotaManager.get_limit_bytes: 0 for none */
 } bucket;
@@ -36,27 +36,6 @@ typedef struct ref {
     uint64_t capacity, used, refused;
     double watermark, ratio;
 } ref;
-
-static size_t find(const bucket *b, uint64_t key)
-{
-    for (size_t i = 0; i < b->n; i++)
-        if (b->k[i] == key)
-            return i;
-    return SIZE_MAX;
-}
-
-static void pop_at(bucket *b, size_t i)
-{
-    memmove(&b->k[i], &b->k[i + 1], (b->n - i - 1) * sizeof b->k[0]);
-    b->n--;
-}
-
-static void move_to_end(bucket *b, size_t i)
-{
-    uint64_t k = b->k[i];
-    pop_at(b, i);
-    b->k[b->n++] = k;
-}
 
 /* A key's salt and weight, fixed as a key's are: its bucket is part of
  * the ObjectKey. */
@@ -72,7 +51,7 @@ static uint64_t bytes_of(uint64_t key, bool sized)
 
 static bool held_in(const ref *r, uint64_t key)
 {
-    return find(&r->b[salt_of(key)], key) != SIZE_MAX;
+    return od_has(&r->b[salt_of(key)].order, key);
 }
 
 /* One call: on_keys_touched(found) and on_keys_created(new), each
@@ -86,10 +65,9 @@ static void ref_call(ref *r, const uint64_t *keys, size_t n, bool sized,
         need += hits[j] ? 0 : bytes_of(keys[j], sized);
     }
     for (size_t j = n; j-- > 0;) {
-        bucket *b = &r->b[salt_of(keys[j])];
-        size_t i = find(b, keys[j]);
-        if (hits[j] && i != SIZE_MAX)
-            move_to_end(b, i);
+        odict *order = &r->b[salt_of(keys[j])].order;
+        if (hits[j] && od_has(order, keys[j]))
+            od_move_to_end(order, keys[j]);
     }
     if (r->used + need > r->capacity) {
         for (size_t j = 0; j < n; j++)
@@ -99,12 +77,11 @@ static void ref_call(ref *r, const uint64_t *keys, size_t n, bool sized,
             if (hits[j])
                 continue;
             bucket *b = &r->b[salt_of(keys[j])];
-            size_t i = find(b, keys[j]);
-            if (i != SIZE_MAX) {
-                move_to_end(b, i);
+            if (od_has(&b->order, keys[j])) {
+                od_move_to_end(&b->order, keys[j]);
                 continue;
             }
-            b->k[b->n++] = keys[j];
+            od_append(&b->order, keys[j]);
             b->used += bytes_of(keys[j], sized);
             r->used += bytes_of(keys[j], sized);
         }
@@ -114,14 +91,14 @@ static void ref_call(ref *r, const uint64_t *keys, size_t n, bool sized,
         if (b->used == 0 || (double)b->used < r->watermark * b->limit)
             continue;
         double ratio = b->limit == 0 ? 1.0 : r->ratio;
-        size_t target = (size_t)((double)b->n * ratio);
+        size_t target = (size_t)((double)b->order.n * ratio);
         if (ratio > 0 && target == 0)
             target = 1;
-        while (target-- && b->n) {
-            uint64_t bytes = bytes_of(b->k[0], sized);
-            b->used -= bytes;
-            r->used -= bytes;
-            pop_at(b, 0);
+        while (target-- && b->order.n) {
+            uint64_t oldest = b->order.k[0];
+            b->used -= bytes_of(oldest, sized);
+            r->used -= bytes_of(oldest, sized);
+            od_pop(&b->order, oldest);
         }
     }
 }

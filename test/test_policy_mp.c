@@ -16,48 +16,7 @@
 #include <string.h>
 
 #include "lct.h"
-
-/* MARK: OrderedDict, plainly */
-
-typedef struct odict {
-    uint64_t k[256];
-    size_t n;
-} odict;
-
-static size_t od_find(const odict *d, uint64_t key)
-{
-    for (size_t i = 0; i < d->n; i++)
-        if (d->k[i] == key)
-            return i;
-    return SIZE_MAX;
-}
-
-static bool od_has(const odict *d, uint64_t key)
-{
-    return od_find(d, key) != SIZE_MAX;
-}
-
-static bool od_pop(odict *d, uint64_t key)
-{
-    size_t i = od_find(d, key);
-    if (i == SIZE_MAX)
-        return false;
-    memmove(&d->k[i], &d->k[i + 1], (d->n - i - 1) * sizeof d->k[0]);
-    d->n--;
-    return true;
-}
-
-static void od_append(odict *d, uint64_t key)
-{
-    cr_assert_lt(d->n, 256);
-    d->k[d->n++] = key;
-}
-
-static void od_move_to_end(odict *d, uint64_t key)
-{
-    od_pop(d, key);
-    od_append(d, key);
-}
+#include "odict.h"
 
 /* MARK: the policies, as their Python has them */
 
