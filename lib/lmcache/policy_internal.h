@@ -127,6 +127,43 @@ static inline bool lct__policy_holds(const lct_policy *p, uint64_t key)
     return at && p->slots[at - 1].where < LCT__PSLOT_GHOSTS;
 }
 
+/* The buffered call applied as LMCache's tiers apply one, its references
+ * taken last to first when backward: each found key still held
+ * touched(p, its slot), then each missed one created(p, its place in the
+ * call), all of them or, when what they weigh does not fit the capacity,
+ * none (counted refused); the buffer emptied.  False when out of
+ * memory.  Inline, so that each policy's steps are called directly: as a
+ * call through pointers it cost 3% more instructions. */
+static inline bool lct__policy_apply_call(lct_policy *p, bool backward,
+                            void (*touched)(lct_policy *, uint32_t),
+                            bool (*created)(lct_policy *, uint32_t))
+{
+    uint32_t n = p->ncall;
+    uint64_t new_bytes = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t j = backward ? n - 1 - k : k;
+        if (p->call_found[j]) {
+            uint32_t at = lct__policy_lookup(p, p->call_key[j]);
+            if (at && p->slots[at - 1].where < LCT__PSLOT_GHOSTS)
+                touched(p, at - 1);
+        } else {
+            new_bytes += p->call_bytes[j];
+        }
+    }
+    bool ok = true;
+    if (new_bytes > p->capacity || p->used + new_bytes > p->capacity) {
+        for (uint32_t k = 0; k < n; k++)
+            p->refused += !p->call_found[k];
+    } else {
+        for (uint32_t k = 0; ok && k < n; k++) {
+            uint32_t j = backward ? n - 1 - k : k;
+            ok = p->call_found[j] || created(p, j);
+        }
+    }
+    p->ncall = 0;
+    return ok;
+}
+
 /* LMCache's L1 policies under the watermark and ratio asked, each 0
  * for its default; any other policy unchanged. */
 static inline void lct__policy_pressure(lct_policy *p, double watermark,
@@ -179,6 +216,7 @@ extern const lct__policy_ops lct__policy_isolated_ops;
  * weight, bucket, and whether it was found held): 1 held, 0 not,
  * LCT_ERR_NOMEM (policy_mp.c). */
 int lct__policy_call_get(lct_policy *p, uint64_t key, uint64_t bytes);
+
 
 /* The array at *array (of *room elements of size bytes) grown to twice
  * its room, or `first` elements when it has none, as lct__grow_zeroed

@@ -133,32 +133,17 @@ static bool isolated_evict(lct_policy *p, uint64_t incoming)
     return true;
 }
 
+/* The call's reference j created in its bucket. */
+static bool create_ref(lct_policy *p, uint32_t j)
+{
+    return create(p, p->call_key[j], p->call_bytes[j], p->call_salt[j]);
+}
+
 static int isolated_end_call(lct_policy *p)
 {
-    uint32_t n = p->ncall;
-    uint64_t new_bytes = 0;
-    for (uint32_t k = 0; k < n; k++) { /* touched: last key first */
-        uint32_t j = n - 1 - k;
-        uint32_t at = p->call_found[j] ? lct__policy_lookup(p, p->call_key[j])
-                                       : 0;
-        if (at)
-            to_newest(p, at - 1);
-        new_bytes += p->call_found[j] ? 0 : p->call_bytes[j];
-    }
-    /* the adapter's room: a call's new keys fit whole or not at all */
-    if (new_bytes > p->capacity || p->used + new_bytes > p->capacity) {
-        for (uint32_t k = 0; k < n; k++)
-            p->refused += !p->call_found[k];
-    } else {
-        for (uint32_t k = 0; k < n; k++) {
-            uint32_t j = n - 1 - k;
-            if (!p->call_found[j] && !create(p, p->call_key[j],
-                                             p->call_bytes[j],
-                                             p->call_salt[j]))
-                return LCT_ERR_NOMEM;
-        }
-    }
-    p->ncall = 0;
+    /* last key first; the capacity is the adapter's room */
+    if (!lct__policy_apply_call(p, true, to_newest, create_ref))
+        return LCT_ERR_NOMEM;
     cycle(p);
     return LCT_OK;
 }

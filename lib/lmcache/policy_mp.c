@@ -281,36 +281,20 @@ static bool cycle(lct_policy *p)
 
 /* MARK: a call's end */
 
+/* The call's reference j created (on_keys_created). */
+static bool create_ref(lct_policy *p, uint32_t j)
+{
+    return create(p, p->call_key[j], p->call_bytes[j]);
+}
+
 static int mp_end_call(lct_policy *p)
 {
     /* LRU and ARC take a call's keys last to first, so that its later
      * keys (which a prefix lookup cannot reach without the earlier
      * ones) are evicted first; S3-FIFO takes them in order */
-    bool backward = p->kind != LCT_POLICY_LMCACHE_S3FIFO;
-    uint32_t n = p->ncall;
-    uint64_t new_bytes = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t j = backward ? n - 1 - k : k;
-        if (p->call_found[j]) {
-            uint32_t at = lct__policy_lookup(p, p->call_key[j]);
-            if (at && p->slots[at - 1].where < LCT__PSLOT_GHOSTS)
-                touch(p, at - 1);
-        } else {
-            new_bytes += p->call_bytes[j];
-        }
-    }
-    if (new_bytes > p->capacity || p->used + new_bytes > p->capacity) {
-        for (uint32_t k = 0; k < n; k++)
-            p->refused += !p->call_found[k];
-    } else {
-        for (uint32_t k = 0; k < n; k++) {
-            uint32_t j = backward ? n - 1 - k : k;
-            if (!p->call_found[j] &&
-                !create(p, p->call_key[j], p->call_bytes[j]))
-                return LCT_ERR_NOMEM;
-        }
-    }
-    p->ncall = 0;
+    if (!lct__policy_apply_call(p, p->kind != LCT_POLICY_LMCACHE_S3FIFO,
+                                touch, create_ref))
+        return LCT_ERR_NOMEM;
     /* the controller's check: below the watermark nothing happens */
     if ((double)p->used / (double)p->capacity < p->watermark)
         return LCT_OK;
