@@ -344,6 +344,14 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *mrc, uint64_t bytes);
  *  positions; a chunk position is chunk_size tokens). */
 double lct_mrc_position_hit_ratio(const lct_mrc *mrc, uint64_t keys);
 
+/** Under the prefix rule, the token hit ratio of an LRU cache of
+ *  @p bytes bytes: the share of chunk positions whose call's keys up to
+ *  and through them all hit there, as lct_mrc_byte_hit_ratio finds a
+ *  key (a key heavier than the cache bypasses it, and ends its call's
+ *  hits).  Equals lct_mrc_position_hit_ratio at bytes / size keys when
+ *  every key weighs one size; 0 without positions. */
+double lct_mrc_position_byte_hit_ratio(const lct_mrc *mrc, uint64_t bytes);
+
 /** The largest finite stack distance of a read, in keys (scaled under
  *  sampling): capacities above it hit what an infinite cache hits. */
 uint64_t lct_mrc_max_distance(const lct_mrc *mrc);
@@ -353,6 +361,8 @@ typedef enum lct_mrc_measure {
     LCT_MRC_HIT = 1,      /**< lct_mrc_hit_ratio, capacity in keys */
     LCT_MRC_BYTE_HIT,     /**< lct_mrc_byte_hit_ratio, in bytes */
     LCT_MRC_POSITION_HIT, /**< lct_mrc_position_hit_ratio, in keys */
+    LCT_MRC_POSITION_BYTE_HIT, /**< lct_mrc_position_byte_hit_ratio, in
+                                    bytes */
 } lct_mrc_measure;
 
 /**
@@ -365,7 +375,7 @@ typedef enum lct_mrc_measure {
  * exact, not a simulation's estimate.
  * @return the capacity, or 0 when no capacity reaches the target (it is
  *         above the infinite cache's ratio, or out of range, or
- *         LCT_MRC_POSITION_HIT of a curve not counted by the prefix
+ *         a token measure of a curve not counted by the prefix
  *         rule).
  */
 uint64_t lct_mrc_capacity_for(const lct_mrc *mrc, lct_mrc_measure what,
@@ -388,6 +398,10 @@ typedef struct lct_mrc_curve {
     uint64_t *keys;            /**< capacities in keys, ascending */
     double *hit;               /**< mean hit ratio at keys[i] */
     double *byte_hit;          /**< at keys[i] x mean_bytes, or NULL */
+    /** Under the prefix rule, when key sizes differ: the token hit ratio
+     *  (lct_mrc_position_byte_hit_ratio) at keys[i] x mean_bytes, else
+     *  NULL. */
+    double *token_byte_hit;
     double *hit_min, *hit_max; /**< the samples' band (k > 1), or NULL */
     double mean_bytes;         /**< the first sample's mean key size; 0 unknown */
     double lo, hi;             /**< the capacity range to draw */

@@ -508,6 +508,33 @@ Test(cli, mrc_target_is_the_least_capacity)
               "under the prefix rule a policy's line is its token ratio");
     free(text);
     run_free(&t);
+
+    /* keys of several sizes: the bytes a token ratio needs come from the
+     * byte capacity's own curve, which the chart draws too */
+    char *sized = tmp_file_with("", 0);
+    t = run_lct(NULL, "gen", "-n", "3000", "--docs", "300", "--sizes", "4",
+                sized, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    run_free(&t);
+    t = run_lct(NULL, "mrc", "--prefix", "--json", "--target", "0.2", sized,
+                NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    j = json_parse(t.out, t.outlen);
+    cr_assert(j, "%s", t.out);
+    lru = &json_get(j, "answers")->items[0];
+    cr_expect_str_eq(json_get(lru, "bytes_from")->s, "byte_lru");
+    cr_expect_geq(json_number(json_get(lru, "byte_token_hit_ratio")), 0.2);
+    json_free(j);
+    run_free(&t);
+    t = run_lct(NULL, "mrc", "--prefix", "--svg", svg, sized, NULL);
+    cr_assert_eq(t.status, 0, "%s", t.err);
+    text = read_whole_file(svg, &len);
+    cr_expect(strstr(text, ">bytes-capacity LRU (keys x mean key size), "
+                           "token hit ratio</text>"));
+    free(text);
+    run_free(&t);
+    unlink(sized);
+    free(sized);
     unlink(svg);
     free(svg);
 
@@ -585,6 +612,10 @@ Test(cli, mrc_streamed_is_mrc_gathered)
             if (g == 3 && k == 0) /* four sizes: the byte curve is shown */
                 cr_expect(strstr(r[0].out, "\"byte_hit_ratio\"") != NULL,
                           "%.300s", r[0].out);
+            if (k == 1) /* and its token ratio, with four sizes only */
+                cr_expect((strstr(r[0].out, "\"byte_token_hit_ratio\":0") !=
+                           NULL) == (g == 3),
+                          "trace %d: %.300s", g, r[0].out);
             run_free(&r[0]);
             run_free(&r[1]);
         }

@@ -1210,6 +1210,10 @@ Test(mrc, prefix_curve_equals_a_brute_force_lru_at_every_capacity)
                          (double)hits / (double)reads,
                          "seed %llu, %llu bytes", (unsigned long long)seed,
                          (unsigned long long)b);
+            cr_expect_eq(lct_mrc_position_byte_hit_ratio(m, b),
+                         (double)positions / (double)t.positions,
+                         "seed %llu, %llu bytes: positions",
+                         (unsigned long long)seed, (unsigned long long)b);
         }
         lct_mrc_free(m);
         lct_refs_free(r);
@@ -1663,6 +1667,59 @@ Test(mrc, a_key_heavier_than_the_cache_bypasses_it)
     lct_refs_free(r);
 }
 
+/* The token hit ratio of a byte capacity, by hand: lookups [A10, B30]
+ * then [A10, B30] again, a chunk position a key (4 positions).
+ * - below 10 bytes both keys bypass the cache: 0;
+ * - 10 to 29: B bypasses, A is held and found again, B is not: 1 of 4;
+ * - 30 to 39: B fits but A and B do not together, so B pushes A out and
+ *   the second lookup misses at once: 0 (more bytes, fewer hits);
+ * - 40 on: both stay, the second lookup hits both: 2 of 4.
+ * The key-count curve at the mean size (20 bytes a key) says 0 at one
+ * key (20 bytes) and 2 of 4 at two (40): the column a byte capacity
+ * needs differs from it at 20. */
+Test(mrc, the_token_hit_ratio_of_a_byte_capacity_by_hand)
+{
+    uint64_t A = id_of(71), B = id_of(72);
+    lct_refs *r;
+    cr_assert_eq(lct_refs_new(&r), LCT_OK);
+    for (int call = 0; call < 2; call++) {
+        cr_assert_eq(lct_refs_add(r, A, 10, 0, true), LCT_OK);
+        cr_assert_eq(lct_refs_add(r, B, 30, 0, true), LCT_OK);
+        cr_assert_eq(lct_refs_end_call(r, 1), LCT_OK);
+    }
+    lct_mrc *m = prefix_curve(r);
+    uint64_t caps[] = {0, 9, 10, 20, 29, 30, 39, 40, 1000};
+    double want[] = {0, 0, 0.25, 0.25, 0.25, 0, 0, 0.5, 0.5};
+    for (int i = 0; i < 9; i++)
+        cr_expect_eq(lct_mrc_position_byte_hit_ratio(m, caps[i]), want[i],
+                     "%llu bytes", (unsigned long long)caps[i]);
+    cr_expect_eq(lct_mrc_position_hit_ratio(m, 1), 0);
+    cr_expect_eq(lct_mrc_position_hit_ratio(m, 2), 0.5);
+    cr_expect_eq(lct_mrc_capacity_for(m, LCT_MRC_POSITION_BYTE_HIT, 0.25),
+                 10);
+    cr_expect_eq(lct_mrc_capacity_for(m, LCT_MRC_POSITION_BYTE_HIT, 0.3),
+                 40);
+    cr_expect_eq(lct_mrc_capacity_for(m, LCT_MRC_POSITION_BYTE_HIT, 0.6),
+                 0);
+    lct_mrc_curve c;
+    cr_assert_eq(lct_mrc_curve_make(&m, 1, &c, NULL), LCT_OK);
+    cr_assert_not_null(c.token_byte_hit);
+    for (size_t i = 0; i < c.n; i++) /* keys x 20 bytes */
+        cr_expect_eq(c.token_byte_hit[i],
+                     lct_mrc_position_byte_hit_ratio(m, c.keys[i] * 20));
+    lct_mrc_curve_free(&c);
+    lct_mrc_free(m);
+    /* per key, or with one size, there is no such column */
+    lct_mrc *per_key;
+    cr_assert_eq(lct_mrc_compute(r, 1, &per_key, NULL), LCT_OK);
+    cr_expect_eq(lct_mrc_position_byte_hit_ratio(per_key, 40), 0);
+    cr_assert_eq(lct_mrc_curve_make(&per_key, 1, &c, NULL), LCT_OK);
+    cr_expect_null(c.token_byte_hit);
+    lct_mrc_curve_free(&c);
+    lct_mrc_free(per_key);
+    lct_refs_free(r);
+}
+
 /* A byte LRU's reference: the key becomes the most recent at its new
  * size, or, heavier than the whole cache, leaves it (lct's LRU: the held
  * copy is replaced by one that does not fit). */
@@ -1724,13 +1781,17 @@ Test(mrc, byte_curves_with_few_sizes_bypass_heavier_keys_at_every_capacity)
 }
 
 /* The prefix rule over a byte LRU that heavier keys bypass: a call's
- * leading run, each key looked up in turn, at one capacity. */
-static uint64_t brute_prefix_bypass(const calls *c, uint64_t cap)
+ * leading run, each key looked up in turn, at one capacity; the chunk
+ * positions inside that run in *positions_hit (as brute_prefix counts
+ * them), when given. */
+static uint64_t brute_prefix_bypass(const calls *c, uint64_t cap,
+                                    uint64_t *positions_hit)
 {
     lru l = {calloc(c->n + 1, 8), calloc(c->n + 1, 8), 0, 0};
-    uint64_t hits = 0;
+    uint64_t hits = 0, positions = 0;
     for (size_t k = 0; k < c->ncalls; k++) {
         bool leading = true;
+        size_t run = 0;
         for (size_t j = 0; j < c->len[k]; j++) {
             const ref *x = &c->v[c->start[k] + j];
             bool hit = false;
@@ -1738,11 +1799,31 @@ static uint64_t brute_prefix_bypass(const calls *c, uint64_t cap)
                 hit |= l.id[i] == x->id;
             leading = leading && hit;
             hits += x->read && leading;
+            run += x->read && leading;
             lru_access_or_leave(&l, x->id, x->bytes, cap);
         }
+        unsigned per = c->per_position[k];
+        if (c->len[k] && c->v[c->start[k]].read)
+            positions += run / per + (run == c->len[k] && run % per);
     }
     free(l.id), free(l.size);
+    if (positions_hit)
+        *positions_hit = positions;
     return hits;
+}
+
+/* The token hit ratio of a byte capacity is the share of positions the
+ * brute force's byte LRU hits at that capacity. */
+static void expect_position_bytes(const lct_mrc *m, const calls *c,
+                                  uint64_t b, const char *what)
+{
+    lct_mrc_totals t;
+    lct_mrc_totals_get(m, &t);
+    uint64_t positions;
+    brute_prefix_bypass(c, b, &positions);
+    cr_expect_eq(lct_mrc_position_byte_hit_ratio(m, b),
+                 (double)positions / (double)t.positions,
+                 "%s, %llu bytes: positions", what, (unsigned long long)b);
 }
 
 Test(mrc, prefix_byte_curves_bypass_heavier_keys_too)
@@ -1754,10 +1835,13 @@ Test(mrc, prefix_byte_curves_bypass_heavier_keys_too)
     lct_refs *r = refs_of_calls(&c);
     lct_mrc *m = prefix_curve(r);
     uint64_t reads = reads_of(c.v, c.n);
-    for (uint64_t b = 0; b <= 2600; b += b < 200 ? 1 : 13)
+    for (uint64_t b = 0; b <= 2600; b += b < 200 ? 1 : 13) {
         cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
-                     (double)brute_prefix_bypass(&c, b) / (double)reads,
+                     (double)brute_prefix_bypass(&c, b, NULL) /
+                         (double)reads,
                      "%llu bytes", (unsigned long long)b);
+        expect_position_bytes(m, &c, b, "four sizes");
+    }
     lct_mrc_free(m);
     lct_refs_free(r);
     free(c.v), free(c.start), free(c.len), free(c.per_position);
@@ -1800,11 +1884,15 @@ Test(mrc, byte_curves_where_keys_grow_and_shrink_equal_brute_force)
         r = refs_of_calls(&c);
         m = prefix_curve(r);
         reads = reads_of(c.v, c.n);
-        for (uint64_t b = from; b <= from + 2600; b += b < from + 200 ? 1 : 13)
+        for (uint64_t b = from; b <= from + 2600;
+             b += b < from + 200 ? 1 : 13) {
             cr_expect_eq(lct_mrc_byte_hit_ratio(m, b),
-                         (double)brute_prefix_bypass(&c, b) / (double)reads,
+                         (double)brute_prefix_bypass(&c, b, NULL) /
+                             (double)reads,
                          "prefix, %u sizes, %llu bytes", nsizes,
                          (unsigned long long)b);
+            expect_position_bytes(m, &c, b, "sizes that change");
+        }
         lct_mrc_free(m);
         lct_refs_free(r);
         free(c.v), free(c.start), free(c.len), free(c.per_position);

@@ -161,24 +161,34 @@ static void same_curves(const lct_mrc *a, const lct_mrc *b, const char *what)
     for (uint64_t x = 0; x <= top; x += step) {
         uint64_t xs[] = {x, x / 10 * 10, x / 64 * 64, x + 1};
         qsort(xs, 4, sizeof *xs, cmp_u64);
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 4; i++) {
             cr_assert_eq(lct_mrc_byte_hit_ratio(a, xs[i]),
                          lct_mrc_byte_hit_ratio(b, xs[i]),
                          "%s: bytes %llu", what, (unsigned long long)xs[i]);
+            cr_assert_eq(lct_mrc_position_byte_hit_ratio(a, xs[i]),
+                         lct_mrc_position_byte_hit_ratio(b, xs[i]),
+                         "%s: positions at bytes %llu", what,
+                         (unsigned long long)xs[i]);
+        }
     }
-    for (uint64_t x = 0; x < 5000; x++)
+    for (uint64_t x = 0; x < 5000; x++) {
         cr_assert_eq(lct_mrc_byte_hit_ratio(a, x),
                      lct_mrc_byte_hit_ratio(b, x), "%s: bytes %llu", what,
                      (unsigned long long)x);
+        cr_assert_eq(lct_mrc_position_byte_hit_ratio(a, x),
+                     lct_mrc_position_byte_hit_ratio(b, x),
+                     "%s: positions at bytes %llu", what,
+                     (unsigned long long)x);
+    }
 }
 
 /* Whether a curve's byte distances (its own or a band's) came back from
  * the spill file: they then lie in a mapping. */
 static bool spilled(const lct_mrc *m)
 {
-    bool any = m->bytes_map != NULL;
+    bool any = m->bytes_map != NULL || m->pos_bytes.map != NULL;
     for (unsigned j = 0; j < m->nbands; j++)
-        any |= m->band[j].map != NULL;
+        any |= m->band[j].map != NULL || m->band[j].pos.map != NULL;
     return any;
 }
 

@@ -98,10 +98,11 @@ static void print_text(const tool_mrc_view *v)
     printf("infinite cache hit ratio %.4f", t->infinite_hit_ratio);
     if (c->mean_bytes > 0)
         printf("; mean key size %.0f bytes", c->mean_bytes);
-    printf("\n%12s  %13s  %9s  %10s%s%s%s%s", "keys", "bytes", "hit_ratio",
+    printf("\n%12s  %13s  %9s  %10s%s%s%s%s%s", "keys", "bytes", "hit_ratio",
            "miss_ratio", c->byte_hit ? "  byte_hit_ratio" : "",
            c->hit_min ? "  hit_ratio_min  hit_ratio_max" : "",
            v->token_hit ? "  token_hit_ratio" : "",
+           v->token_hit && c->token_byte_hit ? "  byte_token_hit_ratio" : "",
            v->combined_hit ? "  both_hit_ratio  both_token_hit_ratio" : "");
     for (size_t j = 0; v->policies && j < v->policies->n; j++)
         printf(v->policies->token_hit ? "  %9s tok" : "  %9s",
@@ -120,6 +121,8 @@ static void print_text(const tool_mrc_view *v)
             printf("  %13.4f  %13.4f", c->hit_min[i], c->hit_max[i]);
         if (v->token_hit)
             printf("  %15.4f", v->token_hit[i]);
+        if (v->token_hit && c->token_byte_hit)
+            printf("  %20.4f", c->token_byte_hit[i]);
         if (v->combined_hit)
             printf("  %14.4f  %20.4f", v->combined_hit[i],
                    v->combined_token_hit[i]);
@@ -137,7 +140,8 @@ static void print_csv(const tool_mrc_view *v)
     const tool_curve *c = v->c;
     fputs("keys,bytes,hit_ratio,miss_ratio,byte_hit_ratio", stdout);
     fputs(c->hit_min ? ",hit_ratio_min,hit_ratio_max" : "", stdout);
-    fputs(v->token_hit ? ",token_hit_ratio" : "", stdout);
+    fputs(v->token_hit ? ",token_hit_ratio,byte_token_hit_ratio" : "",
+          stdout);
     fputs(v->combined_hit ? ",both_hit_ratio,both_token_hit_ratio" : "",
           stdout);
     for (size_t k = 0; v->policies && k < v->policies->n; k++) {
@@ -167,6 +171,9 @@ static void print_csv(const tool_mrc_view *v)
         if (v->token_hit) {
             putchar(',');
             tool_put_json_double(v->token_hit[i]);
+            putchar(',');
+            if (c->token_byte_hit)
+                tool_put_json_double(c->token_byte_hit[i]);
         }
         if (v->combined_hit) {
             putchar(',');
@@ -227,6 +234,11 @@ static void print_json_point(const tool_mrc_view *v, size_t i)
     if (v->token_hit) {
         fputs(",\"token_hit_ratio\":", stdout);
         tool_put_json_double(v->token_hit[i]);
+        fputs(",\"byte_token_hit_ratio\":", stdout);
+        if (c->token_byte_hit)
+            tool_put_json_double(c->token_byte_hit[i]);
+        else
+            fputs("null", stdout);
     }
     if (v->combined_hit) {
         fputs(",\"both_hit_ratio\":", stdout);

@@ -136,11 +136,18 @@ static void lru_answers(answers *out, const lct_mrc *m,
     *an = (answer){.policy = "lru", .tiers = l1 ? "L2" : NULL};
     curve_ctx cc = {.m = m, .tokens = t.prefix};
     fill(an, curve_ratio, &cc, hi, target);
-    if (!t.prefix && !l1 && mean_bytes > 0) { /* a cache of bytes */
-        an->bytes = lct_mrc_capacity_for(m, LCT_MRC_BYTE_HIT, target);
+    bool uniform = !t.bytes_unknown && t.min_key_bytes == t.max_key_bytes;
+    if (!l1 && mean_bytes > 0 && (!t.prefix || !uniform)) {
+        /* a cache of bytes: its own curve (tokens too, when sizes
+         * differ; with one size keys x that size is exact) */
+        lct_mrc_measure what =
+            t.prefix ? LCT_MRC_POSITION_BYTE_HIT : LCT_MRC_BYTE_HIT;
+        an->bytes = lct_mrc_capacity_for(m, what, target);
         an->bytes_from = "byte_lru";
-        an->bytes_ratio = an->bytes ? lct_mrc_byte_hit_ratio(m, an->bytes)
-                                    : 0;
+        an->bytes_ratio =
+            !an->bytes ? 0
+            : t.prefix ? lct_mrc_position_byte_hit_ratio(m, an->bytes)
+                       : lct_mrc_byte_hit_ratio(m, an->bytes);
     } else {
         bytes_of_keys(an, &t, mean_bytes);
     }
@@ -287,7 +294,9 @@ static void print_json(const answers *as, double target, bool prefix)
         an->bytes_from ? (void)printf("\"%s\"", an->bytes_from)
                        : (void)fputs("null", stdout);
         if (an->bytes_from && an->bytes && an->bytes_ratio > 0) {
-            fputs(",\"byte_hit_ratio\":", stdout);
+            fputs(prefix ? ",\"byte_token_hit_ratio\":"
+                         : ",\"byte_hit_ratio\":",
+                  stdout);
             tool_put_json_double(an->bytes_ratio);
         }
         putchar('}');

@@ -279,6 +279,10 @@ void tool_svg_curves(FILE *f, const tool_svg_chart *ch)
         snprintf(label, sizeof label, "%s LRU, token hit ratio (prefix rule)",
                  v->l1 ? "L2's" : "keys-capacity");
         curve_line(&lg, v->token_hit, "#0b7285", NULL, label);
+        if (c->token_byte_hit)
+            curve_line(&lg, c->token_byte_hit, "#d9480f", NULL,
+                       "bytes-capacity LRU (keys x mean key size), token "
+                       "hit ratio");
     }
     if (v->l1) {
         char size[48];

@@ -53,6 +53,8 @@ static void at_capacity(lct_mrc *const *ms, unsigned k, lct_mrc_curve *c,
     for (unsigned s = 0; s < k; s++)
         v[s] = lct_mrc_byte_hit_ratio(ms[s], bytes);
     c->byte_hit[i] = mean(v, k, &lo, &hi);
+    if (c->token_byte_hit) /* the prefix rule takes no samples: k is 1 */
+        c->token_byte_hit[i] = lct_mrc_position_byte_hit_ratio(ms[0], bytes);
 }
 
 /* Capacities 1, 2, 3, 4, 6, 8, 11, ... (x sqrt 2) up to past every
@@ -104,6 +106,9 @@ lct_status lct_mrc_curve_make(lct_mrc *const *samples, unsigned k,
     bool vary = t.min_key_bytes != t.max_key_bytes || t.bytes_unknown;
     if (ok && c->mean_bytes > 0 && vary)
         c->byte_hit = calloc(c->n + 1, sizeof *c->byte_hit);
+    if (c->byte_hit && t.prefix &&
+        !(c->token_byte_hit = calloc(c->n + 1, sizeof *c->token_byte_hit)))
+        ok = false;
     if (ok && k > 1) {
         c->hit_min = calloc(c->n + 1, sizeof *c->hit_min);
         c->hit_max = calloc(c->n + 1, sizeof *c->hit_max);
@@ -128,6 +133,7 @@ void lct_mrc_curve_free(lct_mrc_curve *c)
     free(c->keys);
     free(c->hit);
     free(c->byte_hit);
+    free(c->token_byte_hit);
     free(c->hit_min);
     free(c->hit_max);
     memset(c, 0, sizeof *c);

@@ -188,14 +188,29 @@ bool lct__mrc_run_up(pass *p, const lct__ref *r, uint64_t *d, uint64_t *bytes)
     return !p->run_never;
 }
 
+/* A position's byte distance (the call's running byte maximum there),
+ * for the token hit ratio of a byte capacity. */
+static bool keep_position_bytes(pass *p, uint64_t b)
+{
+    if (p->pruns)
+        return lct__mrc_runs_add(p->pruns, b);
+    lct__mrc_dists *v = &p->m->pos_bytes;
+    if (v->value)
+        v->value[v->n++] = b;
+    return true;
+}
+
 /* A request's place in the prefix rule's tokens: the last key of a
- * chunk position counts the position at the call's running maximum. */
-static bool count_position(pass *p, const lct__ref *r, bool hits)
+ * chunk position counts the position at the call's running maximum (in
+ * keys, and in bytes when b, the request's, is given). */
+static bool count_position(pass *p, const lct__ref *r, bool hits,
+                           const uint64_t *b)
 {
     if (!(r->size & LCT__REF_POSITION))
         return true;
     p->m->totals.positions++;
-    return !hits || count_in(&p->phist, &p->nphist, p->run);
+    return !hits || ((!b || keep_position_bytes(p, *b)) &&
+                     count_in(&p->phist, &p->nphist, p->run));
 }
 
 /* Renumber the live positions 0..live-1, in order, and rebuild the trees
@@ -266,7 +281,7 @@ static bool count_request(pass *p, const lct__ref *r, uint64_t d,
         p->m->bytes[p->m->nbytes++] = *b;
     p->m->never += !hits;
     return (!hits || count_distance(p, d)) &&
-           (!p->prefix || count_position(p, r, hits));
+           (!p->prefix || count_position(p, r, hits, b));
 }
 
 /* A key's first reference: a compulsory miss when a request, and under
@@ -279,7 +294,7 @@ static bool first_reference(pass *p, const lct__ref *r, bool request)
     if (!request || !p->prefix)
         return true;
     lct__mrc_run_up(p, r, NULL, NULL);
-    return count_position(p, r, false);
+    return count_position(p, r, false, NULL);
 }
 
 /* The byte sums after the live positions as key k, last at `last` at
@@ -436,8 +451,16 @@ bool lct__mrc_finish(pass *p)
     if (m->uniform_size)
         return true;
     if (!p->runs)
-        return lct__mrc_radix_sort(m->bytes, m->nbytes);
+        return lct__mrc_radix_sort(m->bytes, m->nbytes) &&
+               (!m->pos_bytes.value ||
+                lct__mrc_radix_sort(m->pos_bytes.value, m->pos_bytes.n));
     lct__mrc_dists d;
+    if (p->pruns) {
+        lct__mrc_dists_free(m->pos_bytes.value, m->pos_bytes.cum,
+                            m->pos_bytes.map, m->pos_bytes.map_len);
+        if (!lct__mrc_runs_take(p->pruns, &m->pos_bytes))
+            return false;
+    }
     if (!lct__mrc_runs_take(p->runs, &d))
         return false;
     free(m->bytes);
@@ -464,6 +487,10 @@ void lct__mrc_pass_free(pass *p)
     if (p->runs)
         lct__mrc_runs_free(p->runs);
     free(p->runs);
+    if (p->pruns)
+        lct__mrc_runs_free(p->pruns);
+    free(p->pruns);
+    p->pruns = NULL;
     p->tree = NULL, p->live_bits = NULL, p->live_tree = NULL;
     p->size_at = NULL, p->hist = NULL;
     p->phist = NULL, p->last = NULL, p->key_at = NULL, p->runs = NULL;
@@ -486,12 +513,17 @@ static bool pass_alloc(pass *p, size_t nkeys, uint64_t n,
     }
     p->tree = lct__big_calloc(p->cap + 1, sizeof *p->tree);
     p->size_at = reallocarray(NULL, p->cap ? p->cap : 1, sizeof *p->size_at);
-    /* Written only as re-reads come: not zeroed. */
-    p->m->bytes = kept_requests > SIZE_MAX / sizeof(uint64_t)
-                      ? NULL
-                      : lct__big_alloc((kept_requests ? kept_requests : 1) *
-                                       sizeof(uint64_t));
-    return p->tree && p->size_at && p->m->bytes;
+    /* Written only as re-reads come: not zeroed.  A chunk position is
+     * counted at a request, so there are no more of them. */
+    size_t most = kept_requests > SIZE_MAX / sizeof(uint64_t)
+                      ? 0
+                      : (kept_requests ? kept_requests : 1) *
+                            sizeof(uint64_t);
+    p->m->bytes = most ? lct__big_alloc(most) : NULL;
+    if (p->prefix)
+        p->m->pos_bytes.value = most ? lct__big_alloc(most) : NULL;
+    return p->tree && p->size_at && p->m->bytes &&
+           (!p->prefix || p->m->pos_bytes.value);
 }
 
 /* The kept references, every request, and the size all kept references
@@ -592,6 +624,7 @@ static bool band_pass(const lct_refs *refs, const uint32_t *key,
         b->d = q.m->bytes;
         b->n = lct__mrc_first_above(q.m->bytes, q.m->nbytes, b->hi - 1);
         q.m->bytes = NULL;
+        lct__mrc_band_take_positions(b, q.m);
     }
     lct__mrc_pass_free(&q);
     free(known);
@@ -771,6 +804,43 @@ double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
                                        bytes));
 }
 
+void lct__mrc_band_take_positions(struct lct__mrc_band *b, lct_mrc *src)
+{
+    b->pos = src->pos_bytes;
+    b->pos.n = lct__mrc_first_above(b->pos.value, b->pos.n, b->hi - 1);
+    src->pos_bytes = (lct__mrc_dists){0};
+}
+
+double lct_mrc_position_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
+{
+    if (!m || !m->totals.positions || !m->totals.prefix)
+        return 0;
+    double positions = (double)m->totals.positions;
+    if (m->nbands && bytes < m->band[m->nbands - 1].hi) {
+        if (bytes < m->band[0].lo)
+            return 0; /* no key fits */
+        const struct lct__mrc_band *b = &m->band[0];
+        while (bytes >= b->hi)
+            b++;
+        return (double)at_most(b->pos.value, b->pos.cum, b->pos.n, bytes) /
+               positions;
+    }
+    if (m->uniform_size) { /* the positions at key distances that fit */
+        uint64_t lo = 0, hi = m->npcum;
+        while (lo < hi) {
+            uint64_t mid = lo + (hi - lo) / 2;
+            if (uniform_distance(m, mid) <= bytes)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo ? (double)m->pcum[lo - 1] / positions : 0;
+    }
+    return (double)at_most(m->pos_bytes.value, m->pos_bytes.cum,
+                           m->pos_bytes.n, bytes) /
+           positions;
+}
+
 uint64_t lct_mrc_max_distance(const lct_mrc *m)
 {
     if (!m || !m->ncum)
@@ -786,8 +856,13 @@ void lct_mrc_free(lct_mrc *m)
     free(m->pcum);
     lct__mrc_dists_free(m->bytes, m->bytes_cum, m->bytes_map,
                         m->bytes_map_len);
-    for (unsigned j = 0; j < m->nbands; j++)
-        lct__mrc_dists_free(m->band[j].d, m->band[j].cum, m->band[j].map,
-                            m->band[j].map_len);
+    lct__mrc_dists_free(m->pos_bytes.value, m->pos_bytes.cum,
+                        m->pos_bytes.map, m->pos_bytes.map_len);
+    for (unsigned j = 0; j < m->nbands; j++) {
+        const struct lct__mrc_band *b = &m->band[j];
+        lct__mrc_dists_free(b->d, b->cum, b->map, b->map_len);
+        lct__mrc_dists_free(b->pos.value, b->pos.cum, b->pos.map,
+                            b->pos.map_len);
+    }
     free(m);
 }

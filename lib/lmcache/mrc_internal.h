@@ -40,6 +40,10 @@ struct lct_mrc {
     uint64_t uniform_size;
     uint64_t *pcum;      /* prefix: pcum[d] positions hit at distance <= d */
     uint64_t npcum;
+    /* Prefix, and bytes kept: each chunk position hit, at its call's
+     * running byte maximum there, as bytes above (value one a position,
+     * or distinct with cum). */
+    lct__mrc_dists pos_bytes;
     uint64_t never;      /* requests no capacity serves */
     /* Byte capacities below the largest key size, where keys heavier
      * than the cache bypass it: band[j] holds the byte distances below
@@ -50,6 +54,7 @@ struct lct_mrc {
         uint64_t lo, hi, *d, *cum, n;
         void *map;       /* d and cum lie in it (lct__mrc_dists) */
         size_t map_len;
+        lct__mrc_dists pos; /* as pos_bytes, below hi */
     } band[LCT__MRC_BANDS];
     unsigned nbands;
 };
@@ -93,6 +98,7 @@ typedef struct lct__mrc_pass {
     uint64_t *phist;       /* prefix: chunk positions at distance d */
     uint64_t nphist;
     lct__mrc_runs *runs;   /* streaming: byte distances go here */
+    lct__mrc_runs *pruns;  /* ... and, under the prefix rule, positions' */
     bool every;            /* every reference is a request, writes too */
     bool prefix;           /* the prefix rule: distances run up a call */
     bool run_never;        /* a key of this call so far was never seen */
@@ -137,6 +143,9 @@ void lct__mrc_compact(lct__mrc_pass *p);
 /* Turn the pass's histograms into the curve's cumulative counts, and
  * sort (or gather, from p->runs) its byte distances. */
 bool lct__mrc_finish(lct__mrc_pass *p);
+/* Hand a finished curve's position byte distances below hi to a band
+ * (taken from src, which is left without them). */
+void lct__mrc_band_take_positions(struct lct__mrc_band *b, lct_mrc *src);
 /* Free the pass's own arrays (not p->m). */
 void lct__mrc_pass_free(lct__mrc_pass *p);
 

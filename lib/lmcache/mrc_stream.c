@@ -147,6 +147,14 @@ static bool make_room(pass *p)
     return true;
 }
 
+/* p's byte distances start empty (and, under the prefix rule, its
+ * positions'). */
+static bool runs_start(pass *p)
+{
+    return (p->runs = calloc(1, sizeof *p->runs)) != NULL &&
+           (!p->prefix || (p->pruns = calloc(1, sizeof *p->pruns)) != NULL);
+}
+
 static bool pass_start(lct_mrc_stream *s, pass *p)
 {
     p->every = s->o.every_reference;
@@ -164,7 +172,7 @@ static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
     q->m = NULL, q->tree = NULL, q->last = NULL;
     q->live_bits = NULL, q->live_tree = NULL;
     q->key_at = NULL, q->size_at = NULL, q->hist = NULL, q->phist = NULL;
-    q->runs = NULL, q->peaks.tag = NULL;
+    q->runs = NULL, q->pruns = NULL, q->peaks.tag = NULL;
     if (!(dup_array(&q->m, p->m, 1, sizeof *p->m) &&
            dup_array(&q->peaks.tag, p->peaks.tag, 2 * p->peaks.leaves,
                      sizeof *p->peaks.tag) &&
@@ -180,7 +188,10 @@ static bool pass_copy(const lct_mrc_stream *s, const pass *p, pass *q)
            dup_array(&q->hist, p->hist, p->nhist, sizeof *p->hist) &&
            dup_array(&q->phist, p->phist, p->nphist, sizeof *p->phist) &&
            (q->runs = calloc(1, sizeof *q->runs)) != NULL &&
-           lct__mrc_runs_copy(q->runs, p->runs)))
+           lct__mrc_runs_copy(q->runs, p->runs) &&
+           (!p->pruns ||
+            ((q->pruns = calloc(1, sizeof *q->pruns)) != NULL &&
+             lct__mrc_runs_copy(q->pruns, p->pruns)))))
         return false;
     return true;
 }
@@ -200,10 +211,10 @@ static bool leave_uniform(lct_mrc_stream *s)
 {
     pass *p = &s->main;
     uint64_t size = p->m->uniform_size;
-    p->runs = calloc(1, sizeof *p->runs);
+    bool runs = runs_start(p);
     p->tree = calloc(p->cap + 1, sizeof *p->tree);
     p->size_at = reallocarray(NULL, p->cap ? p->cap : 1, sizeof *p->size_at);
-    if (!p->runs || !p->tree || !p->size_at)
+    if (!runs || !p->tree || !p->size_at)
         return false;
     for (uint64_t i = 0; i < p->cap; i++)
         p->size_at[i] = size;
@@ -215,6 +226,10 @@ static bool leave_uniform(lct_mrc_stream *s)
     for (uint64_t d = 0; d < p->nhist; d++)
         if (p->hist[d] &&
             !lct__mrc_runs_append(p->runs, (d + 1) * size, p->hist[d]))
+            return false;
+    for (uint64_t d = 0; p->pruns && d < p->nphist; d++)
+        if (p->phist[d] &&
+            !lct__mrc_runs_append(p->pruns, (d + 1) * size, p->phist[d]))
             return false;
     if (s->call_hit)
         p->run_bytes = (p->run + 1) * size;
@@ -259,8 +274,7 @@ static bool new_size(lct_mrc_stream *s, uint64_t size)
         ok = pass_copy(s, &s->band[at - 1], &fresh);
     } else {               /* the least: every key so far bypassed it */
         memset(&fresh, 0, sizeof fresh);
-        ok = pass_start(s, &fresh) &&
-             (fresh.runs = calloc(1, sizeof *fresh.runs)) != NULL;
+        ok = pass_start(s, &fresh) && runs_start(&fresh);
         fresh.run_never = s->o.prefix && s->call_asked;
     }
     if (!ok) {
@@ -322,8 +336,7 @@ static bool start(lct_mrc_stream *s, uint64_t bytes)
     p->m->uniform_size = bytes;
     if (s->uniform)
         return lct__mrc_live_reset(p, 0);
-    return (p->runs = calloc(1, sizeof *p->runs)) &&
-           (p->tree = calloc(1, sizeof *p->tree)) &&
+    return runs_start(p) && (p->tree = calloc(1, sizeof *p->tree)) &&
            lct__grow_zeroed(&s->known, 0, s->keycap, sizeof *s->known) &&
            new_size(s, 0);
 }
@@ -637,6 +650,7 @@ static bool take_bands(lct_mrc_stream *s)
         mb->map_len = b->m->bytes_map_len;
         b->m->bytes = b->m->bytes_cum = NULL;
         b->m->bytes_map = NULL;
+        lct__mrc_band_take_positions(mb, b->m);
         m->nbands = j + 1;
     }
     return true;

@@ -17,6 +17,8 @@ static double ratio_at(const lct_mrc *m, lct_mrc_measure what, uint64_t c)
         return lct_mrc_byte_hit_ratio(m, c);
     case LCT_MRC_POSITION_HIT:
         return lct_mrc_position_hit_ratio(m, c);
+    case LCT_MRC_POSITION_BYTE_HIT:
+        return lct_mrc_position_byte_hit_ratio(m, c);
     default:
         return lct_mrc_hit_ratio(m, c);
     }
@@ -51,10 +53,12 @@ static uint64_t keys_enough(const lct_mrc *m, lct_mrc_measure what)
 uint64_t lct_mrc_capacity_for(const lct_mrc *m, lct_mrc_measure what,
                               double target)
 {
+    bool positions =
+        what == LCT_MRC_POSITION_HIT || what == LCT_MRC_POSITION_BYTE_HIT;
     if (!m || !(target > 0 && target <= 1) ||
-        (what == LCT_MRC_POSITION_HIT && !m->totals.prefix))
+        (positions && !m->totals.prefix))
         return 0;
-    if (what != LCT_MRC_BYTE_HIT)
+    if (what != LCT_MRC_BYTE_HIT && what != LCT_MRC_POSITION_BYTE_HIT)
         return least_in(m, what, 1, keys_enough(m, what), target);
     /* Within a band the keys that fit are the same, and an LRU of more
      * bytes holds what a smaller one holds: the ratio grows there. */

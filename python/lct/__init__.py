@@ -627,7 +627,8 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
     does (``lct mrc --prefix``): a lookup's hits are its leading run of
     keys in the cache, and a ``token_hit_ratio`` column gives the share of
     chunk positions hit (a position: as many keys as the call has kv
-    ranks); lookups_only=True takes the read calls' keys alone, as
+    ranks) and ``byte_token_hit_ratio`` the same for an LRU of ``bytes``
+    bytes (NaN when every key weighs the same); lookups_only=True takes the read calls' keys alone, as
     LMCache's cache simulator models its logs.  ``df.attrs`` then also
     holds ``chunk_size`` (chunk_size=, else the header's sm_config_json,
     else None) and ``tokens`` (positions x chunk_size).
@@ -679,6 +680,9 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
     if prefix:
         df["token_hit_ratio"] = np.array(raw["token_hit_ratio"] or [],
                                          dtype=np.float64)
+        df["byte_token_hit_ratio"] = \
+            np.full(len(hit), np.nan) if raw["byte_token_hit_ratio"] is None \
+            else np.array(raw["byte_token_hit_ratio"], dtype=np.float64)
         if chunk_size is None:
             chunk_size = _header_chunk_size(path)
         positions = raw["totals"][0]["positions"]

@@ -1023,16 +1023,18 @@ static PyObject *curve(lct_mrc *const *ms, unsigned k, bool prefix)
     PyObject *hi = float_list(c.hit_max ? c.hit_max : c.hit, c.n);
     PyObject *byte_hit = float_list(c.byte_hit, c.n);
     PyObject *token_hit = float_list(tokens, c.n);
+    PyObject *token_byte_hit = float_list(c.token_byte_hit, c.n);
     free(tokens);
-    PyObject *out = keys && hit && lo && hi && byte_hit && token_hit
-                        ? Py_BuildValue("{sOsOsOsOsOsOsd}", "keys", keys,
-                                        "hit_ratio", hit, "hit_ratio_min", lo,
-                                        "hit_ratio_max", hi, "byte_hit_ratio",
-                                        byte_hit, "token_hit_ratio",
-                                        token_hit, "mean_key_bytes",
-                                        c.mean_bytes)
-                        : NULL;
+    PyObject *out =
+        keys && hit && lo && hi && byte_hit && token_hit && token_byte_hit
+            ? Py_BuildValue("{sOsOsOsOsOsOsOsd}", "keys", keys, "hit_ratio",
+                            hit, "hit_ratio_min", lo, "hit_ratio_max", hi,
+                            "byte_hit_ratio", byte_hit, "token_hit_ratio",
+                            token_hit, "byte_token_hit_ratio",
+                            token_byte_hit, "mean_key_bytes", c.mean_bytes)
+            : NULL;
     Py_XDECREF(token_hit);
+    Py_XDECREF(token_byte_hit);
     Py_XDECREF(keys);
     Py_XDECREF(hit);
     Py_XDECREF(lo);

@@ -290,6 +290,30 @@ def test_the_prefix_curve_is_lct_mrc_prefix():
         raise AssertionError("prefix with a sample should be refused")
 
 
+def test_the_token_hit_ratio_of_a_byte_capacity_is_lct_mrcs():
+    numpy = np()
+    d = tempfile.mkdtemp(prefix="lct-py-")
+    try:
+        mix = os.path.join(d, "mix.lct")
+        subprocess.run([LCT, "gen", "-n", "1500", "--mix", mix], check=True,
+                       capture_output=True)
+        rows = list(csv.DictReader(io.StringIO(
+            tool("mrc", "-q", "--csv", "--prefix", mix))))
+        m = lct.mrc(mix, prefix=True)
+        assert len(rows) == len(m) > 5
+        for row, (_, got) in zip(rows, m.iterrows()):
+            assert float(row["byte_token_hit_ratio"]) == \
+                got["byte_token_hit_ratio"]
+        # keys of two sizes: the byte capacity's column is its own
+        assert (m.byte_token_hit_ratio != m.token_hit_ratio).any()
+        # one size: keys x that size says it all, and the column is NaN
+        one = lct.mrc(damaged_trace(), prefix=True)
+        assert numpy.isnan(one.byte_token_hit_ratio).all()
+        assert "byte_token_hit_ratio" not in lct.mrc(mix).columns
+    finally:
+        shutil.rmtree(d, True)
+
+
 def test_read_table_allocates_per_column_not_per_record():
     np()
     path = damaged_trace()
