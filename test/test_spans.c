@@ -513,3 +513,129 @@ Test(spans, sql_reads_a_query_from_a_file_and_takes_comments)
     free(path);
 }
 #endif
+
+/* A call naming keys A and B with the salts given (one a key; NULL: the
+ * first for both), `keys` written twice when twice (the last one counts,
+ * as in a Python dict). */
+static void write_salted(lct_writer *w, double t, const char *op,
+                         const char *salt_a, const char *salt_b, bool twice)
+{
+    char q[160];
+    snprintf(q, sizeof q, "lmcache.v1.distributed.storage_manager."
+                          "StorageManager.%s", op);
+    lct_writer_record_begin(w, t, 1.7e9 + t, q, strlen(q));
+    lct_writer_map(w, twice ? 2 : 1);
+    for (int pass = 0; pass < (twice ? 2 : 1); pass++) {
+        lct_writer_cstr(w, "keys");
+        lct_writer_array(w, 2);
+        for (int k = 0; k < 2; k++) {
+            unsigned char hash[32] = {(unsigned char)('A' + k), 7};
+            const char *salt = k && salt_b ? salt_b : salt_a;
+            write_object_key(w, hash, sizeof hash, 0, 0,
+                             pass == 0 && twice ? "first" : salt);
+        }
+    }
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+}
+
+/* Every span and unpaired count of a trace opened with these flags. */
+static void spans_of(const char *path, unsigned flags, got *g,
+                     lct_spans_unpaired *u)
+{
+    lct_reader *r;
+    cr_assert_eq(lct_open(path, flags, &r, NULL), LCT_OK);
+    lct_spans *s;
+    cr_assert_eq(lct_spans_new(&s, NULL), LCT_OK);
+    memset(g, 0, sizeof *g);
+    lct_record rec;
+    while (lct_next(r, &rec) == 1)
+        cr_assert_eq(lct_spans_add(s, &rec, collect, g, NULL), LCT_OK);
+    lct_spans_unpaired_get(s, u);
+    lct_spans_free(s);
+    lct_close(r);
+}
+
+/* A list the validating walk noted (LCT_KEYS: keys alike but for hash,
+ * rank and group) has its model and salt digested once; the spans are
+ * those of the keys walked one by one.  Salts tell tuples apart, a list
+ * of two salts is one tuple of its own, and of a `keys` written twice
+ * the last counts.
+ * t 1 submit AB salted x; t 2 enter AB salted y: no submit of y
+ * t 3 enter AB salted x: pairs with 1, wait 2
+ * t 4 submit A:x B:y; t 5 enter AB salted x: no submit (4 is another
+ *     tuple); t 6 enter A:x B:y: pairs with 4, wait 2
+ * t 7 submit AB salted z; t 8 enter with keys AB "first", then AB z:
+ *     the second list counts, pairs with 7, wait 1 */
+Test(spans, a_noted_list_pairs_as_its_keys_walked_one_by_one)
+{
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    write_salted(w, 1, SUBMIT, "x", NULL, false);
+    write_salted(w, 2, ENTER, "y", NULL, false);
+    write_salted(w, 3, ENTER, "x", NULL, false);
+    write_salted(w, 4, SUBMIT, "x", "y", false);
+    write_salted(w, 5, ENTER, "x", NULL, false);
+    write_salted(w, 6, ENTER, "x", "y", false);
+    write_salted(w, 7, SUBMIT, "z", NULL, false);
+    write_salted(w, 8, ENTER, "z", NULL, true);
+    lct_writer_close(w);
+    for (int f = 0; f < 2; f++) {
+        got g;
+        lct_spans_unpaired u;
+        spans_of(path, f ? LCT_KEYS : 0, &g, &u);
+        cr_assert_eq(g.n, 3, "flags %d: %zu spans", f, g.n);
+        double want[][2] = {{1, 3}, {4, 6}, {7, 8}};
+        for (size_t i = 0; i < 3; i++) {
+            cr_expect_eq(g.v[i].kind, LCT_SPAN_PREFETCH_WAIT);
+            cr_expect_eq(g.v[i].t_start, want[i][0], "flags %d span %zu", f,
+                         i);
+            cr_expect_eq(g.v[i].t_end, want[i][1], "flags %d span %zu", f,
+                         i);
+        }
+        cr_expect_eq(u.enter_without_submit, 2, "flags %d", f);
+    }
+    unlink(path);
+    free(path);
+    /* generated traces whose lists are noted, and the mix, whose lists
+     * of salted and unsalted keys are not: the same spans either way */
+    static const char *const shapes[][2] = {
+        {"--shape", "llama"}, {"--mix", NULL}, {"--spec", NULL}};
+    for (size_t k = 0; k < 3; k++) {
+        char *gen = tmp_file_with("", 0);
+        run m = run_lct(NULL, "gen", "-n", "3000", shapes[k][0],
+                        shapes[k][1] ? shapes[k][1] : gen,
+                        shapes[k][1] ? gen : NULL, NULL);
+        cr_assert_eq(m.status, 0, "%s", m.err);
+        run_free(&m);
+        static got a, b; /* 32 spans each at most: the first 32 */
+        lct_spans_unpaired ua, ub;
+        lct_reader *r;
+        lct_spans *s[2];
+        cr_assert_eq(lct_spans_new(&s[0], NULL), LCT_OK);
+        cr_assert_eq(lct_spans_new(&s[1], NULL), LCT_OK);
+        uint64_t sum[2] = {0, 0};
+        for (int f = 0; f < 2; f++) {
+            cr_assert_eq(lct_open(gen, f ? LCT_KEYS : 0, &r, NULL), LCT_OK);
+            lct_record rec;
+            while (lct_next(r, &rec) == 1) {
+                got *g = f ? &b : &a;
+                g->n = 0;
+                cr_assert_eq(lct_spans_add(s[f], &rec, collect, g, NULL),
+                             LCT_OK);
+                for (size_t i = 0; i < g->n; i++)
+                    sum[f] = sum[f] * 31 + g->v[i].start_offset * 7 +
+                             g->v[i].end_offset + (uint64_t)g->v[i].kind;
+            }
+            lct_close(r);
+        }
+        lct_spans_unpaired_get(s[0], &ua);
+        lct_spans_unpaired_get(s[1], &ub);
+        cr_expect_eq(sum[0], sum[1], "%s: the same spans", shapes[k][0]);
+        cr_expect_eq(memcmp(&ua, &ub, sizeof ua), 0, "%s: unpaired",
+                     shapes[k][0]);
+        lct_spans_free(s[0]);
+        lct_spans_free(s[1]);
+        unlink(gen);
+        free(gen);
+    }
+}

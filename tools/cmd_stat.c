@@ -421,7 +421,12 @@ int cmd_stat(int argc, char **argv)
     tool_args a;
     tool_parse_args(&cmd, argc, argv, &a);
     tool_inputs in;
-    if (!tool_inputs_open(&in, &a, tool_source_flags(&a), true))
+    /* --spans reads every paired call's keys: the validating walk hands
+     * them over */
+    if (!tool_inputs_open(&in, &a,
+                          tool_source_flags(&a) |
+                              (report.spans ? LCT_KEYS : 0),
+                          true))
         return EXIT_REFUSED;
     tool_inputs_one_file(&in, "stat", "--range", filter.range.set);
     tool_range_start(&filter.range, in.r, "stat", a.quiet, false);

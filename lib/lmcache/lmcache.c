@@ -696,7 +696,7 @@ static bool scan_map(lct_value m, const char *const *names, int n,
             v = (lct_value){a.cur, (size_t)(after - a.cur)};
             a.cur = after;
             if (which == 0 && it)
-                *keys_read = false, it->ncached = 0;
+                *keys_read = false, it->ncached = 0, it->alike = false;
             lct_str tag;
             if (read_spec)
                 spec->v = v;
@@ -759,7 +759,8 @@ static bool spec_read_at(lct_iter *a, lct_key_iter *it, spec_seen *spec,
         return false;
     if (!scan_map(m, spec_names, S_COUNT, it, spec->f, &spec->keys_read,
                   NULL, after)) {
-        it->ncached = 0; /* nothing read: the caller walks it */
+        /* nothing read: the caller walks it */
+        it->ncached = 0, it->alike = false;
         return false;
     }
     spec->parsed = true;
@@ -1193,6 +1194,7 @@ static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     for (size_t i = 0; i < n; i++, k += kn->len)
         noted_key(k, &kn->fields, &it->cached[i]);
     it->ncached = (uint32_t)n;
+    it->alike = true;
     it->keys = (lct_iter){.cur = k, .end = a->end,
                           .remaining = (uint32_t)(kn->count - n),
                           .count = (uint32_t)kn->count};
@@ -1226,6 +1228,7 @@ static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     lct_iter keys = {.cur = p + head, .end = end, .remaining = count,
                      .count = count};
     uint32_t n = 0;
+    it->alike = false; /* another list than the one noted */
     while (n < LCT_KEY_ITER_CACHE && usual_key(&keys, &it->cached[n]))
         n++;
     const unsigned char *after = keys.cur;
@@ -1254,7 +1257,7 @@ static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
     spec->v = (lct_value){0};
     spec->parsed = false;
     *keys_read = false;
-    it->ncached = 0;
+    it->ncached = 0, it->alike = false;
 }
 
 /* An L2-level event's keys (LMCache's l2-tracing fork: a store's or a
@@ -1292,6 +1295,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
         l2_sizes(rec, it);
         if (keys_read)
             return LCT_OK;
+        it->ncached = 0, it->alike = false;
         it->keys = (lct_iter){0};
         if ((st = lct_list_get(f[0], &array, NULL, err)) != LCT_OK)
             return st;
@@ -1301,7 +1305,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
      * (nil, or not an array) came after it and reset the keys read. */
     bool spec_read = spec.parsed && !f[0].ptr;
     if (!spec_read) { /* what the scan read is not this call's keys */
-        it->ncached = 0;
+        it->ncached = 0, it->alike = false;
         it->keys = (lct_iter){0};
     }
     if ((v = spec.v).ptr) {
@@ -1326,7 +1330,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
             st = spec_get(v, &it->spec, it, &read, err);
         }
         if (st != LCT_OK) {
-            it->ncached = 0;
+            it->ncached = 0, it->alike = false;
             return st;
         }
         it->from_spec = true;
@@ -1336,7 +1340,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
             it->mode = it->spec.mode;
         if (read)
             return LCT_OK;
-        it->ncached = 0;
+        it->ncached = 0, it->alike = false;
         return lct_array_iter_init(it->spec.keys, &it->keys);
     }
     return LCT_OK;

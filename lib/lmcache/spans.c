@@ -9,8 +9,9 @@
  * tuple (a map from the tuple's id to its oldest entry, entries linked
  * oldest first, in one pool with a free list).
  */
-#include "base/u64map_internal.h"
 #include "base/error_internal.h"
+#include "base/u64map_internal.h"
+#include "lmcache/keys_internal.h"
 #include "lct_cache.h"
 
 #include <math.h>
@@ -166,36 +167,59 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
     return (uint64_t)p ^ (uint64_t)(p >> 64);
 }
 
+static inline uint64_t load64(const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
 /* The bytes' 64-bit digest, two 16-byte lanes a step so the multiplies
  * overlap (the length goes in first, so "ab" + "c" and "a" + "bc"
- * differ). */
+ * differ).  A tail of 8 to 31 bytes is read as overlapping words from
+ * both of its ends (for one length, every byte lands in a fixed place),
+ * not copied byte by byte: a model name is such a tail. */
 static inline uint64_t digest(uint64_t seed, const unsigned char *p,
                               size_t n)
 {
     uint64_t h1 = seed ^ n, h2 = seed ^ 0x8ebc6af09c88c6e3u;
     for (; n >= 32; p += 32, n -= 32) {
-        uint64_t w[4];
-        memcpy(w, p, 32);
-        h1 = mum(h1 ^ w[0], w[1] ^ 0xe7037ed1a0b428dbu);
-        h2 = mum(h2 ^ w[2], w[3] ^ 0xa0761d6478bd642fu);
+        h1 = mum(h1 ^ load64(p), load64(p + 8) ^ 0xe7037ed1a0b428dbu);
+        h2 = mum(h2 ^ load64(p + 16), load64(p + 24) ^ 0xa0761d6478bd642fu);
     }
-    if (n) {
-        uint64_t w[4] = {0};
-        memcpy(w, p, n);
-        h1 = mum(h1 ^ w[0], w[1] ^ 0xe7037ed1a0b428dbu);
-        h2 = mum(h2 ^ w[2], w[3] ^ 0xa0761d6478bd642fu);
+    if (n == 0)
+        return h1 ^ (h2 * 0x9e3779b97f4a7c15u);
+    uint64_t w[4] = {0};
+    if (n >= 16) {
+        w[0] = load64(p), w[1] = load64(p + 8);
+        w[2] = load64(p + n - 16), w[3] = load64(p + n - 8);
+    } else if (n >= 8) {
+        w[0] = load64(p), w[1] = load64(p + n - 8);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            w[0] |= (uint64_t)p[i] << (8 * i);
     }
+    h1 = mum(h1 ^ w[0], w[1] ^ 0xe7037ed1a0b428dbu);
+    h2 = mum(h2 ^ w[2], w[3] ^ 0xa0761d6478bd642fu);
     return h1 ^ (h2 * 0x9e3779b97f4a7c15u);
 }
 
 /* A key's identity for pairing: every field, as lct_object_key_hash
  * takes them, each field's digest independent of the others' so they
  * overlap (a pass over a llama trace spent a quarter of its time in the
- * serial hash). */
-static uint64_t key_id(const lct_object_key *k)
+ * serial hash).  name_salt is name_salt_part(k), which the keys of one
+ * list nearly always share. */
+static inline uint64_t key_id(const lct_object_key *k, uint64_t name_salt)
 {
     uint64_t c = digest(0x2d358dccaa6c78a5u, k->chunk_hash.ptr,
                         k->chunk_hash.len);
+    uint64_t n = mum((uint64_t)k->kv_rank ^ 0xd6e8feb86659fd93u,
+                     (uint64_t)k->object_group_id ^ 0xa5a5a5a5a5a5a5a5u);
+    return mum(c ^ n, name_salt);
+}
+
+static uint64_t name_salt_part(const lct_object_key *k)
+{
     uint64_t m = digest(0x589965cc75374cc3u,
                         (const unsigned char *)k->model_name.ptr,
                         k->model_name.len);
@@ -204,31 +228,45 @@ static uint64_t key_id(const lct_object_key *k)
                                  (const unsigned char *)k->cache_salt.ptr,
                                  k->cache_salt.len)
                         : 0x1d8e4e27c47d124fu;
-    uint64_t n = mum((uint64_t)k->kv_rank ^ 0xd6e8feb86659fd93u,
-                     (uint64_t)k->object_group_id ^ 0xa5a5a5a5a5a5a5a5u);
-    return mum(c ^ n, m ^ (salt * 0xff51afd7ed558ccdu));
+    return m ^ (salt * 0xff51afd7ed558ccdu);
 }
 
-/* The record's key ids into s->ids; false after an error. */
+/* Room for one more id in s->ids. */
+static bool id_room(lct_spans *s)
+{
+    return s->nids < s->ids_cap ||
+           grow((void **)&s->ids, &s->ids_cap, s->nids + 1, sizeof *s->ids);
+}
+
+/* The record's key ids into s->ids; false after an error.  A list the
+ * validating walk noted has one model and salt (lct__key_iter_alike):
+ * their digest is taken once, and its first keys straight from the
+ * iterator. */
 static lct_status read_ids(lct_spans *s, const lct_record *rec,
                            lct_error *err)
 {
     lct_key_iter it;
     lct_object_key k;
-    uint64_t bytes;
     s->nids = 0;
     lct_status st = lct_key_iter_init(rec, &it, err);
+    if (st != LCT_OK)
+        return st;
+    bool alike = lct__key_iter_alike(&it);
+    uint64_t part = alike ? name_salt_part(&it.cached[0]) : 0;
+    if (alike && it.ncached > s->ids_cap &&
+        !grow((void **)&s->ids, &s->ids_cap, it.ncached, sizeof *s->ids))
+        return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
+    for (; alike && it.next_cached < it.ncached; it.next_cached++)
+        s->ids[s->nids++] = key_id(&it.cached[it.next_cached], part);
     int more;
-    while (st == LCT_OK && (more = lct_key_iter_next(&it, &k, &bytes, err))) {
+    while ((more = lct_key_iter_next(&it, &k, NULL, err))) {
         if (more < 0)
             return (lct_status)more;
-        if (s->nids == s->ids_cap &&
-            !grow((void **)&s->ids, &s->ids_cap, s->nids + 1,
-                  sizeof *s->ids))
+        if (!id_room(s))
             return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
-        s->ids[s->nids++] = key_id(&k);
+        s->ids[s->nids++] = key_id(&k, alike ? part : name_salt_part(&k));
     }
-    return st;
+    return LCT_OK;
 }
 
 static uint64_t tuple_of(const lct_spans *s)
