@@ -777,28 +777,53 @@ static uint64_t at_most(const uint64_t *v, const uint64_t *cum, uint64_t n,
     return !cum ? i : i ? cum[i - 1] : 0;
 }
 
+/* The first n key distances whose bytes fit in `bytes` when every key
+ * weighs m->uniform_size: how many (their bytes grow with the distance,
+ * so a search). */
+static uint64_t uniform_fitting(const lct_mrc *m, uint64_t n, uint64_t bytes)
+{
+    uint64_t lo = 0, hi = n; /* the first d whose bytes exceed */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (uniform_distance(m, mid) <= bytes)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The band whose capacities hold `bytes` (NULL: from the largest key
+ * size up, where the whole pass counts); *none when no key fits. */
+static const struct lct__mrc_band *band_at(const lct_mrc *m, uint64_t bytes,
+                                           bool *none)
+{
+    *none = false;
+    if (!m->nbands || bytes >= m->band[m->nbands - 1].hi)
+        return NULL;
+    if (bytes < m->band[0].lo) {
+        *none = true;
+        return NULL;
+    }
+    const struct lct__mrc_band *b = &m->band[0];
+    while (bytes >= b->hi)
+        b++;
+    return b;
+}
+
 double lct_mrc_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
 {
     if (!m || !m->totals.reads)
         return 0;
-    if (m->nbands && bytes < m->band[m->nbands - 1].hi) {
-        if (bytes < m->band[0].lo)
-            return adjusted(m, 0); /* no key fits */
-        const struct lct__mrc_band *b = &m->band[0];
-        while (bytes >= b->hi)
-            b++;
+    bool none;
+    const struct lct__mrc_band *b = band_at(m, bytes, &none);
+    if (none)
+        return adjusted(m, 0);
+    if (b)
         return adjusted(m, (double)at_most(b->d, b->cum, b->n, bytes));
-    }
     if (m->uniform_size) { /* the reads at key distances whose bytes fit */
-        uint64_t lo = 0, hi = m->ncum; /* first d whose bytes exceed */
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (uniform_distance(m, mid) <= bytes)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        return adjusted(m, lo ? (double)m->cum[lo - 1] : 0);
+        uint64_t n = uniform_fitting(m, m->ncum, bytes);
+        return adjusted(m, n ? (double)m->cum[n - 1] : 0);
     }
     return adjusted(m, (double)at_most(m->bytes, m->bytes_cum, m->nbytes,
                                        bytes));
@@ -816,29 +841,16 @@ double lct_mrc_position_byte_hit_ratio(const lct_mrc *m, uint64_t bytes)
     if (!m || !m->totals.positions || !m->totals.prefix)
         return 0;
     double positions = (double)m->totals.positions;
-    if (m->nbands && bytes < m->band[m->nbands - 1].hi) {
-        if (bytes < m->band[0].lo)
-            return 0; /* no key fits */
-        const struct lct__mrc_band *b = &m->band[0];
-        while (bytes >= b->hi)
-            b++;
-        return (double)at_most(b->pos.value, b->pos.cum, b->pos.n, bytes) /
-               positions;
+    bool none;
+    const struct lct__mrc_band *b = band_at(m, bytes, &none);
+    const lct__mrc_dists *d = b ? &b->pos : &m->pos_bytes;
+    if (none)
+        return 0;
+    if (!b && m->uniform_size) { /* the positions at distances that fit */
+        uint64_t n = uniform_fitting(m, m->npcum, bytes);
+        return n ? (double)m->pcum[n - 1] / positions : 0;
     }
-    if (m->uniform_size) { /* the positions at key distances that fit */
-        uint64_t lo = 0, hi = m->npcum;
-        while (lo < hi) {
-            uint64_t mid = lo + (hi - lo) / 2;
-            if (uniform_distance(m, mid) <= bytes)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        return lo ? (double)m->pcum[lo - 1] / positions : 0;
-    }
-    return (double)at_most(m->pos_bytes.value, m->pos_bytes.cum,
-                           m->pos_bytes.n, bytes) /
-           positions;
+    return (double)at_most(d->value, d->cum, d->n, bytes) / positions;
 }
 
 uint64_t lct_mrc_max_distance(const lct_mrc *m)
