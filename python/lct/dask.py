@@ -295,6 +295,21 @@ def _split_for(split_bytes, narrow, nfiles=1):
     return per_file
 
 
+def _frame_of(files, split_bytes, whole, part, pick, args, meta, label):
+    """The collection of _partitions.  When every file is read whole its
+    partitions come from ``dd.from_map``, whose reads dask fuses with the
+    blockwise steps after them (a groupby's chunk): a task a file, where
+    ``from_delayed`` leaves two, and each is a trip to the scheduler
+    (bench/README.md, "Where the two-worker time goes")."""
+    _, dd = _dask()
+    if all(len(_ranges(p, split_bytes(p))) == 1 for p in files) and \
+            hasattr(dd, "from_map"):
+        return dd.from_map(whole, files, args=args, meta=meta,
+                           enforce_metadata=False, label=label)
+    parts = _partitions(files, split_bytes, whole, part, pick, args)
+    return dd.from_delayed(parts, meta=meta, verify_meta=False)
+
+
 def _partitions(files, split_bytes, whole, part, pick, args):
     """Each file's ranges read, their seams checked, the rows picked; a
     file in one range is one task."""
@@ -324,15 +339,14 @@ def read_table(paths_or_glob, columns=None, qualname=None, since=None,
     (rows far smaller than the trace) splits a file into no more ranges
     than the client has worker threads: one thread reads each file
     whole."""
-    _, dd = _dask()
     files = paths(paths_or_glob)
     columns = _DEFAULT_COLUMNS if columns is None else \
         (columns,) if isinstance(columns, str) else tuple(columns)
     _listen()
     split = _split_for(split_bytes, "args" not in columns, len(files))
-    parts = _partitions(files, split, _table_whole, _table_part, _table_pick,
-                        (columns, qualname, since, until))
-    return dd.from_delayed(parts, meta=_meta(columns), verify_meta=False)
+    return _frame_of(files, split, _table_whole, _table_part, _table_pick,
+                     (columns, qualname, since, until), _meta(columns),
+                     "lct-read-table")
 
 
 # MARK: keys
@@ -388,13 +402,12 @@ def keys(paths_or_glob, read=None, write=None, all_calls=False, qualname=None,
     lct.keys's columns with its types (idx is the record number in its
     file; op, chunk_hash, model_name and cache_salt categorical).
     Per-key aggregates are Dask's groupby on obj_id."""
-    _, dd = _dask()
     files = paths(paths_or_glob)
     _listen()
-    parts = _partitions(files, _split_for(split_bytes, False),
-                        _keys_whole, _keys_part, _keys_pick,
-                        (read, write, all_calls, qualname, since, until))
-    return dd.from_delayed(parts, meta=_keys_meta(), verify_meta=False)
+    return _frame_of(files, _split_for(split_bytes, False), _keys_whole,
+                     _keys_part, _keys_pick,
+                     (read, write, all_calls, qualname, since, until),
+                     _keys_meta(), "lct-keys")
 
 
 # MARK: per-file stats

@@ -121,6 +121,41 @@ def test_auto_splits_a_narrow_read_only_for_threads_to_read_it():
         ld.SPLIT_BYTES = saved
 
 
+def test_a_file_read_whole_is_one_task_with_the_steps_after_it():
+    """Files read whole come from dd.from_map, whose reads dask fuses with
+    a groupby's chunk: a task a file and the aggregate, where
+    from_delayed left a read and a chunk a file.  A split file keeps its
+    ranges, seams and picks, with the same answer."""
+    dask, ld = dask_mods()
+    path = damaged_trace()
+    d = tempfile.mkdtemp(prefix="lct-dask-")
+    try:
+        other = os.path.join(d, "other.lct")
+        shutil.copyfile(path, other)
+        files = [path, other]
+        for name, frame in (
+                ("read_table", ld.read_table(files, columns=("qualname",),
+                                             split_bytes=None)),
+                ("keys", ld.keys(files, split_bytes=None))):
+            col = "qualname" if name == "read_table" else "op"
+            size = frame.groupby(["file", col], observed=True).size()
+            graph = dict(size.__dask_optimize__(size.__dask_graph__(),
+                                                size.__dask_keys__()))
+            assert len(graph) == len(files) + 1, (name, sorted(graph))
+            with dask.config.set(scheduler="synchronous"):
+                got = size.compute()
+            assert int(got.sum()) == 2 * int(got.xs(path, level=0).sum())
+        with dask.config.set(scheduler="synchronous"):
+            whole = ld.read_table(files, columns=COLUMNS,
+                                  split_bytes=None).compute()
+            split = ld.read_table(files, columns=COLUMNS,
+                                  split_bytes=os.path.getsize(path) // 3
+                                  ).compute()
+        assert rows_of(whole) == rows_of(split) == single(path) * 2
+    finally:
+        shutil.rmtree(d, True)
+
+
 # MARK: frames inside values
 
 
