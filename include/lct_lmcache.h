@@ -246,9 +246,10 @@ typedef struct lct_key_iter {
      * on.  (About 4 KiB: keep the iterator on the stack, not in a
      * per-record copy.) */
     uint32_t ncached, next_cached;
-    /* The keys are the list the validating walk noted (LCT_KEYS): alike
-     * but for chunk_hash, kv_rank and object_group_id. */
-    bool alike;
+    /* The library's own: where a list the validating walk noted (keys
+     * alike but for chunk_hash, kv_rank and object_group_id) is
+     * described instead of read (NULL: it is read into cached[]). */
+    void *noted_run;
     lct_object_key cached[LCT_KEY_ITER_CACHE];
 } lct_key_iter;
 

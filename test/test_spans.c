@@ -556,10 +556,10 @@ static void spans_of(const char *path, unsigned flags, got *g,
 }
 
 /* A list the validating walk noted (LCT_KEYS: keys alike but for hash,
- * rank and group) has its model and salt digested once; the spans are
- * those of the keys walked one by one.  Salts tell tuples apart, a list
- * of two salts is one tuple of its own, and of a `keys` written twice
- * the last counts.
+ * rank and group) is read where it lies, its model and salt digested
+ * once; the spans are those of the keys walked one by one.  Salts tell
+ * tuples apart, a list of two salts is one tuple of its own, and of a
+ * `keys` written twice the last counts.
  * t 1 submit AB salted x; t 2 enter AB salted y: no submit of y
  * t 3 enter AB salted x: pairs with 1, wait 2
  * t 4 submit A:x B:y; t 5 enter AB salted x: no submit (4 is another

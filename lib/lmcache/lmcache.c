@@ -13,6 +13,7 @@
 #include "base/bytes_internal.h"
 #include "base/digits_internal.h"
 #include "base/error_internal.h"
+#include "lmcache/keys_internal.h"
 #include "msgpack/msgpack_internal.h"
 #include "lct_cache.h"
 
@@ -654,6 +655,15 @@ typedef struct spec_seen {
 static bool spec_read_at(lct_iter *a, lct_key_iter *it, spec_seen *spec,
                          const unsigned char **after);
 
+/* What the scan read of a `keys` list is not this call's keys after
+ * all (another `keys` came, or the value was not one): forgotten. */
+static inline void forget_read(lct_key_iter *it)
+{
+    it->ncached = 0;
+    if (it->noted_run)
+        ((lct__key_run *)it->noted_run)->count = 0;
+}
+
 /* One pass over map m: the value of each key names[i] into f[i] (a
  * repeated name's last value wins).  With it, a names[0] array's first
  * keys are read into it on the way (read_keys_array; *keys_read says
@@ -696,7 +706,7 @@ static bool scan_map(lct_value m, const char *const *names, int n,
             v = (lct_value){a.cur, (size_t)(after - a.cur)};
             a.cur = after;
             if (which == 0 && it)
-                *keys_read = false, it->ncached = 0, it->alike = false;
+                *keys_read = false, forget_read(it);
             lct_str tag;
             if (read_spec)
                 spec->v = v;
@@ -760,7 +770,7 @@ static bool spec_read_at(lct_iter *a, lct_key_iter *it, spec_seen *spec,
     if (!scan_map(m, spec_names, S_COUNT, it, spec->f, &spec->keys_read,
                   NULL, after)) {
         /* nothing read: the caller walks it */
-        it->ncached = 0, it->alike = false;
+        forget_read(it);
         return false;
     }
     spec->parsed = true;
@@ -1189,12 +1199,26 @@ static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     const unsigned char *p = a->cur;
     if (kn->list != p || kn->end > a->end)
         return false;
+    if (it->noted_run) { /* described, not read */
+        lct__key_run *r = it->noted_run;
+        *r = (lct__key_run){.first = kn->first, .stride = kn->len,
+                            .count = kn->count,
+                            .rank_at = kn->fields.at[KV_RANK],
+                            .group_at = kn->fields.at[OBJECT_GROUP_ID],
+                            .has_group = kn->fields.len[OBJECT_GROUP_ID] != 0};
+        noted_key(kn->first, &kn->fields, &r->like);
+        it->ncached = 0;
+        it->keys = (lct_iter){.cur = kn->end, .end = a->end, .remaining = 0,
+                              .count = (uint32_t)kn->count};
+        *v = (lct_value){p, (size_t)(kn->end - p)};
+        a->cur = kn->end;
+        return true;
+    }
     size_t n = kn->count < LCT_KEY_ITER_CACHE ? kn->count : LCT_KEY_ITER_CACHE;
     const unsigned char *k = kn->first;
     for (size_t i = 0; i < n; i++, k += kn->len)
         noted_key(k, &kn->fields, &it->cached[i]);
     it->ncached = (uint32_t)n;
-    it->alike = true;
     it->keys = (lct_iter){.cur = k, .end = a->end,
                           .remaining = (uint32_t)(kn->count - n),
                           .count = (uint32_t)kn->count};
@@ -1228,7 +1252,6 @@ static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     lct_iter keys = {.cur = p + head, .end = end, .remaining = count,
                      .count = count};
     uint32_t n = 0;
-    it->alike = false; /* another list than the one noted */
     while (n < LCT_KEY_ITER_CACHE && usual_key(&keys, &it->cached[n]))
         n++;
     const unsigned char *after = keys.cur;
@@ -1257,7 +1280,7 @@ static void scan_args(lct_value args, lct_key_iter *it, lct_value *f,
     spec->v = (lct_value){0};
     spec->parsed = false;
     *keys_read = false;
-    it->ncached = 0, it->alike = false;
+    forget_read(it);
 }
 
 /* An L2-level event's keys (LMCache's l2-tracing fork: a store's or a
@@ -1275,10 +1298,28 @@ static void l2_sizes(const lct_record *rec, lct_key_iter *it)
         lct_array_iter_init(sizes, &it->sizes) == LCT_OK;
 }
 
+static lct_status key_iter_start(const lct_record *rec, lct_key_iter *it,
+                                 lct__key_run *run, lct_error *err);
+
 lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
                              lct_error *err)
 {
+    return key_iter_start(rec, it, NULL, err);
+}
+
+lct_status lct__key_iter_init_run(const lct_record *rec, lct_key_iter *it,
+                                  lct__key_run *run, lct_error *err)
+{
+    run->count = 0;
+    return key_iter_start(rec, it, run, err);
+}
+
+/* lct_key_iter_init, a noted list described in *run when run is given. */
+static lct_status key_iter_start(const lct_record *rec, lct_key_iter *it,
+                                 lct__key_run *run, lct_error *err)
+{
     memset(it, 0, offsetof(lct_key_iter, cached));
+    it->noted_run = run;
     lct_value f[5], v, array;
     spec_seen spec;
     lct_status st;
@@ -1295,7 +1336,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
         l2_sizes(rec, it);
         if (keys_read)
             return LCT_OK;
-        it->ncached = 0, it->alike = false;
+        forget_read(it);
         it->keys = (lct_iter){0};
         if ((st = lct_list_get(f[0], &array, NULL, err)) != LCT_OK)
             return st;
@@ -1305,7 +1346,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
      * (nil, or not an array) came after it and reset the keys read. */
     bool spec_read = spec.parsed && !f[0].ptr;
     if (!spec_read) { /* what the scan read is not this call's keys */
-        it->ncached = 0, it->alike = false;
+        forget_read(it);
         it->keys = (lct_iter){0};
     }
     if ((v = spec.v).ptr) {
@@ -1330,7 +1371,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
             st = spec_get(v, &it->spec, it, &read, err);
         }
         if (st != LCT_OK) {
-            it->ncached = 0, it->alike = false;
+            forget_read(it);
             return st;
         }
         it->from_spec = true;
@@ -1340,7 +1381,7 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
             it->mode = it->spec.mode;
         if (read)
             return LCT_OK;
-        it->ncached = 0, it->alike = false;
+        forget_read(it);
         return lct_array_iter_init(it->spec.keys, &it->keys);
     }
     return LCT_OK;

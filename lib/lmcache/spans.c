@@ -209,13 +209,19 @@ static inline uint64_t digest(uint64_t seed, const unsigned char *p,
  * overlap (a pass over a llama trace spent a quarter of its time in the
  * serial hash).  name_salt is name_salt_part(k), which the keys of one
  * list nearly always share. */
+static inline uint64_t id_of(const unsigned char *hash, size_t hash_len,
+                             int64_t rank, int64_t group, uint64_t name_salt)
+{
+    uint64_t c = digest(0x2d358dccaa6c78a5u, hash, hash_len);
+    uint64_t n = mum((uint64_t)rank ^ 0xd6e8feb86659fd93u,
+                     (uint64_t)group ^ 0xa5a5a5a5a5a5a5a5u);
+    return mum(c ^ n, name_salt);
+}
+
 static inline uint64_t key_id(const lct_object_key *k, uint64_t name_salt)
 {
-    uint64_t c = digest(0x2d358dccaa6c78a5u, k->chunk_hash.ptr,
-                        k->chunk_hash.len);
-    uint64_t n = mum((uint64_t)k->kv_rank ^ 0xd6e8feb86659fd93u,
-                     (uint64_t)k->object_group_id ^ 0xa5a5a5a5a5a5a5a5u);
-    return mum(c ^ n, name_salt);
+    return id_of(k->chunk_hash.ptr, k->chunk_hash.len, k->kv_rank,
+                 k->object_group_id, name_salt);
 }
 
 static uint64_t name_salt_part(const lct_object_key *k)
@@ -239,32 +245,47 @@ static bool id_room(lct_spans *s)
 }
 
 /* The record's key ids into s->ids; false after an error.  A list the
- * validating walk noted has one model and salt (lct__key_iter_alike):
- * their digest is taken once, and its first keys straight from the
- * iterator. */
+ * validating walk noted has one model and salt: their digest is taken
+ * once, and each key's hash, rank and group read where they lie
+ * (lct__key_iter_init_run). */
 static lct_status read_ids(lct_spans *s, const lct_record *rec,
                            lct_error *err)
 {
     lct_key_iter it;
     lct_object_key k;
+    lct__key_run run;
     s->nids = 0;
-    lct_status st = lct_key_iter_init(rec, &it, err);
+    lct_status st = lct__key_iter_init_run(rec, &it, &run, err);
     if (st != LCT_OK)
         return st;
-    bool alike = lct__key_iter_alike(&it);
-    uint64_t part = alike ? name_salt_part(&it.cached[0]) : 0;
-    if (alike && it.ncached > s->ids_cap &&
-        !grow((void **)&s->ids, &s->ids_cap, it.ncached, sizeof *s->ids))
-        return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
-    for (; alike && it.next_cached < it.ncached; it.next_cached++)
-        s->ids[s->nids++] = key_id(&it.cached[it.next_cached], part);
+    if (run.count) {
+        uint64_t part = name_salt_part(&run.like);
+        if (run.count > s->ids_cap &&
+            !grow((void **)&s->ids, &s->ids_cap, run.count, sizeof *s->ids))
+            return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
+        /* id_of's steps for a 32-byte hash, the key's bytes read in place */
+        for (size_t i = 0; i < run.count; i++) {
+            const unsigned char *h = lct__key_run_hash(&run, i);
+            uint64_t h1 = 0x2d358dccaa6c78a5u ^ 32,
+                     h2 = 0x2d358dccaa6c78a5u ^ 0x8ebc6af09c88c6e3u;
+            h1 = mum(h1 ^ load64(h), load64(h + 8) ^ 0xe7037ed1a0b428dbu);
+            h2 = mum(h2 ^ load64(h + 16),
+                     load64(h + 24) ^ 0xa0761d6478bd642fu);
+            uint64_t c = h1 ^ (h2 * 0x9e3779b97f4a7c15u);
+            uint64_t n = mum((uint64_t)lct__key_run_rank(&run, i) ^
+                                 0xd6e8feb86659fd93u,
+                             (uint64_t)lct__key_run_group(&run, i) ^
+                                 0xa5a5a5a5a5a5a5a5u);
+            s->ids[s->nids++] = mum(c ^ n, part);
+        }
+    }
     int more;
     while ((more = lct_key_iter_next(&it, &k, NULL, err))) {
         if (more < 0)
             return (lct_status)more;
         if (!id_room(s))
             return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
-        s->ids[s->nids++] = key_id(&k, alike ? part : name_salt_part(&k));
+        s->ids[s->nids++] = key_id(&k, name_salt_part(&k));
     }
     return LCT_OK;
 }
