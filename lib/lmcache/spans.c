@@ -263,21 +263,11 @@ static lct_status read_ids(lct_spans *s, const lct_record *rec,
         if (run.count > s->ids_cap &&
             !grow((void **)&s->ids, &s->ids_cap, run.count, sizeof *s->ids))
             return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
-        /* id_of's steps for a 32-byte hash, the key's bytes read in place */
-        for (size_t i = 0; i < run.count; i++) {
-            const unsigned char *h = lct__key_run_hash(&run, i);
-            uint64_t h1 = 0x2d358dccaa6c78a5u ^ 32,
-                     h2 = 0x2d358dccaa6c78a5u ^ 0x8ebc6af09c88c6e3u;
-            h1 = mum(h1 ^ load64(h), load64(h + 8) ^ 0xe7037ed1a0b428dbu);
-            h2 = mum(h2 ^ load64(h + 16),
-                     load64(h + 24) ^ 0xa0761d6478bd642fu);
-            uint64_t c = h1 ^ (h2 * 0x9e3779b97f4a7c15u);
-            uint64_t n = mum((uint64_t)lct__key_run_rank(&run, i) ^
-                                 0xd6e8feb86659fd93u,
-                             (uint64_t)lct__key_run_group(&run, i) ^
-                                 0xa5a5a5a5a5a5a5a5u);
-            s->ids[s->nids++] = mum(c ^ n, part);
-        }
+        for (size_t i = 0; i < run.count; i++) /* in place, no copy */
+            s->ids[s->nids++] =
+                id_of(lct__key_run_hash(&run, i), 32,
+                      lct__key_run_rank(&run, i),
+                      lct__key_run_group(&run, i), part);
     }
     int more;
     while ((more = lct_key_iter_next(&it, &k, NULL, err))) {

@@ -628,8 +628,9 @@ def mrc(path, read=None, write=None, qualname=None, since=None, until=None,
     keys in the cache, and a ``token_hit_ratio`` column gives the share of
     chunk positions hit (a position: as many keys as the call has kv
     ranks) and ``byte_token_hit_ratio`` the same for an LRU of ``bytes``
-    bytes (NaN when every key weighs the same); lookups_only=True takes the read calls' keys alone, as
-    LMCache's cache simulator models its logs.  ``df.attrs`` then also
+    bytes (NaN when every key weighs the same); lookups_only=True takes
+    the read calls' keys alone, as LMCache's cache simulator models its
+    logs.  ``df.attrs`` then also
     holds ``chunk_size`` (chunk_size=, else the header's sm_config_json,
     else None) and ``tokens`` (positions x chunk_size).
 
