@@ -11,6 +11,7 @@
  */
 #include "base/error_internal.h"
 #include "base/u64map_internal.h"
+#include "lmcache/key_digest_internal.h"
 #include "lmcache/keys_internal.h"
 #include "lct_cache.h"
 
@@ -160,50 +161,6 @@ static uint32_t submit_for(lct_spans *s, uint64_t first, uint64_t whole,
     return 0;
 }
 
-/* 64 bits of a and b's 128-bit product, folded: one multiply. */
-static inline uint64_t mum(uint64_t a, uint64_t b)
-{
-    __uint128_t p = (__uint128_t)a * b;
-    return (uint64_t)p ^ (uint64_t)(p >> 64);
-}
-
-static inline uint64_t load64(const unsigned char *p)
-{
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w;
-}
-
-/* The bytes' 64-bit digest, two 16-byte lanes a step so the multiplies
- * overlap (the length goes in first, so "ab" + "c" and "a" + "bc"
- * differ).  A tail of 8 to 31 bytes is read as overlapping words from
- * both of its ends (for one length, every byte lands in a fixed place),
- * not copied byte by byte: a model name is such a tail. */
-static inline uint64_t digest(uint64_t seed, const unsigned char *p,
-                              size_t n)
-{
-    uint64_t h1 = seed ^ n, h2 = seed ^ 0x8ebc6af09c88c6e3u;
-    for (; n >= 32; p += 32, n -= 32) {
-        h1 = mum(h1 ^ load64(p), load64(p + 8) ^ 0xe7037ed1a0b428dbu);
-        h2 = mum(h2 ^ load64(p + 16), load64(p + 24) ^ 0xa0761d6478bd642fu);
-    }
-    if (n == 0)
-        return h1 ^ (h2 * 0x9e3779b97f4a7c15u);
-    uint64_t w[4] = {0};
-    if (n >= 16) {
-        w[0] = load64(p), w[1] = load64(p + 8);
-        w[2] = load64(p + n - 16), w[3] = load64(p + n - 8);
-    } else if (n >= 8) {
-        w[0] = load64(p), w[1] = load64(p + n - 8);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            w[0] |= (uint64_t)p[i] << (8 * i);
-    }
-    h1 = mum(h1 ^ w[0], w[1] ^ 0xe7037ed1a0b428dbu);
-    h2 = mum(h2 ^ w[2], w[3] ^ 0xa0761d6478bd642fu);
-    return h1 ^ (h2 * 0x9e3779b97f4a7c15u);
-}
-
 /* A key's identity for pairing: every field, as lct_object_key_hash
  * takes them, each field's digest independent of the others' so they
  * overlap (a pass over a llama trace spent a quarter of its time in the
@@ -212,10 +169,10 @@ static inline uint64_t digest(uint64_t seed, const unsigned char *p,
 static inline uint64_t id_of(const unsigned char *hash, size_t hash_len,
                              int64_t rank, int64_t group, uint64_t name_salt)
 {
-    uint64_t c = digest(0x2d358dccaa6c78a5u, hash, hash_len);
-    uint64_t n = mum((uint64_t)rank ^ 0xd6e8feb86659fd93u,
+    uint64_t c = lct__digest(0x2d358dccaa6c78a5u, hash, hash_len);
+    uint64_t n = lct__mum((uint64_t)rank ^ 0xd6e8feb86659fd93u,
                      (uint64_t)group ^ 0xa5a5a5a5a5a5a5a5u);
-    return mum(c ^ n, name_salt);
+    return lct__mum(c ^ n, name_salt);
 }
 
 static inline uint64_t key_id(const lct_object_key *k, uint64_t name_salt)
@@ -226,11 +183,11 @@ static inline uint64_t key_id(const lct_object_key *k, uint64_t name_salt)
 
 static uint64_t name_salt_part(const lct_object_key *k)
 {
-    uint64_t m = digest(0x589965cc75374cc3u,
+    uint64_t m = lct__digest(0x589965cc75374cc3u,
                         (const unsigned char *)k->model_name.ptr,
                         k->model_name.len);
     uint64_t salt = k->cache_salt.len
-                        ? digest(0x1d8e4e27c47d124fu,
+                        ? lct__digest(0x1d8e4e27c47d124fu,
                                  (const unsigned char *)k->cache_salt.ptr,
                                  k->cache_salt.len)
                         : 0x1d8e4e27c47d124fu;
