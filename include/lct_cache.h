@@ -127,6 +127,9 @@ typedef struct lct_chunk_rows {
 void lct_chunk_rows_reset(lct_chunk_rows *rows);
 /** The chunk (from 0) of the call's next key. */
 uint32_t lct_chunk_of(lct_chunk_rows *rows, const lct_object_key *key);
+/** The same for a key of this row (a key from lct_key_iter_next_ids). */
+uint32_t lct_chunk_of_row(lct_chunk_rows *rows, int64_t kv_rank,
+                          int64_t object_group_id);
 /** The id LMCache's cache simulator knows a chunk by: its hash alone
  *  (the model, ranks, group and salt left out, as its logs carry one
  *  hash a chunk and its cache keys by that string):
@@ -150,6 +153,10 @@ void lct_call_fold_free(lct_call_fold *fold);
 /** A key of the call under way (its id is lct_object_key_hash). */
 lct_status lct_call_fold_add(lct_call_fold *fold, const lct_object_key *key,
                              uint64_t bytes, double t_mono, bool is_read);
+/** The same for a key from lct_key_iter_next_ids (its id, bytes and
+ *  row as they are). */
+lct_status lct_call_fold_add_id(lct_call_fold *fold, const lct_key_id *key,
+                                double t_mono, bool is_read);
 /** The call's keys into @p refs as one ended call (lct_refs_end_call's
  *  flags, a position a chunk); the fold is then empty. */
 lct_status lct_call_fold_to_refs(lct_call_fold *fold, lct_refs *refs);

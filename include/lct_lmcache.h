@@ -246,10 +246,17 @@ typedef struct lct_key_iter {
      * on.  (About 4 KiB: keep the iterator on the stack, not in a
      * per-record copy.) */
     uint32_t ncached, next_cached;
-    /* The library's own: where a list the validating walk noted (keys
-     * alike but for chunk_hash, kv_rank and object_group_id) is
-     * described instead of read (NULL: it is read into cached[]). */
-    void *noted_run;
+    /* The library's own: a list the record's validating walk noted
+     * (LCT_KEYS; keys alike but for chunk_hash, kv_rank and
+     * object_group_id) is described where it lies, not read into
+     * cached[]: run_count keys from run_first, run_stride bytes apart,
+     * each like run_like but for those three fields (kv_rank the byte at
+     * run_rank_at, object_group_id the byte at run_group_at, 0: none);
+     * run_next is the next one handed out. */
+    const unsigned char *run_first;
+    uint32_t run_stride, run_count, run_next;
+    uint16_t run_rank_at, run_group_at;
+    lct_object_key run_like;
     lct_object_key cached[LCT_KEY_ITER_CACHE];
 } lct_key_iter;
 
@@ -277,6 +284,33 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
  */
 int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
                       lct_error *err);
+
+/** A key as lct_key_iter_next_ids hands it out: its identity, its
+ *  weight, and the two fields that place it in its call's chunks
+ *  (lct_chunk_of), without its views. */
+typedef struct lct_key_id {
+    uint64_t id;             /**< lct_object_key_hash of the key */
+    uint64_t bytes;          /**< what it weighs, as lct_key_iter_next says */
+    int64_t kv_rank;
+    int64_t object_group_id; /**< 0 when absent */
+} lct_key_id;
+
+/**
+ * The next keys as ids, for a caller that needs each key's identity and
+ * not its views: out[i] is the key lct_key_iter_next would hand out, in
+ * the same order.  A list the record's validating walk noted (a reader
+ * opened with LCT_KEYS) is hashed where it lies, its keys' shared fields
+ * laid out once a call, so a key costs its hash bytes, two numbers and
+ * the multiplies; no lct_object_key is filled.  Hands out fewer than
+ * @p max when a list ends or the next key must be read alone (a key not
+ * of the encoder's usual shape comes by itself, so a failure never
+ * follows keys in the same call); the two calls may be mixed on one
+ * iterator.
+ * @return how many (1 to @p max), 0 at the end (or when @p max is 0), or
+ *         as lct_key_iter_next's failures, with nothing handed out.
+ */
+long lct_key_iter_next_ids(lct_key_iter *it, lct_key_id *out, size_t max,
+                           lct_error *err);
 
 /* MARK: - Paired calls: how long a prefetch or a write took */
 

@@ -15,26 +15,25 @@ void lct_chunk_rows_reset(lct_chunk_rows *r)
     r->count[LCT_CHUNK_ROWS] = 0;
 }
 
-static bool row_is(const lct_chunk_rows *r, unsigned i,
-                   const lct_object_key *key)
+static bool row_is(const lct_chunk_rows *r, unsigned i, int64_t rank,
+                   int64_t group)
 {
-    return i < r->n && r->rank[i] == key->kv_rank &&
-           r->group[i] == key->object_group_id;
+    return i < r->n && r->rank[i] == rank && r->group[i] == group;
 }
 
-uint32_t lct_chunk_of(lct_chunk_rows *r, const lct_object_key *key)
+uint32_t lct_chunk_of_row(lct_chunk_rows *r, int64_t rank, int64_t group)
 {
     /* The next key is most often the next row's (chunk-major keys) or
      * the same row's (a task spec's, row after row). */
     unsigned next = r->last + 1 < r->n ? r->last + 1 : 0;
-    unsigned i = row_is(r, next, key)       ? next
-                 : row_is(r, r->last, key) ? r->last
-                                           : 0;
-    while (i < r->n && !row_is(r, i, key))
+    unsigned i = row_is(r, next, rank, group)       ? next
+                 : row_is(r, r->last, rank, group) ? r->last
+                                                   : 0;
+    while (i < r->n && !row_is(r, i, rank, group))
         i++;
     if (i == r->n && r->n < LCT_CHUNK_ROWS) {
-        r->rank[i] = key->kv_rank;
-        r->group[i] = key->object_group_id;
+        r->rank[i] = rank;
+        r->group[i] = group;
         r->count[i] = 0;
         r->n++;
     } else if (i == r->n) {
@@ -42,6 +41,11 @@ uint32_t lct_chunk_of(lct_chunk_rows *r, const lct_object_key *key)
     }
     r->last = i < LCT_CHUNK_ROWS ? i : 0;
     return r->count[i]++;
+}
+
+uint32_t lct_chunk_of(lct_chunk_rows *r, const lct_object_key *key)
+{
+    return lct_chunk_of_row(r, key->kv_rank, key->object_group_id);
 }
 
 uint64_t lct_chunk_hash_id(lct_bytes chunk_hash)

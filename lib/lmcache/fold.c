@@ -46,8 +46,8 @@ void lct_call_fold_free(lct_call_fold *f)
     free(f);
 }
 
-lct_status lct_call_fold_add(lct_call_fold *f, const lct_object_key *key,
-                             uint64_t bytes, double t_mono, bool is_read)
+lct_status lct_call_fold_add_id(lct_call_fold *f, const lct_key_id *key,
+                                double t_mono, bool is_read)
 {
     if (!f || !key)
         return LCT_ERR_INVALID;
@@ -62,9 +62,21 @@ lct_status lct_call_fold_add(lct_call_fold *f, const lct_object_key *key,
         f->sorted = s;
         f->cap = cap;
     }
-    f->keys[f->n++] = (held){lct_object_key_hash(key), bytes, t_mono,
-                             lct_chunk_of(&f->rows, key), is_read};
+    f->keys[f->n++] =
+        (held){key->id, key->bytes, t_mono,
+               lct_chunk_of_row(&f->rows, key->kv_rank, key->object_group_id),
+               is_read};
     return LCT_OK;
+}
+
+lct_status lct_call_fold_add(lct_call_fold *f, const lct_object_key *key,
+                             uint64_t bytes, double t_mono, bool is_read)
+{
+    if (!key)
+        return LCT_ERR_INVALID;
+    lct_key_id k = {lct_object_key_hash(key), bytes, key->kv_rank,
+                    key->object_group_id};
+    return lct_call_fold_add_id(f, &k, t_mono, is_read);
 }
 
 /* The held keys grouped by chunk (a counting sort: each chunk's keys in

@@ -5,7 +5,8 @@
  * chunk_hash, kv_rank and object_group_id, so that a pass that digests
  * each key's fields (spans.c) digests the model and salt once a list and
  * reads the rest of each key where it lies, without an lct_object_key a
- * key.
+ * key; and what key_ids.c takes from the key iterator to hand out a
+ * list's ids without an lct_object_key each.
  */
 #ifndef LCT_KEYS_INTERNAL_H
 #define LCT_KEYS_INTERNAL_H
@@ -36,6 +37,17 @@ typedef struct lct__key_run {
  * iterator yields the keys as lct_key_iter_init's would. */
 lct_status lct__key_iter_init_run(const lct_record *rec, lct_key_iter *it,
                                   lct__key_run *run, lct_error *err);
+
+/* Key i of the iterator's described list (run_*), as lct_key_iter_next
+ * hands it out (every view into that key's own bytes). */
+void lct__key_run_key(const lct_key_iter *it, uint32_t i,
+                      lct_object_key *key);
+
+/* What the iterator's next key weighs, for a key of object_group_id
+ * group, as lct_key_iter_next says (the layout, an L2 event's size, a
+ * spec group's layout); counts the key (it->index) and steps over its
+ * size. */
+uint64_t lct__key_iter_weight(lct_key_iter *it, int64_t group);
 
 static inline const unsigned char *lct__key_run_hash(const lct__key_run *r,
                                                      size_t i)

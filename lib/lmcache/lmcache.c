@@ -167,148 +167,6 @@ lct_status lct_object_key_get(lct_value v, lct_object_key *out,
     return key_values(f, out, err);
 }
 
-/* The key hash: the fields laid out as lct.h says, consumed as 64-bit
- * little-endian words (the last one padded with zeros), each mixed in
- * with one multiply, then the length and splitmix64's finaliser.
- *
- * The words are put together in a register from loads of the trace's
- * own bytes.  Laying the fields out in a buffer first and loading the
- * words back made most loads straddle two stores, which a CPU cannot
- * forward (the likely cause, not confirmed by a counter), which cost
- * more than the multiplies. */
-typedef struct key_hasher {
-    uint64_t h, word, total;
-    unsigned fill; /* bytes in word, 0..7 */
-} key_hasher;
-
-static inline void hash_word(key_hasher *k, uint64_t w)
-{
-    k->h = (k->h ^ w) * 0xff51afd7ed558ccdu;
-    k->h ^= k->h >> 32;
-}
-
-/* Append n (1..8) bytes: the low n bytes of v, whose other bytes are 0. */
-static inline void hash_push(key_hasher *k, uint64_t v, unsigned n)
-{
-    unsigned f = k->fill;
-    k->word |= v << (8 * f);
-    if (f + n < 8) {
-        k->fill = f + n;
-        return;
-    }
-    hash_word(k, k->word);
-    k->word = f ? v >> (8 * (8 - f)) : 0;
-    k->fill = f + n - 8;
-}
-
-/* The n & 7 (1..7) bytes of p[0..n) after its whole words, as the low
- * bytes of a word. */
-static inline uint64_t tail_word(const unsigned char *p, size_t n)
-{
-    size_t tail = n & 7;
-    if (n >= 8) /* the last 8 bytes, shifted down to the tail's */
-        return lct__le64(p + n - 8) >> (8 * (8 - tail));
-    uint64_t v = 0;
-    for (size_t i = 0; i < tail; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-    return v;
-}
-
-static inline void hash_bytes(key_hasher *k, const unsigned char *p, size_t n)
-{
-    k->total += n;
-    size_t whole = n & ~(size_t)7, tail = n & 7;
-    for (size_t at = 0; at < whole; at += 8)
-        hash_push(k, lct__le64(p + at), 8);
-    if (tail)
-        hash_push(k, tail_word(p, n), (unsigned)tail);
-}
-
-static inline void hash_le(key_hasher *k, uint64_t x, unsigned bytes)
-{
-    k->total += bytes;
-    hash_push(k, bytes == 8 ? x : x & (((uint64_t)1 << (8 * bytes)) - 1),
-              bytes);
-}
-
-static uint64_t hash_finish(uint64_t h)
-{
-    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9u; /* splitmix64's finaliser */
-    h = (h ^ (h >> 27)) * 0x94d049bb133111ebu;
-    return h ^ (h >> 31);
-}
-
-/* The layout's first 40 bytes when chunk_hash is 32 bytes long, as
- * LMCache's are: five words at fixed places (its length, the hash's
- * bytes, the model name's length), so no word is put together a field at
- * a time, as the generic pushes would. */
-static void hash_head32(key_hasher *k, const unsigned char *c,
-                        uint32_t model_len)
-{
-    uint64_t lo = lct__le64(c), hi = lct__le64(c + 24);
-    hash_word(k, 32 | lo << 32);
-    hash_word(k, lct__le64(c + 4));
-    hash_word(k, lct__le64(c + 12));
-    hash_word(k, lct__le64(c + 20));
-    hash_word(k, hi >> 32 | (uint64_t)model_len << 32);
-    k->total = 40;
-}
-
-/* After hash_head32 (a word boundary): the model name and the two
- * 8-byte numbers.  The name's length fixes where in a word each number
- * starts, so their words take one pair of shifts worked out once, not a
- * push a field (which chooses its shifts and tests for a full word at
- * every field). */
-static void hash_name_numbers(key_hasher *k, const lct_object_key *key)
-{
-    const unsigned char *name = (const unsigned char *)key->model_name.ptr;
-    size_t len = key->model_name.len, whole = len & ~(size_t)7;
-    unsigned r = (unsigned)(len & 7); /* the name's bytes in its last word */
-    for (size_t at = 0; at < whole; at += 8)
-        hash_word(k, lct__le64(name + at));
-    uint64_t rank = (uint64_t)key->kv_rank;
-    uint64_t group = (uint64_t)key->object_group_id;
-    k->total += len + 16;
-    if (!r) {
-        hash_word(k, rank);
-        hash_word(k, group);
-        return; /* k->word stays empty */
-    }
-    uint64_t t = tail_word(name, len);
-    unsigned up = 8 * r, down = 64 - up;
-    hash_word(k, t | rank << up);
-    hash_word(k, rank >> down | group << up);
-    k->word = group >> down;
-    k->fill = r;
-}
-
-uint64_t lct_object_key_hash(const lct_object_key *key)
-{
-    key_hasher k = {0x9e3779b97f4a7c15u, 0, 0, 0};
-    if (key->chunk_hash.len == 32) {
-        hash_head32(&k, key->chunk_hash.ptr, (uint32_t)key->model_name.len);
-        hash_name_numbers(&k, key);
-    } else {
-        hash_le(&k, key->chunk_hash.len, 4);
-        hash_bytes(&k, key->chunk_hash.ptr, key->chunk_hash.len);
-        hash_le(&k, key->model_name.len, 4);
-        hash_bytes(&k, (const unsigned char *)key->model_name.ptr,
-                   key->model_name.len);
-        hash_le(&k, (uint64_t)key->kv_rank, 8);
-        hash_le(&k, (uint64_t)key->object_group_id, 8);
-    }
-    if (key->cache_salt.len) {
-        hash_le(&k, key->cache_salt.len, 4);
-        hash_bytes(&k, (const unsigned char *)key->cache_salt.ptr,
-                   key->cache_salt.len);
-    } else {
-        hash_le(&k, 0, 4); /* most keys: a constant length, nothing more */
-    }
-    if (k.fill)
-        hash_word(&k, k.word);
-    return hash_finish(k.h ^ k.total);
-}
-
 lct_status lct_dtype_get(lct_value v, lct_str *name, lct_error *err)
 {
     lct_value s;
@@ -660,8 +518,7 @@ static bool spec_read_at(lct_iter *a, lct_key_iter *it, spec_seen *spec,
 static inline void forget_read(lct_key_iter *it)
 {
     it->ncached = 0;
-    if (it->noted_run)
-        ((lct__key_run *)it->noted_run)->count = 0;
+    it->run_count = 0;
 }
 
 /* One pass over map m: the value of each key names[i] into f[i] (a
@@ -1191,36 +1048,24 @@ static inline void noted_key(const unsigned char *p, const lct__key_fields *f,
 }
 
 /* read_keys_array from the keys the record's validating walk found, when
- * this is the list it noted (lct__key_notes, LCT_KEYS): no walk of the
- * list. */
+ * this is the list it noted (lct__key_notes, LCT_KEYS): the list is
+ * described in the iterator where it lies (run_*), not walked or read. */
 static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
 {
     const lct__key_notes *kn = lct__key_notes_here();
     const unsigned char *p = a->cur;
-    if (kn->list != p || kn->end > a->end)
+    if (kn->list != p || kn->end > a->end || kn->count > UINT32_MAX)
         return false;
-    if (it->noted_run) { /* described, not read */
-        lct__key_run *r = it->noted_run;
-        *r = (lct__key_run){.first = kn->first, .stride = kn->len,
-                            .count = kn->count,
-                            .rank_at = kn->fields.at[KV_RANK],
-                            .group_at = kn->fields.at[OBJECT_GROUP_ID],
-                            .has_group = kn->fields.len[OBJECT_GROUP_ID] != 0};
-        noted_key(kn->first, &kn->fields, &r->like);
-        it->ncached = 0;
-        it->keys = (lct_iter){.cur = kn->end, .end = a->end, .remaining = 0,
-                              .count = (uint32_t)kn->count};
-        *v = (lct_value){p, (size_t)(kn->end - p)};
-        a->cur = kn->end;
-        return true;
-    }
-    size_t n = kn->count < LCT_KEY_ITER_CACHE ? kn->count : LCT_KEY_ITER_CACHE;
-    const unsigned char *k = kn->first;
-    for (size_t i = 0; i < n; i++, k += kn->len)
-        noted_key(k, &kn->fields, &it->cached[i]);
-    it->ncached = (uint32_t)n;
-    it->keys = (lct_iter){.cur = k, .end = a->end,
-                          .remaining = (uint32_t)(kn->count - n),
+    it->run_first = kn->first;
+    it->run_stride = (uint32_t)kn->len;
+    it->run_count = (uint32_t)kn->count;
+    it->run_next = 0;
+    it->run_rank_at = kn->fields.at[KV_RANK];
+    it->run_group_at =
+        kn->fields.len[OBJECT_GROUP_ID] ? kn->fields.at[OBJECT_GROUP_ID] : 0;
+    noted_key(kn->first, &kn->fields, &it->run_like);
+    it->ncached = 0;
+    it->keys = (lct_iter){.cur = kn->end, .end = a->end, .remaining = 0,
                           .count = (uint32_t)kn->count};
     *v = (lct_value){p, (size_t)(kn->end - p)};
     a->cur = kn->end;
@@ -1298,28 +1143,27 @@ static void l2_sizes(const lct_record *rec, lct_key_iter *it)
         lct_array_iter_init(sizes, &it->sizes) == LCT_OK;
 }
 
-static lct_status key_iter_start(const lct_record *rec, lct_key_iter *it,
-                                 lct__key_run *run, lct_error *err);
-
-lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
-                             lct_error *err)
-{
-    return key_iter_start(rec, it, NULL, err);
-}
-
 lct_status lct__key_iter_init_run(const lct_record *rec, lct_key_iter *it,
                                   lct__key_run *run, lct_error *err)
 {
     run->count = 0;
-    return key_iter_start(rec, it, run, err);
+    lct_status st = lct_key_iter_init(rec, it, err);
+    if (st != LCT_OK || it->run_next >= it->run_count)
+        return st;
+    *run = (lct__key_run){.first = it->run_first, .stride = it->run_stride,
+                          .count = it->run_count,
+                          .rank_at = it->run_rank_at,
+                          .group_at = it->run_group_at,
+                          .has_group = it->run_group_at != 0,
+                          .like = it->run_like};
+    it->run_next = it->run_count; /* described: the iterator skips them */
+    return LCT_OK;
 }
 
-/* lct_key_iter_init, a noted list described in *run when run is given. */
-static lct_status key_iter_start(const lct_record *rec, lct_key_iter *it,
-                                 lct__key_run *run, lct_error *err)
+lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
+                             lct_error *err)
 {
     memset(it, 0, offsetof(lct_key_iter, cached));
-    it->noted_run = run;
     lct_value f[5], v, array;
     spec_seen spec;
     lct_status st;
@@ -1402,11 +1246,54 @@ static int next_key(lct_iter *keys, lct_object_key *key, lct_error *err)
     return st == LCT_OK ? 1 : st;
 }
 
+void lct__key_run_key(const lct_key_iter *it, uint32_t i,
+                      lct_object_key *key)
+{
+    const unsigned char *p = it->run_first + (size_t)i * it->run_stride;
+    const lct_object_key *like = &it->run_like;
+    *key = *like;
+    key->chunk_hash.ptr = p + LCT__MP_UNIT_FREE_AT;
+    /* the key's own bytes, equal to the first key's */
+    key->model_name.ptr =
+        (const char *)p +
+        ((const unsigned char *)like->model_name.ptr - it->run_first);
+    if (like->cache_salt.len)
+        key->cache_salt.ptr =
+            (const char *)p +
+            ((const unsigned char *)like->cache_salt.ptr - it->run_first);
+    key->kv_rank = p[it->run_rank_at];
+    key->object_group_id = it->run_group_at ? p[it->run_group_at] : 0;
+}
+
+uint64_t lct__key_iter_weight(lct_key_iter *it, int64_t group)
+{
+    it->index++;
+    uint64_t weight = it->layout_bytes;
+    lct_value size;
+    if (it->from_sizes && (lct_array_iter_next(&it->sizes, &size) != 1 ||
+                           lct_value_get_uint64(size, &weight) != LCT_OK))
+        weight = 0, it->from_sizes = false; /* no more sizes than keys */
+    /* A spec's keys come group by group or round the groups: the last
+     * group's size is kept, not the layout decoded per key. */
+    if (it->from_spec && it->spec_group_known && it->spec_group == group) {
+        weight = it->spec_group_bytes;
+    } else if (it->from_spec) {
+        weight = spec_group_bytes(&it->spec, group);
+        it->spec_group_known = true;
+        it->spec_group = group;
+        it->spec_group_bytes = weight;
+    }
+    return weight;
+}
+
 int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
                       lct_error *err)
 {
     int rc;
-    if (it->next_cached < it->ncached) {
+    if (it->run_next < it->run_count) {
+        lct__key_run_key(it, it->run_next++, key);
+        rc = 1;
+    } else if (it->next_cached < it->ncached) {
         *key = it->cached[it->next_cached++];
         rc = 1;
     } else {
@@ -1421,23 +1308,7 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
     }
     if (rc <= 0)
         return rc;
-    it->index++;
-    uint64_t weight = it->layout_bytes;
-    lct_value size;
-    if (it->from_sizes && (lct_array_iter_next(&it->sizes, &size) != 1 ||
-                           lct_value_get_uint64(size, &weight) != LCT_OK))
-        weight = 0, it->from_sizes = false; /* no more sizes than keys */
-    /* A spec's keys come group by group or round the groups: the last
-     * group's size is kept, not the layout decoded per key. */
-    if (it->from_spec && it->spec_group_known &&
-        it->spec_group == key->object_group_id) {
-        weight = it->spec_group_bytes;
-    } else if (it->from_spec) {
-        weight = spec_group_bytes(&it->spec, key->object_group_id);
-        it->spec_group_known = true;
-        it->spec_group = key->object_group_id;
-        it->spec_group_bytes = weight;
-    }
+    uint64_t weight = lct__key_iter_weight(it, key->object_group_id);
     if (bytes)
         *bytes = weight;
     return 1;
