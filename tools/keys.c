@@ -343,23 +343,38 @@ typedef struct keys_lane {
     qual_memo memo;
 } keys_lane;
 
-static int lane_key(void *ctx, const lct_record *rec, uint64_t idx,
-                    tool_key_op op, const lct_object_key *key, uint64_t bytes)
+/* Every key of rec to the lane's call (the prefix rule), stream or
+ * references, as ids a batch at a time (a noted list hashed where it
+ * lies).  How many, or -1 when memory ran out. */
+static long lane_keys(keys_lane *l, const lct_record *rec, bool read)
 {
-    (void)idx;
-    keys_lane *l = ctx;
-    bool read = op == TOOL_KEY_READ;
-    lct_mrc_stream *s = shared.ops->stream;
-    if (shared.ops->calls
-            ? lct_call_fold_add(l->fold, key, bytes, rec->t_mono, read) ==
-                  LCT_OK
-        : s ? lct_mrc_stream_add(s, lct_object_key_hash(key), bytes, read) ==
-                  LCT_OK
-            : lct_refs_add(l->refs, lct_object_key_hash(key), bytes,
-                           rec->t_mono, read) == LCT_OK)
+    lct_key_iter it;
+    lct_error err;
+    if (lct_key_iter_init(rec, &it, &err) != LCT_OK) {
+        bad_keys(shared.inputs->current, rec, shared.cmd, &err);
         return 0;
-    l->failed = true;
-    return 1;
+    }
+    const tool_keyops *o = shared.ops;
+    lct_key_id keys[64];
+    long n, given = 0;
+    while ((n = lct_key_iter_next_ids(&it, keys, 64, &err)) > 0) {
+        for (long i = 0; i < n; i++) {
+            const lct_key_id *k = &keys[i];
+            if ((o->calls    ? lct_call_fold_add_id(l->fold, k, rec->t_mono,
+                                                    read)
+                 : o->stream ? lct_mrc_stream_add(o->stream, k->id,
+                                                  k->bytes, read)
+                             : lct_refs_add(l->refs, k->id, k->bytes,
+                                            rec->t_mono, read)) != LCT_OK) {
+                l->failed = true;
+                return -1;
+            }
+        }
+        given += n;
+    }
+    if (n < 0)
+        bad_keys(shared.inputs->current, rec, shared.cmd, &err);
+    return given;
 }
 
 static int lane_record(void *state, const lct_record *rec)
@@ -383,8 +398,7 @@ static int lane_record(void *state, const lct_record *rec)
                               l->hits + o->read.n + o->write.n, &l->memo);
     if (op == TOOL_KEY_NONE)
         return 0;
-    long given = record_keys(shared.inputs->current, rec, 0, op, shared.cmd,
-                             lane_key, l);
+    long given = lane_keys(l, rec, op == TOOL_KEY_READ);
     if (given == 0)
         note_unread(rec, &l->unread, l->unread_tag, sizeof l->unread_tag);
     if (given > 0 && o->calls &&

@@ -257,34 +257,33 @@ static int plan_prefetch(planner *p, lct_key_iter *it, bool *issued,
     uint32_t first = UINT32_MAX, last = 0, served_until = UINT32_MAX;
     lct_chunk_rows rows;
     lct_chunk_rows_reset(&rows);
-    lct_object_key key;
-    uint64_t layout;
-    int rc;
-    while ((rc = lct_key_iter_next(it, &key, &layout, NULL)) == 1) {
-        uint64_t id = lct_object_key_hash(&key), bytes = key_bytes(p, layout);
-        /* the call's chunks, L1's keys counted: what L2 is asked keeps
-         * the call's chunk boundaries, as the two-tier curve keeps them */
-        uint32_t chunk = lct_chunk_of(&rows, &key);
-        *handled = true;
-        first = chunk < first ? chunk : first;
-        last = chunk > last ? chunk : last;
-        if (p->has_l1 && l1_serves(p, id, bytes, &leading))
-            continue;
-        if (served_until == UINT32_MAX)
-            served_until = chunk;
-        if (p->nomem)
-            break;
-        if (it->skip_l2)
-            continue;
-        p->r->l1.keys_to_l2 += p->has_l1;
-        lct__rop op = {.id = id, .bytes = bytes, .call = c, .pos = c->n,
-                       .chunk = chunk,
-                       .kind = LCT_REPLAY_LOOKUP};
-        if (!lct__pcall_add(c, &op)) {
-            p->nomem = true;
-            break;
+    lct_key_id keys[64];
+    long got = 0;
+    while (!p->nomem && (got = lct_key_iter_next_ids(it, keys, 64, NULL)) > 0)
+        for (long i = 0; i < got && !p->nomem; i++) {
+            uint64_t id = keys[i].id, bytes = key_bytes(p, keys[i].bytes);
+            /* the call's chunks, L1's keys counted: what L2 is asked
+             * keeps the call's chunk boundaries, as the two-tier curve
+             * keeps them */
+            uint32_t chunk = lct_chunk_of_row(&rows, keys[i].kv_rank,
+                                              keys[i].object_group_id);
+            *handled = true;
+            first = chunk < first ? chunk : first;
+            last = chunk > last ? chunk : last;
+            if (p->has_l1 && l1_serves(p, id, bytes, &leading))
+                continue;
+            if (served_until == UINT32_MAX)
+                served_until = chunk;
+            if (it->skip_l2)
+                continue;
+            p->r->l1.keys_to_l2 += p->has_l1;
+            lct__rop op = {.id = id, .bytes = bytes, .call = c, .pos = c->n,
+                           .chunk = chunk,
+                           .kind = LCT_REPLAY_LOOKUP};
+            if (!lct__pcall_add(c, &op))
+                p->nomem = true;
         }
-    }
+    int rc = got < 0 ? (int)got : 0;
     if (p->has_l1 && first != UINT32_MAX) {
         p->r->l1.positions += last - first + 1;
         p->r->l1.positions_hit += served_until == UINT32_MAX
@@ -306,17 +305,17 @@ static int plan_prefetch(planner *p, lct_key_iter *it, bool *issued,
     return rc;
 }
 
-/* A write call's keys. */
+/* A write call's keys: ids only, a batch at a time. */
 static int plan_writes(planner *p, enum call call, lct_key_iter *it,
                        bool *issued)
 {
-    lct_object_key key;
-    uint64_t bytes;
-    int rc;
-    while ((rc = lct_key_iter_next(it, &key, &bytes, NULL)) == 1)
-        if (!plan_key(p, call, lct_object_key_hash(&key), bytes, issued))
-            return 1;
-    return rc;
+    lct_key_id keys[64];
+    long n;
+    while ((n = lct_key_iter_next_ids(it, keys, 64, NULL)) > 0)
+        for (long i = 0; i < n; i++)
+            if (!plan_key(p, call, keys[i].id, keys[i].bytes, issued))
+                return 1;
+    return (int)n;
 }
 
 static bool plan_record(planner *p, const lct_record *rec)
