@@ -43,6 +43,11 @@ static const mpw_objectkey_shape key_shapes[] = {
     {"ObjectKey", 4, 32, "meta-llama/Llama-3.1-8B-Instruct", 7, 2, false},
     {"ObjectKey", 5, 32, "meta-llama/Llama-3.1-8B-Instruct", 3, 1, false},
     {"ObjectKey", 4, 32, "m", 1, 1, false},
+    /* a tail of three whole 32-byte blocks and more: the 32-byte
+     * compare's counted path (shorter tails take its fixed one) */
+    {"ObjectKey", 4, 32,
+     "org/a-model-name-of-seventy-bytes-so-the-tail-holds-3-blocks-of-32-B",
+     2, 1, false},
 };
 #define NSHAPES (sizeof key_shapes / sizeof key_shapes[0])
 

@@ -85,6 +85,10 @@ void lct__key_template_set(key_template *t, const key_candidate *c,
     t->usual = -1; /* worked out when a walk that notes keys needs it */
     t->full = (unsigned)(tail_len / 16);
     t->full32 = (unsigned)(tail_len / 32);
+    for (unsigned i = 0; i < KEY_FIXED32; i++) { /* match32's blocks */
+        size_t at = LCT__MP_UNIT_OPENING + 32 * i;
+        t->at32[i] = (uint16_t)(at < len - 32 ? at : len - 32);
+    }
     t->len = len;
     t->depth1 = c->depth + 1;
 }
@@ -229,13 +233,20 @@ load32(const unsigned char *p)
         diff |= DIFF32(LCT__MP_UNIT_OPENING + 32 * i);                    \
         __attribute__((fallthrough));
 
+
 static inline __attribute__((always_inline, target("avx2"))) bool
 match32(const key_template *t, const unsigned char *p)
 {
     /* the opening less its first byte, and the last 32 bytes of the key
      * (reaching back into the hash when the tail is short: masked) */
     const unsigned char *k = t->key + KEY_STORE_AT, *m = t->mask + KEY_STORE_AT;
-    bytes32 diff = (load32(p + 1) ^ load32(k + 1)) | DIFF32(t->len - 32);
+    bytes32 diff = load32(p + 1) ^ load32(k + 1);
+    _Static_assert(KEY_FIXED32 == 2, "the fixed compare's blocks");
+    if (t->full32 < KEY_FIXED32) {
+        diff |= DIFF32(t->at32[0]) | DIFF32(t->at32[1]);
+        return _mm256_testz_si256((__m256i)diff, (__m256i)diff);
+    }
+    diff |= DIFF32(t->len - 32);
     switch (t->full32) {
         BLOCK32(5)
         BLOCK32(4)
