@@ -142,8 +142,7 @@ static size_t compare_file(const char *path, unsigned flags,
     return described;
 }
 
-/* An ObjectKey as the encoder writes it, with these fields (group < 0:
- * no object_group_id; salt NULL: none). */
+/* An ObjectKey whose hash comes from seed (write_model_key's fields). */
 static void write_key(lct_writer *w, unsigned seed, const char *model,
                       size_t model_len, int rank, int group,
                       const char *salt)
@@ -151,22 +150,8 @@ static void write_key(lct_writer *w, unsigned seed, const char *model,
     unsigned char hash[32];
     for (size_t i = 0; i < sizeof hash; i++)
         hash[i] = (unsigned char)(seed * 131 + i * 29 + (seed >> 3));
-    lct_writer_codec(w, "ObjectKey");
-    lct_writer_map(w, 3 + (group >= 0) + (salt != NULL));
-    lct_writer_cstr(w, "chunk_hash");
-    lct_writer_bin(w, hash, sizeof hash);
-    lct_writer_cstr(w, "model_name");
-    lct_writer_str(w, model, model_len);
-    lct_writer_cstr(w, "kv_rank");
-    lct_writer_int(w, rank);
-    if (group >= 0) {
-        lct_writer_cstr(w, "object_group_id");
-        lct_writer_int(w, group);
-    }
-    if (salt) {
-        lct_writer_cstr(w, "cache_salt");
-        lct_writer_cstr(w, salt);
-    }
+    write_model_key(w, hash, sizeof hash, model, model_len, rank, group,
+                    salt);
 }
 
 /* A submit_prefetch_task call whose `keys` are n keys of one shape, the
@@ -314,12 +299,7 @@ Test(key_ids, generated_shapes_hash_and_weigh_as_their_keys)
                                             {"--mix", NULL},
                                             {"--spec", NULL}};
     for (size_t k = 0; k < 4; k++) {
-        char *gen = tmp_file_with("", 0);
-        run m = run_lct(NULL, "gen", "-n", "400", shapes[k][0],
-                        shapes[k][1] ? shapes[k][1] : gen,
-                        shapes[k][1] ? gen : NULL, NULL);
-        cr_assert_eq(m.status, 0, "%s", m.err);
-        run_free(&m);
+        char *gen = gen_shape_trace("400", shapes[k][0], shapes[k][1]);
         compare_file(gen, 0, shapes[k][0], NULL, 0);
         size_t noted = compare_file(gen, LCT_KEYS, shapes[k][0], NULL, 0);
         cr_expect_gt(noted, 0, "%s %s: a list described",

@@ -601,12 +601,7 @@ Test(spans, a_noted_list_pairs_as_its_keys_walked_one_by_one)
     static const char *const shapes[][2] = {
         {"--shape", "llama"}, {"--mix", NULL}, {"--spec", NULL}};
     for (size_t k = 0; k < 3; k++) {
-        char *gen = tmp_file_with("", 0);
-        run m = run_lct(NULL, "gen", "-n", "3000", shapes[k][0],
-                        shapes[k][1] ? shapes[k][1] : gen,
-                        shapes[k][1] ? gen : NULL, NULL);
-        cr_assert_eq(m.status, 0, "%s", m.err);
-        run_free(&m);
+        char *gen = gen_shape_trace("3000", shapes[k][0], shapes[k][1]);
         static got a, b; /* 32 spans each at most: the first 32 */
         lct_spans_unpaired ua, ub;
         lct_reader *r;

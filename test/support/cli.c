@@ -29,16 +29,35 @@ run run_lct(const char *stdin_path, ...)
     return run_argv(stdin_path, argv);
 }
 
-char *gen_l2_trace(const char *records, const char *adapters,
-                   const char *seed)
+/* A new empty temporary file for lct gen to write; its malloc'd path. */
+static char *gen_path(void)
 {
-    char *path = strdup("/tmp/lct-l2g-XXXXXX");
+    char *path = strdup("/tmp/lct-gen-XXXXXX");
     cr_assert_not_null(path);
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     close(fd);
+    return path;
+}
+
+char *gen_l2_trace(const char *records, const char *adapters,
+                   const char *seed)
+{
+    char *path = gen_path();
     run g = run_lct(NULL, "gen", "-n", records, "--level", "l2",
                     "--l2-adapters", adapters, "--seed", seed, path, NULL);
+    cr_assert_eq(g.status, 0, "%s", g.err);
+    run_free(&g);
+    return path;
+}
+
+char *gen_shape_trace(const char *records, const char *opt,
+                      const char *value)
+{
+    char *path = gen_path();
+    run g = value ? run_lct(NULL, "gen", "-n", records, opt, value, path,
+                            NULL)
+                  : run_lct(NULL, "gen", "-n", records, opt, path, NULL);
     cr_assert_eq(g.status, 0, "%s", g.err);
     run_free(&g);
     return path;

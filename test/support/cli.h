@@ -19,6 +19,11 @@ run run_lct(const char *stdin_path, ...);
  * does). */
 char *gen_l2_trace(const char *records, const char *adapters,
                    const char *seed);
+/* A temporary trace `lct gen -n RECORDS OPT [VALUE]` writes ("--mix",
+ * or "--shape" "llama"); its path, malloc'd (the test's assertion fails
+ * when gen does). */
+char *gen_shape_trace(const char *records, const char *opt,
+                      const char *value);
 /* test/fixtures/NAME EXT, malloc'd. */
 char *fixture(const char *name, const char *ext);
 /* The fixture's .expect.json, parsed (what LMCache's reader yields). */

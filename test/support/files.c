@@ -78,15 +78,16 @@ lct_writer *tmp_level_writer(char **path, const char *level)
     return w;
 }
 
-void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
-                      int rank, int group, const char *salt)
+void write_model_key(lct_writer *w, const void *hash, size_t hash_len,
+                     const char *model, size_t model_len, int rank,
+                     int group, const char *salt)
 {
     lct_writer_codec(w, "ObjectKey");
     lct_writer_map(w, 3 + (group >= 0) + (salt != NULL));
     lct_writer_cstr(w, "chunk_hash");
     lct_writer_bin(w, hash, hash_len);
     lct_writer_cstr(w, "model_name");
-    lct_writer_cstr(w, "m");
+    lct_writer_str(w, model, model_len);
     lct_writer_cstr(w, "kv_rank");
     lct_writer_int(w, rank);
     if (group >= 0) {
@@ -97,6 +98,12 @@ void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
         lct_writer_cstr(w, "cache_salt");
         lct_writer_cstr(w, salt);
     }
+}
+
+void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
+                      int rank, int group, const char *salt)
+{
+    write_model_key(w, hash, hash_len, "m", 1, rank, group, salt);
 }
 
 unsigned long long proc_counter(const char *path, const char *format)

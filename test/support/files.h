@@ -23,6 +23,10 @@ lct_writer *tmp_level_writer(char **path, const char *level);
  * cache_salt unless salt is NULL. */
 void write_object_key(lct_writer *w, const void *hash, size_t hash_len,
                       int rank, int group, const char *salt);
+/* The same with this model_name (model_len bytes). */
+void write_model_key(lct_writer *w, const void *hash, size_t hash_len,
+                     const char *model, size_t model_len, int rank,
+                     int group, const char *salt);
 /* A StorageManager call `op` at t_mono t (t_wall 1.7e9 + t) naming a
  * key a letter of `letters` (its chunk hash the letter, then 7, then
  * zeros; write_object_key's other fields), or with NULL a `keys` that is
