@@ -243,7 +243,13 @@ match32(const key_template *t, const unsigned char *p)
     bytes32 diff = load32(p + 1) ^ load32(k + 1);
     _Static_assert(KEY_FIXED32 == 2, "the fixed compare's blocks");
     if (t->full32 < KEY_FIXED32) {
-        diff |= DIFF32(t->at32[0]) | DIFF32(t->at32[1]);
+        /* addressed from t, as the counted path's constant offsets are:
+         * k and m in registers of their own spilled the loop's */
+        size_t a0 = t->at32[0], a1 = t->at32[1];
+        diff |= ((load32(p + a0) & load32(t->mask + KEY_STORE_AT + a0)) ^
+                 load32(t->key + KEY_STORE_AT + a0)) |
+                ((load32(p + a1) & load32(t->mask + KEY_STORE_AT + a1)) ^
+                 load32(t->key + KEY_STORE_AT + a1));
         return _mm256_testz_si256((__m256i)diff, (__m256i)diff);
     }
     diff |= DIFF32(t->len - 32);
