@@ -66,26 +66,20 @@ static inline uint64_t plan_id(const id_plan *pl, const unsigned char *hash,
     return lct__hash_finish(k.h ^ pl->total);
 }
 
-/* The object_group_id of the described list's key at p. */
-static inline uint64_t run_group(const lct_key_iter *it,
-                                 const unsigned char *p)
-{
-    return it->run_group_at ? p[it->run_group_at] : 0;
-}
-
 /* Up to max of the described list's keys (run_*), hashed where they
  * lie. */
 static long run_ids(lct_key_iter *it, lct_key_id *out, size_t max)
 {
     size_t n = it->run_count - it->run_next, stride = it->run_stride;
     n = n < max ? n : max;
-    const unsigned char *p = it->run_first + (size_t)it->run_next * stride;
+    const unsigned char *p = lct__key_run_at(it, it->run_next);
     id_plan pl;
     bool planned = plan_ids(&it->run_like, &pl);
     /* a flat list's keys each weigh the call's layout */
     bool flat = !it->from_sizes && !it->from_spec;
     for (size_t i = 0; i < n; i++, p += stride) {
-        uint64_t rank = p[it->run_rank_at], group = run_group(it, p);
+        uint64_t rank = (uint64_t)lct__key_run_rank(it, p);
+        uint64_t group = (uint64_t)lct__key_run_group(it, p);
         lct_key_id *k = &out[i];
         k->kv_rank = (int64_t)rank;
         k->object_group_id = (int64_t)group;

@@ -5,8 +5,9 @@
  * chunk_hash, kv_rank and object_group_id, so that a pass that digests
  * each key's fields (spans.c) digests the model and salt once a list and
  * reads the rest of each key where it lies, without an lct_object_key a
- * key; and what key_ids.c takes from the key iterator to hand out a
- * list's ids without an lct_object_key each.
+ * key (the iterator's description of the list, run_*, read through the
+ * helpers below); and what key_ids.c takes from the key iterator to hand
+ * out a list's ids without an lct_object_key each.
  */
 #ifndef LCT_KEYS_INTERNAL_H
 #define LCT_KEYS_INTERNAL_H
@@ -18,28 +19,31 @@
 #include "lct_lmcache.h"
 #include "msgpack/unit_internal.h"
 
-/* A noted list as it lies: count keys from first, stride bytes apart,
- * each with like's model_name and cache_salt (like is the first key);
- * key i's chunk_hash is the 32 bytes at lct__key_run_hash, its kv_rank
- * the byte at rank_at and its object_group_id the byte at group_at (0
- * when has_group is false). */
-typedef struct lct__key_run {
-    const unsigned char *first;
-    size_t stride, count;
-    size_t rank_at, group_at;
-    bool has_group;
-    lct_object_key like;
-} lct__key_run;
+/* Key i of the iterator's described list (run_*: a list the walk noted,
+ * keys alike but for chunk_hash, kv_rank and object_group_id, each
+ * with run_like's model_name and cache_salt): its first byte; its
+ * chunk_hash is the 32 bytes LCT__MP_UNIT_FREE_AT on. */
+static inline const unsigned char *lct__key_run_at(const lct_key_iter *it,
+                                                   size_t i)
+{
+    return it->run_first + i * it->run_stride;
+}
 
-/* lct_key_iter_init, except that when the call's keys are the walk's
- * noted list they are described in *run (run->count > 0) and the
- * iterator yields none of them; otherwise run->count is 0 and the
- * iterator yields the keys as lct_key_iter_init's would. */
-lct_status lct__key_iter_init_run(const lct_record *rec, lct_key_iter *it,
-                                  lct__key_run *run, lct_error *err);
+/* The kv_rank and object_group_id of the described list's key at key. */
+static inline int64_t lct__key_run_rank(const lct_key_iter *it,
+                                        const unsigned char *key)
+{
+    return key[it->run_rank_at];
+}
 
-/* Key i of the iterator's described list (run_*), as lct_key_iter_next
- * hands it out (every view into that key's own bytes). */
+static inline int64_t lct__key_run_group(const lct_key_iter *it,
+                                         const unsigned char *key)
+{
+    return it->run_group_at ? key[it->run_group_at] : 0;
+}
+
+/* Key i of the iterator's described list, as lct_key_iter_next hands it
+ * out (every view into that key's own bytes). */
 void lct__key_run_key(const lct_key_iter *it, uint32_t i,
                       lct_object_key *key);
 
@@ -48,21 +52,5 @@ void lct__key_run_key(const lct_key_iter *it, uint32_t i,
  * spec group's layout); counts the key (it->index) and steps over its
  * size. */
 uint64_t lct__key_iter_weight(lct_key_iter *it, int64_t group);
-
-static inline const unsigned char *lct__key_run_hash(const lct__key_run *r,
-                                                     size_t i)
-{
-    return r->first + i * r->stride + LCT__MP_UNIT_FREE_AT;
-}
-
-static inline int64_t lct__key_run_rank(const lct__key_run *r, size_t i)
-{
-    return r->first[i * r->stride + r->rank_at];
-}
-
-static inline int64_t lct__key_run_group(const lct__key_run *r, size_t i)
-{
-    return r->has_group ? r->first[i * r->stride + r->group_at] : 0;
-}
 
 #endif

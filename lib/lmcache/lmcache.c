@@ -1143,23 +1143,6 @@ static void l2_sizes(const lct_record *rec, lct_key_iter *it)
         lct_array_iter_init(sizes, &it->sizes) == LCT_OK;
 }
 
-lct_status lct__key_iter_init_run(const lct_record *rec, lct_key_iter *it,
-                                  lct__key_run *run, lct_error *err)
-{
-    run->count = 0;
-    lct_status st = lct_key_iter_init(rec, it, err);
-    if (st != LCT_OK || it->run_next >= it->run_count)
-        return st;
-    *run = (lct__key_run){.first = it->run_first, .stride = it->run_stride,
-                          .count = it->run_count,
-                          .rank_at = it->run_rank_at,
-                          .group_at = it->run_group_at,
-                          .has_group = it->run_group_at != 0,
-                          .like = it->run_like};
-    it->run_next = it->run_count; /* described: the iterator skips them */
-    return LCT_OK;
-}
-
 lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
                              lct_error *err)
 {
@@ -1249,7 +1232,7 @@ static int next_key(lct_iter *keys, lct_object_key *key, lct_error *err)
 void lct__key_run_key(const lct_key_iter *it, uint32_t i,
                       lct_object_key *key)
 {
-    const unsigned char *p = it->run_first + (size_t)i * it->run_stride;
+    const unsigned char *p = lct__key_run_at(it, i);
     const lct_object_key *like = &it->run_like;
     *key = *like;
     key->chunk_hash.ptr = p + LCT__MP_UNIT_FREE_AT;
@@ -1261,8 +1244,8 @@ void lct__key_run_key(const lct_key_iter *it, uint32_t i,
         key->cache_salt.ptr =
             (const char *)p +
             ((const unsigned char *)like->cache_salt.ptr - it->run_first);
-    key->kv_rank = p[it->run_rank_at];
-    key->object_group_id = it->run_group_at ? p[it->run_group_at] : 0;
+    key->kv_rank = lct__key_run_rank(it, p);
+    key->object_group_id = lct__key_run_group(it, p);
 }
 
 uint64_t lct__key_iter_weight(lct_key_iter *it, int64_t group)

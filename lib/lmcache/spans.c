@@ -171,7 +171,7 @@ static inline uint64_t id_of(const unsigned char *hash, size_t hash_len,
 {
     uint64_t c = lct__digest(0x2d358dccaa6c78a5u, hash, hash_len);
     uint64_t n = lct__mum((uint64_t)rank ^ 0xd6e8feb86659fd93u,
-                     (uint64_t)group ^ 0xa5a5a5a5a5a5a5a5u);
+                          (uint64_t)group ^ 0xa5a5a5a5a5a5a5a5u);
     return lct__mum(c ^ n, name_salt);
 }
 
@@ -184,12 +184,12 @@ static inline uint64_t key_id(const lct_object_key *k, uint64_t name_salt)
 static uint64_t name_salt_part(const lct_object_key *k)
 {
     uint64_t m = lct__digest(0x589965cc75374cc3u,
-                        (const unsigned char *)k->model_name.ptr,
-                        k->model_name.len);
+                             (const unsigned char *)k->model_name.ptr,
+                             k->model_name.len);
     uint64_t salt = k->cache_salt.len
                         ? lct__digest(0x1d8e4e27c47d124fu,
-                                 (const unsigned char *)k->cache_salt.ptr,
-                                 k->cache_salt.len)
+                                      (const unsigned char *)k->cache_salt.ptr,
+                                      k->cache_salt.len)
                         : 0x1d8e4e27c47d124fu;
     return m ^ (salt * 0xff51afd7ed558ccdu);
 }
@@ -202,29 +202,31 @@ static bool id_room(lct_spans *s)
 }
 
 /* The record's key ids into s->ids; false after an error.  A list the
- * validating walk noted has one model and salt: their digest is taken
- * once, and each key's hash, rank and group read where they lie
- * (lct__key_iter_init_run). */
+ * validating walk noted, which the iterator describes (run_*), has one
+ * model and salt: their digest is taken once, and each key's hash, rank
+ * and group read where they lie; the iterator then goes on after it. */
 static lct_status read_ids(lct_spans *s, const lct_record *rec,
                            lct_error *err)
 {
     lct_key_iter it;
     lct_object_key k;
-    lct__key_run run;
     s->nids = 0;
-    lct_status st = lct__key_iter_init_run(rec, &it, &run, err);
+    lct_status st = lct_key_iter_init(rec, &it, err);
     if (st != LCT_OK)
         return st;
-    if (run.count) {
-        uint64_t part = name_salt_part(&run.like);
-        if (run.count > s->ids_cap &&
-            !grow((void **)&s->ids, &s->ids_cap, run.count, sizeof *s->ids))
+    if (it.run_next < it.run_count) {
+        uint64_t part = name_salt_part(&it.run_like);
+        if (it.run_count > s->ids_cap &&
+            !grow((void **)&s->ids, &s->ids_cap, it.run_count,
+                  sizeof *s->ids))
             return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
-        for (size_t i = 0; i < run.count; i++) /* in place, no copy */
-            s->ids[s->nids++] =
-                id_of(lct__key_run_hash(&run, i), 32,
-                      lct__key_run_rank(&run, i),
-                      lct__key_run_group(&run, i), part);
+        for (size_t i = it.run_next; i < it.run_count; i++) {
+            const unsigned char *key = lct__key_run_at(&it, i);
+            s->ids[s->nids++] = id_of(key + LCT__MP_UNIT_FREE_AT, 32,
+                                      lct__key_run_rank(&it, key),
+                                      lct__key_run_group(&it, key), part);
+        }
+        it.run_next = it.run_count;
     }
     int more;
     while ((more = lct_key_iter_next(&it, &k, NULL, err))) {
