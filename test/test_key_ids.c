@@ -1,8 +1,8 @@
 /*
  * test_key_ids.c - lct_key_iter_next_ids against lct_key_iter_next: the
  * ids it hands out are lct_object_key_hash of the keys next hands out,
- * the weights, ranks and groups are next's, in the same order, ending with the same
- * failure; for model names of every length to 40 bytes, salts of several
+ * the weights, ranks and groups are next's, in the same order, ending
+ * with the same failure; for model names of every length to 40 bytes, salts of several
  * lengths, keys with and without object_group_id, ranks and groups to
  * 127, lists longer than the iterator's cache, hostile lists, and the
  * generated shapes (spec groups, L2 sizes); read with and without
@@ -173,7 +173,8 @@ static void write_list(lct_writer *w, double t, const char *model,
             lct_writer_int(w, 5);
         else
             write_key(w, (unsigned)t * 1000 + i, model, model_len,
-                      odd == ODD_RANK && i == odd_at ? 200 : (int)(i * 5 % 128),
+                      odd == ODD_RANK && i == odd_at ? 200
+                                                     : (int)(i * 5 % 128),
                       grouped ? (int)((i * 37 + 3) % 128) : -1, salt);
     }
     cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
@@ -198,8 +199,9 @@ static void write_mixed(lct_writer *w, double t, const char *model)
 Test(key_ids, every_key_shape_hashes_as_its_key)
 {
     static const char model[] = "meta-llama/Llama-3.1-8B-Instruct-and-more!";
-    static const char *const salts[] = {NULL, "s", "tenant-7", "a salt of 23 bytes long",
-                                        "a salt that runs to forty bytes, exactly"};
+    static const char *const salts[] = {
+        NULL, "s", "tenant-7", "a salt of 23 bytes long",
+        "a salt that runs to forty bytes, exactly"};
     static const unsigned sizes[] = {1, 2, 5, 70, 130};
     char *path;
     lct_writer *w = tmp_trace_writer(&path);

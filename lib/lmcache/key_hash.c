@@ -35,7 +35,8 @@ static inline uint64_t tail_word(const unsigned char *p, size_t n)
     return v;
 }
 
-static inline void hash_bytes(lct__key_hasher *k, const unsigned char *p, size_t n)
+static inline void hash_bytes(lct__key_hasher *k, const unsigned char *p,
+                              size_t n)
 {
     k->total += n;
     size_t whole = n & ~(size_t)7, tail = n & 7;
@@ -84,7 +85,8 @@ uint64_t lct_object_key_hash(const lct_object_key *key)
 {
     lct__key_hasher k = {LCT__KEY_HASH_SEED, 0, 0, 0};
     if (key->chunk_hash.len == 32) {
-        lct__hash_head32(&k, key->chunk_hash.ptr, (uint32_t)key->model_name.len);
+        lct__hash_head32(&k, key->chunk_hash.ptr,
+                         (uint32_t)key->model_name.len);
         hash_name_numbers(&k, key);
     } else {
         hash_le(&k, key->chunk_hash.len, 4);

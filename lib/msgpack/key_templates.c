@@ -233,7 +233,6 @@ load32(const unsigned char *p)
         diff |= DIFF32(LCT__MP_UNIT_OPENING + 32 * i);                    \
         __attribute__((fallthrough));
 
-
 static inline __attribute__((always_inline, target("avx2"))) bool
 match32(const key_template *t, const unsigned char *p)
 {
