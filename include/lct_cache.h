@@ -632,10 +632,11 @@ typedef struct lct_policy_point {
  * reference): @p out[k * ncap + i] for policy k at capacity i.  Each is
  * one pass with one lct_policy, the passes shared out over threads; a
  * pass's memory is the keys its cache holds and 4 bytes a distinct key
- * (its slot by key number, one array a thread), besides 8 bytes a
- * reference (16 in bytes) worked out once.  LMCache's L1 policies take
- * the stream's calls as they were ended (lct_refs_end_call).  On the stream an lct keys
- * --oracle-general export is made from, with every_reference, the hits
+ * (its slot by key number, one array a thread), besides 9 bytes a
+ * reference (17 in bytes) worked out once.  LMCache's L1 policies take
+ * the stream's calls as they were ended (lct_refs_end_call).  On the
+ * stream an lct keys --oracle-general export is made from, with
+ * every_reference, the hits
  * equal cachesim's with that algorithm on the export.
  * @return LCT_OK, LCT_ERR_INVALID (an unknown policy, a capacity of 0 or
  *         above 2^62, a SHARDS-sampled stream, one of LMCache's L1

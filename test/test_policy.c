@@ -591,6 +591,103 @@ Test(policy, a_run_equals_the_exact_curve_and_each_cache_by_hand)
     lct_refs_free(refs);
 }
 
+/* Each policy's run (its own stream, the prefix rule and weights made
+ * constants of a loop each) counts as a cache fed by hand does: calls
+ * of 1 to 8 keys, two keys a chunk position, reads and writes, by the
+ * prefix rule or per key, every reference a request or reads alone, in
+ * keys and in bytes; LMCache's L1 policies told of each call's end. */
+Test(policy, each_run_counts_as_a_cache_fed_by_hand)
+{
+    static stream s;
+    make_stream(&s, 2500, 60, 1, 11);
+    static bool read[4000], first[4000], last_of_position[4000];
+    lct_refs *refs;
+    cr_assert_eq(lct_refs_new(&refs), LCT_OK);
+    uint64_t seed = 17;
+    for (size_t j = 0; j < s.n;) {
+        size_t len = 1 + rng(&seed) % 8;
+        if (len > s.n - j)
+            len = s.n - j;
+        bool is_read = rng(&seed) % 4 != 0;
+        for (size_t i = 0; i < len; i++) {
+            read[j + i] = is_read;
+            first[j + i] = i == 0;
+            last_of_position[j + i] = i % 2 == 1 || i == len - 1;
+            cr_assert_eq(lct_refs_add(refs, s.key[j + i] * 7919 + 1,
+                                      s.bytes[j + i], (double)j, is_read),
+                         LCT_OK);
+        }
+        cr_assert_eq(lct_refs_end_call(refs, 2), LCT_OK);
+        j += len;
+    }
+    const lct_policy_kind all[] = {
+        LCT_POLICY_FIFO,   LCT_POLICY_LRU,         LCT_POLICY_CLOCK,
+        LCT_POLICY_SIEVE,  LCT_POLICY_LFU,         LCT_POLICY_ARC,
+        LCT_POLICY_S3FIFO, LCT_POLICY_BELADY,      LCT_POLICY_MRU,
+        LCT_POLICY_LMCACHE_LRU, LCT_POLICY_LMCACHE_ARC,
+        LCT_POLICY_LMCACHE_S3FIFO};
+    const uint64_t caps[] = {1, 3, 12, 40};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+        for (int variant = 0; variant < 8; variant++) {
+            bool prefix = variant & 1, every = variant & 2,
+                 bytes = variant & 4;
+            lct_policy_run_options o = {.kinds = &all[k], .nkinds = 1,
+                                        .prefix = prefix,
+                                        .every_reference = every,
+                                        .in_bytes = bytes, .threads = 2};
+            uint64_t c[4];
+            for (size_t i = 0; i < 4; i++)
+                c[i] = caps[i] * (bytes ? 5 : 1);
+            lct_policy_point pts[4];
+            cr_assert_eq(lct_policy_run(refs, &o, c, 4, pts, NULL), LCT_OK);
+            for (size_t i = 0; i < 4; i++) {
+                lct_policy *p;
+                cr_assert_eq(lct_policy_new(all[k], c[i], &p, NULL), LCT_OK);
+                lct_policy_point want = {0};
+                bool leading = true;
+                for (size_t j = 0; j < s.n; j++) {
+                    uint64_t w = bytes ? s.bytes[j] : 1;
+                    if (first[j])
+                        cr_assert_eq(lct_policy_end_call(p), LCT_OK);
+                    int h = lct_policy_get(p, s.key[j] * 7919 + 1, w,
+                                           s.next[j]);
+                    cr_assert_geq(h, 0);
+                    if (first[j])
+                        leading = true;
+                    if (!every && !read[j])
+                        continue;
+                    if (prefix)
+                        h = leading = leading && h;
+                    want.requests++;
+                    want.hits += (uint64_t)h;
+                    want.request_bytes += bytes ? w : 0;
+                    want.hit_bytes += bytes && h ? w : 0;
+                    if (prefix && last_of_position[j]) {
+                        want.positions++;
+                        want.positions_hit += leading;
+                    }
+                }
+                lct_policy_free(p);
+                const lct_policy_point *got = &pts[i];
+                cr_expect(got->requests == want.requests &&
+                              got->hits == want.hits &&
+                              got->request_bytes == want.request_bytes &&
+                              got->hit_bytes == want.hit_bytes &&
+                              got->positions == want.positions &&
+                              got->positions_hit == want.positions_hit,
+                          "%s, variant %d, capacity %llu: hits %llu "
+                          "(want %llu), positions hit %llu (want %llu)",
+                          lct_policy_name(all[k]), variant,
+                          (unsigned long long)c[i],
+                          (unsigned long long)got->hits,
+                          (unsigned long long)want.hits,
+                          (unsigned long long)got->positions_hit,
+                          (unsigned long long)want.positions_hit);
+            }
+        }
+    lct_refs_free(refs);
+}
+
 Test(policy, a_run_refuses_what_it_cannot_simulate)
 {
     lct_refs *r;

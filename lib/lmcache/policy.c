@@ -1,10 +1,10 @@
 /*
  * policy.c - one cache of one capacity under a named eviction policy, fed
- * a key at a time (lct_policy), and the policies that are one queue:
- * FIFO, LRU, CLOCK and SIEVE.  Each policy behaves as libCacheSim's
+ * a key at a time (lct_policy).  Each policy behaves as libCacheSim's
  * implementation of that name does, tie for tie, so that a hit count can
- * be checked against its cachesim; LFU, Belady, ARC and S3-FIFO have
- * files of their own (policy_*.c).
+ * be checked against its cachesim; each has its rules in a policy_*.c
+ * (the queue policies, FIFO, LRU, CLOCK, SIEVE and MRU, in
+ * policy_queue.c).
  *
  * A reference runs as libCacheSim's cache_get_base runs it: a key found
  * is a hit, updated as its policy says (its size is not changed, whatever
@@ -16,6 +16,7 @@
  * slots are reused) and a map from key to slot.
  */
 #include "lmcache/policy_internal.h"
+#include "lmcache/policy_stream_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -31,15 +32,15 @@ static const struct {
     lct_policy_kind kind;
     const lct__policy_ops *ops;
 } policies[] = {
-    {"fifo", LCT_POLICY_FIFO, &lct__policy_queue_ops},
-    {"lru", LCT_POLICY_LRU, &lct__policy_queue_ops},
-    {"clock", LCT_POLICY_CLOCK, &lct__policy_queue_ops},
-    {"sieve", LCT_POLICY_SIEVE, &lct__policy_queue_ops},
+    {"fifo", LCT_POLICY_FIFO, &lct__policy_fifo_ops},
+    {"lru", LCT_POLICY_LRU, &lct__policy_lru_ops},
+    {"clock", LCT_POLICY_CLOCK, &lct__policy_clock_ops},
+    {"sieve", LCT_POLICY_SIEVE, &lct__policy_sieve_ops},
     {"lfu", LCT_POLICY_LFU, &lct__policy_lfu_ops},
     {"arc", LCT_POLICY_ARC, &lct__policy_arc_ops},
     {"s3fifo", LCT_POLICY_S3FIFO, &lct__policy_s3fifo_ops},
     {"belady", LCT_POLICY_BELADY, &lct__policy_belady_ops},
-    {"mru", LCT_POLICY_MRU, &lct__policy_queue_ops},
+    {"mru", LCT_POLICY_MRU, &lct__policy_mru_ops},
     {"lmcache-lru", LCT_POLICY_LMCACHE_LRU, &lct__policy_mp_ops},
     {"lmcache-arc", LCT_POLICY_LMCACHE_ARC, &lct__policy_mp_ops},
     {"lmcache-s3fifo", LCT_POLICY_LMCACHE_S3FIFO, &lct__policy_mp_ops},
@@ -79,96 +80,6 @@ const char *lct_policy_names(void)
     return "fifo, lru, clock, sieve, lfu, arc, s3fifo, belady, mru, "
            "lmcache-lru, lmcache-arc, lmcache-s3fifo, lmcache-isolated-lru";
 }
-
-/* MARK: FIFO, LRU, CLOCK, SIEVE: one queue, the newest first */
-
-static bool queue_init(lct_policy *p)
-{
-    p->queue = LCT__PLIST_EMPTY;
-    p->hand = NIL;
-    return true;
-}
-
-static int queue_found(lct_policy *p, uint32_t i, int64_t next_use)
-{
-    (void)next_use;
-    switch (p->kind) {
-    case LCT_POLICY_LRU: /* to the newest end */
-    case LCT_POLICY_MRU:
-        lct__slot_unlink(p->slots, &p->queue, i);
-        lct__slot_push_first(p->slots, &p->queue, i);
-        break;
-    case LCT_POLICY_CLOCK: /* its bit set (a 1-bit counter) */
-    case LCT_POLICY_SIEVE:
-        p->slots[i].freq = 1;
-        break;
-    default: /* FIFO: nothing */
-        break;
-    }
-    return 1;
-}
-
-/* The slot the policy evicts: CLOCK and SIEVE clear bits as they look. */
-static uint32_t queue_victim(lct_policy *p)
-{
-    lct__pslot *s = p->slots;
-    uint32_t v;
-    if (p->kind == LCT_POLICY_CLOCK) {
-        /* the oldest with its bit set goes back to the newest end, its
-         * bit cleared, until the oldest has none */
-        while (s[v = p->queue.last].freq >= 1) {
-            s[v].freq--;
-            lct__slot_unlink(s, &p->queue, v);
-            lct__slot_push_first(s, &p->queue, v);
-        }
-        return v;
-    }
-    if (p->kind == LCT_POLICY_SIEVE) {
-        /* the hand walks from where it stopped (the oldest at first)
-         * toward the newest, clearing bits, round to the oldest again;
-         * the first key without one goes, and the hand waits at the key
-         * newer than it (none: the oldest, next time) */
-        v = p->hand == NIL ? p->queue.last : p->hand;
-        while (s[v].freq > 0) {
-            s[v].freq--;
-            v = s[v].prev == NIL ? p->queue.last : s[v].prev;
-        }
-        p->hand = s[v].prev;
-        return v;
-    }
-    if (p->kind == LCT_POLICY_MRU)
-        return p->queue.first; /* the newest */
-    return p->queue.last; /* FIFO, LRU: the oldest */
-}
-
-static bool queue_evict(lct_policy *p, uint64_t incoming)
-{
-    (void)incoming;
-    uint32_t v = queue_victim(p);
-    lct__slot_unlink(p->slots, &p->queue, v);
-    p->used -= p->slots[v].bytes;
-    lct__policy_slot_drop(p, v);
-    return true;
-}
-
-static int queue_insert(lct_policy *p, uint64_t key, uint64_t bytes,
-                        int64_t next_use)
-{
-    (void)next_use;
-    uint32_t i = lct__policy_slot_add(p, key, bytes);
-    if (i == NIL)
-        return LCT_ERR_NOMEM;
-    lct__slot_push_first(p->slots, &p->queue, i); /* its bit clear */
-    p->used += bytes;
-    return 1;
-}
-
-const lct__policy_ops lct__policy_queue_ops = {
-    .init = queue_init,
-    .found = queue_found,
-    .evict = queue_evict,
-    .insert = queue_insert,
-};
 
 /* MARK: the cache */
 
@@ -219,37 +130,8 @@ int lct_policy_get(lct_policy *p, uint64_t key, uint64_t bytes,
         return LCT_ERR_INVALID;
     if (p->broken)
         return LCT_ERR_NOMEM;
-    const lct__policy_ops *ops = p->ops;
-    if (ops->get) {
-        int held = ops->get(p, key, bytes);
-        p->broken = held < 0;
-        return held;
-    }
-    p->ghost_hit = false;
-    uint32_t at = lct__policy_lookup(p, key);
-    if (at) {
-        int found = ops->found(p, at - 1, next_use);
-        if (found != 0) {
-            if (found < 0)
-                p->broken = true;
-            return found;
-        }
-    }
-    if (ops->can_insert ? !ops->can_insert(p, bytes) : bytes > p->capacity)
-        return 0; /* never fits: not inserted */
-    while (p->used + bytes > p->capacity) {
-        if (!ops->evict(p, bytes)) {
-            p->broken = true;
-            return LCT_ERR_NOMEM;
-        }
-    }
-    int in = ops->insert(p, key, bytes, next_use);
-    if (in < 0) {
-        p->broken = true;
-        return in;
-    }
-    p->inserted += (uint64_t)in;
-    return 0;
+    return lct__policy_get_with(p, LCT__PSTEPS_OF(p->ops), key, bytes,
+                                next_use);
 }
 
 bool lct__policy_set_capacity(lct_policy *p, uint64_t capacity)
@@ -269,11 +151,7 @@ int lct_policy_end_call(lct_policy *p)
         return LCT_ERR_INVALID;
     if (p->broken)
         return LCT_ERR_NOMEM;
-    if (!p->ops->end_call)
-        return LCT_OK;
-    int st = p->ops->end_call(p);
-    p->broken = st < 0;
-    return st;
+    return lct__policy_end_call_with(p, LCT__PSTEPS_OF(p->ops));
 }
 
 lct_status lct_policy_set_pressure(lct_policy *p, double watermark,
@@ -321,6 +199,7 @@ void lct_policy_free(lct_policy *p)
     free(p->slots);
     free(p->buckets);
     free(p->heap);
+    free(p->next_use);
     free(p->call_key);
     free(p->call_bytes);
     free(p->call_found);

@@ -18,19 +18,20 @@
  * - a key found in T1 moves to T2's newest end, in T2 to its newest end.
  */
 #include "lmcache/policy_internal.h"
+#include "lmcache/policy_stream_internal.h"
 
 #define NIL LCT__POLICY_NIL
 
 enum { T1, T2, B1, B2 };
 
-static void move_to(lct_policy *p, uint32_t i, int to)
+LCT__STEP void move_to(lct_policy *p, uint32_t i, int to)
 {
     lct__policy_list_leave(p, i);
     lct__policy_list_enter(p, i, to);
 }
 
 /* The oldest of list `from` forgotten (a ghost), or evicted outright. */
-static void drop_oldest(lct_policy *p, int from)
+LCT__STEP void drop_oldest(lct_policy *p, int from)
 {
     uint32_t v = p->lists[from].last;
     lct__policy_list_leave(p, v);
@@ -40,14 +41,14 @@ static void drop_oldest(lct_policy *p, int from)
 }
 
 /* The oldest of a data list to its ghost list. */
-static void to_ghost(lct_policy *p, int from)
+LCT__STEP void to_ghost(lct_policy *p, int from)
 {
     uint32_t v = p->lists[from].last;
     p->used -= p->slots[v].bytes;
     move_to(p, v, from == T1 ? B1 : B2);
 }
 
-static void replace(lct_policy *p)
+LCT__STEP void replace(lct_policy *p)
 {
     double t1 = (double)p->list_bytes[T1];
     bool cond1 = p->list_bytes[T1] > 0;
@@ -71,7 +72,7 @@ static bool arc_init(lct_policy *p)
     return true;
 }
 
-static int arc_found(lct_policy *p, uint32_t i, int64_t next_use)
+LCT__STEP int arc_found(lct_policy *p, uint32_t i, int64_t next_use)
 {
     (void)next_use;
     lct__pslot *s = &p->slots[i];
@@ -97,7 +98,7 @@ static int arc_found(lct_policy *p, uint32_t i, int64_t next_use)
     return 0;
 }
 
-static bool arc_evict(lct_policy *p, uint64_t incoming)
+LCT__STEP bool arc_evict(lct_policy *p, uint64_t incoming)
 {
     if (p->ghost_hit) {
         replace(p);
@@ -120,8 +121,8 @@ static bool arc_evict(lct_policy *p, uint64_t incoming)
     return true;
 }
 
-static int arc_insert(lct_policy *p, uint64_t key, uint64_t bytes,
-                      int64_t next_use)
+LCT__STEP int arc_insert(lct_policy *p, uint64_t key, uint64_t bytes,
+                         int64_t next_use)
 {
     (void)next_use;
     uint32_t i = lct__policy_slot_add(p, key, bytes);
@@ -137,10 +138,21 @@ static int arc_insert(lct_policy *p, uint64_t key, uint64_t bytes,
     return 1;
 }
 
+static void arc_stream(lct_policy *p, const lct__pstream *s,
+                       lct_policy_point *pt)
+{
+    lct__policy_stream(p,
+                       (lct__psteps){.found = arc_found,
+                                     .evict = arc_evict,
+                                     .insert = arc_insert},
+                       s, pt);
+}
+
 const lct__policy_ops lct__policy_arc_ops = {
     .init = arc_init,
     .resize = arc_resize,
     .found = arc_found,
     .evict = arc_evict,
     .insert = arc_insert,
+    .stream = arc_stream,
 };

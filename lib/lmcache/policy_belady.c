@@ -7,23 +7,24 @@
  * any key used again.
  */
 #include "lmcache/policy_internal.h"
+#include "lmcache/policy_stream_internal.h"
 
 #include <stdlib.h>
 
 #define NIL LCT__POLICY_NIL
 
-static bool before(const lct_policy *p, uint32_t a, uint32_t b)
+LCT__STEP bool before(const lct_policy *p, uint32_t a, uint32_t b)
 {
-    return p->slots[a].next_use < p->slots[b].next_use;
+    return p->next_use[a] < p->next_use[b];
 }
 
-static void put(lct_policy *p, uint32_t at, uint32_t slot)
+LCT__STEP void put(lct_policy *p, uint32_t at, uint32_t slot)
 {
     p->heap[at] = slot;
     p->slots[slot].heap_at = at;
 }
 
-static void bubble_up(lct_policy *p, uint32_t at)
+LCT__STEP void bubble_up(lct_policy *p, uint32_t at)
 {
     uint32_t moving = p->heap[at];
     while (at > 1 && before(p, p->heap[at >> 1], moving)) {
@@ -33,7 +34,7 @@ static void bubble_up(lct_policy *p, uint32_t at)
     put(p, at, moving);
 }
 
-static uint32_t max_child(const lct_policy *p, uint32_t at)
+LCT__STEP uint32_t max_child(const lct_policy *p, uint32_t at)
 {
     uint32_t child = at << 1;
     if (child > p->heap_n)
@@ -43,7 +44,7 @@ static uint32_t max_child(const lct_policy *p, uint32_t at)
     return child;
 }
 
-static void percolate_down(lct_policy *p, uint32_t at)
+LCT__STEP void percolate_down(lct_policy *p, uint32_t at)
 {
     uint32_t moving = p->heap[at], child;
     while ((child = max_child(p, at)) && before(p, moving, p->heap[child])) {
@@ -60,10 +61,10 @@ static bool belady_init(lct_policy *p)
 }
 
 /* pqueue_change_priority: a hit's next use is always later */
-static int belady_found(lct_policy *p, uint32_t i, int64_t next_use)
+LCT__STEP int belady_found(lct_policy *p, uint32_t i, int64_t next_use)
 {
-    int64_t old = p->slots[i].next_use;
-    p->slots[i].next_use = next_use;
+    int64_t old = p->next_use[i];
+    p->next_use[i] = next_use;
     if (old < next_use)
         bubble_up(p, p->slots[i].heap_at);
     else
@@ -72,7 +73,7 @@ static int belady_found(lct_policy *p, uint32_t i, int64_t next_use)
 }
 
 /* pqueue_pop */
-static bool belady_evict(lct_policy *p, uint64_t incoming)
+LCT__STEP bool belady_evict(lct_policy *p, uint64_t incoming)
 {
     (void)incoming;
     uint32_t top = p->heap[1];
@@ -87,20 +88,35 @@ static bool belady_evict(lct_policy *p, uint64_t incoming)
 }
 
 /* pqueue_insert */
-static int belady_insert(lct_policy *p, uint64_t key, uint64_t bytes,
-                         int64_t next_use)
+LCT__STEP int belady_insert(lct_policy *p, uint64_t key, uint64_t bytes,
+                            int64_t next_use)
 {
     if (p->heap_n + 2 > p->heap_room &&
         !lct__policy_grow(&p->heap, &p->heap_room, sizeof *p->heap, 64))
         return LCT_ERR_NOMEM;
+    /* the slot is a free one or the next one */
+    if (p->nslots + 1 > p->next_use_room &&
+        !lct__policy_grow(&p->next_use, &p->next_use_room,
+                          sizeof *p->next_use, 64))
+        return LCT_ERR_NOMEM;
     uint32_t i = lct__policy_slot_add(p, key, bytes);
     if (i == NIL)
         return LCT_ERR_NOMEM;
-    p->slots[i].next_use = next_use;
+    p->next_use[i] = next_use;
     put(p, ++p->heap_n, i);
     bubble_up(p, p->heap_n);
     p->used += bytes;
     return 1;
+}
+
+static void belady_stream(lct_policy *p, const lct__pstream *s,
+                          lct_policy_point *pt)
+{
+    lct__policy_stream(p,
+                       (lct__psteps){.found = belady_found,
+                                     .evict = belady_evict,
+                                     .insert = belady_insert},
+                       s, pt);
 }
 
 const lct__policy_ops lct__policy_belady_ops = {
@@ -108,4 +124,5 @@ const lct__policy_ops lct__policy_belady_ops = {
     .found = belady_found,
     .evict = belady_evict,
     .insert = belady_insert,
+    .stream = belady_stream,
 };

@@ -6,12 +6,13 @@
  * first, so each step is a few links.
  */
 #include "lmcache/policy_internal.h"
+#include "lmcache/policy_stream_internal.h"
 
 #include <stdlib.h>
 
 #define NIL LCT__POLICY_NIL
 
-static uint32_t bucket_new(lct_policy *p, int64_t freq)
+LCT__STEP uint32_t bucket_new(lct_policy *p, int64_t freq)
 {
     uint32_t b;
     if (p->free_bucket != NIL) {
@@ -30,7 +31,7 @@ static uint32_t bucket_new(lct_policy *p, int64_t freq)
 }
 
 /* Slot i out of its bucket; an emptied bucket goes. */
-static void bucket_leave(lct_policy *p, uint32_t i)
+LCT__STEP void bucket_leave(lct_policy *p, uint32_t i)
 {
     uint32_t b = p->slots[i].bucket;
     lct__slot_unlink(p->slots, &p->buckets[b].keys, i);
@@ -43,8 +44,8 @@ static void bucket_leave(lct_policy *p, uint32_t i)
 
 /* Slot i last in the bucket of count freq, which comes right after the
  * bucket `below` (NIL: first), made when missing. */
-static bool bucket_enter(lct_policy *p, uint32_t i, int64_t freq,
-                         uint32_t below)
+LCT__STEP bool bucket_enter(lct_policy *p, uint32_t i, int64_t freq,
+                            uint32_t below)
 {
     uint32_t b = below == NIL ? p->by_freq.first : p->buckets[below].next;
     if (b == NIL || p->buckets[b].freq != freq) {
@@ -57,7 +58,6 @@ static bool bucket_enter(lct_policy *p, uint32_t i, int64_t freq,
             lct__bucket_insert_after(p->buckets, &p->by_freq, below, nb);
         b = nb;
     }
-    p->slots[i].freq = freq;
     p->slots[i].bucket = b;
     lct__slot_push_last(p->slots, &p->buckets[b].keys, i);
     return true;
@@ -70,7 +70,7 @@ static bool lfu_init(lct_policy *p)
     return true;
 }
 
-static int lfu_found(lct_policy *p, uint32_t i, int64_t next_use)
+LCT__STEP int lfu_found(lct_policy *p, uint32_t i, int64_t next_use)
 {
     (void)next_use;
     uint32_t b = p->slots[i].bucket;
@@ -79,12 +79,12 @@ static int lfu_found(lct_policy *p, uint32_t i, int64_t next_use)
                              p->buckets[b].keys.last == i
                          ? p->buckets[b].prev
                          : b;
-    int64_t freq = p->slots[i].freq + 1;
+    int64_t freq = p->buckets[b].freq + 1;
     bucket_leave(p, i);
     return bucket_enter(p, i, freq, below) ? 1 : LCT_ERR_NOMEM;
 }
 
-static bool lfu_evict(lct_policy *p, uint64_t incoming)
+LCT__STEP bool lfu_evict(lct_policy *p, uint64_t incoming)
 {
     (void)incoming;
     uint32_t v = p->buckets[p->by_freq.first].keys.first;
@@ -94,8 +94,8 @@ static bool lfu_evict(lct_policy *p, uint64_t incoming)
     return true;
 }
 
-static int lfu_insert(lct_policy *p, uint64_t key, uint64_t bytes,
-                      int64_t next_use)
+LCT__STEP int lfu_insert(lct_policy *p, uint64_t key, uint64_t bytes,
+                         int64_t next_use)
 {
     (void)next_use;
     uint32_t i = lct__policy_slot_add(p, key, bytes);
@@ -105,9 +105,20 @@ static int lfu_insert(lct_policy *p, uint64_t key, uint64_t bytes,
     return 1;
 }
 
+static void lfu_stream(lct_policy *p, const lct__pstream *s,
+                       lct_policy_point *pt)
+{
+    lct__policy_stream(p,
+                       (lct__psteps){.found = lfu_found,
+                                     .evict = lfu_evict,
+                                     .insert = lfu_insert},
+                       s, pt);
+}
+
 const lct__policy_ops lct__policy_lfu_ops = {
     .init = lfu_init,
     .found = lfu_found,
     .evict = lfu_evict,
     .insert = lfu_insert,
+    .stream = lfu_stream,
 };

@@ -7,6 +7,7 @@
  * cachesim on that export.
  */
 #include "lmcache/policy_internal.h"
+#include "lmcache/policy_stream_internal.h"
 #include "lmcache/refs_internal.h"
 #include "lct_cache.h"
 
@@ -24,10 +25,8 @@ typedef struct run_shared {
     const lct_policy_run_options *opts;
     const uint64_t *capacities;
     size_t ncap, njobs;
-    const uint32_t *next;
-    const uint64_t *sizes; /* NULL: every reference weighs 1 */
-    const uint32_t *key;   /* each reference's key, numbered from 0 */
-    size_t nkeys, nrefs;
+    lct__pstream stream;
+    size_t nkeys;
     lct_policy_point *out;
     size_t next_job; /* taken under lock */
     size_t done;
@@ -55,35 +54,10 @@ static int run_job(run_shared *sh, size_t job, uint32_t *dense)
     /* keys by their numbers: an array of them, not a map */
     p->dense = dense;
     *pt = (lct_policy_point){.capacity = capacity};
-    bool leading = true; /* the prefix rule: the call's requests so far */
-    for (LCT__EACH_REF(sh->refs, c)) {
-        /* the key's slot 16 references ahead: a run is bound by its
-         * misses in memory, not by its work */
-        if (c.i + 16 < sh->nrefs)
-            __builtin_prefetch(&dense[sh->key[c.i + 16]]);
-        uint64_t bytes = sh->sizes ? sh->sizes[c.i] : 1;
-        uint32_t next = sh->next[c.i];
-        if ((c.ref->size & LCT__REF_CALL) && lct_policy_end_call(p) < 0)
-            break;
-        int hit = lct_policy_get(p, sh->key[c.i], bytes,
-                                 next ? (int64_t)next : INT64_MAX);
-        if (hit < 0)
-            break;
-        if (c.ref->size & LCT__REF_CALL)
-            leading = true;
-        if (o->every_reference || lct__ref_is_read(c.ref)) {
-            if (o->prefix)
-                hit = (leading = leading && hit);
-            pt->requests++;
-            pt->request_bytes += sh->sizes ? bytes : 0;
-            pt->hits += (uint64_t)hit;
-            pt->hit_bytes += hit && sh->sizes ? bytes : 0;
-            if (o->prefix && (c.ref->size & LCT__REF_POSITION)) {
-                pt->positions++;
-                pt->positions_hit += leading;
-            }
-        }
-    }
+    if (p->ops->stream)
+        p->ops->stream(p, &sh->stream, pt);
+    else
+        lct__policy_stream(p, LCT__PSTEPS_OF(p->ops), &sh->stream, pt);
     /* the next job starts from a clear array: clear what this one set
      * (a freed slot's key may be another slot's now) */
     for (uint32_t i = 0; i < p->nslots; i++)
@@ -174,9 +148,12 @@ lct_status lct_policy_run(const lct_refs *refs,
                      .status = LCT_OK};
     /* keys numbered once: the runs' slot arrays, and the next uses and
      * sizes worked out from them */
-    uint32_t *next = NULL, *key = lct__big_alloc((refs->n ? refs->n : 1) *
-                                                 sizeof *key);
+    uint32_t *next = NULL;
+    uint32_t *key = lct__big_alloc((refs->n + LCT__PSTREAM_AHEAD) *
+                                   sizeof *key);
     uint64_t *sizes = NULL;
+    if (key) /* what a run prefetches past the end: key 0's slot */
+        memset(key + refs->n, 0, LCT__PSTREAM_AHEAD * sizeof *key);
     if (!key || !lct__refs_number(refs, NULL, key, &sh.nkeys) ||
         !lct__refs_next_sizes(refs, key, sh.nkeys, &next,
                               opts->in_bytes ? &sizes : NULL)) {
@@ -185,8 +162,34 @@ lct_status lct_policy_run(const lct_refs *refs,
                          "out of memory for the stream's keys and next "
                          "uses");
     }
-    sh.next = next, sh.sizes = sizes;
-    sh.key = key, sh.nrefs = refs->n;
+    /* the flags a byte a reference: a run streams what it reads (a
+     * reference's 16 bytes and its next use were most of what a run
+     * brought from memory) */
+    uint8_t *flags = lct__big_alloc(refs->n ? refs->n : 1);
+    if (!flags) {
+        free(key);
+        free(next);
+        free(sizes);
+        return lct__fail(err, LCT_ERR_NOMEM, ENOMEM, 0,
+                         "out of memory for the stream's flags");
+    }
+    lct__pstream *ps = &sh.stream;
+    *ps = (lct__pstream){.key = key, .flags = flags, .sizes = sizes,
+                         .n = refs->n, .prefix = opts->prefix};
+    for (LCT__EACH_REF(refs, c)) {
+        uint32_t f = c.ref->size;
+        bool request = opts->every_reference || (f & LCT__REF_READ);
+        bool position = opts->prefix && request && (f & LCT__REF_POSITION);
+        flags[c.i] = (uint8_t)((f & LCT__REF_CALL ? LCT__PSTREAM_CALL : 0) |
+                               (request ? LCT__PSTREAM_REQUEST : 0) |
+                               (position ? LCT__PSTREAM_POSITION : 0));
+        ps->requests += request;
+        ps->request_bytes += request && sizes ? sizes[c.i] : 0;
+        ps->positions += position;
+    }
+    for (size_t k = 0; k < opts->nkinds; k++)
+        if (opts->kinds[k] == LCT_POLICY_BELADY)
+            ps->next = next;
     unsigned n = opts->threads ? opts->threads : lct__usable_cpus();
     if (n > sh.njobs)
         n = (unsigned)sh.njobs;
@@ -202,6 +205,7 @@ lct_status lct_policy_run(const lct_refs *refs,
     }
     free(w);
     free(key);
+    free(flags);
     free(next);
     free(sizes);
     if (st == LCT_OK && sh.status != LCT_OK)

@@ -5,7 +5,8 @@
  * (rounded down), a main FIFO of the rest, and a ghost FIFO of the keys
  * evicted from the small one (nine tenths of the capacity, by their
  * sizes).  Its rules:
- * - a hit adds 1 to the key's count, in either queue;
+ * - a hit adds 1 to the key's count, in either queue (the count kept
+ *   at 3 at most, which no rule below tells from more);
  * - a missed key found in the ghost queue leaves it and enters main;
  *   any other enters the small queue, unless it weighs as much as the
  *   small queue or more (libCacheSim then evicts for it and leaves it
@@ -18,6 +19,7 @@
  *   the ghost queue.
  */
 #include "lmcache/policy_internal.h"
+#include "lmcache/policy_stream_internal.h"
 
 #define NIL LCT__POLICY_NIL
 
@@ -46,12 +48,13 @@ static bool s3fifo_init(lct_policy *p)
     return true;
 }
 
-static int s3fifo_found(lct_policy *p, uint32_t i, int64_t next_use)
+LCT__STEP int s3fifo_found(lct_policy *p, uint32_t i, int64_t next_use)
 {
     (void)next_use;
     lct__pslot *s = &p->slots[i];
     if (s->where != GHOST) {
-        s->freq++;
+        if (s->freq < 3) /* no rule tells 3 from more */
+            s->freq++;
         return 1;
     }
     lct__policy_list_leave(p, i);
@@ -60,14 +63,14 @@ static int s3fifo_found(lct_policy *p, uint32_t i, int64_t next_use)
     return 0;
 }
 
-static bool s3fifo_can_insert(const lct_policy *p, uint64_t bytes)
+LCT__STEP bool s3fifo_can_insert(const lct_policy *p, uint64_t bytes)
 {
     return bytes <= p->small_size;
 }
 
 /* Slot i, just out of the small queue, into the ghost queue (FIFO of
  * ghost_size: its oldest forgotten until i fits), or forgotten. */
-static void to_ghost(lct_policy *p, uint32_t i)
+LCT__STEP void to_ghost(lct_policy *p, uint32_t i)
 {
     uint64_t bytes = p->slots[i].bytes;
     if (p->ghost_size == 0 || bytes > p->ghost_size) {
@@ -83,7 +86,7 @@ static void to_ghost(lct_policy *p, uint32_t i)
     lct__policy_list_enter(p, i, GHOST);
 }
 
-static void evict_small(lct_policy *p)
+LCT__STEP void evict_small(lct_policy *p)
 {
     while (p->list_bytes[SMALL] > 0) {
         uint32_t v = p->lists[SMALL].last;
@@ -99,14 +102,14 @@ static void evict_small(lct_policy *p)
     }
 }
 
-static void evict_main(lct_policy *p)
+LCT__STEP void evict_main(lct_policy *p)
 {
     while (p->list_bytes[MAIN] > 0) {
         uint32_t v = p->lists[MAIN].last;
         lct__policy_list_leave(p, v);
-        int64_t freq = p->slots[v].freq;
+        int freq = p->slots[v].freq;
         if (freq >= 1) {
-            p->slots[v].freq = (freq < 3 ? freq : 3) - 1;
+            p->slots[v].freq = (uint8_t)((freq < 3 ? freq : 3) - 1);
             lct__policy_list_enter(p, v, MAIN);
             continue;
         }
@@ -116,7 +119,7 @@ static void evict_main(lct_policy *p)
     }
 }
 
-static bool s3fifo_evict(lct_policy *p, uint64_t incoming)
+LCT__STEP bool s3fifo_evict(lct_policy *p, uint64_t incoming)
 {
     (void)incoming;
     if (p->list_bytes[MAIN] > p->main_size || p->list_bytes[SMALL] == 0)
@@ -126,8 +129,8 @@ static bool s3fifo_evict(lct_policy *p, uint64_t incoming)
     return true;
 }
 
-static int s3fifo_insert(lct_policy *p, uint64_t key, uint64_t bytes,
-                         int64_t next_use)
+LCT__STEP int s3fifo_insert(lct_policy *p, uint64_t key, uint64_t bytes,
+                            int64_t next_use)
 {
     (void)next_use;
     int to = MAIN;
@@ -144,6 +147,17 @@ static int s3fifo_insert(lct_policy *p, uint64_t key, uint64_t bytes,
     return 1;
 }
 
+static void s3fifo_stream(lct_policy *p, const lct__pstream *s,
+                          lct_policy_point *pt)
+{
+    lct__policy_stream(p,
+                       (lct__psteps){.found = s3fifo_found,
+                                     .can_insert = s3fifo_can_insert,
+                                     .evict = s3fifo_evict,
+                                     .insert = s3fifo_insert},
+                       s, pt);
+}
+
 const lct__policy_ops lct__policy_s3fifo_ops = {
     .init = s3fifo_init,
     .resize = s3fifo_resize,
@@ -151,4 +165,5 @@ const lct__policy_ops lct__policy_s3fifo_ops = {
     .can_insert = s3fifo_can_insert,
     .evict = s3fifo_evict,
     .insert = s3fifo_insert,
+    .stream = s3fifo_stream,
 };
