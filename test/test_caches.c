@@ -353,6 +353,49 @@ static void valid_key_values(mpw *w, const mpw_objectkey_shape *k)
     mpw_int(w, 3);
 }
 
+/* A list of three keys of k's shape with a salt each (its group kept).
+ * A salt's bytes are compared under a mask (any ASCII salt of the same
+ * length is like the template's "salt"): these are of its length. */
+static void key_list_salted(mpw *w, const mpw_objectkey_shape *k,
+                            const char *const salts[3])
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 1);
+    mpw_str(w, "keys");
+    mpw_array(w, 3);
+    for (int i = 0; i < 3; i++) {
+        mpw_objectkey_shape s = *k;
+        s.pairs = 5;
+        s.rank = i;
+        mpw_objectkey_salted(w, &s, salts[i]);
+    }
+}
+
+/* A byte past ASCII that makes no UTF-8: not to be taken for a salt
+ * like the template's. */
+static void hostile_salt_not_utf8(mpw *w, const mpw_objectkey_shape *k)
+{
+    key_list_salted(w, k, (const char *const[3]){"sal1", "sal2", "sa\xff" "3"});
+}
+
+static void valid_salt_not_ascii(mpw *w, const mpw_objectkey_shape *k)
+{
+    key_list_salted(w, k,
+                    (const char *const[3]){"s\xc3\xa9t", "salt", "s\xc3\xa9t"});
+}
+
+/* Keys like one template whose salts differ: each key's own salt, and
+ * its id, not the first key's. */
+static void valid_salts_differ(mpw *w, const mpw_objectkey_shape *k)
+{
+    key_list_salted(w, k, (const char *const[3]){"ten1", "ten2", "ten3"});
+}
+
+static void valid_salts_alike(mpw *w, const mpw_objectkey_shape *k)
+{
+    key_list_salted(w, k, (const char *const[3]){"ten7", "ten7", "ten7"});
+}
+
 static const struct {
     const char *name;
     record_fn write;
@@ -373,6 +416,10 @@ static const struct {
     {"valid: keys as args values", valid_key_values},
     {"valid: a list whose last key is another model's",
      valid_list_other_last},
+    {"a salt of no UTF-8, of the template's length", hostile_salt_not_utf8},
+    {"valid: a salt past ASCII", valid_salt_not_ascii},
+    {"valid: a list whose salts differ", valid_salts_differ},
+    {"valid: a list of one other tenant", valid_salts_alike},
     {"valid: a key list", fill_key_list},
     {"valid: a request spec", fill_spec},
 };
@@ -430,6 +477,19 @@ static void describe_record(const lct_record *rec, text *t)
                     (long long)k.kv_rank, (long long)k.object_group_id,
                     (int)k.cache_salt.len, k.cache_salt.ptr,
                     (unsigned long long)bytes);
+    if (st == LCT_OK)
+        text_printf(t, " end %d", rc);
+    /* and as ids, which a noted list's keys get from its first key's
+     * model and salt */
+    st = lct_key_iter_init(rec, &it, &err);
+    text_printf(t, "\n ids (%d):", st);
+    lct_key_id ids[2];
+    size_t n;
+    while (st == LCT_OK &&
+           (rc = lct_key_iter_next_ids(&it, ids, 2, &err)) > 0)
+        for (n = 0; n < (size_t)rc; n++)
+            text_printf(t, " %016llx/%llu", (unsigned long long)ids[n].id,
+                        (unsigned long long)ids[n].bytes);
     if (st == LCT_OK)
         text_printf(t, " end %d", rc);
     text_printf(t, "\n");

@@ -39,14 +39,23 @@ static inline bytes16 stored16(const unsigned char *p)
     return load16(__builtin_assume_aligned(p, 16));
 }
 
+/* Whether the n bytes at p are all ASCII. */
+static bool ascii(const unsigned char *p, size_t n)
+{
+    unsigned char any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= p[i];
+    return any < 0x80;
+}
+
 /* Where the key at k (len bytes) has its fields, when it is a unit of
  * the usual form whole (lct__mp_unit_whole); false when not. */
 static bool usual_fields(const unsigned char *k, size_t len,
                          lct__key_fields *f)
 {
-    lct__mp_unit_values v;
-    const unsigned char *last;
-    size_t last_len;
+    lct__mp_unit_values v = {0};
+    const unsigned char *last = k;
+    size_t last_len = 0;
     if (lct__mp_unit_whole(&lct__mp_objectkey, k, k + len, &v, &last,
                            &last_len) != k + len)
         return false;
@@ -77,12 +86,21 @@ void lct__key_template_set(key_template *t, const key_candidate *c,
     for (unsigned i = 0; i < c->pairs; i++) /* they stay small uints */
         if (lct__mp_objectkey.usual[i].kind == LCT__MP_UNIT_SMALL_UINT)
             mask[c->at[i] - c->key] = 0x80;
+    t->usual = usual_fields(c->key, len, &t->fields);
+    t->salt_at = t->salt_len = 0;
+    size_t salt_at = t->fields.at[LCT__MP_UNIT_USUAL],
+           salt_len = t->fields.len[LCT__MP_UNIT_USUAL];
+    if (t->usual && salt_len && ascii(c->key + salt_at, salt_len)) {
+        /* an ASCII str is valid UTF-8 whatever its bytes: the salt's
+         * length stays compared in its head, its bytes' high bits here */
+        memset(mask + salt_at, 0x80, salt_len);
+        t->salt_at = (uint16_t)salt_at, t->salt_len = (uint16_t)salt_len;
+    }
     memcpy(key, c->key, len);
     for (size_t i = 0; i < len; i += 16) { /* the store has room past len */
         bytes16 k = load16(key + i) & load16(mask + i);
         memcpy(key + i, &k, 16);
     }
-    t->usual = -1; /* worked out when a walk that notes keys needs it */
     t->full = (unsigned)(tail_len / 16);
     t->full32 = (unsigned)(tail_len / 32);
     for (unsigned i = 0; i < KEY_FIXED32; i++) { /* match32's blocks */
@@ -337,18 +355,17 @@ size_t lct__key_run_noted(key_templates *ts, const unsigned char **pp,
     else
 #endif
         n = run16_like(ts, pp, end, depth, max, &like);
-    if (n != count || !like)
+    if (n != count || !like || !like->usual)
         return n;
-    if (like->usual < 0) { /* this thread's own template: worked out once */
-        key_template *t = &ts->t[like - ts->t];
-        /* from its bytes as kept: the hash and the rank and group are
-         * masked to 0, which changes no field's place */
-        t->usual = usual_fields(t->key + KEY_STORE_AT, t->len, &t->fields);
-    }
-    if (like->usual)
-        lct__notes = (lct__key_notes){.list = list, .first = first,
-                                      .end = *pp, .count = n,
-                                      .len = like->len,
-                                      .fields = like->fields};
+    /* the key layer takes a noted list's salt from its first key: a list
+     * whose keys are like a masked salt's template but differ in their
+     * salts is left to be read key by key */
+    for (size_t i = 1; like->salt_len && i < n; i++)
+        if (memcmp(first + i * like->len + like->salt_at,
+                   first + like->salt_at, like->salt_len) != 0)
+            return n;
+    lct__notes = (lct__key_notes){.list = list, .first = first,
+                                  .end = *pp, .count = n, .len = like->len,
+                                  .fields = like->fields};
     return n;
 }

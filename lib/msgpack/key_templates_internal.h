@@ -23,11 +23,14 @@
  * equal it outside the hash and whose rank and group are again positive
  * fixints, is valid as that one was (same layout, same strings already
  * checked, same nesting room) and is stepped over in a few 16- or 32-byte
- * compares.  The template is a copy of the key's bytes, kept per thread
- * and per mode, so it outlives the buffer it came from and the next walk
- * starts with it (key_template says how it is kept).  A key is a
- * candidate from objectkey_step, which knows where its usual pairs'
- * values are; it becomes the template when its map closes.
+ * compares.  An ASCII cache_salt may differ too, in ASCII bytes of the
+ * same length: a str of ASCII is valid UTF-8 whatever its bytes, and a
+ * trace's tenants' keys then share a template.  The template is a copy
+ * of the key's bytes, kept per thread and per mode, so it outlives the
+ * buffer it came from and the next walk starts with it (key_template
+ * says how it is kept).  A key is a candidate from objectkey_step, which
+ * knows where its usual pairs' values are; it becomes the template when
+ * its map closes.
  */
 #define KEY_TAIL_MAX 192
 typedef struct key_candidate {
@@ -43,8 +46,9 @@ typedef struct key_candidate {
 typedef uint64_t bytes16 __attribute__((vector_size(16)));
 
 /* A template is the key's bytes masked and the mask: 0 over the hash,
- * 0x80 at the rank and group (whose high bit must stay clear), 0xff
- * elsewhere.  Both are stored one place on, byte j at [j + 15], so that
+ * 0x80 at the rank and group (whose high bit must stay clear) and at an
+ * ASCII cache_salt's bytes (salt_at), 0xff elsewhere.  Both are stored
+ * one place on, byte j at [j + 15], so that
  * the blocks the 16-byte compare reads (bytes 1, 17, then 65 + 16 i:
  * the codec's opening less the 0x82 the caller has seen, and the tail
  * after the hash) sit on 16-byte boundaries, where an SSE2 instruction
@@ -66,9 +70,13 @@ typedef struct key_template {
     unsigned full;   /* whole 16-byte tail blocks */
     unsigned full32; /* whole 32-byte tail blocks */
     uint16_t at32[KEY_FIXED32]; /* a short tail's blocks (KEY_FIXED32) */
-    int usual;       /* of the usual form (fields says where): 1 yes,
-                        0 no, -1 not yet worked out */
+    bool usual;      /* of the usual form (fields says where) */
     lct__key_fields fields;
+    /* The cache_salt's bytes, when the key has one and it is ASCII, are
+     * compared under a mask of 0x80: any other ASCII salt of the same
+     * length is as valid (a tenant's key is like another tenant's), and
+     * a byte with its high bit set is not taken.  0: none masked. */
+    uint16_t salt_at, salt_len;
     size_t len;
     _Alignas(32) unsigned char key[KEY_STORE_AT + KEY_MAX];
     _Alignas(32) unsigned char mask[KEY_STORE_AT + KEY_MAX];

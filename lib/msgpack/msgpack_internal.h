@@ -166,7 +166,9 @@ typedef struct lct__key_fields {
  * only ever of the record this thread decoded last (lct__record_decode
  * forgets them before each record and after a refused one), so a list
  * is known by its address.  Noting costs nothing a key: a list of mixed
- * shapes (a salted key among unsalted ones) is not noted.
+ * shapes (a salted key among unsalted ones) is not noted, nor one whose
+ * keys' salts differ (the key layer takes a list's salt from its first
+ * key).
  */
 typedef struct lct__key_notes {
     const unsigned char *list;  /* the array's first byte; NULL: none */

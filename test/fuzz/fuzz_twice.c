@@ -5,8 +5,9 @@
  * templates at several depths, the key layer's layouts, attn_descs and
  * remembered values), and once cold in a fresh thread.  The three reads
  * must give the same open decision, the same records (offset, qualname,
- * args as JSON, and every key with its bytes) and the same skips and
- * truncation: an answer may never depend on what was read before it.
+ * args as JSON, and every key with its bytes, read as keys and as ids)
+ * and the same skips and truncation: an answer may never depend on what
+ * was read before it.
  *
  * The prefixes are drawn from a seed taken from the input's bytes, so a
  * crash reproduces from the input alone.
@@ -78,6 +79,17 @@ static void read_all(const uint8_t *data, size_t size, text *out)
             text_num(out, "bytes", (long long)bytes);
         }
         text_num(out, "end", rc);
+        /* and as ids, which a list the walk noted gets from its first
+         * key's model and salt */
+        text_num(out, "ids", lct_key_iter_init(&rec, &it, &err));
+        lct_key_id ids[3];
+        long got;
+        while ((got = lct_key_iter_next_ids(&it, ids, 3, &err)) > 0)
+            for (long i = 0; i < got; i++) {
+                text_num(out, "id", (long long)ids[i].id);
+                text_num(out, "bytes", (long long)ids[i].bytes);
+            }
+        text_num(out, "end", got);
     }
     lct_stats stats;
     lct_reader_stats(r, &stats);
@@ -119,7 +131,10 @@ static void random_key(mpw *w, uint64_t *s)
                              32, models[next_rand(s) % 4],
                              (int64_t)(next_rand(s) % 8),
                              (int64_t)(next_rand(s) % 3), false};
-    mpw_objectkey(w, &k);
+    /* salts of one length: an ASCII salt's bytes are compared under a
+     * mask, so each is like the others' template */
+    static const char *salts[] = {"salt", "ten1", "ten2", "s\xc3\xa9t"};
+    mpw_objectkey_salted(w, &k, salts[next_rand(s) % 4]);
 }
 
 /* One cache-filling record: keys in a list, as args values, in a spec

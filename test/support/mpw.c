@@ -240,6 +240,12 @@ void mpw_simple_trace(mpw *file, unsigned n)
 
 void mpw_objectkey(mpw *w, const mpw_objectkey_shape *s)
 {
+    mpw_objectkey_salted(w, s, "salt");
+}
+
+void mpw_objectkey_salted(mpw *w, const mpw_objectkey_shape *s,
+                          const char *salt)
+{
     static const unsigned char hash[64] =
         "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
     static const char *names[] = {"model_name", "kv_rank", "object_group_id",
@@ -261,7 +267,7 @@ void mpw_objectkey(mpw *w, const mpw_objectkey_shape *s)
         if (i == 1)
             mpw_str(w, s->model);
         else if (i == 4)
-            mpw_str(w, "salt");
+            mpw_str(w, salt);
         else
             mpw_int(w, i == 2 ? s->rank : i == 3 ? s->group : (int64_t)i);
     }

@@ -77,6 +77,10 @@ typedef struct mpw_objectkey_shape {
     bool as_array;
 } mpw_objectkey_shape;
 void mpw_objectkey(mpw *w, const mpw_objectkey_shape *s);
+/* The same with this cache_salt where it has one (5 pairs; mpw_objectkey
+ * writes "salt"). */
+void mpw_objectkey_salted(mpw *w, const mpw_objectkey_shape *s,
+                          const char *salt);
 
 /* A codec-wrapped MemoryLayoutDesc of one bf16 tensor [2, 256, 8, dim]. */
 void mpw_layout_desc(mpw *w, unsigned dim);
