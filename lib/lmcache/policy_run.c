@@ -162,9 +162,9 @@ lct_status lct_policy_run(const lct_refs *refs,
                          "out of memory for the stream's keys and next "
                          "uses");
     }
-    /* the flags a byte a reference: a run streams what it reads (a
-     * reference's 16 bytes and its next use were most of what a run
-     * brought from memory) */
+    /* a run reads a byte of flags a reference, not the reference's 16
+     * bytes, and next uses only for Belady; what it counts alike for
+     * every policy and capacity (requests, positions) is counted here */
     uint8_t *flags = lct__big_alloc(refs->n ? refs->n : 1);
     if (!flags) {
         free(key);
