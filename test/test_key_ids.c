@@ -249,6 +249,58 @@ Test(key_ids, every_key_shape_hashes_as_its_key)
     free(path);
 }
 
+/* A submit_prefetch_task call whose keys carry the salts given, one a
+ * key (a 13-byte model, grouped). */
+static void write_salted(lct_writer *w, double t, const char *const *salts,
+                         unsigned n)
+{
+    static const char q[] = "lmcache.v1.distributed.storage_manager."
+                            "StorageManager.submit_prefetch_task";
+    lct_writer_record_begin(w, t, 1.7e9 + t, q, sizeof q - 1);
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, n);
+    for (unsigned i = 0; i < n; i++)
+        write_key(w, (unsigned)t * 1000 + i, "Qwen/Qwen3-8B", 13, (int)i,
+                  1, salts[i]);
+    cr_assert_eq(lct_writer_end(w, NULL), LCT_OK);
+}
+
+/* Keys that differ in an ASCII salt alone share a template once the walk
+ * has seen two tenants' keys one after the other; a list of such keys
+ * whose salts differ is not handed over whole (the ids of a handed-over
+ * list take its first key's salt), one whose salts agree is. */
+Test(key_ids, lists_of_tenants_keys_hash_with_each_keys_salt)
+{
+    static const char *const two[] = {"ten1", "ten2"};
+    static const char *const differ[] = {"ten3", "ten4", "ten5"};
+    static const char *const alike[] = {"ten6", "ten6", "ten6"};
+    static const char *const past_ascii[] = {"ten7", "te\xc3\xa9"};
+    char *path;
+    lct_writer *w = tmp_trace_writer(&path);
+    double t = 1;
+    for (int round = 0; round < 3; round++) {
+        write_salted(w, t++, two, 2);
+        write_salted(w, t++, differ, 3);
+        write_salted(w, t++, alike, 3);
+        write_salted(w, t++, past_ascii, 2);
+    }
+    lct_writer_close(w);
+    static bool at[12];
+    compare_file(path, LCT_KEYS, "tenants, LCT_KEYS", at, 12);
+    for (int round = 0; round < 3; round++) {
+        cr_expect(!at[4 * round + 1],
+                  "round %d: a list of differing salts is not described",
+                  round);
+        cr_expect(at[4 * round + 2],
+                  "round %d: a list of one tenant's keys is described",
+                  round);
+    }
+    compare_file(path, 0, "tenants, no LCT_KEYS", at, 12);
+    unlink(path);
+    free(path);
+}
+
 /* lct_key_iter_next's keys of a described list are views into each key's
  * own bytes, as when the list is read key by key. */
 Test(key_ids, a_described_list_hands_out_views_of_each_key)

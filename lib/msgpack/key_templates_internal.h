@@ -23,8 +23,9 @@
  * equal it outside the hash and whose rank and group are again positive
  * fixints, is valid as that one was (same layout, same strings already
  * checked, same nesting room) and is stepped over in a few 16- or 32-byte
- * compares.  An ASCII cache_salt may differ too, in ASCII bytes of the
- * same length: a str of ASCII is valid UTF-8 whatever its bytes, and a
+ * compares.  Once a slot has seen keys that differ in their ASCII
+ * cache_salt alone, the salt may differ too, in ASCII bytes of the same
+ * length: a str of ASCII is valid UTF-8 whatever its bytes, and a
  * trace's tenants' keys then share a template.  The template is a copy
  * of the key's bytes, kept per thread and per mode, so it outlives the
  * buffer it came from and the next walk starts with it (key_template
@@ -72,7 +73,8 @@ typedef struct key_template {
     uint16_t at32[KEY_FIXED32]; /* a short tail's blocks (KEY_FIXED32) */
     bool usual;      /* of the usual form (fields says where) */
     lct__key_fields fields;
-    /* The cache_salt's bytes, when the key has one and it is ASCII, are
+    /* The cache_salt's bytes, when the key's is ASCII and it followed a
+     * key of this slot that differed from it in its salt alone, are
      * compared under a mask of 0x80: any other ASCII salt of the same
      * length is as valid (a tenant's key is like another tenant's), and
      * a byte with its high bit set is not taken.  0: none masked. */
