@@ -251,27 +251,27 @@ void lct__source_release(lct__source *src)
  * the CPU of larger ones and keep less of the file resident. */
 #define AHEAD_WINDOW (2u << 20)
 
-/* Cache lines asked for this far ahead of the reader.  The CPU's own
- * prefetcher stops at each 4 KiB page, so a pass over a mapping waited on
- * memory where a read(2) into a small buffer did not. */
-#define PREFETCH_DISTANCE (4u << 10)
+/* The first cache lines of the page after the reader's, asked for once
+ * a page: a CPU whose prefetcher stops at each 4 KiB page waited on
+ * memory at every page of a mapping where a read(2) into a small buffer
+ * did not (the VM this was first measured on: `check --mmap` 123 ms
+ * with a hint, twice the stream's user time without).  Every line 4 KiB
+ * ahead, the hint first taken, cost 10-16% more CPU on a later VM whose
+ * prefetcher needed none; the next page's first 8 lines cost it about
+ * 5% more than no hint at all (docs/performance.md). */
+#define PREFETCH_LINES 8
 
 static void prefetch_ahead(lct__source *s, uint64_t pos)
 {
-    uint64_t to = pos + PREFETCH_DISTANCE < s->size ? pos + PREFETCH_DISTANCE
-                                                    : s->size;
-    uint64_t at = s->prefetched > pos ? s->prefetched : pos & ~63ull;
-    /* two lines a step: the loop's own count, compare and jump were most
-     * of what a record's call cost (a 2 KiB record asks for 32 lines) */
-    for (; at + 64 < to; at += 128) {
+    uint64_t next = (pos + 4096) & ~4095ull;
+    if (next <= s->prefetched || next >= s->size)
+        return;
+    uint64_t to = next + PREFETCH_LINES * 64 < s->size
+                      ? next + PREFETCH_LINES * 64
+                      : s->size;
+    for (uint64_t at = next; at < to; at += 64)
         __builtin_prefetch(s->data + at);
-        __builtin_prefetch(s->data + at + 64);
-    }
-    if (at < to) {
-        __builtin_prefetch(s->data + at);
-        at += 64;
-    }
-    s->prefetched = at;
+    s->prefetched = next;
 }
 
 /* Pages let go once they are this far behind the reader.  Kept, a pass

@@ -28,8 +28,8 @@ typedef struct lct__source {
     /* A mapping only: its page tables are filled up to here
      * (lct__source_ahead). */
     uint64_t populated;
-    /* A mapping only: cache lines asked for up to here, and pages let go
-     * below here (lct__source_ahead). */
+    /* A mapping only: the last page whose first lines were asked for,
+     * and pages let go below here (lct__source_ahead). */
     uint64_t prefetched, dropped;
     lct__source_kind kind;
     /* Our own descriptor: a mapped file's, for fstat (shrink checks) and
