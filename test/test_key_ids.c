@@ -154,6 +154,17 @@ static void write_key(lct_writer *w, unsigned seed, const char *model,
                     salt);
 }
 
+/* A submit_prefetch_task call at t whose `keys` list of n follows. */
+static void begin_keys_call(lct_writer *w, double t, unsigned n)
+{
+    static const char q[] = "lmcache.v1.distributed.storage_manager."
+                            "StorageManager.submit_prefetch_task";
+    lct_writer_record_begin(w, t, 1.7e9 + t, q, sizeof q - 1);
+    lct_writer_map(w, 1);
+    lct_writer_cstr(w, "keys");
+    lct_writer_array(w, n);
+}
+
 /* A submit_prefetch_task call whose `keys` are n keys of one shape, the
  * i-th with rank and group from i (to 127), or with `odd` at place odd_at
  * (an int instead of a key, or a rank of 200, which no template holds). */
@@ -162,12 +173,7 @@ static void write_list(lct_writer *w, double t, const char *model,
                        size_t model_len, bool grouped, const char *salt,
                        unsigned n, enum odd odd, unsigned odd_at)
 {
-    static const char q[] = "lmcache.v1.distributed.storage_manager."
-                            "StorageManager.submit_prefetch_task";
-    lct_writer_record_begin(w, t, 1.7e9 + t, q, sizeof q - 1);
-    lct_writer_map(w, 1);
-    lct_writer_cstr(w, "keys");
-    lct_writer_array(w, n);
+    begin_keys_call(w, t, n);
     for (unsigned i = 0; i < n; i++) {
         if (odd == ODD_INT && i == odd_at)
             lct_writer_int(w, 5);
@@ -184,12 +190,7 @@ static void write_list(lct_writer *w, double t, const char *model,
  * 14-byte model. */
 static void write_mixed(lct_writer *w, double t, const char *model)
 {
-    static const char q[] = "lmcache.v1.distributed.storage_manager."
-                            "StorageManager.submit_prefetch_task";
-    lct_writer_record_begin(w, t, 1.7e9 + t, q, sizeof q - 1);
-    lct_writer_map(w, 1);
-    lct_writer_cstr(w, "keys");
-    lct_writer_array(w, 4);
+    begin_keys_call(w, t, 4);
     for (unsigned i = 0; i < 4; i++)
         write_key(w, (unsigned)t * 1000 + i, model, i == 2 ? 14 : 13,
                   (int)i, 1, NULL);
@@ -254,12 +255,7 @@ Test(key_ids, every_key_shape_hashes_as_its_key)
 static void write_salted(lct_writer *w, double t, const char *const *salts,
                          unsigned n)
 {
-    static const char q[] = "lmcache.v1.distributed.storage_manager."
-                            "StorageManager.submit_prefetch_task";
-    lct_writer_record_begin(w, t, 1.7e9 + t, q, sizeof q - 1);
-    lct_writer_map(w, 1);
-    lct_writer_cstr(w, "keys");
-    lct_writer_array(w, n);
+    begin_keys_call(w, t, n);
     for (unsigned i = 0; i < n; i++)
         write_key(w, (unsigned)t * 1000 + i, "Qwen/Qwen3-8B", 13, (int)i,
                   1, salts[i]);

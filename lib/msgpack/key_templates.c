@@ -39,15 +39,6 @@ static inline bytes16 stored16(const unsigned char *p)
     return load16(__builtin_assume_aligned(p, 16));
 }
 
-/* Whether the n bytes at p are all ASCII. */
-static bool ascii(const unsigned char *p, size_t n)
-{
-    unsigned char any = 0;
-    for (size_t i = 0; i < n; i++)
-        any |= p[i];
-    return any < 0x80;
-}
-
 /* Where the key at k (len bytes) has its fields, when it is a unit of
  * the usual form whole (lct__mp_unit_whole); false when not. */
 static bool usual_fields(const unsigned char *k, size_t len,
@@ -105,7 +96,7 @@ void lct__key_template_set(key_template *t, const key_candidate *c,
     /* an ASCII str is valid UTF-8 whatever its bytes: the salt's length
      * stays compared in its head, its bytes' high bits under the mask */
     bool mask_salt = usual && salt_len &&
-                     ascii(c->key + salt_at, salt_len) &&
+                     lct__ascii_only(c->key + salt_at, salt_len, after) &&
                      salt_only_change(t, c, len, salt_at, salt_len);
     unsigned char *mask = t->mask + KEY_STORE_AT;
     unsigned char *key = t->key + KEY_STORE_AT;
