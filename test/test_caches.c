@@ -396,10 +396,27 @@ static void valid_salts_alike(mpw *w, const mpw_objectkey_shape *k)
     key_list_salted(w, k, (const char *const[3]){"ten7", "ten7", "ten7"});
 }
 
+/* A `keys` argument twice (the last one wins, as in a dict): the first
+ * a list the walk hands over, the second a list of one key, whose keys
+ * are the call's. */
+static void valid_list_then_list(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 2);
+    mpw_str(w, "keys");
+    mpw_array(w, 5);
+    for (int r = 0; r < 5; r++)
+        key(w, k, r);
+    mpw_str(w, "keys");
+    mpw_array(w, 1);
+    key(w, k, 9);
+}
+
 static const struct {
     const char *name;
     record_fn write;
 } hostiles[] = {
+    {"valid: a list, then another list", valid_list_then_list},
     {"key as an args key", hostile_key_as_args_key},
     {"key as the third args key", hostile_key_as_third_args_key},
     {"key as the first args key", hostile_key_first},

@@ -1096,6 +1096,9 @@ static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
         return false;
     lct_iter keys = {.cur = p + head, .end = end, .remaining = count,
                      .count = count};
+    /* a `keys` argument given again after a noted list: this one's keys
+     * are the call's, and none of that list's */
+    it->run_count = 0;
     uint32_t n = 0;
     while (n < LCT_KEY_ITER_CACHE && usual_key(&keys, &it->cached[n]))
         n++;
