@@ -217,6 +217,17 @@ bool lct_record_unread_keys(const lct_record *rec, lct_str *tag);
  *  past the list (a longer list's rest is read by lct_key_iter_next). */
 #define LCT_KEY_ITER_CACHE 64
 
+/** The library's own (lct_key_iter's parts): keys of one shape where a
+ *  noted list has them, and where each has its fields (offsets and
+ *  lengths from its first byte: model_name, kv_rank, object_group_id
+ *  and cache_salt; length 0: not there). */
+#define LCT_KEY_RUN_PARTS 32
+typedef struct lct_key_run_part {
+    const unsigned char *first;
+    uint32_t count, stride;
+    uint16_t at[4], len[4];
+} lct_key_run_part;
+
 /** Iterates the ObjectKeys a record carries. */
 typedef struct lct_key_iter {
     lct_iter keys;             /* the keys array being walked */
@@ -247,17 +258,23 @@ typedef struct lct_key_iter {
      * per-record copy.) */
     uint32_t ncached, next_cached;
     /* The library's own: a list the record's validating walk noted
-     * (LCT_KEYS; keys alike but for chunk_hash, kv_rank and
-     * object_group_id) is described where it lies, not read into
-     * cached[]: run_count keys from run_first, run_stride bytes apart,
+     * (LCT_KEYS) is described where it lies, not read into cached[], in
+     * parts of keys alike but for chunk_hash, kv_rank and
+     * object_group_id (a list of one shape is one part).  The part
+     * described: run_count keys from run_first, run_stride bytes apart,
      * each like run_like but for those three fields (kv_rank the byte at
      * run_rank_at, object_group_id the byte at run_group_at, 0: none);
-     * run_next is the next one handed out. */
+     * run_next is the next one handed out.  run_part of run_parts, the
+     * rest in parts[] (which shares its room with cached[]). */
     const unsigned char *run_first;
     uint32_t run_stride, run_count, run_next;
     uint16_t run_rank_at, run_group_at;
+    uint32_t run_part, run_parts;
     lct_object_key run_like;
-    lct_object_key cached[LCT_KEY_ITER_CACHE];
+    union {
+        lct_object_key cached[LCT_KEY_ITER_CACHE];
+        lct_key_run_part parts[LCT_KEY_RUN_PARTS];
+    };
 } lct_key_iter;
 
 /**

@@ -154,11 +154,61 @@ static void fill_inner_map(mpw *w, const mpw_objectkey_shape *k)
     key(w, k, 4);
 }
 
+/* A key of k's shape (rank r) with a salt, or of another model, or k's
+ * own: the shapes a fleet's lists mix. */
+enum mixed { PLAIN, OTHER, SALT1, SALT2, SALT3, SALT5, SALT6 };
+static void mixed_key(mpw *w, const mpw_objectkey_shape *k, enum mixed m,
+                      int64_t r)
+{
+    static const char *const salts[] = {NULL, NULL, "ten1", "ten2", "ten3",
+                                        "ten5", "ten6"};
+    mpw_objectkey_shape s = *k;
+    s.rank = r;
+    if (m == PLAIN) {
+        mpw_objectkey(w, &s);
+    } else if (m == OTHER) {
+        s.model = "other/Model-of-its-own";
+        mpw_objectkey(w, &s);
+    } else {
+        s.pairs = 5;
+        mpw_objectkey_salted(w, &s, salts[m]);
+    }
+}
+
+static void mixed_list(mpw *w, const mpw_objectkey_shape *k,
+                       const enum mixed *m, int n)
+{
+    mpw_array(w, (uint32_t)n);
+    for (int i = 0; i < n; i++)
+        mixed_key(w, k, m[i], i % 100);
+}
+
+/* A record at t whose one argument, `keys`, is mixed_list's. */
+static void mixed_record(mpw *w, double t, const mpw_objectkey_shape *k,
+                         const enum mixed *m, int n)
+{
+    mpw_record_begin(w, t, 1 + t, RW);
+    mpw_map(w, 1);
+    mpw_str(w, "keys");
+    mixed_list(w, k, m, n);
+}
+
+/* A list of mixed shapes, salted, unsalted and another model's, whose
+ * salted keys differ in their salts alone: every shape's template set,
+ * the salted one's salt masked. */
+static void fill_mixed_list(mpw *w, const mpw_objectkey_shape *k)
+{
+    static const enum mixed m[] = {PLAIN, SALT1, SALT2, PLAIN, OTHER, SALT3,
+                                   PLAIN};
+    mixed_record(w, 0.1, k, m, 7);
+}
+
 typedef void (*record_fn)(mpw *w, const mpw_objectkey_shape *k);
 static const struct {
     const char *name;
     record_fn write;
 } fillers[] = {
+    {"list of mixed shapes", fill_mixed_list},
     {"key list", fill_key_list},
     {"keys as args values", fill_key_values},
     {"request spec", fill_spec},
@@ -240,9 +290,10 @@ static void key_list_patched(mpw *w, const mpw_objectkey_shape *k,
     w->buf[w->len - from_end] = to;
 }
 
-static void hostile_bad_model_utf8(mpw *w, const mpw_objectkey_shape *k)
+/* How far from a key of k's shape's end its model name's last byte is:
+ * before the pairs that follow it. */
+static size_t model_last_from_end(const mpw_objectkey_shape *k)
 {
-    /* the model name's last byte: before the pairs that follow it */
     size_t after = 0;
     if (k->pairs > 2)
         after += 9; /* kv_rank and a fixint */
@@ -250,7 +301,12 @@ static void hostile_bad_model_utf8(mpw *w, const mpw_objectkey_shape *k)
         after += 17; /* object_group_id and a fixint */
     if (k->pairs > 4)
         after += 16; /* cache_salt and "salt" */
-    key_list_patched(w, k, after + 1, 0xff);
+    return after + 1;
+}
+
+static void hostile_bad_model_utf8(mpw *w, const mpw_objectkey_shape *k)
+{
+    key_list_patched(w, k, model_last_from_end(k), 0xff);
 }
 
 static void hostile_bad_last_byte(mpw *w, const mpw_objectkey_shape *k)
@@ -396,27 +452,86 @@ static void valid_salts_alike(mpw *w, const mpw_objectkey_shape *k)
     key_list_salted(w, k, (const char *const[3]){"ten7", "ten7", "ten7"});
 }
 
-/* A `keys` argument twice (the last one wins, as in a dict): the first
- * a list the walk hands over, the second a list of one key, whose keys
- * are the call's. */
-static void valid_list_then_list(mpw *w, const mpw_objectkey_shape *k)
+/* Lists of mixed shapes: the walk hands them over in parts of one
+ * shape, a part's salt its first key's; one whose part's salts differ,
+ * and one of more parts than it hands over, read key by key. */
+static void valid_mixed_list(mpw *w, const mpw_objectkey_shape *k)
 {
+    static const enum mixed m[] = {PLAIN, SALT5, SALT5, OTHER, PLAIN, SALT6,
+                                   SALT6, PLAIN};
+    mixed_record(w, 0.2, k, m, 8);
+}
+
+static void valid_mixed_salts_differ(mpw *w, const mpw_objectkey_shape *k)
+{
+    static const enum mixed m[] = {PLAIN, SALT5, SALT6, PLAIN};
+    mixed_record(w, 0.2, k, m, 4);
+}
+
+static void valid_mixed_many_parts(mpw *w, const mpw_objectkey_shape *k)
+{
+    enum mixed m[70];
+    for (int i = 0; i < 70; i++)
+        m[i] = i % 2 ? SALT5 : PLAIN;
+    mixed_record(w, 0.2, k, m, 70);
+}
+
+/* A mixed list whose last key (k's shape) has a model name of no UTF-8. */
+static void hostile_mixed_bad_utf8(mpw *w, const mpw_objectkey_shape *k)
+{
+    static const enum mixed m[] = {PLAIN, SALT5, OTHER, PLAIN};
+    mixed_record(w, 0.2, k, m, 4);
+    w->buf[w->len - model_last_from_end(k)] = 0xff;
+}
+
+/* A `keys` argument twice (the last one wins, as in a dict): the first
+ * a list the walk hands over (of one shape or, mixed, in parts), the
+ * second nil or a list of one key, whose keys are the call's. */
+static void keys_twice(mpw *w, const mpw_objectkey_shape *k, bool mixed,
+                       bool nil)
+{
+    static const enum mixed m[] = {PLAIN, SALT5, SALT5, OTHER, PLAIN};
+    static const enum mixed one[] = {PLAIN, PLAIN, PLAIN, PLAIN, PLAIN};
     mpw_record_begin(w, 0.2, 1.2, RW);
     mpw_map(w, 2);
     mpw_str(w, "keys");
-    mpw_array(w, 5);
-    for (int r = 0; r < 5; r++)
-        key(w, k, r);
+    mixed_list(w, k, mixed ? m : one, 5);
     mpw_str(w, "keys");
-    mpw_array(w, 1);
-    key(w, k, 9);
+    if (nil) {
+        mpw_nil(w);
+    } else {
+        mpw_array(w, 1);
+        key(w, k, 9);
+    }
+}
+
+static void valid_mixed_then_nil(mpw *w, const mpw_objectkey_shape *k)
+{
+    keys_twice(w, k, true, true);
+}
+
+static void valid_mixed_then_list(mpw *w, const mpw_objectkey_shape *k)
+{
+    keys_twice(w, k, true, false);
+}
+
+static void valid_list_then_list(mpw *w, const mpw_objectkey_shape *k)
+{
+    keys_twice(w, k, false, false);
 }
 
 static const struct {
     const char *name;
     record_fn write;
 } hostiles[] = {
+    {"valid: a mixed list, then keys nil", valid_mixed_then_nil},
+    {"valid: a mixed list, then another list", valid_mixed_then_list},
     {"valid: a list, then another list", valid_list_then_list},
+    {"valid: a list of mixed shapes", valid_mixed_list},
+    {"valid: a mixed list whose salted keys differ", valid_mixed_salts_differ},
+    {"valid: a list of 70 parts", valid_mixed_many_parts},
+    {"a mixed list, invalid UTF-8 in its last model name",
+     hostile_mixed_bad_utf8},
     {"key as an args key", hostile_key_as_args_key},
     {"key as the third args key", hostile_key_as_third_args_key},
     {"key as the first args key", hostile_key_first},

@@ -565,7 +565,10 @@ static void spans_of(const char *path, unsigned flags, got *g,
  * t 4 submit A:x B:y; t 5 enter AB salted x: no submit (4 is another
  *     tuple); t 6 enter A:x B:y: pairs with 4, wait 2
  * t 7 submit AB salted z; t 8 enter with keys AB "first", then AB z:
- *     the second list counts, pairs with 7, wait 1 */
+ *     the second list counts, pairs with 7, wait 1
+ * t 9 submit A unsalted, B:x (two shapes: a list noted in two parts
+ *     once both have templates); t 10 enter A, B:y: no submit; t 11
+ *     enter A, B:x: pairs with 9, wait 2 */
 Test(spans, a_noted_list_pairs_as_its_keys_walked_one_by_one)
 {
     char *path;
@@ -578,26 +581,30 @@ Test(spans, a_noted_list_pairs_as_its_keys_walked_one_by_one)
     write_salted(w, 6, ENTER, "x", "y", false);
     write_salted(w, 7, SUBMIT, "z", NULL, false);
     write_salted(w, 8, ENTER, "z", NULL, true);
+    write_salted(w, 9, SUBMIT, NULL, "x", false);
+    write_salted(w, 10, ENTER, NULL, "y", false);
+    write_salted(w, 11, ENTER, NULL, "x", false);
     lct_writer_close(w);
     for (int f = 0; f < 2; f++) {
         got g;
         lct_spans_unpaired u;
         spans_of(path, f ? LCT_KEYS : 0, &g, &u);
-        cr_assert_eq(g.n, 3, "flags %d: %zu spans", f, g.n);
-        double want[][2] = {{1, 3}, {4, 6}, {7, 8}};
-        for (size_t i = 0; i < 3; i++) {
+        cr_assert_eq(g.n, 4, "flags %d: %zu spans", f, g.n);
+        double want[][2] = {{1, 3}, {4, 6}, {7, 8}, {9, 11}};
+        for (size_t i = 0; i < 4; i++) {
             cr_expect_eq(g.v[i].kind, LCT_SPAN_PREFETCH_WAIT);
             cr_expect_eq(g.v[i].t_start, want[i][0], "flags %d span %zu", f,
                          i);
             cr_expect_eq(g.v[i].t_end, want[i][1], "flags %d span %zu", f,
                          i);
         }
-        cr_expect_eq(u.enter_without_submit, 2, "flags %d", f);
+        cr_expect_eq(u.enter_without_submit, 3, "flags %d", f);
     }
     unlink(path);
     free(path);
     /* generated traces whose lists are noted, and the mix, whose lists
-     * of salted and unsalted keys are not: the same spans either way */
+     * of salted and unsalted keys are noted in parts: the same spans
+     * either way */
     static const char *const shapes[][2] = {
         {"--shape", "llama"}, {"--mix", NULL}, {"--spec", NULL}};
     for (size_t k = 0; k < 3; k++) {

@@ -111,7 +111,7 @@ long lct_key_iter_next_ids(lct_key_iter *it, lct_key_id *out, size_t max,
 {
     if (max == 0)
         return 0;
-    if (it->run_next < it->run_count)
+    if (it->run_next < it->run_count || lct__key_run_next_part(it))
         return run_ids(it, out, max);
     size_t n = 0;
     /* keys read whole while the arguments were scanned: no failure left

@@ -1,9 +1,10 @@
 /*
  * keys_internal.h - what the key layer (lmcache.c) tells another pass of
  * its own layer about a call's keys: whether they are the list the
- * record's validating walk noted (LCT_KEYS), every key alike but for
- * chunk_hash, kv_rank and object_group_id, so that a pass that digests
- * each key's fields (spans.c) digests the model and salt once a list and
+ * record's validating walk noted (LCT_KEYS), in parts whose keys are
+ * alike but for chunk_hash, kv_rank and object_group_id, so that a pass
+ * that digests each key's fields (spans.c) digests the model and salt
+ * once a part and
  * reads the rest of each key where it lies, without an lct_object_key a
  * key (the iterator's description of the list, run_*, read through the
  * helpers below); and what key_ids.c takes from the key iterator to hand
@@ -19,8 +20,8 @@
 #include "lct_lmcache.h"
 #include "msgpack/unit_internal.h"
 
-/* Key i of the iterator's described list (run_*: a list the walk noted,
- * keys alike but for chunk_hash, kv_rank and object_group_id, each
+/* Key i of the iterator's described part (run_*: of a list the walk
+ * noted, keys alike but for chunk_hash, kv_rank and object_group_id, each
  * with run_like's model_name and cache_salt): its first byte; its
  * chunk_hash is the 32 bytes LCT__MP_UNIT_FREE_AT on. */
 static inline const unsigned char *lct__key_run_at(const lct_key_iter *it,
@@ -42,7 +43,20 @@ static inline int64_t lct__key_run_group(const lct_key_iter *it,
     return it->run_group_at ? key[it->run_group_at] : 0;
 }
 
-/* Key i of the iterator's described list, as lct_key_iter_next hands it
+/* Describe the list's next part (there is one). */
+void lct__key_run_describe_next(lct_key_iter *it);
+
+/* When the described part is done: describe the list's next part, if
+ * there is one (run_next 0). */
+static inline bool lct__key_run_next_part(lct_key_iter *it)
+{
+    if (it->run_part + 1 >= it->run_parts)
+        return false;
+    lct__key_run_describe_next(it);
+    return true;
+}
+
+/* Key i of the iterator's described part, as lct_key_iter_next hands it
  * out (every view into that key's own bytes). */
 void lct__key_run_key(const lct_key_iter *it, uint32_t i,
                       lct_object_key *key);

@@ -519,6 +519,7 @@ static inline void forget_read(lct_key_iter *it)
 {
     it->ncached = 0;
     it->run_count = 0;
+    it->run_parts = 0; /* no later part either */
 }
 
 /* One pass over map m: the value of each key names[i] into f[i] (a
@@ -1030,40 +1031,77 @@ static uint64_t spec_group_bytes(const lct_prefetch_spec *spec,
     return v.ptr && layout_value_bytes(v, &bytes) ? bytes : 0;
 }
 
-/* The key at p whose fields are where f says, as usual_key reads it. */
-static inline void noted_key(const unsigned char *p, const lct__key_fields *f,
+/* The key at p whose fields are where part says, as usual_key reads
+ * it. */
+static inline void noted_key(const unsigned char *p,
+                             const lct_key_run_part *part,
                              lct_object_key *key)
 {
     *key = (lct_object_key){
         .chunk_hash = {p + LCT__MP_UNIT_FREE_AT, 32},
-        .model_name = {(const char *)p + f->at[MODEL_NAME],
-                       f->len[MODEL_NAME]},
-        .kv_rank = p[f->at[KV_RANK]],
+        .model_name = {(const char *)p + part->at[MODEL_NAME],
+                       part->len[MODEL_NAME]},
+        .kv_rank = p[part->at[KV_RANK]],
         .object_group_id =
-            f->len[OBJECT_GROUP_ID] ? p[f->at[OBJECT_GROUP_ID]] : 0,
-        .cache_salt = f->len[CACHE_SALT]
-                          ? (lct_str){(const char *)p + f->at[CACHE_SALT],
-                                      f->len[CACHE_SALT]}
+            part->len[OBJECT_GROUP_ID] ? p[part->at[OBJECT_GROUP_ID]] : 0,
+        .cache_salt = part->len[CACHE_SALT]
+                          ? (lct_str){(const char *)p + part->at[CACHE_SALT],
+                                      part->len[CACHE_SALT]}
                           : (lct_str){"", 0}};
+}
+
+_Static_assert(sizeof ((lct_key_run_part *)0)->at ==
+                   sizeof ((lct__key_fields *)0)->at,
+               "a part's fields are the walk's");
+_Static_assert(LCT_KEY_RUN_PARTS >= LCT__KEY_NOTE_PARTS,
+               "the iterator holds the walk's parts");
+_Static_assert(sizeof ((lct_key_iter *)0)->parts <=
+                   sizeof ((lct_key_iter *)0)->cached,
+               "the parts take cached[]'s room, not more");
+
+/* Describe part i of the noted list (run_*). */
+static inline void describe_part(lct_key_iter *it, uint32_t i)
+{
+    const lct_key_run_part *part = &it->parts[i];
+    it->run_part = i;
+    it->run_first = part->first;
+    it->run_stride = part->stride;
+    it->run_count = part->count;
+    it->run_next = 0;
+    it->run_rank_at = part->at[KV_RANK];
+    it->run_group_at =
+        part->len[OBJECT_GROUP_ID] ? part->at[OBJECT_GROUP_ID] : 0;
+    noted_key(part->first, part, &it->run_like);
+}
+
+void lct__key_run_describe_next(lct_key_iter *it)
+{
+    describe_part(it, it->run_part + 1);
 }
 
 /* read_keys_array from the keys the record's validating walk found, when
  * this is the list it noted (lct__key_notes, LCT_KEYS): the list is
- * described in the iterator where it lies (run_*), not walked or read. */
+ * described in the iterator where it lies (parts[], run_*), not walked or
+ * read.  The notes are copied: they are the thread's last record's, and
+ * the iterator may be read after another. */
 static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
 {
     const lct__key_notes *kn = lct__key_notes_here();
     const unsigned char *p = a->cur;
-    if (kn->list != p || kn->end > a->end || kn->count > UINT32_MAX)
+    if (kn->list != p || kn->end > a->end || kn->count > UINT32_MAX ||
+        kn->nparts == 0 || kn->nparts > LCT_KEY_RUN_PARTS)
         return false;
-    it->run_first = kn->first;
-    it->run_stride = (uint32_t)kn->len;
-    it->run_count = (uint32_t)kn->count;
-    it->run_next = 0;
-    it->run_rank_at = kn->fields.at[KV_RANK];
-    it->run_group_at =
-        kn->fields.len[OBJECT_GROUP_ID] ? kn->fields.at[OBJECT_GROUP_ID] : 0;
-    noted_key(kn->first, &kn->fields, &it->run_like);
+    for (unsigned i = 0; i < kn->nparts; i++) {
+        const lct__key_part *from = &kn->part[i];
+        lct_key_run_part *to = &it->parts[i];
+        to->first = from->first;
+        to->count = from->count;
+        to->stride = from->len;
+        memcpy(to->at, from->fields.at, sizeof to->at);
+        memcpy(to->len, from->fields.len, sizeof to->len);
+    }
+    it->run_parts = kn->nparts;
+    describe_part(it, 0);
     it->ncached = 0;
     it->keys = (lct_iter){.cur = kn->end, .end = a->end, .remaining = 0,
                           .count = (uint32_t)kn->count};
@@ -1097,8 +1135,8 @@ static bool read_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     lct_iter keys = {.cur = p + head, .end = end, .remaining = count,
                      .count = count};
     /* a `keys` argument given again after a noted list: this one's keys
-     * are the call's, and none of that list's */
-    it->run_count = 0;
+     * are the call's, and none of that list's (its parts shared cached[]) */
+    it->run_count = it->run_parts = 0;
     uint32_t n = 0;
     while (n < LCT_KEY_ITER_CACHE && usual_key(&keys, &it->cached[n]))
         n++;
@@ -1276,7 +1314,7 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
                       lct_error *err)
 {
     int rc;
-    if (it->run_next < it->run_count) {
+    if (it->run_next < it->run_count || lct__key_run_next_part(it)) {
         lct__key_run_key(it, it->run_next++, key);
         rc = 1;
     } else if (it->next_cached < it->ncached) {

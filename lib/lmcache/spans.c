@@ -202,9 +202,10 @@ static bool id_room(lct_spans *s)
 }
 
 /* The record's key ids into s->ids; false after an error.  A list the
- * validating walk noted, which the iterator describes (run_*), has one
- * model and salt: their digest is taken once, and each key's hash, rank
- * and group read where they lie; the iterator then goes on after it. */
+ * validating walk noted, which the iterator describes a part at a time
+ * (run_*), has one model and salt a part: their digest is taken once a
+ * part, and each key's hash, rank and group read where they lie; the
+ * iterator then goes on after the list. */
 static lct_status read_ids(lct_spans *s, const lct_record *rec,
                            lct_error *err)
 {
@@ -214,11 +215,11 @@ static lct_status read_ids(lct_spans *s, const lct_record *rec,
     lct_status st = lct_key_iter_init(rec, &it, err);
     if (st != LCT_OK)
         return st;
-    if (it.run_next < it.run_count) {
+    while (it.run_next < it.run_count || lct__key_run_next_part(&it)) {
         uint64_t part = name_salt_part(&it.run_like);
-        if (it.run_count > s->ids_cap &&
-            !grow((void **)&s->ids, &s->ids_cap, it.run_count,
-                  sizeof *s->ids))
+        size_t room = s->nids + (it.run_count - it.run_next);
+        if (room > s->ids_cap &&
+            !grow((void **)&s->ids, &s->ids_cap, room, sizeof *s->ids))
             return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
         for (size_t i = it.run_next; i < it.run_count; i++) {
             const unsigned char *key = lct__key_run_at(&it, i);

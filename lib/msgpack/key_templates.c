@@ -233,16 +233,28 @@ run16(const key_templates *ts, const unsigned char **pp,
     return n;
 }
 
-/* A run that also says which template its keys were like, when one was
- * like them all (*like NULL when they switched). */
+/* A run that also says where its keys switched template: part i begins
+ * at key at[i] and its keys are like t[i] (the first LCT__KEY_NOTE_PARTS
+ * of them; seen counts them all).  Only a switch stores. */
+typedef struct run_parts {
+    unsigned seen;
+    size_t at[LCT__KEY_NOTE_PARTS];
+    const key_template *t[LCT__KEY_NOTE_PARTS];
+} run_parts;
+
+#define RUN_PART                                                           \
+    do {                                                                   \
+        if (rp->seen < LCT__KEY_NOTE_PARTS)                                \
+            rp->at[rp->seen] = n, rp->t[rp->seen] = t;                     \
+        rp->seen++;                                                        \
+    } while (0)
+
 static __attribute__((noinline)) size_t
-run16_like(const key_templates *ts, const unsigned char **pp,
-           const unsigned char *end, unsigned depth, size_t max,
-           const key_template **like)
+run16_parts(const key_templates *ts, const unsigned char **pp,
+            const unsigned char *end, unsigned depth, size_t max,
+            run_parts *rp)
 {
-    unsigned seen = 0;
-    KEY_RUN(match16, seen++)
-    *like = seen == 1 ? t : NULL;
+    KEY_RUN(match16, RUN_PART)
     return n;
 }
 
@@ -311,13 +323,11 @@ run32(const key_templates *ts, const unsigned char **pp,
 }
 
 static __attribute__((noinline, target("avx2"))) size_t
-run32_like(const key_templates *ts, const unsigned char **pp,
-           const unsigned char *end, unsigned depth, size_t max,
-           const key_template **like)
+run32_parts(const key_templates *ts, const unsigned char **pp,
+            const unsigned char *end, unsigned depth, size_t max,
+            run_parts *rp)
 {
-    unsigned seen = 0;
-    KEY_RUN(match32, seen++)
-    *like = seen == 1 ? t : NULL;
+    KEY_RUN(match32, RUN_PART)
     return n;
 }
 
@@ -395,29 +405,63 @@ static bool salts_alike(const unsigned char *first, size_t n,
     return diff == 0;
 }
 
+/* The parts of a run of n keys from first into the notes; false when a
+ * part is not of the usual form or its keys' salts differ. */
+static bool note_parts(const run_parts *rp, const unsigned char *first,
+                       size_t n)
+{
+    const unsigned char *k = first;
+    for (unsigned i = 0; i < rp->seen; i++) {
+        const key_template *t = rp->t[i];
+        size_t count = (i + 1 < rp->seen ? rp->at[i + 1] : n) - rp->at[i];
+        if (!t->usual || count > UINT32_MAX)
+            return false;
+        /* the key layer takes a part's salt from its first key: a part
+         * whose keys are like a masked salt's template but differ in
+         * their salts is left to be read key by key */
+        if (t->salt_len && !salts_alike(k, count, t))
+            return false;
+        lct__notes.part[i] = (lct__key_part){.first = k,
+                                             .count = (uint32_t)count,
+                                             .len = (uint32_t)t->len,
+                                             .fields = t->fields};
+        k += count * t->len;
+    }
+    return true;
+}
+
 size_t lct__key_run_noted(key_templates *ts, const unsigned char **pp,
                           const unsigned char *end, unsigned depth,
                           size_t max, const unsigned char *list,
                           size_t count)
 {
     const unsigned char *first = *pp;
-    const key_template *like;
+    run_parts rp;
+    rp.seen = 0;
     size_t n;
 #ifdef HAVE_WIDE
     if (take_wide())
-        n = run32_like(ts, pp, end, depth, max, &like);
+        n = run32_parts(ts, pp, end, depth, max, &rp);
     else
 #endif
-        n = run16_like(ts, pp, end, depth, max, &like);
-    if (n != count || !like || !like->usual)
+        n = run16_parts(ts, pp, end, depth, max, &rp);
+    if (n != count || n == 0 || rp.seen > LCT__KEY_NOTE_PARTS)
         return n;
-    /* the key layer takes a noted list's salt from its first key: a list
-     * whose keys are like a masked salt's template but differ in their
-     * salts is left to be read key by key */
-    if (like->salt_len && !salts_alike(first, n, like))
+    if (rp.seen == 1) { /* the usual list: one shape */
+        const key_template *t = rp.t[0];
+        if (!t->usual || n > UINT32_MAX ||
+            (t->salt_len && !salts_alike(first, n, t)))
+            return n;
+        lct__notes.part[0] = (lct__key_part){.first = first,
+                                             .count = (uint32_t)n,
+                                             .len = (uint32_t)t->len,
+                                             .fields = t->fields};
+    } else if (!note_parts(&rp, first, n)) {
         return n;
-    lct__notes = (lct__key_notes){.list = list, .first = first,
-                                  .end = *pp, .count = n, .len = like->len,
-                                  .fields = like->fields};
+    }
+    lct__notes.end = *pp;
+    lct__notes.count = n;
+    lct__notes.nparts = rp.seen;
+    lct__notes.list = list; /* last: the notes hold from here */
     return n;
 }

@@ -116,8 +116,9 @@ size_t lct__key_run(const key_templates *ts, const unsigned char **pp,
                     const unsigned char *end, unsigned depth, size_t max);
 
 /* lct__key_run from the first element of the array at list (of count
- * elements): when its keys are the whole array, all like one template
- * of the usual form, the array becomes this thread's notes. */
+ * elements): when its keys are the whole array, each like a template of
+ * the usual form, in at most LCT__KEY_NOTE_PARTS parts of one template
+ * (and one salt) each, the array becomes this thread's notes. */
 size_t lct__key_run_noted(key_templates *ts, const unsigned char **pp,
                           const unsigned char *end, unsigned depth,
                           size_t max, const unsigned char *list,

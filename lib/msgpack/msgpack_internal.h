@@ -161,21 +161,31 @@ typedef struct lct__key_fields {
 /*
  * The keys a record's validating walk found (LCT_KEYS), handed to the key
  * layer so that it need not find them again: the first array of the
- * record whose elements are all keys like one template (so each of the
- * same length, at first + i * len), of the usual form.  Per thread, and
- * only ever of the record this thread decoded last (lct__record_decode
- * forgets them before each record and after a refused one), so a list
- * is known by its address.  Noting costs nothing a key: a list of mixed
- * shapes (a salted key among unsalted ones) is not noted, nor one whose
- * keys' salts differ (the key layer takes a list's salt from its first
- * key).
+ * record whose elements are all keys of the usual form, each like one of
+ * the walk's templates, in parts of keys like one template (so each of a
+ * part's keys of the same length, at first + i * len).  A list of mixed
+ * shapes (a salted key among unsalted ones) comes in several parts, at
+ * most LCT__KEY_NOTE_PARTS (a list that switches shape more often is not
+ * noted).  Per thread, and only ever of the record this thread decoded
+ * last (lct__record_decode forgets them before each record and after a
+ * refused one), so a list is known by its address.  Noting costs nothing
+ * a key, only a store at each switch of shape; a part whose keys' salts
+ * differ is not noted (the key layer takes a part's salt from its first
+ * key), nor the list it is in.
  */
+#define LCT__KEY_NOTE_PARTS 32
+typedef struct lct__key_part {
+    const unsigned char *first; /* its first key */
+    uint32_t count, len;        /* its keys, and each one's bytes */
+    lct__key_fields fields;     /* where each has its fields */
+} lct__key_part;
+
 typedef struct lct__key_notes {
     const unsigned char *list;  /* the array's first byte; NULL: none */
-    const unsigned char *first; /* its first key */
-    const unsigned char *end;   /* past its last */
-    size_t count, len;          /* its keys, and each one's bytes */
-    lct__key_fields fields;     /* where each has its fields */
+    const unsigned char *end;   /* past its last key */
+    size_t count;               /* its keys */
+    unsigned nparts;
+    lct__key_part part[LCT__KEY_NOTE_PARTS];
 } lct__key_notes;
 
 /* This thread's notes (key_templates.c). */
