@@ -43,6 +43,13 @@ static inline int64_t lct__key_run_group(const lct_key_iter *it,
     return it->run_group_at ? key[it->run_group_at] : 0;
 }
 
+/* lct_key_iter_init for a pass that asks for the keys alone: the same
+ * keys in the same order and the same failures, without the call's
+ * policy, mode, skip_l2, layout_desc or an L2 event's sizes (none of
+ * which can fail a call), so a flat list's keys weigh 0. */
+lct_status lct__key_iter_init_keys(const lct_record *rec, lct_key_iter *it,
+                                   lct_error *err);
+
 /* Describe the list's next part (there is one). */
 void lct__key_run_describe_next(lct_key_iter *it);
 

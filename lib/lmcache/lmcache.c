@@ -1184,8 +1184,10 @@ static void l2_sizes(const lct_record *rec, lct_key_iter *it)
         lct_array_iter_init(sizes, &it->sizes) == LCT_OK;
 }
 
-lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
-                             lct_error *err)
+/* lct_key_iter_init; with `whole` false the keys alone
+ * (lct__key_iter_init_keys). */
+static lct_status key_iter_init(const lct_record *rec, lct_key_iter *it,
+                                bool whole, lct_error *err)
 {
     memset(it, 0, offsetof(lct_key_iter, cached));
     lct_value f[5], v, array;
@@ -1193,15 +1195,17 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
     lct_status st;
     bool keys_read;
     scan_args(rec->args, it, f, &keys_read, &spec);
-    if (f[2].ptr)
+    if (whole && f[2].ptr)
         enum_name(f[2], &it->policy);
-    if (f[3].ptr)
+    if (whole && f[3].ptr)
         enum_name(f[3], &it->mode);
-    if (f[4].ptr && lct_value_get_bool(f[4], &it->skip_l2) != LCT_OK)
+    if (whole && f[4].ptr && lct_value_get_bool(f[4], &it->skip_l2) != LCT_OK)
         it->skip_l2 = false;
     if (f[0].ptr && !lct_value_is_nil(f[0])) {
-        call_layout(f[1], it);
-        l2_sizes(rec, it);
+        if (whole) {
+            call_layout(f[1], it);
+            l2_sizes(rec, it);
+        }
         if (keys_read)
             return LCT_OK;
         forget_read(it);
@@ -1253,6 +1257,18 @@ lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
         return lct_array_iter_init(it->spec.keys, &it->keys);
     }
     return LCT_OK;
+}
+
+lct_status lct_key_iter_init(const lct_record *rec, lct_key_iter *it,
+                             lct_error *err)
+{
+    return key_iter_init(rec, it, true, err);
+}
+
+lct_status lct__key_iter_init_keys(const lct_record *rec, lct_key_iter *it,
+                                   lct_error *err)
+{
+    return key_iter_init(rec, it, false, err);
 }
 
 /* The next key of one list: 1, 0 at its end, or a failure. */

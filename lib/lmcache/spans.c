@@ -212,7 +212,7 @@ static lct_status read_ids(lct_spans *s, const lct_record *rec,
     lct_key_iter it;
     lct_object_key k;
     s->nids = 0;
-    lct_status st = lct_key_iter_init(rec, &it, err);
+    lct_status st = lct__key_iter_init_keys(rec, &it, err);
     if (st != LCT_OK)
         return st;
     while (it.run_next < it.run_count || lct__key_run_next_part(&it)) {
@@ -366,20 +366,28 @@ static lct_status on_reserve(lct_spans *s, const lct_record *rec,
 
 lct_call lct_call_of(lct_str qualname)
 {
+#define CALL(suffix, call) {suffix, sizeof suffix - 1, call}
     static const struct {
         const char *suffix;
+        size_t len;
         lct_call call;
     } calls[] = {
-        {".submit_prefetch_task", LCT_CALL_SUBMIT_PREFETCH},
-        {".read_prefetched_results.__enter__", LCT_CALL_READ_ENTER},
-        {".read_prefetched_results.__exit__", LCT_CALL_READ_EXIT},
-        {".finish_read_prefetched", LCT_CALL_FINISH_READ},
-        {".reserve_write", LCT_CALL_RESERVE_WRITE},
-        {".finish_write", LCT_CALL_FINISH_WRITE},
+        CALL(".submit_prefetch_task", LCT_CALL_SUBMIT_PREFETCH),
+        CALL(".read_prefetched_results.__enter__", LCT_CALL_READ_ENTER),
+        CALL(".read_prefetched_results.__exit__", LCT_CALL_READ_EXIT),
+        CALL(".finish_read_prefetched", LCT_CALL_FINISH_READ),
+        CALL(".reserve_write", LCT_CALL_RESERVE_WRITE),
+        CALL(".finish_write", LCT_CALL_FINISH_WRITE),
     };
-    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
-        if (lct_str_has_suffix(qualname, calls[i].suffix))
+#undef CALL
+    /* a call a record: the last byte first, no strlen */
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
+        size_t n = calls[i].len;
+        if (qualname.len >= n &&
+            qualname.ptr[qualname.len - 1] == calls[i].suffix[n - 1] &&
+            memcmp(qualname.ptr + qualname.len - n, calls[i].suffix, n) == 0)
             return calls[i].call;
+    }
     return LCT_CALL_OTHER;
 }
 
