@@ -153,8 +153,9 @@ enum {
      * The caller reads each record's keys (lct_key_iter_init) after
      * lct_next() in the same thread: the walk that validates a record
      * hands over its first list of ObjectKeys when the list is the
-     * encoder's usual form with all its keys alike, so the key iterator
-     * does not walk it again.  Only the last record a thread decoded is
+     * encoder's usual form in at most 32 runs of alike keys (a list that
+     * mixes salted and unsalted keys is several runs), so the key
+     * iterator does not walk it again.  Only the last record a thread decoded is
      * handed over; any other record's keys are found by the iterator's
      * own walk.  The keys are the same with or without the flag.
      */
