@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t sat_add(int64_t a, int64_t b)
+static inline int64_t sat_add(int64_t a, int64_t b)
 {
     int64_t s;
     if (__builtin_add_overflow(a, b, &s))
@@ -19,20 +19,21 @@ static int64_t sat_add(int64_t a, int64_t b)
     return s;
 }
 
-static int64_t apply(lct__mrc_peak_tag f, int64_t x)
+static inline int64_t apply(lct__mrc_peak_tag f, int64_t x)
 {
     int64_t y = sat_add(x, f.add);
     return y > f.floor ? y : f.floor;
 }
 
 /* node's change becomes f after it */
-static void compose(lct__mrc_peak_tag *node, lct__mrc_peak_tag f)
+static inline void compose(lct__mrc_peak_tag *node, lct__mrc_peak_tag f)
 {
     node->add = sat_add(node->add, f.add);
     node->floor = apply(f, node->floor);
 }
 
-static void push(lct__mrc_peaks *pk, uint64_t i)
+static inline __attribute__((always_inline)) void
+push(lct__mrc_peaks *pk, uint64_t i)
 {
     lct__mrc_peak_tag f = pk->tag[i];
     if (!f.add && !f.floor)
@@ -66,10 +67,14 @@ void lct__mrc_peaks_rise(lct__mrc_peaks *pk, uint64_t lo, uint64_t hi,
         return;
     unsigned height = (unsigned)__builtin_ctzll(pk->leaves); /* 2^height */
     uint64_t l = lo + pk->leaves, r = hi + pk->leaves;
+    /* an edge's ancestor above its lowest set bit holds positions on both
+     * sides of it: those are pushed, top down */
+    unsigned l_low = (unsigned)__builtin_ctzll(l),
+             r_low = (unsigned)__builtin_ctzll(r);
     for (unsigned i = height; i >= 1; i--) {
-        if (((l >> i) << i) != l)
+        if (i > l_low)
             push(pk, l >> i);
-        if (((r >> i) << i) != r)
+        if (i > r_low)
             push(pk, (r - 1) >> i);
     }
     lct__mrc_peak_tag f = {rise == INT64_MIN ? INT64_MAX : -rise, 0};
