@@ -1336,8 +1336,10 @@ int lct_key_iter_next(lct_key_iter *it, lct_object_key *key, uint64_t *bytes,
     } else if (it->next_cached < it->ncached) {
         *key = it->cached[it->next_cached++];
         rc = 1;
-    } else {
-        rc = it->keys.end ? next_key(&it->keys, key, err) : 0;
+    } else if (it->keys.end && (it->keys.remaining || it->keys.is_map)) {
+        rc = next_key(&it->keys, key, err);
+    } else { /* what next_key says of a list read to its end */
+        rc = 0;
     }
     while (rc == 0 && it->from_task) { /* the next group's keys */
         int g = next_group(it, err);
