@@ -313,9 +313,9 @@ static inline bool follow_peaks(pass *p, bool added, uint64_t last,
     int64_t before = lct__mrc_signed(size) - lct__mrc_signed(old);
     if (!added && before)
         lct__mrc_peaks_rise(&p->peaks, 0, last, before);
-    if (size)
-        lct__mrc_peaks_rise(&p->peaks, added ? 0 : last, p->pos,
-                            lct__mrc_signed(size));
+    if (size) /* from last on: positions not yet live stay at 0 */
+        lct__mrc_peaks_rise_from(&p->peaks, added ? 0 : last,
+                                 lct__mrc_signed(size));
     return true;
 }
 

@@ -86,6 +86,12 @@ void lct__mrc_peaks_rise(lct__mrc_peaks *pk, uint64_t lo, uint64_t hi,
     }
 }
 
+void lct__mrc_peaks_rise_from(lct__mrc_peaks *pk, uint64_t lo, int64_t rise)
+{
+    if (pk->tag && rise >= 0)
+        lct__mrc_peaks_rise(pk, lo, pk->leaves, rise);
+}
+
 uint64_t lct__mrc_peaks_walk(const lct__mrc_peaks *pk, uint64_t pos)
 {
     if (!pk->tag || pos >= pk->leaves)
