@@ -4,11 +4,11 @@
  * record's validating walk noted (LCT_KEYS), in parts whose keys are
  * alike but for chunk_hash, kv_rank and object_group_id, so that a pass
  * that digests each key's fields (spans.c) digests the model and salt
- * once a part and
- * reads the rest of each key where it lies, without an lct_object_key a
- * key (the iterator's description of the list, run_*, read through the
- * helpers below); and what key_ids.c takes from the key iterator to hand
- * out a list's ids without an lct_object_key each.
+ * once a part and reads the rest of each key where it lies, without an
+ * lct_object_key a key (the iterator's description of a part, run_*,
+ * read through the helpers below); and what key_ids.c takes from the
+ * key iterator to hand out a list's ids without an lct_object_key each.
+ * It also starts an iterator for a pass that asks for the keys alone.
  */
 #ifndef LCT_KEYS_INTERNAL_H
 #define LCT_KEYS_INTERNAL_H
