@@ -368,13 +368,6 @@ size_t lct__key_run(const key_templates *ts, const unsigned char **pp,
     return run16(ts, pp, end, depth, max);
 }
 
-static inline uint64_t load8(const unsigned char *p)
-{
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w;
-}
-
 /* Whether the n keys from first, each like t (whose salt is masked),
  * have the first one's salt.  A salt of 16 bytes or fewer is compared
  * as the 8 bytes that end it and the 8 it starts with, both inside the
@@ -393,14 +386,15 @@ static bool salts_alike(const unsigned char *first, size_t n,
     }
     size_t tail = at + len - 8, stride = t->len;
     const unsigned char *k = first + stride, *past = first + n * stride;
-    uint64_t tail0 = load8(first + tail), diff = 0;
+    uint64_t tail0 = lct__le64(first + tail), diff = 0;
     if (len <= 8) {
         for (; k < past; k += stride)
-            diff |= load8(k + tail) ^ tail0;
+            diff |= lct__le64(k + tail) ^ tail0;
     } else {
-        uint64_t head0 = load8(first + at);
+        uint64_t head0 = lct__le64(first + at);
         for (; k < past; k += stride)
-            diff |= (load8(k + tail) ^ tail0) | (load8(k + at) ^ head0);
+            diff |= (lct__le64(k + tail) ^ tail0) |
+                    (lct__le64(k + at) ^ head0);
     }
     return diff == 0;
 }
