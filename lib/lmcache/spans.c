@@ -13,6 +13,7 @@
 #include "base/u64map_internal.h"
 #include "lmcache/key_digest_internal.h"
 #include "lmcache/keys_internal.h"
+#include "msgpack/msgpack_internal.h"
 #include "lct_cache.h"
 
 #include <math.h>
@@ -380,14 +381,10 @@ lct_call lct_call_of(lct_str qualname)
         CALL(".finish_write", LCT_CALL_FINISH_WRITE),
     };
 #undef CALL
-    /* a call a record: the last byte first, no strlen */
-    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++) {
-        size_t n = calls[i].len;
-        if (qualname.len >= n &&
-            qualname.ptr[qualname.len - 1] == calls[i].suffix[n - 1] &&
-            memcmp(qualname.ptr + qualname.len - n, calls[i].suffix, n) == 0)
+    /* asked a record: the lengths known, no strlen */
+    for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
+        if (lct__str_ends_with(qualname, calls[i].suffix, calls[i].len))
             return calls[i].call;
-    }
     return LCT_CALL_OTHER;
 }
 

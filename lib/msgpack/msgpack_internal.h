@@ -17,6 +17,17 @@
 #include "lct_core.h"
 #include "msgpack/unit_internal.h"
 
+/* Whether s ends with the n bytes at suffix (lct_str_has_suffix, for a
+ * caller that knows n): the last byte first, which tells most candidates
+ * apart without a memcmp. */
+static inline bool lct__str_ends_with(lct_str s, const char *suffix,
+                                      size_t n)
+{
+    return s.len >= n &&
+           (n == 0 || (s.ptr[s.len - 1] == suffix[n - 1] &&
+                       memcmp(s.ptr + s.len - n, suffix, n) == 0));
+}
+
 /*
  * The parsed first bytes of one value: its type, the size of the header
  * (first byte plus any length/count bytes, or the whole scalar), and for

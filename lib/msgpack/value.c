@@ -187,8 +187,7 @@ lct_str lct_str_after_last(lct_str s, char c)
 
 bool lct_str_has_suffix(lct_str s, const char *suffix)
 {
-    size_t n = suffix ? strlen(suffix) : 0;
-    return s.len >= n && (n == 0 || memcmp(s.ptr + s.len - n, suffix, n) == 0);
+    return lct__str_ends_with(s, suffix, suffix ? strlen(suffix) : 0);
 }
 
 /* The payload of a str, bin or ext of the wanted type, as a byte view;
