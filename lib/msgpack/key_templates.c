@@ -439,20 +439,9 @@ size_t lct__key_run_noted(key_templates *ts, const unsigned char **pp,
     else
 #endif
         n = run16_parts(ts, pp, end, depth, max, &rp);
-    if (n != count || n == 0 || rp.seen > LCT__KEY_NOTE_PARTS)
+    if (n != count || n == 0 || rp.seen > LCT__KEY_NOTE_PARTS ||
+        !note_parts(&rp, first, n))
         return n;
-    if (rp.seen == 1) { /* the usual list: one shape */
-        const key_template *t = rp.t[0];
-        if (!t->usual || n > UINT32_MAX ||
-            (t->salt_len && !salts_alike(first, n, t)))
-            return n;
-        lct__notes.part[0] = (lct__key_part){.first = first,
-                                             .count = (uint32_t)n,
-                                             .len = (uint32_t)t->len,
-                                             .fields = t->fields};
-    } else if (!note_parts(&rp, first, n)) {
-        return n;
-    }
     lct__notes.end = *pp;
     lct__notes.count = n;
     lct__notes.nparts = rp.seen;
