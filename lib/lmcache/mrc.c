@@ -314,8 +314,7 @@ static inline bool follow_peaks(pass *p, bool added, uint64_t last,
     if (!added && before)
         lct__mrc_peaks_rise(&p->peaks, 0, last, before);
     if (size) /* from last on: positions not yet live stay at 0 */
-        lct__mrc_peaks_rise_from(&p->peaks, added ? 0 : last,
-                                 lct__mrc_signed(size));
+        lct__mrc_peaks_rise_from(&p->peaks, added ? 0 : last, size);
     return true;
 }
 

@@ -86,10 +86,10 @@ void lct__mrc_peaks_rise(lct__mrc_peaks *pk, uint64_t lo, uint64_t hi,
     }
 }
 
-void lct__mrc_peaks_rise_from(lct__mrc_peaks *pk, uint64_t lo, int64_t rise)
+void lct__mrc_peaks_rise_from(lct__mrc_peaks *pk, uint64_t lo,
+                              uint64_t growth)
 {
-    if (pk->tag && rise >= 0)
-        lct__mrc_peaks_rise(pk, lo, pk->leaves, rise);
+    lct__mrc_peaks_rise(pk, lo, pk->leaves, lct__mrc_signed(growth));
 }
 
 uint64_t lct__mrc_peaks_walk(const lct__mrc_peaks *pk, uint64_t pos)

@@ -37,12 +37,13 @@ bool lct__mrc_peaks_start(lct__mrc_peaks *pk, uint64_t cap);
  * excess := max(excess - rise, 0) there. */
 void lct__mrc_peaks_rise(lct__mrc_peaks *pk, uint64_t lo, uint64_t hi,
                          int64_t rise);
-/* The same for every position from lo on, live or not yet, when rise >=
- * 0: a position not yet live has excess 0, which such a change keeps 0,
- * and so do the changes composed where it is (each max(x - s, 0): a
+/* The bytes after every position from lo on, live or not yet, grown by
+ * `growth`: a position not yet live has excess 0, which a growth keeps
+ * 0, and so do the changes composed where it is (each max(x - s, 0): a
  * falling change only ever covers positions before a live one), so the
  * range may end with the tree, whose right edge then pushes nothing. */
-void lct__mrc_peaks_rise_from(lct__mrc_peaks *pk, uint64_t lo, int64_t rise);
+void lct__mrc_peaks_rise_from(lct__mrc_peaks *pk, uint64_t lo,
+                              uint64_t growth);
 /* The excess at pos (0 when none is kept: the common case, inline). */
 uint64_t lct__mrc_peaks_walk(const lct__mrc_peaks *pk, uint64_t pos);
 static inline uint64_t lct__mrc_peaks_at(const lct__mrc_peaks *pk,
