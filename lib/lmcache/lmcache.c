@@ -1195,17 +1195,20 @@ static lct_status key_iter_init(const lct_record *rec, lct_key_iter *it,
     lct_status st;
     bool keys_read;
     scan_args(rec->args, it, f, &keys_read, &spec);
-    if (whole && f[2].ptr)
-        enum_name(f[2], &it->policy);
-    if (whole && f[3].ptr)
-        enum_name(f[3], &it->mode);
-    if (whole && f[4].ptr && lct_value_get_bool(f[4], &it->skip_l2) != LCT_OK)
-        it->skip_l2 = false;
-    if (f[0].ptr && !lct_value_is_nil(f[0])) {
-        if (whole) {
+    bool flat = f[0].ptr && !lct_value_is_nil(f[0]);
+    if (whole) { /* what the call says beside its keys, and their weight */
+        if (f[2].ptr)
+            enum_name(f[2], &it->policy);
+        if (f[3].ptr)
+            enum_name(f[3], &it->mode);
+        if (f[4].ptr && lct_value_get_bool(f[4], &it->skip_l2) != LCT_OK)
+            it->skip_l2 = false;
+        if (flat) {
             call_layout(f[1], it);
             l2_sizes(rec, it);
         }
+    }
+    if (flat) {
         if (keys_read)
             return LCT_OK;
         forget_read(it);
