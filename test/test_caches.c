@@ -520,10 +520,75 @@ static void valid_list_then_list(mpw *w, const mpw_objectkey_shape *k)
     keys_twice(w, k, false, false);
 }
 
+/* An args key written as str8 (a str all the same, as any encoder may
+ * write one): n bytes of s. */
+static void str8_name(mpw *w, const char *s, size_t n)
+{
+    mpw_byte(w, 0xd9);
+    mpw_byte(w, (unsigned)n);
+    mpw_raw(w, s, n);
+}
+
+/* `keys` named by a str8: the call's keys all the same. */
+static void valid_keys_named_by_str8(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 2);
+    str8_name(w, "keys", 4);
+    mpw_array(w, 2);
+    key(w, k, 0);
+    key(w, k, 1);
+    str8_name(w, "mode", 4);
+    mpw_str(w, "x");
+}
+
+/* A list the walk hands over, then `keys` again as a str8 name: the
+ * second list is the call's (the last one wins, whatever its bytes). */
+static void valid_list_then_str8_keys(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 2);
+    mpw_str(w, "keys");
+    mpw_array(w, 2);
+    key(w, k, 0);
+    key(w, k, 1);
+    str8_name(w, "keys", 4);
+    mpw_array(w, 1);
+    key(w, k, 9);
+}
+
+/* A str8 args key of no UTF-8, after a list of keys. */
+static void hostile_str8_name_not_utf8(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 2);
+    mpw_str(w, "keys");
+    mpw_array(w, 1);
+    key(w, k, 0);
+    str8_name(w, "k\xffy", 3);
+    mpw_int(w, 1);
+}
+
+/* A bin args key: not a str. */
+static void hostile_bin_name(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 2);
+    mpw_str(w, "keys");
+    mpw_array(w, 1);
+    key(w, k, 0);
+    mpw_bin(w, "keys", 4);
+    mpw_int(w, 1);
+}
+
 static const struct {
     const char *name;
     record_fn write;
 } hostiles[] = {
+    {"valid: `keys` named by a str8", valid_keys_named_by_str8},
+    {"valid: a list, then `keys` named by a str8", valid_list_then_str8_keys},
+    {"an args key of no UTF-8, as a str8", hostile_str8_name_not_utf8},
+    {"an args key that is bin", hostile_bin_name},
     {"valid: a mixed list, then keys nil", valid_mixed_then_nil},
     {"valid: a mixed list, then another list", valid_mixed_then_list},
     {"valid: a list, then another list", valid_list_then_list},

@@ -486,6 +486,114 @@ Test(hostile, invalid_utf8_in_every_string_position)
     }
 }
 
+/* An args key named in an encoding of str: fixstr, str8, str16, str32
+ * (0..3), and the non-str heads 4 (bin 8) and 5 (a fixint). */
+static void name_as(mpw *w, const char *name, int encoding)
+{
+    static const unsigned char heads[] = {0, 0xd9, 0xda, 0xdb, 0xc4};
+    size_t n = strlen(name);
+    if (encoding == 0) {
+        mpw_strn(w, name, n);
+        return;
+    }
+    if (encoding == 5) {
+        mpw_int(w, 7);
+        return;
+    }
+    mpw_byte(w, heads[encoding]);
+    int len_bytes = encoding == 2 ? 2 : encoding == 3 ? 4 : 1;
+    for (int i = len_bytes - 1; i >= 0; i--)
+        mpw_byte(w, (unsigned)(n >> (8 * i)) & 0xff);
+    mpw_raw(w, name, n);
+}
+
+/* The kv_ranks of the one record of f, read with flags; -1 when it is
+ * skipped. */
+static int ranks_of(const mpw *f, unsigned flags, int64_t *ranks, int max)
+{
+    unsigned char *d = exact_copy(f->buf, f->len);
+    lct_reader *r;
+    cr_assert_eq(lct_open_buffer(d, f->len, "names", flags | LCT_QUIET, &r,
+                                 NULL),
+                 LCT_OK);
+    lct_record rec;
+    int n = -1;
+    if (lct_next(r, &rec) == 1) {
+        lct_key_iter it;
+        lct_object_key k;
+        cr_assert_eq(lct_key_iter_init(&rec, &it, NULL), LCT_OK);
+        n = 0;
+        while (n < max && lct_key_iter_next(&it, &k, NULL, NULL) == 1)
+            ranks[n++] = k.kv_rank;
+    }
+    lct_close(r);
+    free(d);
+    return n;
+}
+
+/* The reference decodes args into a dict[str, ...]: a key written as
+ * str8, str16 or str32 is a str like a fixstr (msgspec writes those past
+ * 31 bytes, and any writer may), and names the argument it spells; a bin
+ * or int key is not a str, nor a str8 of no UTF-8. */
+Test(hostile, args_keys_are_str_in_every_str_encoding)
+{
+    static const mpw_objectkey_shape shape = {"ObjectKey", 3, 32, "Qwen/Qwen3-8B",
+                                              0, 0, false};
+    static const unsigned flag_sets[] = {0, LCT_KEYS, LCT_KEYS | LCT_STREAM};
+    for (int enc = 0; enc < 6; enc++) {
+        for (int twice = 0; twice < 2; twice++) {
+            mpw f, b;
+            mpw_init(&f);
+            mpw_init(&b);
+            mpw_record_begin(&b, 1, 2, "S.reserve_write");
+            mpw_map(&b, twice ? 3 : 2);
+            if (twice) { /* a list of two keys, then `keys` in enc */
+                mpw_str(&b, "keys");
+                mpw_array(&b, 2);
+                for (int64_t i = 0; i < 2; i++) {
+                    mpw_objectkey_shape s = shape;
+                    s.rank = i;
+                    mpw_objectkey(&b, &s);
+                }
+            }
+            name_as(&b, "keys", enc);
+            mpw_array(&b, 1);
+            mpw_objectkey_shape s = shape;
+            s.rank = 9;
+            mpw_objectkey(&b, &s);
+            name_as(&b, "an_argument_name_longer_than_31_bytes", enc < 4 ? enc : 1);
+            mpw_int(&b, 1);
+            one_record(&f, &b);
+            bool str = enc < 4;
+            cr_expect_eq(oracle_record_ok(b.buf, b.len), str, "encoding %d", enc);
+            for (size_t i = 0; i < sizeof flag_sets / sizeof *flag_sets; i++) {
+                int64_t ranks[4];
+                int n = ranks_of(&f, flag_sets[i], ranks, 4);
+                cr_expect_eq(n, str ? 1 : -1, "encoding %d, twice %d, flags %u: %d",
+                             enc, twice, flag_sets[i], n);
+                if (n == 1)
+                    cr_expect_eq(ranks[0], 9, "the last `keys` is the call's");
+            }
+            mpw_free(&f);
+            mpw_free(&b);
+        }
+    }
+    /* a str8 name of no UTF-8 */
+    mpw f, b;
+    mpw_init(&f);
+    mpw_init(&b);
+    mpw_record_begin(&b, 1, 2, "q");
+    mpw_map(&b, 1);
+    name_as(&b, "k\xffy", 1);
+    mpw_nil(&b);
+    one_record(&f, &b);
+    cr_expect_not(oracle_record_ok(b.buf, b.len));
+    int64_t ranks[1];
+    cr_expect_eq(ranks_of(&f, 0, ranks, 1), -1);
+    mpw_free(&f);
+    mpw_free(&b);
+}
+
 static long max_rss_kib(void)
 {
     struct rusage ru;

@@ -361,10 +361,11 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                 WALK_FAIL(LCT_ERR_MALFORMED, bad);
             continue;
         }
-        /* Not a str: at the top of args that is only fine for values,
-         * which sit where an even count remains. */
+        /* Not a fixstr: at the top of args that is only fine for values,
+         * which sit where an even count remains, and for keys written as
+         * str8, str16 or str32 (a str all the same). */
         const bool in_args = str_keys && depth == 1;
-        if (in_args && (rem & 1))
+        if (in_args && (rem & 1) && (b < 0xd9 || b > 0xdb))
             WALK_FAIL(LCT_ERR_MALFORMED, "args key is not a str");
         if (b < 0x80 || b >= 0xe0) { /* fixint */
             p++;
