@@ -196,56 +196,16 @@ Test(damage, cut_at_every_offset)
 
 /* MARK: corruption sweep */
 
-/* Judge bytes with the oracle: expected records' offsets, skips, truncation. */
-static void judge(const unsigned char *d, size_t n, uint64_t *recs,
-                  size_t *nrec, size_t *nskip, bool *truncated, int *open_rc)
-{
-    *nrec = *nskip = 0;
-    *truncated = false;
-    if (n == 0) {
-        *open_rc = LCT_ERR_EMPTY;
-        return;
-    }
-    if (n < 4) {
-        *open_rc = LCT_ERR_TRUNCATED;
-        return;
-    }
-    uint64_t hlen = (uint64_t)d[0] << 24 | d[1] << 16 | d[2] << 8 | d[3];
-    if (hlen > n - 4) {
-        *open_rc = LCT_ERR_TRUNCATED;
-        return;
-    }
-    *open_rc = oracle_header(d + 4, hlen);
-    if (*open_rc != LCT_OK)
-        return;
-    uint64_t pos = 4 + hlen;
-    while (pos < n) {
-        if (n - pos < 4) {
-            *truncated = true;
-            return;
-        }
-        uint64_t len = (uint64_t)d[pos] << 24 | d[pos + 1] << 16 |
-                       d[pos + 2] << 8 | d[pos + 3];
-        if (len > n - pos - 4) {
-            *truncated = true;
-            return;
-        }
-        if (oracle_record_ok(d + pos + 4, len))
-            recs[(*nrec)++] = pos;
-        else
-            (*nskip)++;
-        pos += 4 + len;
-    }
-}
-
+/* liblct's reading of bytes against the oracle's (oracle_trace). */
 static void check_against_oracle(const unsigned char *d, size_t n,
                                  const char *what)
 {
     static uint64_t want[4096];
-    size_t nrec, nskip;
-    bool truncated;
-    int open_rc;
-    judge(d, n, want, &nrec, &nskip, &truncated, &open_rc);
+    oracle_reading o;
+    oracle_trace(d, n, want, &o);
+    size_t nrec = o.records, nskip = o.skipped;
+    bool truncated = o.truncated;
+    int open_rc = o.open_rc;
     unsigned char *data = exact_copy(d, n);
     lct_reader *r;
     lct_error err;

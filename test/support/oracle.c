@@ -333,3 +333,43 @@ int oracle_header(const unsigned char *body, size_t len)
         return LCT_ERR_SCHEMA;
     return LCT_OK;
 }
+
+void oracle_trace(const unsigned char *d, size_t n, uint64_t *recs,
+                  oracle_reading *out)
+{
+    *out = (oracle_reading){0};
+    if (n == 0) {
+        out->open_rc = LCT_ERR_EMPTY;
+        return;
+    }
+    if (n < 4) {
+        out->open_rc = LCT_ERR_TRUNCATED;
+        return;
+    }
+    uint64_t hlen = (uint64_t)d[0] << 24 | d[1] << 16 | d[2] << 8 | d[3];
+    if (hlen > n - 4) {
+        out->open_rc = LCT_ERR_TRUNCATED;
+        return;
+    }
+    out->open_rc = oracle_header(d + 4, hlen);
+    if (out->open_rc != LCT_OK)
+        return;
+    uint64_t pos = 4 + hlen;
+    while (pos < n) {
+        if (n - pos < 4) {
+            out->truncated = true;
+            return;
+        }
+        uint64_t len = (uint64_t)d[pos] << 24 | d[pos + 1] << 16 |
+                       d[pos + 2] << 8 | d[pos + 3];
+        if (len > n - pos - 4) {
+            out->truncated = true;
+            return;
+        }
+        if (oracle_record_ok(d + pos + 4, len))
+            recs[out->records++] = pos;
+        else
+            out->skipped++;
+        pos += 4 + len;
+    }
+}
