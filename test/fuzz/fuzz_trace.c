@@ -23,6 +23,8 @@
  * stream's oracleGeneral export, and that of the same stream with every
  * size at least a byte (the export's other way), must give each
  * reference's true next access.
+ * The mapping's records, skips and truncation must be those of the
+ * reference reader's rules as test/support/oracle.c states them.
  * Inputs holding ObjectKeys are read once more with each one's tag made
  * "ObjectKez", which the walker's ObjectKey fast path does not take: the
  * same open decision, records, skips and truncation are expected.  (Not
@@ -44,6 +46,7 @@
 #include <unistd.h>
 
 #include "lct.h"
+#include "oracle.h"
 #include "outfile.h"
 
 static int discard(void *ctx, const char *data, size_t len)
@@ -565,6 +568,44 @@ static void l2_replay_survives(const uint8_t *data, size_t size)
     lct_close(r);
 }
 
+/* The mapping yields what the reference reader's rules yield
+ * (test/support/oracle.c, written plainly and sharing no code with
+ * lib/): the same open decision, the same records at the same offsets,
+ * the same skips and the same stop at a partial frame; with LCT_KEYS
+ * (the walk then notes keys for the key layer) as without. */
+static void agrees_with_oracle(const uint8_t *d, size_t n)
+{
+    uint64_t *want = malloc((n / 5 + 1) * sizeof *want);
+    if (!want)
+        return;
+    oracle_reading o;
+    oracle_trace(d, n, want, &o);
+    static const unsigned flag_sets[] = {0, LCT_KEYS};
+    for (size_t f = 0; f < 2; f++) {
+        lct_reader *r;
+        int rc = lct_open_buffer(d, n, "fuzz", flag_sets[f] | LCT_QUIET, &r,
+                                 NULL);
+        if (rc != o.open_rc)
+            abort(); /* opened or refused otherwise than the reference */
+        if (rc != LCT_OK)
+            continue;
+        lct_record rec;
+        size_t got = 0;
+        while (lct_next(r, &rec) == 1) {
+            if (got == o.records || rec.offset != want[got])
+                abort(); /* a record the reference does not yield */
+            got++;
+        }
+        lct_stats st;
+        lct_reader_stats(r, &st);
+        if (got != o.records || st.skipped != o.skipped ||
+            st.truncated != o.truncated)
+            abort(); /* a record missed, or skips or the end otherwise */
+        lct_close(r);
+    }
+    free(want);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* An exact-size copy, so reading one byte past the input is caught. */
@@ -572,6 +613,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!copy)
         return 0;
     memcpy(copy, data, size);
+    agrees_with_oracle(copy, size);
     outcome mapped, lazy, streamed;
     run(copy, size, 0, &mapped);
     run(copy, size, LCT_LAZY, &lazy);
