@@ -119,26 +119,26 @@ static void int_any(mpw *w, int64_t v)
     }
 }
 
-static void map_any(mpw *w, uint32_t n)
+/* A map or array head of n items: fix (when it fits), 16 or 32 bits. */
+static void head_any(mpw *w, uint32_t n, unsigned fix, unsigned b16)
 {
     unsigned e = pick(3);
     if (e == 0 && n < 16)
-        mpw_byte(w, 0x80 | n);
+        mpw_byte(w, fix | n);
     else if (e <= 1)
-        mpw_byte(w, 0xde), be(w, n, 2);
+        mpw_byte(w, b16), be(w, n, 2);
     else
-        mpw_byte(w, 0xdf), be(w, n, 4);
+        mpw_byte(w, b16 + 1), be(w, n, 4);
+}
+
+static void map_any(mpw *w, uint32_t n)
+{
+    head_any(w, n, 0x80, 0xde);
 }
 
 static void array_any(mpw *w, uint32_t n)
 {
-    unsigned e = pick(3);
-    if (e == 0 && n < 16)
-        mpw_byte(w, 0x90 | n);
-    else if (e <= 1)
-        mpw_byte(w, 0xdc), be(w, n, 2);
-    else
-        mpw_byte(w, 0xdd), be(w, n, 4);
+    head_any(w, n, 0x90, 0xdc);
 }
 
 static void float_any(mpw *w, double x)
