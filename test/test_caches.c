@@ -24,6 +24,7 @@
 
 #include "files.h"
 #include "lct.h"
+#include "lmcache/keys_internal.h"
 #include "msgpack/key_templates_internal.h"
 #include "mpw.h"
 #include "oracle.h"
@@ -520,6 +521,48 @@ static void valid_list_then_list(mpw *w, const mpw_objectkey_shape *k)
     keys_twice(w, k, false, false);
 }
 
+/* `keys` nil, then a list the walk hands over: the list is the call's. */
+static void valid_nil_then_list(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, RW);
+    mpw_map(w, 3);
+    mpw_str(w, "keys");
+    mpw_nil(w);
+    mpw_str(w, "mode");
+    codec_str(w, "PrefetchMode", "LOOKUP");
+    mpw_str(w, "keys");
+    mpw_array(w, 2);
+    key(w, k, 4);
+    key(w, k, 5);
+}
+
+/* A request spec without keys on either side of a `keys` list: the list
+ * is the call's keys (a spec is read only when there is no `keys`). */
+static void spec_without_keys(mpw *w)
+{
+    mpw_map(w, 2);
+    mpw_str(w, "__t__");
+    mpw_str(w, "PrefetchRequestSpec");
+    mpw_str(w, "v");
+    mpw_map(w, 1);
+    mpw_str(w, "num_kv_readers");
+    mpw_int(w, 2);
+}
+
+static void valid_specs_around_list(mpw *w, const mpw_objectkey_shape *k)
+{
+    mpw_record_begin(w, 0.2, 1.2, SP);
+    mpw_map(w, 3);
+    mpw_str(w, "spec");
+    spec_without_keys(w);
+    mpw_str(w, "keys");
+    mpw_array(w, 2);
+    key(w, k, 6);
+    key(w, k, 7);
+    mpw_str(w, "other");
+    spec_without_keys(w);
+}
+
 /* An args key written as str8 (a str all the same, as any encoder may
  * write one): n bytes of s. */
 static void str8_name(mpw *w, const char *s, size_t n)
@@ -585,6 +628,8 @@ static const struct {
     const char *name;
     record_fn write;
 } hostiles[] = {
+    {"valid: keys nil, then a list", valid_nil_then_list},
+    {"valid: specs without keys around a list", valid_specs_around_list},
     {"valid: `keys` named by a str8", valid_keys_named_by_str8},
     {"valid: a list, then `keys` named by a str8", valid_list_then_str8_keys},
     {"an args key of no UTF-8, as a str8", hostile_str8_name_not_utf8},
@@ -687,6 +732,17 @@ static void describe_record(const lct_record *rec, text *t)
         for (n = 0; n < (size_t)rc; n++)
             text_printf(t, " %016llx/%llu", (unsigned long long)ids[n].id,
                         (unsigned long long)ids[n].bytes);
+    if (st == LCT_OK)
+        text_printf(t, " end %d", rc);
+    /* and from the keys-only start (stat --spans'), which takes a noted
+     * list that is the last `keys` argument without reading the rest */
+    st = lct__key_iter_init_keys(rec, &it, &err);
+    text_printf(t, "\n keys only (%d):", st);
+    while (st == LCT_OK && (rc = lct_key_iter_next(&it, &k, NULL, &err)) == 1)
+        text_printf(t, " [%zu %.*s %lld %lld %.*s]", k.chunk_hash.len,
+                    (int)k.model_name.len, k.model_name.ptr,
+                    (long long)k.kv_rank, (long long)k.object_group_id,
+                    (int)k.cache_salt.len, k.cache_salt.ptr);
     if (st == LCT_OK)
         text_printf(t, " end %d", rc);
     text_printf(t, "\n");

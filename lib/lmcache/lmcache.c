@@ -452,13 +452,13 @@ static inline const layout_slot *known_layout(const unsigned char *p,
     return NULL;
 }
 
-/* Step over the value at p: a small one, an enum member in the
- * encoder's form ({"__t__": fixstr, "v": small}: a call's policy and
- * mode), a layout sized lately or a value walked lately (a msgpack value
- * ends where its own bytes say, so bytes that begin with a whole value's
- * are that value), else as the walker steps, remembering it; false when
- * it is malformed. */
-static inline bool skip_value(const unsigned char *p, const unsigned char *end,
+/* Step over the value at p without a walk: a small one, an enum member
+ * in the encoder's form ({"__t__": fixstr, "v": small}: a call's policy
+ * and mode), a layout sized lately or a value walked lately (a msgpack
+ * value ends where its own bytes say, so bytes that begin with a whole
+ * value's are that value); false for anything else. */
+static inline bool skip_known(const unsigned char *p,
+                              const unsigned char *end,
                               const unsigned char **after)
 {
     if (skip_small(p, end, after))
@@ -480,6 +480,16 @@ static inline bool skip_value(const unsigned char *p, const unsigned char *end,
             *after = p + walked.slot[i].len;
             return true;
         }
+    return false;
+}
+
+/* Step over the value at p: skip_known, else as the walker steps,
+ * remembering it; false when it is malformed. */
+static inline bool skip_value(const unsigned char *p, const unsigned char *end,
+                              const unsigned char **after)
+{
+    if (skip_known(p, end, after))
+        return true;
     if (lct__mp_walk(p, end, LCT__WALK_SKIP, after, NULL, NULL) != LCT_OK)
         return false;
     size_t len = (size_t)(*after - p);
@@ -1084,13 +1094,18 @@ void lct__key_run_describe_next(lct_key_iter *it)
  * described in the iterator where it lies (parts[], run_*), not walked or
  * read.  The notes are copied: they are the thread's last record's, and
  * the iterator may be read after another. */
-static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
+static inline bool notes_usable(const lct__key_notes *kn,
+                                const unsigned char *p,
+                                const unsigned char *end)
 {
-    const lct__key_notes *kn = lct__key_notes_here();
-    const unsigned char *p = a->cur;
-    if (kn->list != p || kn->end > a->end || kn->count > UINT32_MAX ||
-        kn->nparts == 0 || kn->nparts > LCT_KEY_RUN_PARTS)
-        return false;
+    return kn->list == p && kn->end <= end && kn->count <= UINT32_MAX &&
+           kn->nparts != 0 && kn->nparts <= LCT_KEY_RUN_PARTS;
+}
+
+/* The noted list (notes_usable) described in it, it->keys after it. */
+static void take_notes(const lct__key_notes *kn, lct_key_iter *it,
+                       const unsigned char *end)
+{
     for (unsigned i = 0; i < kn->nparts; i++) {
         const lct__key_part *from = &kn->part[i];
         lct_key_run_part *to = &it->parts[i];
@@ -1103,11 +1118,58 @@ static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     it->run_parts = kn->nparts;
     describe_part(it, 0);
     it->ncached = 0;
-    it->keys = (lct_iter){.cur = kn->end, .end = a->end, .remaining = 0,
+    it->keys = (lct_iter){.cur = kn->end, .end = end, .remaining = 0,
                           .count = (uint32_t)kn->count};
+}
+
+static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
+{
+    const lct__key_notes *kn = lct__key_notes_here();
+    const unsigned char *p = a->cur;
+    if (!notes_usable(kn, p, a->end))
+        return false;
+    take_notes(kn, it, a->end);
     *v = (lct_value){p, (size_t)(kn->end - p)};
     a->cur = kn->end;
     return true;
+}
+
+/* lct__key_iter_init_keys when the record's last `keys` argument is the
+ * list its validating walk noted: that list is the call's keys whatever
+ * else the arguments hold (a spec is read only when there is no `keys`),
+ * so only the arguments' names are looked at and their values stepped
+ * over, and the list taken from the notes.  False, the iterator
+ * untouched, for anything else (a name not a fixstr, which may spell
+ * `keys` too; a later `keys` that is not the list; no notes): the full
+ * scan then decides. */
+static bool noted_keys_alone(const lct_record *rec, lct_key_iter *it)
+{
+    const lct__key_notes *kn = lct__key_notes_here();
+    lct_iter a;
+    if (!kn->list || lct_map_iter_init(rec->args, &a) != LCT_OK)
+        return false;
+    bool noted = false; /* the last `keys` so far is the noted list */
+    while (a.remaining) {
+        const unsigned char *name = a.cur, *after;
+        if (a.cur >= a.end || (*a.cur & 0xe0) != 0xa0 ||
+            !skip_small(a.cur, a.end, &after))
+            return false;
+        bool is_keys = after - name == 5 && memcmp(name + 1, "keys", 4) == 0;
+        a.cur = after;
+        if (is_keys && notes_usable(kn, a.cur, a.end))
+            after = kn->end, noted = true;
+        else if (a.remaining == 1 && a.cur < a.end) /* nothing after it */
+            after = a.end, noted = noted && !is_keys;
+        else if (skip_known(a.cur, a.end, &after))
+            noted = noted && !is_keys;
+        else /* a value to walk (a spec, say): the full scan walks it */
+            return false;
+        a.cur = after;
+        a.remaining--;
+    }
+    if (noted)
+        take_notes(kn, it, a.end);
+    return noted;
 }
 
 /* A `keys` value at a->cur that is an array: its keys read into
@@ -1190,6 +1252,8 @@ static lct_status key_iter_init(const lct_record *rec, lct_key_iter *it,
                                 bool whole, lct_error *err)
 {
     memset(it, 0, offsetof(lct_key_iter, cached));
+    if (!whole && noted_keys_alone(rec, it))
+        return LCT_OK;
     lct_value f[5], v, array;
     spec_seen spec;
     lct_status st;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "lct.h"
+#include "lmcache/keys_internal.h"
 #include "mpw.h"
 
 /* MARK: what a read gives */
@@ -96,6 +97,12 @@ static void read_all(const uint8_t *data, size_t size, unsigned flags,
                 text_num(out, "bytes", (long long)ids[i].bytes);
             }
         text_num(out, "end", got);
+        /* and from the keys-only start (stat --spans'), which takes a
+         * noted list that is the last `keys` argument as it lies */
+        text_num(out, "keys only", lct__key_iter_init_keys(&rec, &it, &err));
+        while ((rc = lct_key_iter_next(&it, &k, NULL, &err)) == 1)
+            text_num(out, "hash", (long long)lct_object_key_hash(&k));
+        text_num(out, "end", rc);
     }
     lct_stats stats;
     lct_reader_stats(r, &stats);
