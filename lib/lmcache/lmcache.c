@@ -457,9 +457,9 @@ static inline const layout_slot *known_layout(const unsigned char *p,
  * and mode), a layout sized lately or a value walked lately (a msgpack
  * value ends where its own bytes say, so bytes that begin with a whole
  * value's are that value); false for anything else. */
-static inline bool skip_known(const unsigned char *p,
-                              const unsigned char *end,
-                              const unsigned char **after)
+static inline __attribute__((always_inline)) bool
+skip_known(const unsigned char *p, const unsigned char *end,
+           const unsigned char **after)
 {
     if (skip_small(p, end, after))
         return true;
