@@ -9,7 +9,9 @@
  * refuses (bad UTF-8, a bin or int args key, a reserved byte, a bad
  * timestamp), with codec-wrapped ObjectKeys among the values; the
  * library must yield the records the oracle yields, skip the rest, and
- * hand out the same keys whether or not the walk notes them (LCT_KEYS).
+ * hand out the keys the general decoder reads (lct_object_key_get on
+ * each element of the last `keys` list), whether or not the walk notes
+ * them (LCT_KEYS).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -400,10 +402,38 @@ static void record(mpw *w)
  * with flags. */
 typedef struct reading {
     int open_rc;
-    uint64_t offsets[64], hashes[4096];
-    size_t records, nhashes;
+    uint64_t offsets[64], hashes[4096], decoded[4096];
+    size_t records, nhashes, ndecoded;
     lct_stats st;
 } reading;
+
+/* The record's keys as the general decoder reads them, in read_with's
+ * form: the last `keys` argument's list, each element by
+ * lct_object_key_get (a failure ends the list); none without one (the
+ * generator writes no spec). */
+static void decode_keys(const lct_record *rec, reading *out)
+{
+    lct_value v, array, elem;
+    lct_iter it;
+    if (lct_map_find(rec->args, "keys", &v) != LCT_OK || lct_value_is_nil(v)) {
+        out->decoded[out->ndecoded++] = 0;
+        return;
+    }
+    if (lct_list_get(v, &array, NULL, NULL) != LCT_OK ||
+        lct_array_iter_init(array, &it) != LCT_OK) {
+        out->decoded[out->ndecoded++] = 1;
+        return;
+    }
+    int rc;
+    lct_object_key k;
+    while ((rc = lct_array_iter_next(&it, &elem)) == 1) {
+        if (lct_object_key_get(elem, &k, NULL) != LCT_OK)
+            break;
+        cr_assert_lt(out->ndecoded, 4095);
+        out->decoded[out->ndecoded++] = lct_object_key_hash(&k) | 2;
+    }
+    out->decoded[out->ndecoded++] = rc == 0 ? 0 : 1;
+}
 
 static void read_with(const mpw *f, unsigned flags, reading *out)
 {
@@ -421,12 +451,14 @@ static void read_with(const mpw *f, unsigned flags, reading *out)
             lct_key_iter it;
             lct_object_key k;
             int rc = lct_key_iter_init(&rec, &it, NULL);
-            while (rc == LCT_OK &&
-                   (rc = lct_key_iter_next(&it, &k, NULL, NULL)) == 1) {
-                cr_assert_lt(out->nhashes, 4095);
-                out->hashes[out->nhashes++] = lct_object_key_hash(&k) | 2;
-            }
+            if (rc == LCT_OK)
+                while ((rc = lct_key_iter_next(&it, &k, NULL, NULL)) == 1) {
+                    cr_assert_lt(out->nhashes, 4095);
+                    out->hashes[out->nhashes++] =
+                        lct_object_key_hash(&k) | 2;
+                }
             out->hashes[out->nhashes++] = rc == 0 ? 0 : 1;
+            decode_keys(&rec, out);
         }
         lct_reader_stats(r, &out->st);
         lct_close(r);
@@ -438,7 +470,7 @@ Test(encodings, every_encoding_of_every_field_reads_as_the_oracle_says,
      .timeout = 120)
 {
     static reading plain, noted;
-    size_t yielded = 0, skipped = 0;
+    size_t yielded = 0, skipped = 0, keyed = 0;
     for (unsigned trace = 0; trace < 20000; trace++) {
         rng = 0x9e3779b97f4a7c15u * (trace + 1);
         mpw f, b;
@@ -470,6 +502,12 @@ Test(encodings, every_encoding_of_every_field_reads_as_the_oracle_says,
         cr_assert_arr_eq(noted.hashes, plain.hashes,
                          plain.nhashes * sizeof plain.hashes[0],
                          "trace %u: the keys with LCT_KEYS", trace);
+        cr_assert_eq(plain.ndecoded, plain.nhashes, "trace %u", trace);
+        cr_assert_arr_eq(plain.decoded, plain.hashes,
+                         plain.nhashes * sizeof plain.hashes[0],
+                         "trace %u: the keys as the decoder reads them",
+                         trace);
+        keyed += plain.nhashes - plain.records;
         yielded += o.records, skipped += o.skipped;
         mpw_free(&f);
         mpw_free(&b);
@@ -477,4 +515,5 @@ Test(encodings, every_encoding_of_every_field_reads_as_the_oracle_says,
     /* the generator makes both kinds, so the comparison can fail */
     cr_expect_gt(yielded, 30000, "%zu yielded", yielded);
     cr_expect_gt(skipped, 30000, "%zu skipped", skipped);
+    cr_expect_gt(keyed, 20000, "%zu keys read", keyed);
 }
