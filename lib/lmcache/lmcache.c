@@ -1134,36 +1134,57 @@ static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
     return true;
 }
 
-/* lct__key_iter_init_keys when the record's last `keys` argument is the
- * list its validating walk noted: that list is the call's keys whatever
- * else the arguments hold (a spec is read only when there is no `keys`),
- * so only the arguments' names are looked at and their values stepped
- * over, and the list taken from the notes.  False, the iterator
- * untouched, for anything else (a name not a fixstr, which may spell
- * `keys` too; a later `keys` that is not the list; no notes): the full
- * scan then decides. */
-static bool noted_keys_alone(const lct_record *rec, lct_key_iter *it)
+/* Which of the flat arguments a key iterator reads (keys, layout_desc,
+ * policy, mode, skip_l2: scan_args' names) the n bytes of a fixstr name
+ * spell, or -1. */
+static inline int flat_arg(const unsigned char *name, size_t n)
+{
+    switch (n) {
+    case 4:
+        return memcmp(name, "keys", 4) == 0   ? 0
+               : memcmp(name, "mode", 4) == 0 ? 3
+                                              : -1;
+    case 6: return memcmp(name, "policy", 6) == 0 ? 2 : -1;
+    case 7: return memcmp(name, "skip_l2", 7) == 0 ? 4 : -1;
+    case 11: return memcmp(name, "layout_desc", 11) == 0 ? 1 : -1;
+    default: return -1;
+    }
+}
+
+/* scan_args when the record's last `keys` argument is the list its
+ * validating walk noted: that list is the call's keys whatever else the
+ * arguments hold (a spec is read only when there is no `keys`), so only
+ * the arguments' names are looked at and their values stepped over by
+ * what is known without a walk, the flat arguments' values kept in
+ * f[0..4] as scan_args keeps them, and the list taken from the notes.
+ * False, the iterator untouched, for anything else (a name not a fixstr,
+ * which may spell `keys` too; a later `keys` that is not the list; a
+ * value to walk; no notes): scan_args then decides. */
+static bool noted_args(const lct_record *rec, lct_key_iter *it, lct_value *f)
 {
     const lct__key_notes *kn = lct__key_notes_here();
     lct_iter a;
     if (!kn->list || lct_map_iter_init(rec->args, &a) != LCT_OK)
         return false;
+    memset(f, 0, 5 * sizeof *f);
     bool noted = false; /* the last `keys` so far is the noted list */
     while (a.remaining) {
         const unsigned char *name = a.cur, *after;
         if (a.cur >= a.end || (*a.cur & 0xe0) != 0xa0 ||
             !skip_small(a.cur, a.end, &after))
             return false;
-        bool is_keys = after - name == 5 && memcmp(name + 1, "keys", 4) == 0;
+        int which = flat_arg(name + 1, (size_t)(after - name - 1));
         a.cur = after;
-        if (is_keys && notes_usable(kn, a.cur, a.end))
+        if (which == 0 && notes_usable(kn, a.cur, a.end))
             after = kn->end, noted = true;
         else if (a.remaining == 1 && a.cur < a.end) /* nothing after it */
-            after = a.end, noted = noted && !is_keys;
+            after = a.end, noted = noted && which != 0;
         else if (skip_known(a.cur, a.end, &after))
-            noted = noted && !is_keys;
-        else /* a value to walk (a spec, say): the full scan walks it */
+            noted = noted && which != 0;
+        else /* a value to walk (a spec, say): scan_args walks it */
             return false;
+        if (which >= 0)
+            f[which] = (lct_value){a.cur, (size_t)(after - a.cur)};
         a.cur = after;
         a.remaining--;
     }
@@ -1252,13 +1273,14 @@ static lct_status key_iter_init(const lct_record *rec, lct_key_iter *it,
                                 bool whole, lct_error *err)
 {
     memset(it, 0, offsetof(lct_key_iter, cached));
-    if (!whole && noted_keys_alone(rec, it))
-        return LCT_OK;
     lct_value f[5], v, array;
-    spec_seen spec;
+    spec_seen spec = {.parsed = false};
     lct_status st;
-    bool keys_read;
-    scan_args(rec->args, it, f, &keys_read, &spec);
+    bool keys_read = noted_args(rec, it, f);
+    if (keys_read && !whole)
+        return LCT_OK; /* the noted list, nothing beside it asked for */
+    if (!keys_read)
+        scan_args(rec->args, it, f, &keys_read, &spec);
     bool flat = f[0].ptr && !lct_value_is_nil(f[0]);
     if (whole) { /* what the call says beside its keys, and their weight */
         if (f[2].ptr)
