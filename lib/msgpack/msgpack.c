@@ -361,9 +361,8 @@ int lct__mp_walk(const unsigned char *p, const unsigned char *end,
                 WALK_FAIL(LCT_ERR_MALFORMED, bad);
             continue;
         }
-        /* Not a fixstr: at the top of args that is only fine for values,
-         * which sit where an even count remains, and for keys written as
-         * str8, str16 or str32 (a str all the same). */
+        /* Not a fixstr: at the top of args only a value (an even count
+         * remains) or a key written as str8, str16 or str32 may be. */
         const bool in_args = str_keys && depth == 1;
         if (in_args && (rem & 1) && (b < 0xd9 || b > 0xdb))
             WALK_FAIL(LCT_ERR_MALFORMED, "args key is not a str");
