@@ -1089,11 +1089,9 @@ void lct__key_run_describe_next(lct_key_iter *it)
     describe_part(it, it->run_part + 1);
 }
 
-/* read_keys_array from the keys the record's validating walk found, when
- * this is the list it noted (lct__key_notes, LCT_KEYS): the list is
- * described in the iterator where it lies (parts[], run_*), not walked or
- * read.  The notes are copied: they are the thread's last record's, and
- * the iterator may be read after another. */
+/* Whether the walk's notes are of a list at p that ends by end (the
+ * notes hold only for the record this thread decoded last, so a list
+ * is known by its address). */
 static inline bool notes_usable(const lct__key_notes *kn,
                                 const unsigned char *p,
                                 const unsigned char *end)
@@ -1122,6 +1120,11 @@ static void take_notes(const lct__key_notes *kn, lct_key_iter *it,
                           .count = (uint32_t)kn->count};
 }
 
+/* read_keys_array from the keys the record's validating walk found, when
+ * this is the list it noted (lct__key_notes, LCT_KEYS): the list is
+ * described in the iterator where it lies (parts[], run_*), not walked or
+ * read.  The notes are copied: they are the thread's last record's, and
+ * the iterator may be read after another. */
 static bool noted_keys_array(lct_iter *a, lct_key_iter *it, lct_value *v)
 {
     const lct__key_notes *kn = lct__key_notes_here();
