@@ -13,13 +13,16 @@
  * library must yield the records the oracle yields, skip the rest, and
  * hand out the keys the general decoder reads (lct_object_key_get on
  * each element of the last `keys` list), whether or not the walk notes
- * them (LCT_KEYS).
+ * them (LCT_KEYS), and one trace in eight the same through the
+ * streaming source (LCT_STREAM).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "files.h"
 #include "lct.h"
 #include "mpw.h"
 #include "oracle.h"
@@ -491,14 +494,17 @@ static void decode_keys(const lct_record *rec, reading *out)
     out->decoded[out->ndecoded++] = rc == 0 ? 0 : 1;
 }
 
-static void read_with(const mpw *f, unsigned flags, reading *out)
+static void read_with(const mpw *f, const char *path, unsigned flags,
+                      reading *out)
 {
     memset(out, 0, sizeof *out);
     unsigned char *d = malloc(f->len);
     memcpy(d, f->buf, f->len);
     lct_reader *r;
-    out->open_rc = lct_open_buffer(d, f->len, "encodings", flags | LCT_QUIET,
-                                   &r, NULL);
+    out->open_rc =
+        path ? lct_open(path, flags | LCT_QUIET, &r, NULL)
+             : lct_open_buffer(d, f->len, "encodings", flags | LCT_QUIET, &r,
+                               NULL);
     if (out->open_rc == LCT_OK) {
         lct_record rec;
         while (lct_next(r, &rec) == 1) {
@@ -546,8 +552,8 @@ Test(encodings, every_encoding_of_every_field_reads_as_the_oracle_says,
         uint64_t want[64];
         oracle_reading o;
         oracle_trace(f.buf, f.len, want, &o);
-        read_with(&f, 0, &plain);
-        read_with(&f, LCT_KEYS, &noted);
+        read_with(&f, NULL, 0, &plain);
+        read_with(&f, NULL, LCT_KEYS, &noted);
         cr_assert_eq(plain.open_rc, o.open_rc, "trace %u", trace);
         cr_assert_eq(plain.records, o.records, "trace %u: %zu records, oracle %zu",
                      trace, plain.records, o.records);
@@ -567,6 +573,27 @@ Test(encodings, every_encoding_of_every_field_reads_as_the_oracle_says,
                          "trace %u: the keys as the decoder reads them",
                          trace);
         keyed += plain.nhashes - plain.records;
+        if (trace % 8 == 0) { /* and as a stream of the file */
+            char *path = tmp_file_with(f.buf, f.len);
+            read_with(&f, path, LCT_STREAM | LCT_KEYS, &noted);
+            unlink(path);
+            free(path);
+            cr_assert_eq(noted.open_rc, plain.open_rc, "trace %u, stream",
+                         trace);
+            cr_assert_eq(noted.records, plain.records, "trace %u, stream",
+                         trace);
+            cr_assert_arr_eq(noted.offsets, plain.offsets,
+                             plain.records * sizeof plain.offsets[0],
+                             "trace %u, stream", trace);
+            cr_assert(noted.st.skipped == plain.st.skipped &&
+                          noted.st.truncated == plain.st.truncated,
+                      "trace %u, stream", trace);
+            cr_assert_eq(noted.nhashes, plain.nhashes, "trace %u, stream",
+                         trace);
+            cr_assert_arr_eq(noted.hashes, plain.hashes,
+                             plain.nhashes * sizeof plain.hashes[0],
+                             "trace %u: the keys in a stream", trace);
+        }
         yielded += o.records, skipped += o.skipped;
         mpw_free(&f);
         mpw_free(&b);
