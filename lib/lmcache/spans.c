@@ -195,20 +195,6 @@ static uint64_t name_salt_part(const lct_object_key *k)
     return m ^ (salt * 0xff51afd7ed558ccdu);
 }
 
-/* The ids of the described part's keys still to hand out, into out: its
- * layout read once into locals (through the iterator, and beside stores
- * to out, the compiler would read it again for every key). */
-static void part_ids(const lct_key_iter *it, uint64_t name_salt,
-                     uint64_t *out)
-{
-    const unsigned char *key = lct__key_run_at(it, it->run_next);
-    const size_t stride = it->run_stride, n = it->run_count - it->run_next;
-    const unsigned rank_at = it->run_rank_at, group_at = it->run_group_at;
-    for (size_t i = 0; i < n; i++, key += stride)
-        out[i] = id_of(key + LCT__MP_UNIT_FREE_AT, 32, key[rank_at],
-                       group_at ? key[group_at] : 0, name_salt);
-}
-
 /* Room for one more id in s->ids. */
 static bool id_room(lct_spans *s)
 {
@@ -236,8 +222,12 @@ static lct_status read_ids(lct_spans *s, const lct_record *rec,
         if (room > s->ids_cap &&
             !grow((void **)&s->ids, &s->ids_cap, room, sizeof *s->ids))
             return lct__fail(err, LCT_ERR_NOMEM, 0, 0, "out of memory");
-        part_ids(&it, part, s->ids + s->nids);
-        s->nids += it.run_count - it.run_next;
+        for (size_t i = it.run_next; i < it.run_count; i++) {
+            const unsigned char *key = lct__key_run_at(&it, i);
+            s->ids[s->nids++] = id_of(key + LCT__MP_UNIT_FREE_AT, 32,
+                                      lct__key_run_rank(&it, key),
+                                      lct__key_run_group(&it, key), part);
+        }
         it.run_next = it.run_count;
     }
     int more;
