@@ -567,8 +567,7 @@ static void valid_specs_around_list(mpw *w, const mpw_objectkey_shape *k)
  * write one): n bytes of s. */
 static void str8_name(mpw *w, const char *s, size_t n)
 {
-    mpw_byte(w, 0xd9);
-    mpw_byte(w, (unsigned)n);
+    mpw_head(w, 0xd9, n);
     mpw_raw(w, s, n);
 }
 

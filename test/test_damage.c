@@ -450,7 +450,7 @@ Test(hostile, invalid_utf8_in_every_string_position)
  * (0..3), and the non-str heads 4 (bin 8) and 5 (a fixint). */
 static void name_as(mpw *w, const char *name, int encoding)
 {
-    static const unsigned char heads[] = {0, 0xd9, 0xda, 0xdb, 0xc4};
+    static const unsigned heads[] = {0, 0xd9, 0xda, 0xdb, 0xc4};
     size_t n = strlen(name);
     if (encoding == 0) {
         mpw_strn(w, name, n);
@@ -460,10 +460,7 @@ static void name_as(mpw *w, const char *name, int encoding)
         mpw_int(w, 7);
         return;
     }
-    mpw_byte(w, heads[encoding]);
-    int len_bytes = encoding == 2 ? 2 : encoding == 3 ? 4 : 1;
-    for (int i = len_bytes - 1; i >= 0; i--)
-        mpw_byte(w, (unsigned)(n >> (8 * i)) & 0xff);
+    mpw_head(w, heads[encoding], n);
     mpw_raw(w, name, n);
 }
 

@@ -42,24 +42,16 @@ static bool chance(unsigned percent)
     return pick(100) < percent;
 }
 
-static void be(mpw *w, uint64_t v, int bytes)
-{
-    for (int i = bytes - 1; i >= 0; i--)
-        mpw_byte(w, (unsigned)(v >> (8 * i)) & 0xff);
-}
-
 /* n bytes of s as a str: fixstr (when it fits), str8, str16 or str32. */
 static void str_any(mpw *w, const void *s, size_t n)
 {
     unsigned e = pick(4);
-    if (e == 0 && n < 32)
-        mpw_byte(w, 0xa0 | (unsigned)n);
-    else if (e <= 1 && n < 256)
-        mpw_byte(w, 0xd9), be(w, n, 1);
-    else if (e == 2)
-        mpw_byte(w, 0xda), be(w, n, 2);
-    else
-        mpw_byte(w, 0xdb), be(w, n, 4);
+    mpw_head(w,
+             e == 0 && n < 32    ? 0xa0
+             : e <= 1 && n < 256 ? 0xd9
+             : e == 2            ? 0xda
+                                 : 0xdb,
+             n);
     mpw_raw(w, s, n);
 }
 
@@ -75,12 +67,7 @@ static void name(mpw *w, const char *s)
 static void bin_any(mpw *w, const void *p, size_t n)
 {
     unsigned e = pick(3);
-    if (e == 0 && n < 256)
-        mpw_byte(w, 0xc4), be(w, n, 1);
-    else if (e <= 1)
-        mpw_byte(w, 0xc5), be(w, n, 2);
-    else
-        mpw_byte(w, 0xc6), be(w, n, 4);
+    mpw_head(w, e == 0 && n < 256 ? 0xc4 : e <= 1 ? 0xc5 : 0xc6, n);
     mpw_raw(w, p, n);
 }
 
@@ -97,30 +84,30 @@ static void int_any(mpw *w, int64_t v)
             break;
         case 1:
             if (v >= 0 && v < 256) {
-                mpw_byte(w, 0xcc), be(w, (uint64_t)v, 1);
+                mpw_byte(w, 0xcc), mpw_be(w, (uint64_t)v, 1);
                 return;
             }
             break;
         case 2:
             if (v >= 0 && v < 65536) {
-                mpw_byte(w, 0xcd), be(w, (uint64_t)v, 2);
+                mpw_byte(w, 0xcd), mpw_be(w, (uint64_t)v, 2);
                 return;
             }
             break;
         case 3:
             if (v >= 0) {
-                mpw_byte(w, 0xcf), be(w, (uint64_t)v, 8);
+                mpw_byte(w, 0xcf), mpw_be(w, (uint64_t)v, 8);
                 return;
             }
             break;
         case 4:
             if (v >= -128 && v < 128) {
-                mpw_byte(w, 0xd0), be(w, (uint64_t)v, 1);
+                mpw_byte(w, 0xd0), mpw_be(w, (uint64_t)v, 1);
                 return;
             }
             break;
         default:
-            mpw_byte(w, 0xd3), be(w, (uint64_t)v, 8);
+            mpw_byte(w, 0xd3), mpw_be(w, (uint64_t)v, 8);
             return;
         }
     }
@@ -130,12 +117,7 @@ static void int_any(mpw *w, int64_t v)
 static void head_any(mpw *w, uint32_t n, unsigned fix, unsigned b16)
 {
     unsigned e = pick(3);
-    if (e == 0 && n < 16)
-        mpw_byte(w, fix | n);
-    else if (e <= 1)
-        mpw_byte(w, b16), be(w, n, 2);
-    else
-        mpw_byte(w, b16 + 1), be(w, n, 4);
+    mpw_head(w, e == 0 && n < 16 ? fix : e <= 1 ? b16 : b16 + 1, n);
 }
 
 static void map_any(mpw *w, uint32_t n)
@@ -182,20 +164,20 @@ static void timestamp_any(mpw *w)
 {
     switch (pick(5)) {
     case 0: /* 32-bit seconds */
-        mpw_raw(w, "\xd6\xff", 2), be(w, pick(UINT32_MAX), 4);
+        mpw_raw(w, "\xd6\xff", 2), mpw_be(w, pick(UINT32_MAX), 4);
         break;
     case 1: { /* 30-bit nanoseconds, 34-bit seconds */
         static const uint64_t ns[] = {0, 999999999, 1000000000};
         mpw_raw(w, "\xd7\xff", 2);
-        be(w, ns[pick(3)] << 34 | pick(1u << 30), 8);
+        mpw_be(w, ns[pick(3)] << 34 | pick(1u << 30), 8);
         break;
     }
     case 2: { /* 96 bits: nanoseconds, signed seconds */
         static const int64_t secs[] = {0, -62135596800, -62135596801,
                                        253402300799, 253402300800};
         mpw_raw(w, "\xc7\x0c\xff", 3);
-        be(w, pick(2) ? 999999999 : 1000000000, 4);
-        be(w, (uint64_t)secs[pick(5)], 8);
+        mpw_be(w, pick(2) ? 999999999 : 1000000000, 4);
+        mpw_be(w, (uint64_t)secs[pick(5)], 8);
         break;
     }
     case 3: /* a size the timestamp does not have */
@@ -330,6 +312,23 @@ static void args(mpw *w)
     }
 }
 
+/* A map of the n fields written into fields[], now and then in another
+ * order, or with a field missing. */
+static void fields_map(mpw *w, mpw *fields, int n)
+{
+    if (chance(10)) /* another order */
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)pick((uint32_t)i + 1);
+            mpw t = fields[i];
+            fields[i] = fields[j], fields[j] = t;
+        }
+    if (chance(3))
+        n--; /* a field missing */
+    map_any(w, (uint32_t)n);
+    for (int i = 0; i < n; i++)
+        mpw_raw(w, fields[i].buf, fields[i].len);
+}
+
 /* One record body: its fields in any encoding and now and then in
  * another order, repeated, unknown, missing or of the wrong type. */
 static void record(mpw *w)
@@ -383,17 +382,7 @@ static void record(mpw *w)
         name(&fields[n], "args");
         args(&fields[n++]);
     }
-    if (chance(10)) /* another order */
-        for (int i = n - 1; i > 0; i--) {
-            int j = (int)pick((uint32_t)i + 1);
-            mpw t = fields[i];
-            fields[i] = fields[j], fields[j] = t;
-        }
-    if (chance(3))
-        n--; /* a field missing */
-    map_any(w, (uint32_t)n);
-    for (int i = 0; i < n; i++)
-        mpw_raw(w, fields[i].buf, fields[i].len);
+    fields_map(w, fields, n);
     if (chance(2))
         mpw_byte(w, 0); /* a byte after the map */
     for (int i = 0; i < 8; i++)
@@ -439,17 +428,7 @@ static void header(mpw *w)
         name(&fields[n], chance(80) ? "level_meta" : "extra");
         value(&fields[n++], 0);
     }
-    if (chance(10))
-        for (int i = n - 1; i > 0; i--) {
-            int j = (int)pick((uint32_t)i + 1);
-            mpw t = fields[i];
-            fields[i] = fields[j], fields[j] = t;
-        }
-    if (chance(3))
-        n--;
-    map_any(w, (uint32_t)n);
-    for (int i = 0; i < n; i++)
-        mpw_raw(w, fields[i].buf, fields[i].len);
+    fields_map(w, fields, n);
     for (int i = 0; i < 11; i++)
         mpw_free(&fields[i]);
 }

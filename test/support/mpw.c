@@ -62,6 +62,26 @@ void mpw_be32(mpw *w, uint32_t v)
     put_be(w, v, 4);
 }
 
+void mpw_be(mpw *w, uint64_t v, int bytes)
+{
+    put_be(w, v, bytes);
+}
+
+void mpw_head(mpw *w, unsigned head, uint64_t n)
+{
+    int bytes;
+    switch (head) {
+    case 0x80: case 0x90: case 0xa0:
+        mpw_byte(w, head | (unsigned)n);
+        return;
+    case 0xc4: case 0xd9: bytes = 1; break;
+    case 0xc5: case 0xda: case 0xdc: case 0xde: bytes = 2; break;
+    default: bytes = 4; break; /* 0xc6, 0xdb, 0xdd, 0xdf */
+    }
+    mpw_byte(w, head);
+    put_be(w, n, bytes);
+}
+
 static void sized(mpw *w, uint64_t n, unsigned fix, unsigned fixmax,
                   unsigned b8, unsigned b16, unsigned b32)
 {

@@ -22,6 +22,14 @@ void mpw_reset(mpw *w);
 void mpw_raw(mpw *w, const void *p, size_t n);
 void mpw_byte(mpw *w, unsigned b);
 void mpw_be32(mpw *w, uint32_t v);
+/* v as `bytes` big-endian bytes (1 to 8). */
+void mpw_be(mpw *w, uint64_t v, int bytes);
+/* The head of a value of n items or bytes in the form the byte `head`
+ * names, whatever msgpack's shortest form would be, for readers that
+ * must take any: a fix form (0x80 map, 0x90 array, 0xa0 str: n or-ed
+ * in) or one whose length follows it (0xc4-0xc6 bin, 0xd9-0xdb str,
+ * 0xdc-0xdd array, 0xde-0xdf map). */
+void mpw_head(mpw *w, unsigned head, uint64_t n);
 void mpw_map(mpw *w, uint32_t n);
 void mpw_array(mpw *w, uint32_t n);
 void mpw_str(mpw *w, const char *s);
