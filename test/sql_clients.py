@@ -136,6 +136,25 @@ want = [(k["idx"], k["op"], k["obj_id"], k["bytes"])
 expect(len(rows) > 1000 and rows == want,
        f"lct_keys: {len(rows)} rows, lct keys printed {len(want)}")
 
+# The extension's percentile() and median(), as aggregates and as window
+# functions (SQLite's percentile extension: index (P + 1 - 1) x (n - 1) x
+# 0.01, so the 7th of the 101 squares is exactly the 8th, 49).
+squares = ("WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c "
+           "WHERE i < 100) SELECT i * i AS x FROM c")
+got = conn.execute(f"SELECT percentile(x, 7), median(x) FROM ({squares})"
+                   ).fetchone()
+expect(got == (49.0, 2500.0), f"percentile, median: {got}")
+got = [r[0] for r in conn.execute(
+    "SELECT median(x) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND "
+    "CURRENT ROW) FROM (SELECT 1 AS i, 5 AS x UNION ALL SELECT 2, 1 UNION "
+    "ALL SELECT 3, 9)")]
+expect(got == [5.0, 3.0, 5.0], f"median as a window function: {got}")
+try:
+    conn.execute("SELECT median(1e999)").fetchall()
+    expect(False, "median of an infinity: no error")
+except sqlite3.OperationalError as e:
+    expect("Inf input to percentile()" in str(e), f"median(Inf): {e}")
+
 for f in failures:
     print("FAIL:", f)
 print(f"{len(paths)} fixtures and the sample's keys through Python {sys.version.split()[0]} "

@@ -439,10 +439,14 @@ Test(spans, sql_spans_table_holds_the_spans)
 }
 
 /*
- * percentile as SQLite's extension defines it: over 1, 2, 4 (a NULL left
- * out) the 25th percentile is at index 0.25 x 2 = 0.5, half way from 1 to
- * 2: 1.5; the median at index 1: 2; the 100th the largest; the 0th the
- * least; 10 and 20 give a median of 15.
+ * percentile as SQLite's extension (ext/misc/percentile.c) defines it:
+ * over 1, 2, 4 (a NULL left out) the 25th percentile is at index
+ * (25 + 1 - 1) x 2 x 0.01 = 0.5, half way from 1 to 2: 1.5; the median at
+ * index 1: 2; the 100th the largest; the 0th the least; 10 and 20 give a
+ * median of 15.  The 7th of the 101 squares 0..10000 is at 7 x 100 x 0.01,
+ * exactly 7: 49, where 7 / 100 x 100 is 7.000000000000001 and gave
+ * 49.000000000000014.  A P within 0.001 of the first row's is the same P
+ * (the first's counts).
  */
 Test(spans, sql_percentile_and_median)
 {
@@ -455,25 +459,68 @@ Test(spans, sql_percentile_and_median)
     run t = sql_csv(NULL, q, path);
     cr_expect(strstr(t.out, "\r\n1.5,2.0,4.0,1.0\r\n"), "%s", t.out);
     run_free(&t);
-    t = sql_csv(NULL, "SELECT median(x) FROM (SELECT 10 AS x UNION ALL "
-                      "SELECT 20)", path);
-    cr_expect(strstr(t.out, "\r\n15.0\r\n"), "%s", t.out);
-    run_free(&t);
-    t = sql_csv(NULL, "SELECT median(x) IS NULL FROM (SELECT NULL AS x)",
-                path);
-    cr_expect(strstr(t.out, "\r\n1\r\n"), "no value: NULL: %s", t.out);
-    run_free(&t);
+    static const char *good[][2] = {
+        {"SELECT median(x) FROM (SELECT 10 AS x UNION ALL SELECT 20)",
+         "\r\n15.0\r\n"},
+        {"SELECT median(x) IS NULL FROM (SELECT NULL AS x)", "\r\n1\r\n"},
+        {"SELECT percentile(x, 7) FROM (WITH RECURSIVE c(i) AS (SELECT 0 "
+         "UNION ALL SELECT i + 1 FROM c WHERE i < 100) SELECT i * i AS x "
+         "FROM c)", "\r\n49.0\r\n"},
+        {"SELECT percentile(x, p) FROM (SELECT 1 AS x, 50 AS p UNION ALL "
+         "SELECT 2, 50.0005)", "\r\n1.5\r\n"},
+        {"SELECT percentile(1, '50')", "\r\n1.0\r\n"}};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        t = sql_csv(NULL, good[i][0], path);
+        cr_expect(strstr(t.out, good[i][1]), "%s: %s", good[i][0], t.out);
+        run_free(&t);
+    }
     static const char *bad[][2] = {
         {"SELECT percentile(1, 101)", "not a number between 0.0 and 100.0"},
-        {"SELECT median('a')", "1st argument to median() is not numeric"},
+        {"SELECT median('a')", "1st argument to percentile() is not numeric"},
+        /* Y's own type counts, not what its affinity would make of it */
+        {"SELECT median(x) FROM (SELECT '3' AS x UNION ALL SELECT 1)",
+         "1st argument to percentile() is not numeric"},
+        {"SELECT percentile(x, 50) FROM (SELECT 1 AS x UNION ALL "
+         "SELECT 1e999)", "Inf input to percentile()"},
+        {"SELECT median(-1e999)", "Inf input to percentile()"},
         {"SELECT percentile(x, x) FROM (SELECT 1 AS x UNION ALL SELECT 2)",
-         "not the same for all input rows"}};
-    for (size_t i = 0; i < 3; i++) {
+         "not the same for all input rows"},
+        {"SELECT percentile(x, p) FROM (SELECT 1 AS x, 50 AS p UNION ALL "
+         "SELECT 2, 50.002)", "not the same for all input rows"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         t = run_lct(NULL, "sql", bad[i][0], path, NULL);
         cr_expect_eq(t.status, 1, "%s", bad[i][0]);
         cr_expect(strstr(t.err, bad[i][1]), "%s", t.err);
         run_free(&t);
     }
+    unlink(path);
+    free(path);
+}
+
+/*
+ * As window functions: over x = 5, 1, 9, NULL, 3 in order, a frame of the
+ * row and the one before has medians 5, (5 + 1) / 2, (1 + 9) / 2, 9 (the
+ * NULL left out), 3 (rows leave the frame: the inverse); a frame from the
+ * first row grows, values arriving below the largest kept in order:
+ * 5, 3, 5, 5, then over 1 3 5 9 index 1.5: 4.
+ */
+Test(spans, sql_percentile_as_a_window_function)
+{
+    char *path = interleaved();
+    const char *rows = "(SELECT 1 AS i, 5 AS x UNION ALL SELECT 2, 1 UNION "
+                       "ALL SELECT 3, 9 UNION ALL SELECT 4, NULL UNION ALL "
+                       "SELECT 5, 3)";
+    char q[512];
+    snprintf(q, sizeof q, "SELECT median(x) OVER (ORDER BY i ROWS BETWEEN "
+             "1 PRECEDING AND CURRENT ROW) AS m FROM %s", rows);
+    run t = sql_csv(NULL, q, path);
+    cr_expect_str_eq(t.out, "m\r\n5.0\r\n3.0\r\n5.0\r\n9.0\r\n3.0\r\n");
+    run_free(&t);
+    snprintf(q, sizeof q, "SELECT percentile(x, 50) OVER (ORDER BY i) AS m "
+             "FROM %s", rows);
+    t = sql_csv(NULL, q, path);
+    cr_expect_str_eq(t.out, "m\r\n5.0\r\n3.0\r\n5.0\r\n5.0\r\n4.0\r\n");
+    run_free(&t);
     unlink(path);
     free(path);
 }
