@@ -110,7 +110,10 @@ typedef struct lct_sqlite_options {
  * function lct_hex(x): a blob, or base64 text (how records.args shows a
  * hash, as msgspec's JSON writes bin), as the lowercase hex that
  * keys.chunk_hash holds (NULL for text that is not base64), so the two
- * tables join on a hash.  @p options is copied; NULL means defaults.
+ * tables join on a hash; and the aggregates percentile(Y, P) and
+ * median(Y), also window functions, to the digit as SQLite's percentile
+ * extension (ext/misc/percentile.c) defines them.  @p options is copied;
+ * NULL means defaults.
  * @return SQLITE_OK or SQLite's error code.
  */
 int lct_sqlite_register(sqlite3 *db, const lct_sqlite_options *options);

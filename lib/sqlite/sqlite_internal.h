@@ -167,6 +167,9 @@ int lct__sqltab_disconnect(sqlite3_vtab *vtab);
 
 /* Register lct_hex(), percentile() and median() (sqlite_functions.c). */
 int lct__sqlite_functions(sqlite3 *db);
+/* percentile(Y, P) and median(Y) (sqlite_percentile.c), registered by
+ * lct__sqlite_functions. */
+int lct__sqlite_percentile(sqlite3 *db);
 
 extern const sqlite3_module lct__header_module;
 extern const sqlite3_module lct__records_module;
