@@ -100,7 +100,7 @@ static uint32_t node_new(percentile_acc *a, double v)
 }
 
 /* t's values below v into *lo, the others into *hi.  Recursion as deep
- * as the tree: about 3 ln n for random priorities. */
+ * as the tree: about 3 ln n with priorities drawn at random (to_tree). */
 static void split(percentile_acc *a, uint32_t t, double v, uint32_t *lo,
                   uint32_t *hi)
 {
@@ -187,7 +187,11 @@ static bool to_tree(sqlite3_context *ctx, percentile_acc *a)
     if (a->tree)
         return true;
     a->tree = true;
-    a->rng = 0x9e3779b97f4a7c15u;
+    /* Priorities a trace cannot predict: from a fixed seed, values laid
+     * out in the order of their priorities would build a chain as deep
+     * as the frame, and split and merge recurse that deep.  Nonzero, as
+     * xorshift's state must be.  The answers do not depend on them. */
+    a->rng = ((uint64_t)arc4random() << 32 | arc4random()) | 1;
     for (sqlite3_int64 i = 0; i < a->n; i++)
         if (!tree_insert(a, a->v[i])) {
             sqlite3_result_error_nomem(ctx);
