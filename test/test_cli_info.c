@@ -328,16 +328,40 @@ Test(cli, info_is_the_reference_text_on_every_fixture)
     }
 }
 
+/* A header whose level_meta is a map of n pairs, written by the caller
+ * into *body after this returns it begun. */
+static void begin_level_meta(mpw *body, uint32_t n)
+{
+    mpw_init(body);
+    mpw_std_header(body);
+    body->buf[0] = 0x8a; /* one more pair: level_meta */
+    mpw_str(body, "level_meta");
+    mpw_map(body, n);
+}
+
+/* `lct info` of the trace of that header alone prints each wanted line. */
+static void info_prints(mpw *body, const char *const *want, size_t n)
+{
+    mpw file;
+    mpw_init(&file);
+    mpw_frame(&file, body);
+    char *path = tmp_file_with(file.buf, file.len);
+    run r = run_lct(NULL, "info", path, NULL);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    for (size_t i = 0; i < n; i++)
+        cr_expect(strstr(r.out, want[i]), "missing %s in:\n%s", want[i], r.out);
+    run_free(&r);
+    unlink(path);
+    free(path);
+    mpw_free(&file);
+    mpw_free(body);
+}
+
 /* level_meta values print as Python's str() of the decoded value. */
 Test(cli, info_prints_level_meta_as_python_does)
 {
-    mpw file, body;
-    mpw_init(&file);
-    mpw_init(&body);
-    mpw_std_header(&body);
-    body.buf[0] = 0x8a; /* one more pair: level_meta */
-    mpw_str(&body, "level_meta");
-    mpw_map(&body, 8);
+    mpw body;
+    begin_level_meta(&body, 8);
     mpw_str(&body, "a"); mpw_array(&body, 2); mpw_int(&body, 1); mpw_str(&body, "x");
     mpw_str(&body, "b"); mpw_map(&body, 1); mpw_str(&body, "a"); mpw_int(&body, 1);
     mpw_str(&body, "c"); mpw_f64(&body, 1.5);
@@ -350,10 +374,6 @@ Test(cli, info_prints_level_meta_as_python_does)
     mpw_str(&body, "g"); mpw_array(&body, 3);
     mpw_nil(&body); mpw_bool(&body, true); mpw_f64(&body, -0.5);
     mpw_str(&body, "h"); mpw_int(&body, -7);
-    mpw_frame(&file, &body);
-    char *path = tmp_file_with(file.buf, file.len);
-    run r = run_lct(NULL, "info", path, NULL);
-    cr_expect_eq(r.status, 0, "%s", r.err);
     const char *want[] = {
         "  a:                          [1, 'x']\n",
         "  b:                          {'a': 1}\n",
@@ -364,13 +384,44 @@ Test(cli, info_prints_level_meta_as_python_does)
         "  g:                          [None, True, -0.5]\n",
         "  h:                          -7\n",
     };
-    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-        cr_expect(strstr(r.out, want[i]), "missing %s in:\n%s", want[i], r.out);
-    run_free(&r);
-    unlink(path);
-    free(path);
-    mpw_free(&file);
-    mpw_free(&body);
+    info_prints(&body, want, sizeof want / sizeof *want);
+}
+
+/* Inside a repr, a str escapes what Python's str.isprintable() calls not
+ * printable (Unicode 14.0, as Python 3.11 has it), as Python prints
+ * them: \xNN up to U+00FF, \uNNNN, \UNNNNNNNN; a top-level str prints
+ * as is.  The wanted line is Python's own str() of the list. */
+Test(cli, info_escapes_in_a_repr_what_python_does_not_print)
+{
+    static const char *const strs[] = {
+        "x\xc2\xa0y",       /* U+00A0, a space (Zs) */
+        "\xc2\xad",         /* U+00AD soft hyphen (Cf) */
+        "\xcd\xb8",         /* U+0378, unassigned (Cn) */
+        "\xe2\x80\x8b",     /* U+200B (Cf) */
+        "\xe2\x80\xa8",     /* U+2028 (Zl) */
+        "\xe3\x80\x80",     /* U+3000 (Zs) */
+        "\xee\x80\x80",     /* U+E000, private use (Co) */
+        "\xf3\xa0\x80\x81", /* U+E0001 (Cf) */
+        "\xc3\xa9" "e\xcc\x81", /* e-acute, e and a combining acute: printed */
+        "\xf0\x9f\x98\x80", /* U+1F600: printed */
+        "\xc2\x85\x7f",     /* C1 and DEL */
+    };
+    size_t n = sizeof strs / sizeof *strs;
+    mpw body;
+    begin_level_meta(&body, 2);
+    mpw_str(&body, "a");
+    mpw_array(&body, (uint32_t)n);
+    for (size_t i = 0; i < n; i++)
+        mpw_str(&body, strs[i]);
+    mpw_str(&body, "b");
+    mpw_str(&body, strs[0]);
+    const char *want[] = {
+        "  a:                          ['x\\xa0y', '\\xad', '\\u0378', "
+        "'\\u200b', '\\u2028', '\\u3000', '\\ue000', '\\U000e0001', "
+        "'\xc3\xa9" "e\xcc\x81', '\xf0\x9f\x98\x80', '\\x85\\x7f']\n",
+        "  b:                          x\xc2\xa0y\n",
+    };
+    info_prints(&body, want, sizeof want / sizeof *want);
 }
 
 /* MARK: check */

@@ -3,16 +3,20 @@
  * it to: str() at the top (a str as is), repr() inside containers, so
  * `lct info` shows level_meta as `lmcache trace info` does.
  *
- * Known approximations (no Python here to compare with): inside a repr,
- * only C0, DEL and C1 control characters are escaped (Python also escapes
- * other non-printable code points such as U+2028), and an ext other than
- * a timestamp prints as msgspec.msgpack.Ext(TYPE, b'...').
+ * A str's repr escapes what Python's str.isprintable() calls not
+ * printable, from the table unprintable.h (Unicode 14.0, Python 3.11's; a
+ * code point assigned in a later Unicode prints escaped here and as is
+ * under a later Python).  An ext other than a timestamp prints as
+ * msgspec.msgpack.Ext(TYPE, b'...').
  */
 #include "tool.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "unprintable.h"
 
 static void repr(FILE *f, lct_value v, unsigned depth);
 
@@ -23,6 +27,40 @@ static char quote_for(const unsigned char *p, size_t n)
     return single && !dbl ? '"' : '\'';
 }
 
+/* Whether Python's repr escapes code point c. */
+static bool unprintable_at(uint32_t c)
+{
+    size_t lo = 0, hi = sizeof unprintable / sizeof *unprintable;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c < unprintable[mid][0])
+            hi = mid;
+        else if (c > unprintable[mid][1])
+            lo = mid + 1;
+        else
+            return true;
+    }
+    return false;
+}
+
+/* The code point of the UTF-8 sequence at p (n bytes left) and its
+ * length, or 0 when it is not one (a str's bytes were checked as UTF-8
+ * when read: left as bytes, defensively). */
+static size_t utf8_at(const unsigned char *p, size_t n, uint32_t *c)
+{
+    size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc0 ? 2 : 0;
+    if (len == 0 || len > n || p[0] > 0xf4)
+        return 0;
+    uint32_t v = p[0] & (0x7f >> len);
+    for (size_t k = 1; k < len; k++) {
+        if ((p[k] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (p[k] & 0x3f);
+    }
+    *c = v;
+    return len;
+}
+
 static void repr_text(FILE *f, const unsigned char *p, size_t n, bool bytes)
 {
     char q = quote_for(p, n);
@@ -31,7 +69,18 @@ static void repr_text(FILE *f, const unsigned char *p, size_t n, bool bytes)
     fputc(q, f);
     for (size_t i = 0; i < n; i++) {
         unsigned c = p[i];
-        if (c == '\\' || c == (unsigned char)q)
+        uint32_t cp;
+        size_t len = 0;
+        if (!bytes && c >= 0x80 && (len = utf8_at(p + i, n - i, &cp))) {
+            if (!unprintable_at(cp))
+                fwrite(p + i, 1, len, f);
+            else if (cp <= 0xff)
+                fprintf(f, "\\x%02" PRIx32, cp);
+            else
+                fprintf(f, cp <= 0xffff ? "\\u%04" PRIx32 : "\\U%08" PRIx32,
+                        cp);
+            i += len - 1;
+        } else if (c == '\\' || c == (unsigned char)q)
             fprintf(f, "\\%c", c);
         else if (c == '\n')
             fputs("\\n", f);
@@ -41,9 +90,6 @@ static void repr_text(FILE *f, const unsigned char *p, size_t n, bool bytes)
             fputs("\\t", f);
         else if (c < 0x20 || c == 0x7f || (bytes && c >= 0x80))
             fprintf(f, "\\x%02x", c);
-        else if (!bytes && c == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 &&
-                 p[i + 1] < 0xa0)
-            fprintf(f, "\\x%02x", p[++i]); /* U+0080..U+009F */
         else
             fputc((int)c, f);
     }
