@@ -424,6 +424,58 @@ Test(cli, info_escapes_in_a_repr_what_python_does_not_print)
     info_prints(&body, want, sizeof want / sizeof *want);
 }
 
+/* What msgspec decodes, printed as Python prints it: a float's shortest
+ * digits even below a power of two, where the gap to the double under it
+ * is half the gap above (Python's repr of 2^-1017 is
+ * 7.120236347223045e-307; the nearest 16-digit decimal does not read
+ * back, the next one up does); an array as a map's key is a tuple (at any
+ * depth inside the key); keys equal as Python values are one dict entry,
+ * the first key in its place with the last value (1, True, 1.0; 0 and
+ * -0.0), while each NaN is a key of its own; and a datetime at the top is
+ * its str(), not its repr. */
+Test(cli, info_prints_level_meta_values_as_python_decodes_them)
+{
+    mpw body;
+    begin_level_meta(&body, 5);
+    mpw_str(&body, "a");
+    mpw_array(&body, 3);
+    mpw_f64(&body, ldexp(1, -1017));
+    mpw_f64(&body, ldexp(1, -957));
+    mpw_f64(&body, ldexp(1, 60));
+    mpw_str(&body, "b");
+    mpw_map(&body, 4);
+    mpw_array(&body, 2); mpw_int(&body, 1); mpw_int(&body, 2); mpw_str(&body, "t");
+    mpw_array(&body, 0); mpw_int(&body, 1);
+    mpw_array(&body, 1); mpw_array(&body, 1); mpw_int(&body, 1); mpw_int(&body, 2);
+    mpw_array(&body, 1); mpw_nil(&body); mpw_array(&body, 1); mpw_int(&body, 3);
+    mpw_str(&body, "c");
+    mpw_map(&body, 8);
+    mpw_int(&body, 1); mpw_str(&body, "x");
+    mpw_bool(&body, true); mpw_str(&body, "y");
+    mpw_f64(&body, 0.0); mpw_str(&body, "o");
+    mpw_f64(&body, 1.0); mpw_str(&body, "z");
+    mpw_f64(&body, NAN); mpw_int(&body, 1);
+    mpw_f64(&body, -0.0); mpw_str(&body, "p");
+    mpw_f64(&body, NAN); mpw_int(&body, 2);
+    mpw_int(&body, 2); mpw_str(&body, "w");
+    mpw_str(&body, "d");
+    mpw_ext(&body, -1, "\x5e\x0b\xe1\x00", 4); /* 2020-01-01 */
+    mpw_str(&body, "e");
+    /* 2020-01-01, 123,456,000 ns: nanoseconds << 34 | seconds */
+    mpw_ext(&body, -1, "\x1d\x6f\x28\x00\x5e\x0b\xe1\x00", 8);
+    const char *want[] = {
+        "  a:                          [7.120236347223045e-307, "
+        "8.209073602596753e-289, 1.152921504606847e+18]\n",
+        "  b:                          {(1, 2): 't', (): 1, ((1,),): 2, "
+        "(None,): [3]}\n",
+        "  c:                          {1: 'z', 0.0: 'p', nan: 1, nan: 2, "
+        "2: 'w'}\n",
+        "  d:                          2020-01-01 00:00:00+00:00\n",
+        "  e:                          2020-01-01 00:00:00.123456+00:00\n",
+    };
+    info_prints(&body, want, sizeof want / sizeof *want);
+}
+
 /* MARK: check */
 
 Test(cli, check_exit_codes_match_the_expectations)

@@ -12,13 +12,14 @@
 #include "tool.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "unprintable.h"
 
-static void repr(FILE *f, lct_value v, unsigned depth);
+static void repr(FILE *f, lct_value v, bool key, unsigned depth);
 
 /* Python's quote choice: ' unless the text has ' and no ". */
 static char quote_for(const unsigned char *p, size_t n)
@@ -96,6 +97,61 @@ static void repr_text(FILE *f, const unsigned char *p, size_t n, bool bytes)
     fputc(q, f);
 }
 
+/* Decimal m x 10^(exp - prec + 1), m of prec digits, as text strtod
+ * reads: whether it reads back to a (> 0). */
+static bool reads_back(uint64_t m, int prec, int exp, double a)
+{
+    char buf[48];
+    snprintf(buf, sizeof buf, "%" PRIu64 "e%d", m, exp - prec + 1);
+    return strtod(buf, NULL) == a;
+}
+
+/* The shortest digits that read back to a (> 0), the nearest to it among
+ * those, as Python's repr finds them (digits[0..*nd), the first digit's
+ * power of ten in *exp).  For each count of digits, the decimal nearest
+ * a, else the one on a's other side: below a power of two the gap to the
+ * next double down is half the gap up, so the nearest decimal may fall
+ * outside while the next one up reads back (2^-1017 is
+ * 7.120236347223045e-307, not 7.1202363472230444e-307). */
+static void shortest_digits(double a, char *digits, size_t *nd, int *exp)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        char buf[40];
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, a);
+        char *e = strchr(buf, 'e');
+        int x = atoi(e + 1);
+        uint64_t m = 0;
+        for (const char *c = buf; c < e; c++)
+            if (*c != '.')
+                m = m * 10 + (uint64_t)(*c - '0');
+        double back = strtod(buf, NULL);
+        bool ok = back == a;
+        if (!ok && prec < 17) {
+            uint64_t low = 1;
+            for (int k = 1; k < prec; k++)
+                low *= 10; /* 10^(prec - 1): the least m of prec digits */
+            uint64_t other = back < a ? m + 1 : m - 1;
+            int ox = x;
+            if (other == low * 10) /* 9.99 up to 10.0 */
+                other = low, ox++;
+            else if (other < low) /* 1.00 down to 0.999 */
+                other = low * 10 - 1, ox--;
+            if (reads_back(other, prec, ox, a))
+                m = other, x = ox, ok = true;
+        }
+        if (ok || prec == 17) {
+            char text[24];
+            int n = snprintf(text, sizeof text, "%" PRIu64, m);
+            while (n > 1 && text[n - 1] == '0')
+                n--;
+            memcpy(digits, text, (size_t)n);
+            *nd = (size_t)n;
+            *exp = x;
+            return;
+        }
+    }
+}
+
 /* repr(float): the shortest digits that read back, fixed notation for
  * exponents -4..15, else d.ddde+XX. */
 static void repr_float(FILE *f, double d)
@@ -108,23 +164,12 @@ static void repr_float(FILE *f, double d)
         fputs(d < 0 ? "-inf" : "inf", f);
         return;
     }
-    char buf[40];
-    int prec;
-    for (prec = 1; prec < 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-        if (strtod(buf, NULL) == d)
-            break;
-    }
-    snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
-    char *e = strchr(buf, 'e');
-    int exp = atoi(e + 1);
-    *e = '\0';
-    char digits[24];
-    size_t nd = 0;
-    bool neg = buf[0] == '-';
-    for (const char *s = buf + neg; *s; s++)
-        if (*s != '.')
-            digits[nd++] = *s;
+    bool neg = signbit(d);
+    char digits[24] = "0";
+    size_t nd = 1;
+    int exp = 0;
+    if (d != 0)
+        shortest_digits(neg ? -d : d, digits, &nd, &exp);
     if (neg)
         fputc('-', f);
     if (exp < -4 || exp >= 16) {
@@ -148,53 +193,90 @@ static void repr_float(FILE *f, double d)
     }
 }
 
-/* A timestamp ext as datetime's repr, through the library's RFC 3339. */
+/* A timestamp ext as datetime's repr. */
 static bool repr_timestamp(FILE *f, lct_value v)
 {
-    char text[64];
-    FILE *m = fmemopen(text, sizeof text, "w");
-    if (!m)
+    int t[6];
+    unsigned us;
+    if (!tool_timestamp_fields(v, t, &us))
         return false;
-    lct_value_write_json(v, tool_file_write, m);
-    fputc('\0', m);
-    fclose(m);
-    int y, mo, d, h, mi, s;
-    unsigned us = 0;
-    if (sscanf(text, "\"%d-%d-%dT%d:%d:%d.%6uZ", &y, &mo, &d, &h, &mi, &s,
-               &us) < 6)
-        return false;
-    fprintf(f, "datetime.datetime(%d, %d, %d, %d, %d", y, mo, d, h, mi);
-    if (s || us)
-        fprintf(f, ", %d", s);
+    fprintf(f, "datetime.datetime(%d, %d, %d, %d, %d", t[0], t[1], t[2],
+            t[3], t[4]);
+    if (t[5] || us)
+        fprintf(f, ", %d", t[5]);
     if (us)
         fprintf(f, ", %u", us);
     fputs(", tzinfo=datetime.timezone.utc)", f);
     return true;
 }
 
-static void repr_container(FILE *f, lct_value v, bool map, unsigned depth)
+/* A timestamp ext as datetime's str(): isoformat with a space. */
+static bool str_timestamp(FILE *f, lct_value v)
+{
+    int t[6];
+    unsigned us;
+    if (!tool_timestamp_fields(v, t, &us))
+        return false;
+    fprintf(f, "%04d-%02d-%02d %02d:%02d:%02d", t[0], t[1], t[2], t[3], t[4],
+            t[5]);
+    if (us)
+        fprintf(f, ".%06u", us);
+    fputs("+00:00", f);
+    return true;
+}
+
+/* A map as Python's repr of the dict msgspec makes of it: a key equal to
+ * an earlier one as Python values is that entry (tool_py_dict). */
+static void repr_map(FILE *f, lct_value v, unsigned depth)
 {
     lct_iter it;
-    lct_value a, b;
-    if ((map ? lct_map_iter_init(v, &it) : lct_array_iter_init(v, &it)) !=
-        LCT_OK)
+    if (lct_map_iter_init(v, &it) != LCT_OK)
         return;
-    fputc(map ? '{' : '[', f);
+    uint32_t n = it.count;
+    lct_value *kv = reallocarray(NULL, n ? 2 * (size_t)n : 1, sizeof *kv);
+    uint32_t *keep = reallocarray(NULL, n ? n : 1, sizeof *keep);
+    uint32_t got = 0;
+    while (kv && got < n && lct_map_iter_next(&it, &kv[got], &kv[n + got]) == 1)
+        got++;
+    bool merged = kv && keep && tool_py_dict(kv, got, keep);
+    fputc('{', f);
+    for (uint32_t i = 0, printed = 0; kv && i < got; i++) {
+        if (merged && keep[i] == UINT32_MAX)
+            continue;
+        if (printed++)
+            fputs(", ", f);
+        repr(f, kv[i], true, depth + 1);
+        fputs(": ", f);
+        repr(f, kv[n + (merged ? keep[i] : i)], false, depth + 1);
+    }
+    fputc('}', f);
+    free(kv);
+    free(keep);
+}
+
+/* An array as Python's repr of the list msgspec makes of it, or of the
+ * tuple when it is a map's key (or inside one): (), (x,), (x, y). */
+static void repr_array(FILE *f, lct_value v, bool key, unsigned depth)
+{
+    lct_iter it;
+    lct_value a;
+    if (lct_array_iter_init(v, &it) != LCT_OK)
+        return;
+    fputc(key ? '(' : '[', f);
     for (uint32_t i = 0; i < it.count; i++) {
-        if ((map ? lct_map_iter_next(&it, &a, &b) : lct_array_iter_next(&it, &a)) != 1)
+        if (lct_array_iter_next(&it, &a) != 1)
             break;
         if (i)
             fputs(", ", f);
-        repr(f, a, depth + 1);
-        if (map) {
-            fputs(": ", f);
-            repr(f, b, depth + 1);
-        }
+        repr(f, a, key, depth + 1);
     }
-    fputc(map ? '}' : ']', f);
+    if (key && it.count == 1)
+        fputc(',', f);
+    fputc(key ? ')' : ']', f);
 }
 
-static void repr(FILE *f, lct_value v, unsigned depth)
+/* repr() of what msgspec decodes v to; key: v is (inside) a map key. */
+static void repr(FILE *f, lct_value v, bool key, unsigned depth)
 {
     lct_str s;
     lct_bytes bin;
@@ -230,8 +312,8 @@ static void repr(FILE *f, lct_value v, unsigned depth)
         if (lct_value_get_bin(v, &bin) == LCT_OK)
             repr_text(f, bin.ptr, bin.len, true);
         return;
-    case LCT_TYPE_ARRAY: repr_container(f, v, false, depth); return;
-    case LCT_TYPE_MAP: repr_container(f, v, true, depth); return;
+    case LCT_TYPE_ARRAY: repr_array(f, v, key, depth); return;
+    case LCT_TYPE_MAP: repr_map(f, v, depth); return;
     case LCT_TYPE_EXT:
         if (repr_timestamp(f, v))
             return;
@@ -252,6 +334,8 @@ void tool_put_py_str(FILE *f, lct_value v)
         tool_put_vis(f, s.ptr, s.len); /* str() of a str: as is */
         return;
     }
+    if (str_timestamp(f, v)) /* str() of a datetime */
+        return;
     /* A repr has already escaped every control character. */
-    repr(f, v, 0);
+    repr(f, v, false, 0);
 }

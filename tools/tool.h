@@ -181,6 +181,14 @@ void tool_put_vis_padded(FILE *f, const char *s, size_t len, int width);
 /* Print a value as Python's str() of what msgspec decodes it to (a str
  * as is, containers as repr: [1, 'x'], {'a': 1}), escaped for a terminal. */
 void tool_put_py_str(FILE *f, lct_value v);
+/* A timestamp ext's UTC fields as datetime has them: t[0..5] year, month,
+ * day, hour, minute, second, and *us; false if v is not a timestamp. */
+bool tool_timestamp_fields(lct_value v, int t[6], unsigned *us);
+/* Which of the n keys of a map are one entry of the Python dict msgspec
+ * decodes it to (pydict.c): keep[i] is the index whose value key i takes
+ * (the last key equal to it), or UINT32_MAX when an earlier key is equal
+ * (it keeps its place); false when out of memory. */
+bool tool_py_dict(const lct_value *keys, uint32_t n, uint32_t *keep);
 /* lct_write_fn writing to the FILE * in ctx. */
 int tool_file_write(void *ctx, const char *data, size_t len);
 /* Print a JSON string (quoted). */
