@@ -106,6 +106,23 @@ static bool reads_back(uint64_t m, int prec, int exp, double a)
     return strtod(buf, NULL) == a;
 }
 
+/* The prec-digit decimal next to m x 10^(*x - prec + 1), up or down. */
+static void next_decimal(uint64_t *m, int *x, int prec, bool up)
+{
+    uint64_t low = 1; /* 10^(prec - 1), the least m of prec digits */
+    for (int k = 1; k < prec; k++)
+        low *= 10;
+    if (up && *m + 1 == low * 10) { /* 9.99 up: 1.00 a power higher */
+        *m = low;
+        ++*x;
+    } else if (!up && *m == low) { /* 1.00 down: 9.99 a power lower */
+        *m = low * 10 - 1;
+        --*x;
+    } else {
+        *m = up ? *m + 1 : *m - 1;
+    }
+}
+
 /* The shortest digits that read back to a (> 0), the nearest to it among
  * those, as Python's repr finds them (digits[0..*nd), the first digit's
  * power of ten in *exp).  For each count of digits, the decimal nearest
@@ -127,17 +144,14 @@ static void shortest_digits(double a, char *digits, size_t *nd, int *exp)
         double back = strtod(buf, NULL);
         bool ok = back == a;
         if (!ok && prec < 17) {
-            uint64_t low = 1;
-            for (int k = 1; k < prec; k++)
-                low *= 10; /* 10^(prec - 1): the least m of prec digits */
-            uint64_t other = back < a ? m + 1 : m - 1;
+            uint64_t other = m;
             int ox = x;
-            if (other == low * 10) /* 9.99 up to 10.0 */
-                other = low, ox++;
-            else if (other < low) /* 1.00 down to 0.999 */
-                other = low * 10 - 1, ox--;
-            if (reads_back(other, prec, ox, a))
-                m = other, x = ox, ok = true;
+            next_decimal(&other, &ox, prec, back < a);
+            if (reads_back(other, prec, ox, a)) {
+                m = other;
+                x = ox;
+                ok = true;
+            }
         }
         if (ok || prec == 17) {
             char text[24];
@@ -236,7 +250,8 @@ static void repr_map(FILE *f, lct_value v, unsigned depth)
     lct_value *kv = reallocarray(NULL, n ? 2 * (size_t)n : 1, sizeof *kv);
     uint32_t *keep = reallocarray(NULL, n ? n : 1, sizeof *keep);
     uint32_t got = 0;
-    while (kv && got < n && lct_map_iter_next(&it, &kv[got], &kv[n + got]) == 1)
+    while (kv && got < n &&
+           lct_map_iter_next(&it, &kv[got], &kv[n + got]) == 1)
         got++;
     bool merged = kv && keep && tool_py_dict(kv, got, keep);
     fputc('{', f);
