@@ -402,7 +402,7 @@ Test(cli, info_escapes_in_a_repr_what_python_does_not_print)
         "\xe3\x80\x80",     /* U+3000 (Zs) */
         "\xee\x80\x80",     /* U+E000, private use (Co) */
         "\xf3\xa0\x80\x81", /* U+E0001 (Cf) */
-        "\xc3\xa9" "e\xcc\x81", /* e-acute, e and a combining acute: printed */
+        "\xc3\xa9\x65\xcc\x81", /* e-acute, e and a combining acute: printed */
         "\xf0\x9f\x98\x80", /* U+1F600: printed */
         "\xc2\x85\x7f",     /* C1 and DEL */
     };
@@ -418,7 +418,7 @@ Test(cli, info_escapes_in_a_repr_what_python_does_not_print)
     const char *want[] = {
         "  a:                          ['x\\xa0y', '\\xad', '\\u0378', "
         "'\\u200b', '\\u2028', '\\u3000', '\\ue000', '\\U000e0001', "
-        "'\xc3\xa9" "e\xcc\x81', '\xf0\x9f\x98\x80', '\\x85\\x7f']\n",
+        "'\xc3\xa9\x65\xcc\x81', '\xf0\x9f\x98\x80', '\\x85\\x7f']\n",
         "  b:                          x\xc2\xa0y\n",
     };
     info_prints(&body, want, sizeof want / sizeof *want);
