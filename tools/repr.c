@@ -7,7 +7,9 @@
  * printable, from the table unprintable.h (Unicode 14.0, Python 3.11's; a
  * code point assigned in a later Unicode prints escaped here and as is
  * under a later Python).  An ext other than a timestamp prints as
- * msgspec.msgpack.Ext(TYPE, b'...').
+ * msgspec.msgpack.Ext(TYPE, b'...'): msgspec's Ext has no repr of its own
+ * (no tp_repr in its _core.c), so Python prints <msgspec.msgpack.Ext
+ * object at 0x...>, an address no other run repeats.
  */
 #include "tool.h"
 
