@@ -68,29 +68,7 @@ static void help(void)
 
 /* One record's JSON, gathered before it is written: if the file shrank
  * while the record was rendered, the line is dropped, not printed. */
-typedef struct line {
-    char *buf;
-    size_t len, cap;
-} line;
-
-
-static int line_write(void *ctx, const char *data, size_t len)
-{
-    line *l = ctx;
-    if (l->cap - l->len < len) {
-        size_t cap = l->cap ? l->cap : 4096;
-        while (cap - l->len < len)
-            cap *= 2;
-        char *b = realloc(l->buf, cap);
-        if (!b)
-            return -1;
-        l->buf = b;
-        l->cap = cap;
-    }
-    memcpy(l->buf + l->len, data, len);
-    l->len += len;
-    return 0;
-}
+typedef tool_buf line;
 
 /* The record without its args, which could not be rendered:
  * {"offset":..,"t_mono":..,"t_wall":..,"qualname":"..","args":null,
@@ -105,14 +83,15 @@ static int args_dropped(const lct_record *rec, int why, line *out)
                      "{\"offset\":%llu,\"t_mono\":%s,\"t_wall\":%s,"
                      "\"qualname\":",
                      (unsigned long long)rec->offset, mono, wall);
-    if (line_write(out, head, (size_t)n) != 0 ||
+    if (tool_buf_write(out, head, (size_t)n) != 0 ||
         lct_json_write_string(rec->qualname.ptr, rec->qualname.len,
-                              line_write, out) != LCT_OK ||
-        line_write(out, ",\"args\":null,\"args_error\":", 26) != 0)
+                              tool_buf_write, out) != LCT_OK ||
+        tool_buf_write(out, ",\"args\":null,\"args_error\":", 26) != 0)
         return LCT_ERR_NOMEM;
     const char *text = lct_strerror(why);
-    if (lct_json_write_string(text, strlen(text), line_write, out) != LCT_OK ||
-        line_write(out, "}", 1) != 0)
+    if (lct_json_write_string(text, strlen(text), tool_buf_write, out) !=
+            LCT_OK ||
+        tool_buf_write(out, "}", 1) != 0)
         return LCT_ERR_NOMEM;
     return LCT_OK;
 }
@@ -145,7 +124,7 @@ typedef struct dump_opts {
     bool csv; /* --csv: the fields as CSV columns, args as JSON text */
     /* Several files: `{"file":NAME,` of the record's file, which takes
      * the place of its line's opening brace. */
-    const struct line *file_member;
+    const line *file_member;
 } dump_opts;
 
 enum {
@@ -221,8 +200,8 @@ static lct_status csv_row(lct_reader *r, const dump_opts *o,
     const tool_fields *fl = o->project ? &o->fields : &csv_default_fields;
     for (unsigned i = 0; i < fl->n && render_args; i++)
         if (fl->order[i] == TOOL_FIELD_ARGS) {
-            lct_status rc =
-                lct_value_write_json_opts(rec->args, o->json, line_write, out);
+            lct_status rc = lct_value_write_json_opts(rec->args, o->json,
+                                                      tool_buf_write, out);
             if (rc != LCT_OK)
                 return rc;
         }
@@ -277,7 +256,7 @@ static int name_file(line *out, const line *member)
         return 0;
     size_t m = member->len - (out->buf[1] == '}' ? 1 : 0);
     size_t rest = out->len - 1; /* after the '{' it replaces */
-    if (line_write(out, member->buf, m - 1) != 0)
+    if (tool_buf_write(out, member->buf, m - 1) != 0)
         return -1;
     memmove(out->buf + m, out->buf + 1, rest);
     memcpy(out->buf, member->buf, m);
@@ -312,8 +291,9 @@ static int print_record(lct_reader *r, const dump_opts *o,
     }
     lct_status wrc =
         o->project
-            ? tool_fields_write(&o->fields, rec, idx, o->json, line_write, out)
-            : lct_record_write_json_opts(rec, o->json, line_write, out);
+            ? tool_fields_write(&o->fields, rec, idx, o->json,
+                                tool_buf_write, out)
+            : lct_record_write_json_opts(rec, o->json, tool_buf_write, out);
     if (!lct_record_intact(r, rec))
         return -1;
     if (wrc == LCT_ERR_SYS) {
@@ -336,7 +316,7 @@ static int print_record(lct_reader *r, const dump_opts *o,
         return EXIT_REFUSED;
     }
     /* the newline joins the line: one stdio call a record */
-    if (line_write(out, "\n", 1) != 0) {
+    if (tool_buf_write(out, "\n", 1) != 0) {
         fprintf(stderr, "%s: out of memory\n", tool_name);
         return EXIT_REFUSED;
     }
@@ -465,10 +445,10 @@ static int print_merged(tool_inputs *in, dump_opts *o, bool quiet)
     bool ok = names != NULL;
     for (size_t i = 0; ok && i < in->n; i++) {
         const char *path = lct_reader_path(in->readers[i]);
-        ok = line_write(&names[i], "{\"file\":", 8) == 0 &&
-             lct_json_write_string(path, strlen(path), line_write,
+        ok = tool_buf_write(&names[i], "{\"file\":", 8) == 0 &&
+             lct_json_write_string(path, strlen(path), tool_buf_write,
                                    &names[i]) == LCT_OK &&
-             line_write(&names[i], ",", 1) == 0;
+             tool_buf_write(&names[i], ",", 1) == 0;
     }
     int rc = ok ? EXIT_OK : EXIT_REFUSED;
     if (!ok)

@@ -2,7 +2,7 @@
  * out.c - everything the tool prints goes through here: stdout as a
  * library sink, text escaped for a terminal (strvis), CSV fields, JSON
  * strings and numbers, and the last flush that turns a closed pipe into a
- * quiet exit.
+ * quiet exit; and tool_buf, a sink that gathers bytes to be used whole.
  */
 #include "tool.h"
 
@@ -34,6 +34,24 @@ int tool_stdout_write(void *ctx, const char *data, size_t len)
 int tool_file_write(void *ctx, const char *data, size_t len)
 {
     return fwrite(data, 1, len, ctx) == len ? 0 : -1;
+}
+
+int tool_buf_write(void *ctx, const char *data, size_t len)
+{
+    tool_buf *b = ctx;
+    if (b->cap - b->len < len) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->len < len)
+            cap *= 2;
+        char *grown = realloc(b->buf, cap);
+        if (!grown)
+            return -1;
+        b->buf = grown;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, data, len);
+    b->len += len;
+    return 0;
 }
 
 /* strvis's escaping of s, in pieces, so no allocation and no size limit. */

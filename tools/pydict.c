@@ -32,30 +32,16 @@ bool tool_timestamp_fields(lct_value v, int t[6], unsigned *us)
                   &t[3], &t[4], &t[5], us) >= 6;
 }
 
+/* The canonical forms, one after another; failed once memory ran out. */
 typedef struct canon {
-    unsigned char *buf;
-    size_t len, cap;
+    tool_buf b;
     bool failed;
 } canon;
 
 static void put(canon *c, const void *p, size_t n)
 {
-    if (c->failed)
-        return;
-    if (c->len + n > c->cap) {
-        size_t cap = c->cap ? c->cap : 256;
-        while (cap < c->len + n)
-            cap *= 2;
-        unsigned char *grown = realloc(c->buf, cap);
-        if (!grown) {
-            c->failed = true;
-            return;
-        }
-        c->buf = grown;
-        c->cap = cap;
-    }
-    memcpy(c->buf + c->len, p, n);
-    c->len += n;
+    if (!c->failed && tool_buf_write(&c->b, p, n) != 0)
+        c->failed = true;
 }
 
 static void put_u64(canon *c, char tag, uint64_t u)
@@ -173,14 +159,19 @@ typedef struct form {
     uint32_t pos;
 } form;
 
+/* The order of two keys' forms in base; 0: Python calls them equal. */
+static int form_cmp(const form *a, const form *b, const char *base)
+{
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = memcmp(base + a->at, base + b->at, n);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* qsort_r's order: by form, equal forms by position. */
 static int by_form(const void *x, const void *y, void *base)
 {
     const form *a = x, *b = y;
-    const unsigned char *p = base;
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = memcmp(p + a->at, p + b->at, n);
-    if (!c)
-        c = (a->len > b->len) - (a->len < b->len);
+    int c = form_cmp(a, b, base);
     return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
 }
 
@@ -190,27 +181,25 @@ bool tool_py_dict(const lct_value *keys, uint32_t n, uint32_t *keep)
     form *forms = reallocarray(NULL, n ? n : 1, sizeof *forms);
     bool ok = forms != NULL;
     for (uint32_t i = 0; ok && i < n; i++) {
-        forms[i].at = c.len;
+        forms[i].at = c.b.len;
         forms[i].pos = i;
         put_key(&c, keys[i], i, 0);
-        forms[i].len = c.len - forms[i].at;
+        forms[i].len = c.b.len - forms[i].at;
         ok = !c.failed;
     }
     if (ok) {
-        qsort_r(forms, n, sizeof *forms, by_form, c.buf);
+        qsort_r(forms, n, sizeof *forms, by_form, c.b.buf);
         for (uint32_t i = 0; i < n; i++)
             keep[i] = UINT32_MAX;
         for (uint32_t run = 0; run < n;) {
             uint32_t end = run + 1;
-            while (end < n && forms[end].len == forms[run].len &&
-                   memcmp(c.buf + forms[end].at, c.buf + forms[run].at,
-                          forms[run].len) == 0)
+            while (end < n && form_cmp(&forms[run], &forms[end], c.b.buf) == 0)
                 end++;
             keep[forms[run].pos] = forms[end - 1].pos;
             run = end;
         }
     }
     free(forms);
-    free(c.buf);
+    free(c.b.buf);
     return ok;
 }

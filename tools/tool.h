@@ -191,6 +191,15 @@ bool tool_timestamp_fields(lct_value v, int t[6], unsigned *us);
 bool tool_py_dict(const lct_value *keys, uint32_t n, uint32_t *keep);
 /* lct_write_fn writing to the FILE * in ctx. */
 int tool_file_write(void *ctx, const char *data, size_t len);
+/* Bytes gathered to be used whole (a record's JSON line, a key's
+ * canonical form): tool_buf_write, an lct_write_fn, appends to the
+ * tool_buf in ctx, doubling its room; -1 when memory ran out.  Free
+ * buf. */
+typedef struct tool_buf {
+    char *buf;
+    size_t len, cap;
+} tool_buf;
+int tool_buf_write(void *ctx, const char *data, size_t len);
 /* Print a JSON string (quoted). */
 void tool_put_json_str(const char *s, size_t len);
 /* Print a double as JSON (shortest round-trip; null if not finite). */
