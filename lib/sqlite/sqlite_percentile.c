@@ -155,7 +155,7 @@ static uint32_t tree_erase(percentile_acc *a, uint32_t t, double v)
         n->right = tree_erase(a, n->right, v);
     } else {
         uint32_t joined = merge(a, n->left, n->right);
-        a->node[t].left = a->free_node;
+        n->left = a->free_node; /* merge moves no node: n still holds */
         a->free_node = t;
         return joined;
     }
@@ -205,12 +205,14 @@ static bool to_tree(sqlite3_context *ctx, percentile_acc *a)
 
 /* MARK: the aggregate */
 
-static bool add_value(sqlite3_context *ctx, percentile_acc *a, double y)
+/* y into the values: the tree's, or the array's (doubled as needed);
+ * out of memory is the statement's error. */
+static void add_value(sqlite3_context *ctx, percentile_acc *a, double y)
 {
     if (a->tree) {
         if (!tree_insert(a, y))
             sqlite3_result_error_nomem(ctx);
-        return true;
+        return;
     }
     if (a->n == a->cap) {
         sqlite3_int64 cap = a->cap ? a->cap * 2 : 64;
@@ -218,13 +220,12 @@ static bool add_value(sqlite3_context *ctx, percentile_acc *a, double y)
                                                     sizeof *grown);
         if (!grown) {
             sqlite3_result_error_nomem(ctx);
-            return false;
+            return;
         }
         a->v = grown;
         a->cap = cap;
     }
     a->v[a->n++] = y;
-    return true;
 }
 
 static void percentile_step(sqlite3_context *ctx, int argc,
