@@ -501,7 +501,7 @@ Test(spans, sql_percentile_and_median)
  * As window functions: over x = 5, 1, 9, NULL, 3 in order, a frame of the
  * row and the one before has medians 5, (5 + 1) / 2, (1 + 9) / 2, 9 (the
  * NULL left out), 3 (rows leave the frame: the inverse); a frame from the
- * first row grows, values arriving below the largest kept in order:
+ * first row grows, values arriving below the largest:
  * 5, 3, 5, 5, then over 1 3 5 9 index 1.5: 4.
  */
 Test(spans, sql_percentile_as_a_window_function)
