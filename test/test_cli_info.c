@@ -390,7 +390,8 @@ Test(cli, info_prints_level_meta_as_python_does)
 /* Inside a repr, a str escapes what Python's str.isprintable() calls not
  * printable (Unicode 14.0, as Python 3.11 has it), as Python prints
  * them: \xNN up to U+00FF, \uNNNN, \UNNNNNNNN; a top-level str prints
- * as is.  The wanted line is Python's own str() of the list. */
+ * as is.  The wanted line is Python's own str() of the list (but for the
+ * last str, which no Python str can be). */
 Test(cli, info_escapes_in_a_repr_what_python_does_not_print)
 {
     static const char *const strs[] = {
@@ -405,6 +406,10 @@ Test(cli, info_escapes_in_a_repr_what_python_does_not_print)
         "\xc3\xa9\x65\xcc\x81", /* e-acute, e and a combining acute: printed */
         "\xf0\x9f\x98\x80", /* U+1F600: printed */
         "\xc2\x85\x7f",     /* C1 and DEL */
+        /* not UTF-8 (level_meta is stepped over when read, not checked):
+         * each such byte escaped, so a lone 0x9b (an 8-bit CSI) never
+         * reaches the terminal */
+        "\x9b\x33\x31m\xff", /* 0x9b, "31m", 0xff */
     };
     size_t n = sizeof strs / sizeof *strs;
     mpw body;
@@ -418,7 +423,8 @@ Test(cli, info_escapes_in_a_repr_what_python_does_not_print)
     const char *want[] = {
         "  a:                          ['x\\xa0y', '\\xad', '\\u0378', "
         "'\\u200b', '\\u2028', '\\u3000', '\\ue000', '\\U000e0001', "
-        "'\xc3\xa9\x65\xcc\x81', '\xf0\x9f\x98\x80', '\\x85\\x7f']\n",
+        "'\xc3\xa9\x65\xcc\x81', '\xf0\x9f\x98\x80', '\\x85\\x7f', "
+        "'\\x9b31m\\xff']\n",
         "  b:                          x\xc2\xa0y\n",
     };
     info_prints(&body, want, sizeof want / sizeof *want);

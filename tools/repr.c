@@ -47,8 +47,9 @@ static bool unprintable_at(uint32_t c)
 }
 
 /* The code point of the UTF-8 sequence at p (n bytes left) and its
- * length, or 0 when it is not one (a str's bytes were checked as UTF-8
- * when read: left as bytes, defensively). */
+ * length, or 0 when it is not one (the header's level_meta is stepped
+ * over, not checked, when read: such a byte prints escaped, as bytes do,
+ * so that a lone 0x9b cannot reach a terminal as its 8-bit CSI). */
 static size_t utf8_at(const unsigned char *p, size_t n, uint32_t *c)
 {
     size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc0 ? 2 : 0;
@@ -91,7 +92,7 @@ static void repr_text(FILE *f, const unsigned char *p, size_t n, bool bytes)
             fputs("\\r", f);
         else if (c == '\t')
             fputs("\\t", f);
-        else if (c < 0x20 || c == 0x7f || (bytes && c >= 0x80))
+        else if (c < 0x20 || c == 0x7f || c >= 0x80) /* not UTF-8 here */
             fprintf(f, "\\x%02x", c);
         else
             fputc((int)c, f);
